@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Extract the register databases from the hardware documents.
+
+    extract.py [FAMILY ...]            write hal/regdb/<family>.toml
+    extract.py --check [FAMILY ...]    exit 1 if a committed database differs from a fresh extraction
+
+The documents are read from ../shared/docs (beside the repository), or from $GPU_DOCS_DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import regdb  # noqa: E402
+
+FAMILIES = ["r5xx", "vc4", "evergreen", "nvidia"]
+
+
+def build(family: str) -> str:
+    module = importlib.import_module(family)
+    docs = Path(os.environ.get("GPU_DOCS_DIR", regdb.DOCS_DIR))
+    corrections = regdb.load_corrections(family)
+    text = (docs / module.DOCUMENT).read_text(encoding="utf-8")
+    text = regdb.apply_text_corrections(text, corrections)
+    db = module.extract(text)
+    regdb.apply_register_corrections(db, corrections)
+    return regdb.to_toml(db)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("families", nargs="*", default=FAMILIES)
+    args = parser.parse_args()
+
+    stale = []
+    for family in args.families:
+        if family not in FAMILIES:
+            print(f"unknown family {family!r}; known: {', '.join(FAMILIES)}", file=sys.stderr)
+            return 2
+        try:
+            fresh = build(family)
+        except regdb.ExtractError as e:
+            print(f"{family}: extraction failed: {e}", file=sys.stderr)
+            return 1
+        out = regdb.REGDB_DIR / f"{family}.toml"
+        if args.check:
+            if not out.exists() or out.read_text(encoding="utf-8") != fresh:
+                stale.append(family)
+                print(f"{family}: {out} is stale; run python3 hal/regdb/extract/extract.py {family}")
+            else:
+                print(f"{family}: up to date")
+        else:
+            out.write_text(fresh, encoding="utf-8")
+            print(f"{family}: wrote {out.relative_to(regdb.REPO_ROOT)}")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
