@@ -1,8 +1,13 @@
 //! Register database tooling: load `hal/regdb/<family>.toml`, lint it, and generate typed
 //! register blocks (used by the `gpu-regs` build script).
 
+pub mod codegen;
+pub mod coverage;
+pub mod lint;
 pub mod model;
 
+pub use codegen::generate;
+pub use lint::{LintError, lint};
 pub use model::{Access, Block, Database, EnumValue, Field, LoadError, Meta, Register};
 
 use std::path::{Path, PathBuf};

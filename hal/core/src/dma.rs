@@ -1,0 +1,238 @@
+//! DMA-able memory: a CPU pointer and the bus address the device uses for the same bytes.
+
+use core::fmt;
+use core::ptr::NonNull;
+use volatile::VolatilePtr;
+
+/// An address as a bus master (the GPU) sees it. Not a CPU pointer: on the Pi the bus address
+/// of RAM differs from its ARM physical address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct BusAddress(pub u64);
+
+impl BusAddress {
+    /// The address `bytes` further on.
+    pub const fn offset(self, bytes: u64) -> BusAddress {
+        BusAddress(self.0 + bytes)
+    }
+    /// Low 32 bits.
+    pub const fn low(self) -> u32 {
+        self.0 as u32
+    }
+    /// High 32 bits.
+    pub const fn high(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+impl fmt::Display for BusAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "bus:{:#x}", self.0)
+    }
+}
+
+/// Size, alignment and addressing limit of a DMA allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct DmaLayout {
+    /// Bytes.
+    pub size: usize,
+    /// Alignment of the bus address (a power of two), e.g. 4 KiB for a ring base.
+    pub align: usize,
+    /// Highest bus address the device can reach (inclusive), e.g. `u32::MAX` for 32-bit masters.
+    pub max_address: u64,
+}
+
+impl DmaLayout {
+    /// `size` bytes aligned to `align`, anywhere in a 32-bit bus space.
+    pub const fn new(size: usize, align: usize) -> Result<Self, DmaError> {
+        if size == 0 {
+            return Err(DmaError::ZeroSize);
+        }
+        if !align.is_power_of_two() {
+            return Err(DmaError::BadAlignment(align));
+        }
+        Ok(DmaLayout { size, align, max_address: u32::MAX as u64 })
+    }
+
+    /// The same layout with another addressing limit.
+    pub const fn with_max_address(self, max_address: u64) -> Self {
+        DmaLayout { max_address, ..self }
+    }
+}
+
+/// Why a DMA allocation or access failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum DmaError {
+    /// A zero-byte allocation was requested.
+    ZeroSize,
+    /// The alignment is not a power of two.
+    BadAlignment(usize),
+    /// No free memory satisfies the layout.
+    OutOfMemory,
+    /// An access at `offset` of `len` bytes does not fit a region of `size` bytes, or is not
+    /// aligned to its element size.
+    OutOfBounds {
+        /// Byte offset of the access.
+        offset: usize,
+        /// Bytes accessed.
+        len: usize,
+        /// Region size.
+        size: usize,
+    },
+}
+
+impl fmt::Display for DmaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DmaError::ZeroSize => write!(f, "zero-sized DMA allocation"),
+            DmaError::BadAlignment(a) => write!(f, "DMA alignment {a} is not a power of two"),
+            DmaError::OutOfMemory => write!(f, "no DMA memory left for the request"),
+            DmaError::OutOfBounds { offset, len, size } => {
+                write!(f, "DMA access of {len} bytes at {offset} outside a {size}-byte region or misaligned")
+            }
+        }
+    }
+}
+
+/// A block of memory both the CPU and a device access.
+///
+/// The device may read or write it at any time, so the CPU side is accessed only through
+/// volatile operations on raw pointers, never through references. Accesses are bounds-checked.
+#[derive(Debug)]
+pub struct DmaRegion {
+    cpu: NonNull<u8>,
+    bus: BusAddress,
+    size: usize,
+}
+
+// SAFETY: the region owns its memory; all access is through volatile raw-pointer operations.
+unsafe impl Send for DmaRegion {}
+
+impl DmaRegion {
+    /// Wrap memory an allocator handed out.
+    ///
+    /// # Safety
+    /// `cpu..cpu + size` must be valid for reads and writes, owned by the returned region until
+    /// it is given back to its allocator, 4-byte aligned, and visible to the device at `bus`
+    /// (coherent, or kept coherent by the allocator's platform).
+    pub const unsafe fn from_raw_parts(cpu: NonNull<u8>, bus: BusAddress, size: usize) -> Self {
+        DmaRegion { cpu, bus, size }
+    }
+
+    /// Bus address of byte 0.
+    pub const fn bus_address(&self) -> BusAddress {
+        self.bus
+    }
+
+    /// CPU address of byte 0 (for handing back to the allocator, or for logging).
+    pub const fn cpu_ptr(&self) -> NonNull<u8> {
+        self.cpu
+    }
+
+    /// Size in bytes.
+    pub const fn size(&self) -> usize {
+        self.size
+    }
+
+    fn word(&self, offset: usize) -> Result<VolatilePtr<'_, u32>, DmaError> {
+        let fits = offset.checked_add(4).is_some_and(|end| end <= self.size);
+        if !fits || offset % 4 != 0 {
+            return Err(DmaError::OutOfBounds { offset, len: 4, size: self.size });
+        }
+        // SAFETY: in bounds (checked above) of memory the constructor's contract keeps valid.
+        let ptr = unsafe { self.cpu.add(offset) }.cast::<u32>();
+        // SAFETY: aligned (region and offset are 4-byte aligned) and valid for `&self`.
+        Ok(unsafe { VolatilePtr::new(ptr) })
+    }
+
+    /// Read the dword at byte `offset`.
+    pub fn read_u32(&self, offset: usize) -> Result<u32, DmaError> {
+        Ok(self.word(offset)?.read())
+    }
+
+    /// Write the dword at byte `offset`.
+    pub fn write_u32(&self, offset: usize, value: u32) -> Result<(), DmaError> {
+        self.word(offset)?.write(value);
+        Ok(())
+    }
+
+    /// Write consecutive dwords starting at byte `offset`; nothing is written if they don't fit.
+    pub fn write_slice(&self, offset: usize, words: &[u32]) -> Result<(), DmaError> {
+        let len = words.len() * 4;
+        if offset.checked_add(len).is_none_or(|end| end > self.size) || offset % 4 != 0 {
+            return Err(DmaError::OutOfBounds { offset, len, size: self.size });
+        }
+        for (i, w) in words.iter().enumerate() {
+            self.word(offset + i * 4)?.write(*w);
+        }
+        Ok(())
+    }
+
+    /// Read consecutive dwords starting at byte `offset` into `out`.
+    pub fn read_slice(&self, offset: usize, out: &mut [u32]) -> Result<(), DmaError> {
+        let len = out.len() * 4;
+        if offset.checked_add(len).is_none_or(|end| end > self.size) || offset % 4 != 0 {
+            return Err(DmaError::OutOfBounds { offset, len, size: self.size });
+        }
+        for (i, w) in out.iter_mut().enumerate() {
+            *w = self.word(offset + i * 4)?.read();
+        }
+        Ok(())
+    }
+
+    /// Set every byte to zero.
+    pub fn zero(&self) {
+        for offset in (0..self.size & !3).step_by(4) {
+            if let Ok(w) = self.word(offset) {
+                w.write(0);
+            }
+        }
+    }
+}
+
+/// A source of DMA memory: the test kernel's identity-mapped allocator, a hobby OS's page
+/// allocator, or a host test's shared buffer.
+pub trait DmaAllocator {
+    /// Allocate memory satisfying `layout`.
+    fn allocate(&self, layout: DmaLayout) -> Result<DmaRegion, DmaError>;
+    /// Return memory from [`allocate`](Self::allocate). The device must no longer access it.
+    fn deallocate(&self, region: DmaRegion);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_rejects_zero_size_and_non_power_of_two_alignment() {
+        assert_eq!(DmaLayout::new(0, 4), Err(DmaError::ZeroSize));
+        assert_eq!(DmaLayout::new(64, 12), Err(DmaError::BadAlignment(12)));
+        let l = DmaLayout::new(4096, 4096).unwrap();
+        assert_eq!(l.max_address, u64::from(u32::MAX));
+    }
+
+    #[test]
+    fn region_accesses_are_bounds_checked_and_all_or_nothing() {
+        let mut backing = [0u32; 4];
+        let cpu = NonNull::from(&mut backing).cast::<u8>();
+        // SAFETY: `backing` outlives the region and is only accessed through it.
+        let r = unsafe { DmaRegion::from_raw_parts(cpu, BusAddress(0x1000), 16) };
+        r.write_u32(12, 5).unwrap();
+        assert_eq!(r.read_u32(12), Ok(5));
+        assert!(matches!(r.write_u32(16, 1), Err(DmaError::OutOfBounds { offset: 16, .. })));
+        assert!(r.read_u32(2).is_err());
+        // Three words at offset 8 do not fit: nothing is written.
+        assert!(r.write_slice(8, &[1, 2, 3]).is_err());
+        assert_eq!(r.read_u32(8), Ok(0));
+        r.write_slice(0, &[9, 8]).unwrap();
+        let mut out = [0; 4];
+        r.read_slice(0, &mut out).unwrap();
+        assert_eq!(out, [9, 8, 0, 5]);
+        assert_eq!(r.bus_address().offset(8), BusAddress(0x1008));
+        r.zero();
+        r.read_slice(0, &mut out).unwrap();
+        assert_eq!(out, [0; 4]);
+    }
+}

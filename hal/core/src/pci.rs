@@ -1,0 +1,386 @@
+//! PCI discovery over `pci_types`: enumerate functions, identify supported GPUs, decode BARs.
+//!
+//! The platform supplies a [`ConfigRegionAccess`] (x86 port I/O, ECAM, or the QEMU harness's
+//! virtual function): drivers probe emulated and real devices the same way.
+
+use core::fmt;
+pub use pci_types::{ConfigRegionAccess, PciAddress};
+use pci_types::Bar as RawBar;
+use pci_types::{CommandRegister, EndpointHeader, HeaderType, PciHeader};
+
+/// GPU families this framework drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Family {
+    /// Radeon R5xx (X1000 series): R520, RV515, RV530, RV560, RV570, R580.
+    R5xx,
+    /// Radeon Evergreen (HD 5000).
+    Evergreen,
+    /// Radeon Northern Islands (Cayman, HD 6900).
+    Cayman,
+    /// nVidia Tesla (G80 … GT215).
+    NvidiaTesla,
+    /// nVidia Fermi (GF100 …).
+    NvidiaFermi,
+}
+
+/// PCI vendor ID of ATI/AMD.
+pub const VENDOR_ATI: u16 = 0x1002;
+/// PCI vendor ID of nVidia.
+pub const VENDOR_NVIDIA: u16 = 0x10DE;
+
+/// One line of the device match table: a range of device IDs of one chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct DeviceMatch {
+    /// PCI vendor ID.
+    pub vendor: u16,
+    /// First device ID of the range.
+    pub first: u16,
+    /// Last device ID of the range (inclusive).
+    pub last: u16,
+    /// Chip name (`R520`, `GT215`).
+    pub chip: &'static str,
+    /// Marketing name of the first ID, for logs.
+    pub name: &'static str,
+    /// Driver family.
+    pub family: Family,
+}
+
+impl DeviceMatch {
+    const fn one(vendor: u16, id: u16, chip: &'static str, name: &'static str, family: Family) -> Self {
+        DeviceMatch { vendor, first: id, last: id, chip, name, family }
+    }
+
+    /// Whether the IDs fall in this entry.
+    pub const fn matches(&self, vendor: u16, device: u16) -> bool {
+        self.vendor == vendor && self.first <= device && device <= self.last
+    }
+}
+
+/// Supported devices. Source: shared/design/hardware-facts.md (IDs from the Linux radeon and
+/// nouveau PCI tables); ranges there marked open-ended are listed only as far as that file names.
+pub const DEVICE_TABLE: &[DeviceMatch] = &[
+    DeviceMatch::one(VENDOR_ATI, 0x7100, "R520", "Radeon X1800 XT", Family::R5xx),
+    DeviceMatch::one(VENDOR_ATI, 0x7109, "R520", "Radeon X1800", Family::R5xx),
+    DeviceMatch { vendor: VENDOR_ATI, first: 0x7140, last: 0x714F, chip: "RV515", name: "Radeon X1300/X1550", family: Family::R5xx },
+    DeviceMatch { vendor: VENDOR_ATI, first: 0x71C0, last: 0x71C7, chip: "RV530", name: "Radeon X1600", family: Family::R5xx },
+    DeviceMatch::one(VENDOR_ATI, 0x71D2, "RV530", "Radeon X1600 (FireGL)", Family::R5xx),
+    DeviceMatch::one(VENDOR_ATI, 0x7240, "R580", "Radeon X1950 XTX", Family::R5xx),
+    DeviceMatch::one(VENDOR_ATI, 0x7244, "R580", "Radeon X1950 XT", Family::R5xx),
+    DeviceMatch::one(VENDOR_ATI, 0x7248, "R580", "Radeon X1950", Family::R5xx),
+    DeviceMatch::one(VENDOR_ATI, 0x7249, "R580", "Radeon X1900 XT", Family::R5xx),
+    DeviceMatch::one(VENDOR_ATI, 0x6898, "CYPRESS", "Radeon HD 5870", Family::Evergreen),
+    DeviceMatch::one(VENDOR_ATI, 0x6899, "CYPRESS", "Radeon HD 5850", Family::Evergreen),
+    DeviceMatch::one(VENDOR_ATI, 0x6718, "CAYMAN", "Radeon HD 6970", Family::Cayman),
+    DeviceMatch::one(VENDOR_ATI, 0x6719, "CAYMAN", "Radeon HD 6950", Family::Cayman),
+    DeviceMatch::one(VENDOR_NVIDIA, 0x0191, "G80", "GeForce 8800 GTX", Family::NvidiaTesla),
+    DeviceMatch::one(VENDOR_NVIDIA, 0x0193, "G80", "GeForce 8800 GTS", Family::NvidiaTesla),
+    DeviceMatch::one(VENDOR_NVIDIA, 0x0400, "G84", "GeForce 8600 GTS", Family::NvidiaTesla),
+    DeviceMatch::one(VENDOR_NVIDIA, 0x0402, "G84", "GeForce 8600 GT", Family::NvidiaTesla),
+    DeviceMatch::one(VENDOR_NVIDIA, 0x0CA3, "GT215", "GeForce GT 240", Family::NvidiaTesla),
+];
+
+/// The table entry for a vendor/device pair.
+pub fn identify(vendor: u16, device: u16) -> Option<&'static DeviceMatch> {
+    DEVICE_TABLE.iter().find(|m| m.matches(vendor, device))
+}
+
+/// Why a function could not be probed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PciError {
+    /// Configuration reads return all-ones: no function there, or the device fell off the bus.
+    NoDevice,
+    /// The function is a bridge or CardBus header, not an endpoint.
+    NotEndpoint,
+    /// A memory BAR advertises a reserved type (bits 2:1 = 01 or 11).
+    ReservedBarType {
+        /// BAR slot.
+        slot: u8,
+    },
+}
+
+impl fmt::Display for PciError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PciError::NoDevice => write!(f, "no PCI function (config space reads all-ones)"),
+            PciError::NotEndpoint => write!(f, "PCI function is not an endpoint"),
+            PciError::ReservedBarType { slot } => write!(f, "BAR{slot} has a reserved memory type"),
+        }
+    }
+}
+
+/// A decoded base address register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Bar {
+    /// Memory BAR (32- or 64-bit) at a bus address.
+    Memory {
+        /// Bus address.
+        address: u64,
+        /// Size in bytes.
+        size: u64,
+        /// 64-bit BAR (occupies two slots).
+        wide: bool,
+        /// Prefetchable.
+        prefetchable: bool,
+    },
+    /// I/O port BAR.
+    Io {
+        /// First port.
+        port: u32,
+    },
+}
+
+impl From<RawBar> for Bar {
+    fn from(bar: RawBar) -> Bar {
+        match bar {
+            RawBar::Memory32 { address, size, prefetchable } => {
+                Bar::Memory { address: address.into(), size: size.into(), wide: false, prefetchable }
+            }
+            RawBar::Memory64 { address, size, prefetchable } => {
+                Bar::Memory { address, size, wide: true, prefetchable }
+            }
+            RawBar::Io { port } => Bar::Io { port },
+        }
+    }
+}
+
+/// What probing an endpoint found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PciFunction {
+    /// Where it lives.
+    pub address: PciAddress,
+    /// Vendor ID.
+    pub vendor: u16,
+    /// Device ID.
+    pub device: u16,
+    /// Revision ID.
+    pub revision: u8,
+    /// Class, subclass and programming interface (`0x030000` = VGA controller).
+    pub class: u32,
+    /// Decoded BARs by slot; the upper half of a 64-bit BAR is `None`.
+    pub bars: [Option<Bar>; 6],
+    /// Interrupt pin (0 = none, 1 = INTA# …).
+    pub interrupt_pin: u8,
+}
+
+impl PciFunction {
+    /// The supported-device table entry, if any.
+    pub fn identify(&self) -> Option<&'static DeviceMatch> {
+        identify(self.vendor, self.device)
+    }
+
+    /// Memory BAR `slot` as (bus address, size).
+    pub fn memory_bar(&self, slot: usize) -> Option<(u64, u64)> {
+        match self.bars.get(slot).copied().flatten()? {
+            Bar::Memory { address, size, .. } => Some((address, size)),
+            Bar::Io { .. } => None,
+        }
+    }
+}
+
+const OFFSET_ID: u16 = 0x00;
+const OFFSET_BAR0: u16 = 0x10;
+const OFFSET_INTERRUPT: u16 = 0x3C;
+
+fn read(access: &impl ConfigRegionAccess, address: PciAddress, offset: u16) -> u32 {
+    // SAFETY: offsets used here are inside the 256-byte standard header, valid for every function.
+    unsafe { access.read(address, offset) }
+}
+
+/// Probe one function: identity, class, interrupt pin and BARs.
+///
+/// BARs are sized with memory and I/O decoding disabled, then the command register is restored,
+/// so a live device never decodes the all-ones sizing pattern as an address.
+pub fn probe(access: &impl ConfigRegionAccess, address: PciAddress) -> Result<PciFunction, PciError> {
+    let id = read(access, address, OFFSET_ID);
+    if id == u32::MAX || id & 0xFFFF == 0xFFFF {
+        return Err(PciError::NoDevice);
+    }
+    let header = PciHeader::new(address);
+    if header.header_type(access) != HeaderType::Endpoint {
+        return Err(PciError::NotEndpoint);
+    }
+    let (revision, class, subclass, interface) = header.revision_and_class(access);
+    let mut endpoint = EndpointHeader::from_header(header, access).ok_or(PciError::NotEndpoint)?;
+
+    let command = endpoint.command(access);
+    endpoint.update_command(access, |c| c.difference(CommandRegister::MEMORY_ENABLE | CommandRegister::IO_ENABLE));
+    let bars = decode_bars(access, address, &endpoint);
+    endpoint.update_command(access, |_| command);
+    let bars = bars?;
+
+    let interrupt_pin = (read(access, address, OFFSET_INTERRUPT) >> 8) as u8;
+    Ok(PciFunction {
+        address,
+        vendor: id as u16,
+        device: (id >> 16) as u16,
+        revision,
+        class: (u32::from(class) << 16) | (u32::from(subclass) << 8) | u32::from(interface),
+        bars,
+        interrupt_pin,
+    })
+}
+
+fn decode_bars(
+    access: &impl ConfigRegionAccess,
+    address: PciAddress,
+    endpoint: &EndpointHeader,
+) -> Result<[Option<Bar>; 6], PciError> {
+    let mut bars = [None; 6];
+    let mut slot = 0u8;
+    while slot < 6 {
+        let raw = read(access, address, OFFSET_BAR0 + u16::from(slot) * 4);
+        let is_memory = raw & 1 == 0;
+        let mem_type = (raw >> 1) & 0b11;
+        // pci_types panics on reserved types; reject them first.
+        if is_memory && (mem_type == 0b01 || mem_type == 0b11) {
+            return Err(PciError::ReservedBarType { slot });
+        }
+        let bar = endpoint.bar(slot, access).map(Bar::from);
+        let wide = matches!(bar, Some(Bar::Memory { wide: true, .. }));
+        bars[usize::from(slot)] = bar;
+        slot += if wide { 2 } else { 1 };
+    }
+    Ok(bars)
+}
+
+/// Visit every endpoint function on buses `0..=last_bus` (brute force: works without ACPI and
+/// finds functions behind bridges the firmware numbered).
+pub fn scan(access: &impl ConfigRegionAccess, last_bus: u8, mut visit: impl FnMut(PciFunction)) {
+    for bus in 0..=last_bus {
+        for device in 0..32u8 {
+            let function0 = PciAddress::new(0, bus, device, 0);
+            if read(access, function0, OFFSET_ID) & 0xFFFF == 0xFFFF {
+                continue;
+            }
+            let functions = if PciHeader::new(function0).has_multiple_functions(access) { 8 } else { 1 };
+            for function in 0..functions {
+                if let Ok(f) = probe(access, PciAddress::new(0, bus, device, function)) {
+                    visit(f);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::RefCell;
+
+    /// One endpoint function at 00:03.0 with a 64 KiB 32-bit BAR0, a 256 MiB 64-bit prefetchable
+    /// BAR2/3 and an I/O BAR4, following the PCI sizing protocol; everything else reads all-ones.
+    struct FakeConfig {
+        regs: RefCell<[u32; 64]>,
+        sizes: [u32; 6],
+        decode_enabled_while_sizing: RefCell<bool>,
+    }
+
+    impl FakeConfig {
+        fn r5xx() -> Self {
+            let mut regs = [0u32; 64];
+            regs[0] = 0x7100_1002;
+            regs[1] = 0x0000_0007; // I/O + memory + bus master enabled
+            regs[2] = 0x0300_0000;
+            regs[4] = 0xE000_0000; // BAR0: 32-bit memory
+            regs[6] = 0xC000_000C; // BAR2: 64-bit prefetchable
+            regs[7] = 0x0000_0000;
+            regs[8] = 0x0000_C001; // BAR4: I/O
+            regs[15] = 0x0000_0100; // INTA#
+            FakeConfig {
+                regs: RefCell::new(regs),
+                sizes: [!(0x1_0000 - 1), 0, !(0x1000_0000 - 1), u32::MAX, !(0x100 - 1), 0],
+                decode_enabled_while_sizing: RefCell::new(false),
+            }
+        }
+    }
+
+    impl ConfigRegionAccess for FakeConfig {
+        unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
+            if (address.bus(), address.device(), address.function()) != (0, 3, 0) {
+                return u32::MAX;
+            }
+            self.regs.borrow()[usize::from(offset / 4)]
+        }
+
+        unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
+            if (address.bus(), address.device(), address.function()) != (0, 3, 0) {
+                return;
+            }
+            let index = usize::from(offset / 4);
+            let mut regs = self.regs.borrow_mut();
+            if (4..10).contains(&index) {
+                if value == u32::MAX && regs[1] & 0b11 != 0 {
+                    *self.decode_enabled_while_sizing.borrow_mut() = true;
+                }
+                let flags = regs[index] & if regs[index] & 1 == 1 { 0x3 } else { 0xF };
+                regs[index] = (value & self.sizes[index - 4]) | flags;
+            } else {
+                regs[index] = value;
+            }
+        }
+    }
+
+    #[test]
+    fn probe_decodes_bars_with_decoding_off_and_restores_the_command_register() {
+        let cfg = FakeConfig::r5xx();
+        let f = probe(&cfg, PciAddress::new(0, 0, 3, 0)).unwrap();
+        assert_eq!((f.vendor, f.device, f.class), (0x1002, 0x7100, 0x030000));
+        assert_eq!(f.memory_bar(0), Some((0xE000_0000, 0x1_0000)));
+        assert_eq!(f.memory_bar(2), Some((0xC000_0000, 0x1000_0000)));
+        assert_eq!(f.bars[3], None, "upper half of a 64-bit BAR");
+        assert_eq!(f.bars[4], Some(Bar::Io { port: 0xC000 }));
+        assert_eq!(f.interrupt_pin, 1);
+        assert!(!*cfg.decode_enabled_while_sizing.borrow());
+        assert_eq!(cfg.regs.borrow()[1], 7, "command register restored");
+        assert_eq!(cfg.regs.borrow()[4] & !0xF, 0xE000_0000, "BAR address restored");
+        let m = f.identify().unwrap();
+        assert_eq!((m.chip, m.family), ("R520", Family::R5xx));
+    }
+
+    #[test]
+    fn all_ones_config_space_is_reported_as_no_device() {
+        let cfg = FakeConfig::r5xx();
+        assert_eq!(probe(&cfg, PciAddress::new(0, 0, 4, 0)), Err(PciError::NoDevice));
+    }
+
+    #[test]
+    fn reserved_bar_type_is_an_error_not_a_panic() {
+        let cfg = FakeConfig::r5xx();
+        cfg.regs.borrow_mut()[4] = 0xE000_0002; // type 01: reserved (was "below 1 MiB")
+        assert_eq!(
+            probe(&cfg, PciAddress::new(0, 0, 3, 0)),
+            Err(PciError::ReservedBarType { slot: 0 })
+        );
+        assert_eq!(cfg.regs.borrow()[1], 7, "command register restored on error too");
+    }
+
+    #[test]
+    fn scan_finds_the_one_function() {
+        let cfg = FakeConfig::r5xx();
+        let mut found = 0;
+        scan(&cfg, 1, |f| {
+            assert_eq!(f.address, PciAddress::new(0, 0, 3, 0));
+            found += 1;
+        });
+        assert_eq!(found, 1);
+    }
+
+    #[test]
+    fn device_table_identifies_each_family_and_rejects_unknown_ids() {
+        assert_eq!(identify(0x1002, 0x7145).map(|m| m.chip), Some("RV515"));
+        assert_eq!(identify(0x1002, 0x6718).map(|m| m.family), Some(Family::Cayman));
+        assert_eq!(identify(0x10DE, 0x0CA3).map(|m| m.chip), Some("GT215"));
+        assert_eq!(identify(0x1002, 0x7150), None);
+        assert_eq!(identify(0x8086, 0x7100), None);
+        for (i, a) in DEVICE_TABLE.iter().enumerate() {
+            assert!(a.first <= a.last);
+            for b in &DEVICE_TABLE[i + 1..] {
+                assert!(a.vendor != b.vendor || a.last < b.first || b.last < a.first, "{a:?} overlaps {b:?}");
+            }
+        }
+    }
+}
