@@ -1,1 +1,248 @@
-fn main(){}
+//! Project automation behind the README's two commands.
+//!
+//! ```text
+//! cargo xtask main   # build everything (host, bare-metal targets, kernel target) and print
+//!                    # the register coverage per family
+//! cargo xtask test   # run every test and check; ends with `N passed, N failed`
+//! ```
+//!
+//! Both expect `scripts/setup.sh` to have run (the README's commands do that first).
+
+use regdb_gen::coverage::{Coverage, table};
+use regdb_gen::{Database, FAMILIES, database_path};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+/// Library crates that must build for bare-metal targets (no_std).
+const NO_STD_CRATES: &[&str] = &["gpu-hal", "gpu-regs", "gpu-ring", "firmware-loader"];
+const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(repo_root());
+    cmd
+}
+
+/// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
+fn bare_metal_build(target: Option<&str>) -> Command {
+    let mut cmd = cargo();
+    cmd.arg("build");
+    for c in NO_STD_CRATES {
+        cmd.args(["-p", c]);
+    }
+    cmd.args(["--features", "gpu-hal/defmt,gpu-regs/defmt"]);
+    match target {
+        Some(t) => {
+            cmd.args(["--target", t]);
+        }
+        None => {
+            cmd.args([
+                "--target",
+                "x86_64-target.json",
+                "-Z",
+                "build-std=core,alloc,compiler_builtins",
+                "-Z",
+                "build-std-features=compiler-builtins-mem",
+                "-Z",
+                "json-target-spec",
+            ]);
+        }
+    }
+    cmd
+}
+
+/// Run a command, echoing its output; true on success.
+fn run(what: &str, cmd: &mut Command) -> bool {
+    eprintln!("xtask: {what}");
+    match cmd.status() {
+        Ok(s) if s.success() => true,
+        Ok(s) => {
+            eprintln!("xtask: {what}: failed ({s})");
+            false
+        }
+        Err(e) => {
+            eprintln!("xtask: {what}: cannot start: {e}");
+            false
+        }
+    }
+}
+
+fn coverage_report() -> Result<String, String> {
+    let mut rows = Vec::new();
+    for family in FAMILIES {
+        let path = database_path(family);
+        let db = Database::load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        rows.push(Coverage::of(&db));
+    }
+    Ok(table(&rows))
+}
+
+fn main_job() -> ExitCode {
+    let steps: Vec<(String, Command)> = {
+        let mut v = vec![("build the workspace for the host".to_string(), {
+            let mut c = cargo();
+            c.args(["build", "--workspace"]);
+            c
+        })];
+        for t in BARE_METAL_TARGETS {
+            v.push((format!("build the no_std crates for {t}"), bare_metal_build(Some(t))));
+        }
+        v.push((
+            "build the no_std crates for x86_64-target.json (build-std)".into(),
+            bare_metal_build(None),
+        ));
+        v
+    };
+    for (what, mut cmd) in steps {
+        if !run(&what, &mut cmd) {
+            return ExitCode::FAILURE;
+        }
+    }
+    match coverage_report() {
+        Ok(report) => {
+            println!("Register coverage per family (hal/regdb):");
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn check(&mut self, name: &str, ok: bool) {
+        println!("check {name} ... {}", if ok { "ok" } else { "FAILED" });
+        if ok {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+            self.failures.push(name.to_string());
+        }
+    }
+}
+
+/// Sum the `test result: ok. N passed; M failed` lines of libtest output.
+fn parse_libtest(output: &str) -> (u64, u64) {
+    let mut passed = 0;
+    let mut failed = 0;
+    for line in output.lines() {
+        let Some(rest) = line.trim().strip_prefix("test result: ") else {
+            continue;
+        };
+        for part in rest.split(';') {
+            let words: Vec<&str> = part.split_whitespace().collect();
+            match words.as_slice() {
+                [.., n, "passed"] => passed += n.parse::<u64>().unwrap_or(0),
+                [n, "failed"] => failed += n.parse::<u64>().unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    (passed, failed)
+}
+
+fn test_job() -> ExitCode {
+    let start = Instant::now();
+    let mut tally = Tally::default();
+
+    // 1. The committed databases are exactly what the extractors produce from the documents.
+    for family in FAMILIES {
+        let ok = run(
+            &format!("database {family} is up to date with its extraction"),
+            Command::new("python3").current_dir(repo_root()).args([
+                "hal/regdb/extract/extract.py",
+                "--check",
+                family,
+            ]),
+        );
+        tally.check(&format!("regdb-extraction-{family}"), ok);
+    }
+
+    // 2. Host unit, integration and doc tests of the whole workspace.
+    eprintln!("xtask: cargo test --workspace");
+    let out = cargo()
+        .args(["test", "--workspace", "--no-fail-fast"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output();
+    match out {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            print!("{text}");
+            let (p, f) = parse_libtest(&text);
+            tally.passed += p;
+            tally.failed += f;
+            if !out.status.success() && f == 0 {
+                // A build failure runs no test: count it, or a broken build would look green.
+                tally.check("cargo-test-build", false);
+            }
+        }
+        Err(e) => {
+            eprintln!("xtask: cannot run cargo test: {e}");
+            tally.check("cargo-test", false);
+        }
+    }
+
+    // 3. Library crates build for bare-metal targets, with defmt, and for the kernel target.
+    for t in BARE_METAL_TARGETS {
+        let ok = run(&format!("no_std build for {t}"), &mut bare_metal_build(Some(t)));
+        tally.check(&format!("no-std-build-{t}"), ok);
+    }
+    let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
+    tally.check("no-std-build-x86_64-target.json", ok);
+
+    // 4. Formatting and lints.
+    let ok = run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]));
+    tally.check("rustfmt", ok);
+    let ok = run(
+        "cargo clippy",
+        cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+    );
+    tally.check("clippy", ok);
+
+    println!();
+    if !tally.failures.is_empty() {
+        println!("failed checks: {}", tally.failures.join(", "));
+    }
+    println!("test run took {:.1} s", start.elapsed().as_secs_f64());
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn main() -> ExitCode {
+    match std::env::args().nth(1).as_deref() {
+        Some("main") => main_job(),
+        Some("test") => test_job(),
+        _ => {
+            eprintln!("usage: cargo xtask <main|test>");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_libtest;
+
+    #[test]
+    fn libtest_summaries_are_summed() {
+        let out = "running 3 tests\n\
+                   test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n\
+                   test result: FAILED. 5 passed; 2 failed; 1 ignored; 0 measured; 0 filtered out\n";
+        assert_eq!(parse_libtest(out), (8, 2));
+    }
+}

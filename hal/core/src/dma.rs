@@ -90,7 +90,10 @@ impl fmt::Display for DmaError {
             DmaError::BadAlignment(a) => write!(f, "DMA alignment {a} is not a power of two"),
             DmaError::OutOfMemory => write!(f, "no DMA memory left for the request"),
             DmaError::OutOfBounds { offset, len, size } => {
-                write!(f, "DMA access of {len} bytes at {offset} outside a {size}-byte region or misaligned")
+                write!(
+                    f,
+                    "DMA access of {len} bytes at {offset} outside a {size}-byte region or misaligned"
+                )
             }
         }
     }
@@ -136,11 +139,18 @@ impl DmaRegion {
         self.size
     }
 
-    fn word(&self, offset: usize) -> Result<VolatilePtr<'_, u32>, DmaError> {
-        let fits = offset.checked_add(4).is_some_and(|end| end <= self.size);
-        if !fits || offset % 4 != 0 {
-            return Err(DmaError::OutOfBounds { offset, len: 4, size: self.size });
+    /// Check that `len` bytes at `offset` lie inside the region and are dword-aligned.
+    fn check(&self, offset: usize, len: usize) -> Result<(), DmaError> {
+        let fits = offset.checked_add(len).is_some_and(|end| end <= self.size);
+        if fits && offset.is_multiple_of(4) {
+            Ok(())
+        } else {
+            Err(DmaError::OutOfBounds { offset, len, size: self.size })
         }
+    }
+
+    fn word(&self, offset: usize) -> Result<VolatilePtr<'_, u32>, DmaError> {
+        self.check(offset, 4)?;
         // SAFETY: in bounds (checked above) of memory the constructor's contract keeps valid.
         let ptr = unsafe { self.cpu.add(offset) }.cast::<u32>();
         // SAFETY: aligned (region and offset are 4-byte aligned) and valid for `&self`.
@@ -160,10 +170,7 @@ impl DmaRegion {
 
     /// Write consecutive dwords starting at byte `offset`; nothing is written if they don't fit.
     pub fn write_slice(&self, offset: usize, words: &[u32]) -> Result<(), DmaError> {
-        let len = words.len() * 4;
-        if offset.checked_add(len).is_none_or(|end| end > self.size) || offset % 4 != 0 {
-            return Err(DmaError::OutOfBounds { offset, len, size: self.size });
-        }
+        self.check(offset, words.len() * 4)?;
         for (i, w) in words.iter().enumerate() {
             self.word(offset + i * 4)?.write(*w);
         }
@@ -172,10 +179,7 @@ impl DmaRegion {
 
     /// Read consecutive dwords starting at byte `offset` into `out`.
     pub fn read_slice(&self, offset: usize, out: &mut [u32]) -> Result<(), DmaError> {
-        let len = out.len() * 4;
-        if offset.checked_add(len).is_none_or(|end| end > self.size) || offset % 4 != 0 {
-            return Err(DmaError::OutOfBounds { offset, len, size: self.size });
-        }
+        self.check(offset, out.len() * 4)?;
         for (i, w) in out.iter_mut().enumerate() {
             *w = self.word(offset + i * 4)?.read();
         }

@@ -25,7 +25,7 @@ pub mod pci;
 pub mod register;
 pub mod time;
 
-pub use io::{Relative, RegisterIo, RegisterIoExt};
+pub use io::{RegisterIo, RegisterIoExt, Relative};
 pub use mmio::MmioRegion;
 pub use register::{
     Array, FieldOverflow, FieldSpec, IndexOutOfRange, InvalidEnumValue, Readable, Register,

@@ -48,7 +48,7 @@ impl MmioRegion {
     }
 
     fn register(&self, offset: usize) -> Option<VolatilePtr<'_, u32>> {
-        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+        if !offset.is_multiple_of(4) || offset.checked_add(4)? > self.len {
             return None;
         }
         // SAFETY: `offset + 4 <= len` and alignment were checked, so the pointer stays inside the
@@ -95,7 +95,6 @@ mod tests {
         let rel = mmio.at(8);
         rel.write32(4, 7);
         assert_eq!(mmio.read32(12), 7);
-        drop(mmio);
         assert_eq!(backing, [0, 0xDEAD_BEEF, 0, 7]);
     }
 }

@@ -4,9 +4,9 @@
 //! virtual function): drivers probe emulated and real devices the same way.
 
 use core::fmt;
-pub use pci_types::{ConfigRegionAccess, PciAddress};
 use pci_types::Bar as RawBar;
 use pci_types::{CommandRegister, EndpointHeader, HeaderType, PciHeader};
+pub use pci_types::{ConfigRegionAccess, PciAddress};
 
 /// GPU families this framework drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,13 @@ pub struct DeviceMatch {
 }
 
 impl DeviceMatch {
-    const fn one(vendor: u16, id: u16, chip: &'static str, name: &'static str, family: Family) -> Self {
+    const fn one(
+        vendor: u16,
+        id: u16,
+        chip: &'static str,
+        name: &'static str,
+        family: Family,
+    ) -> Self {
         DeviceMatch { vendor, first: id, last: id, chip, name, family }
     }
 
@@ -63,8 +69,22 @@ impl DeviceMatch {
 pub const DEVICE_TABLE: &[DeviceMatch] = &[
     DeviceMatch::one(VENDOR_ATI, 0x7100, "R520", "Radeon X1800 XT", Family::R5xx),
     DeviceMatch::one(VENDOR_ATI, 0x7109, "R520", "Radeon X1800", Family::R5xx),
-    DeviceMatch { vendor: VENDOR_ATI, first: 0x7140, last: 0x714F, chip: "RV515", name: "Radeon X1300/X1550", family: Family::R5xx },
-    DeviceMatch { vendor: VENDOR_ATI, first: 0x71C0, last: 0x71C7, chip: "RV530", name: "Radeon X1600", family: Family::R5xx },
+    DeviceMatch {
+        vendor: VENDOR_ATI,
+        first: 0x7140,
+        last: 0x714F,
+        chip: "RV515",
+        name: "Radeon X1300/X1550",
+        family: Family::R5xx,
+    },
+    DeviceMatch {
+        vendor: VENDOR_ATI,
+        first: 0x71C0,
+        last: 0x71C7,
+        chip: "RV530",
+        name: "Radeon X1600",
+        family: Family::R5xx,
+    },
     DeviceMatch::one(VENDOR_ATI, 0x71D2, "RV530", "Radeon X1600 (FireGL)", Family::R5xx),
     DeviceMatch::one(VENDOR_ATI, 0x7240, "R580", "Radeon X1950 XTX", Family::R5xx),
     DeviceMatch::one(VENDOR_ATI, 0x7244, "R580", "Radeon X1950 XT", Family::R5xx),
@@ -136,9 +156,12 @@ pub enum Bar {
 impl From<RawBar> for Bar {
     fn from(bar: RawBar) -> Bar {
         match bar {
-            RawBar::Memory32 { address, size, prefetchable } => {
-                Bar::Memory { address: address.into(), size: size.into(), wide: false, prefetchable }
-            }
+            RawBar::Memory32 { address, size, prefetchable } => Bar::Memory {
+                address: address.into(),
+                size: size.into(),
+                wide: false,
+                prefetchable,
+            },
             RawBar::Memory64 { address, size, prefetchable } => {
                 Bar::Memory { address, size, wide: true, prefetchable }
             }
@@ -194,7 +217,10 @@ fn read(access: &impl ConfigRegionAccess, address: PciAddress, offset: u16) -> u
 ///
 /// BARs are sized with memory and I/O decoding disabled, then the command register is restored,
 /// so a live device never decodes the all-ones sizing pattern as an address.
-pub fn probe(access: &impl ConfigRegionAccess, address: PciAddress) -> Result<PciFunction, PciError> {
+pub fn probe(
+    access: &impl ConfigRegionAccess,
+    address: PciAddress,
+) -> Result<PciFunction, PciError> {
     let id = read(access, address, OFFSET_ID);
     if id == u32::MAX || id & 0xFFFF == 0xFFFF {
         return Err(PciError::NoDevice);
@@ -207,7 +233,9 @@ pub fn probe(access: &impl ConfigRegionAccess, address: PciAddress) -> Result<Pc
     let mut endpoint = EndpointHeader::from_header(header, access).ok_or(PciError::NotEndpoint)?;
 
     let command = endpoint.command(access);
-    endpoint.update_command(access, |c| c.difference(CommandRegister::MEMORY_ENABLE | CommandRegister::IO_ENABLE));
+    endpoint.update_command(access, |c| {
+        c.difference(CommandRegister::MEMORY_ENABLE | CommandRegister::IO_ENABLE)
+    });
     let bars = decode_bars(access, address, &endpoint);
     endpoint.update_command(access, |_| command);
     let bars = bars?;
@@ -256,7 +284,8 @@ pub fn scan(access: &impl ConfigRegionAccess, last_bus: u8, mut visit: impl FnMu
             if read(access, function0, OFFSET_ID) & 0xFFFF == 0xFFFF {
                 continue;
             }
-            let functions = if PciHeader::new(function0).has_multiple_functions(access) { 8 } else { 1 };
+            let functions =
+                if PciHeader::new(function0).has_multiple_functions(access) { 8 } else { 1 };
             for function in 0..functions {
                 if let Ok(f) = probe(access, PciAddress::new(0, bus, device, function)) {
                     visit(f);
@@ -379,7 +408,10 @@ mod tests {
         for (i, a) in DEVICE_TABLE.iter().enumerate() {
             assert!(a.first <= a.last);
             for b in &DEVICE_TABLE[i + 1..] {
-                assert!(a.vendor != b.vendor || a.last < b.first || b.last < a.first, "{a:?} overlaps {b:?}");
+                assert!(
+                    a.vendor != b.vendor || a.last < b.first || b.last < a.first,
+                    "{a:?} overlaps {b:?}"
+                );
             }
         }
     }

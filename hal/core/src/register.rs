@@ -190,7 +190,7 @@ impl RegisterSpec {
         if self.count <= 1 {
             return if delta == 0 { Some(0) } else { None };
         }
-        if delta % self.stride == 0 && delta / self.stride < self.count {
+        if delta.is_multiple_of(self.stride) && delta / self.stride < self.count {
             Some(delta / self.stride)
         } else {
             None

@@ -63,15 +63,33 @@ pub fn table(rows: &[Coverage]) -> String {
     let _ = writeln!(
         out,
         "{:<10} {:>6} {:>9} {:>6} {:>9} {:>6} {:>7} {:>10} {:>11} {:>8} {:>11}",
-        "family", "blocks", "registers", "names", "instances", "arrays", "fields", "enum-fields",
-        "enum-values", "variants", "outside-doc"
+        "family",
+        "blocks",
+        "registers",
+        "names",
+        "instances",
+        "arrays",
+        "fields",
+        "enum-fields",
+        "enum-values",
+        "variants",
+        "outside-doc"
     );
     for c in rows {
         let _ = writeln!(
             out,
             "{:<10} {:>6} {:>9} {:>6} {:>9} {:>6} {:>7} {:>10} {:>11} {:>8} {:>11}",
-            c.family, c.blocks, c.registers, c.names, c.instances, c.arrays, c.fields,
-            c.enum_fields, c.enum_values, c.variants, c.outside_doc
+            c.family,
+            c.blocks,
+            c.registers,
+            c.names,
+            c.instances,
+            c.arrays,
+            c.fields,
+            c.enum_fields,
+            c.enum_values,
+            c.variants,
+            c.outside_doc
         );
     }
     out

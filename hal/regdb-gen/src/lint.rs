@@ -42,7 +42,11 @@ pub fn valid_value_name(name: &str) -> bool {
 pub fn lint(db: &Database) -> Vec<LintError> {
     let mut errors = Vec::new();
     let mut err = |subject: &str, message: String| {
-        errors.push(LintError { family: db.meta.family.clone(), subject: subject.to_string(), message })
+        errors.push(LintError {
+            family: db.meta.family.clone(),
+            subject: subject.to_string(),
+            message,
+        })
     };
 
     if !db.meta.family.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
@@ -102,10 +106,10 @@ pub fn lint(db: &Database) -> Vec<LintError> {
             }
             _ => err(subject, "count and stride must be given together".into()),
         }
-        if let Some(reset) = r.reset {
-            if r.width < 64 && reset >> r.width != 0 {
-                err(subject, format!("reset {reset:#x} is wider than the register"));
-            }
+        if let Some(reset) = r.reset
+            && (r.width >= 64 || reset >> r.width != 0)
+        {
+            err(subject, format!("reset {reset:#x} is wider than the register"));
         }
         lint_fields(r, subject, &mut err);
     }
@@ -136,12 +140,15 @@ fn lint_fields(r: &Register, subject: &str, err: &mut impl FnMut(&str, String)) 
         let widens = (field_access.readable() && !r.access.readable())
             || (field_access.writable() && !r.access.writable());
         if widens {
-            err(&fs, format!("field access {field_access:?} exceeds register access {:?}", r.access));
+            err(
+                &fs,
+                format!("field access {field_access:?} exceeds register access {:?}", r.access),
+            );
         }
-        if let Some(reset) = f.reset {
-            if reset >> f.width() != 0 {
-                err(&fs, format!("reset {reset:#x} does not fit {} bits", f.width()));
-            }
+        if let Some(reset) = f.reset
+            && reset >> f.width() != 0
+        {
+            err(&fs, format!("reset {reset:#x} does not fit {} bits", f.width()));
         }
         let mut value_names = BTreeSet::new();
         let mut values = BTreeSet::new();
@@ -156,7 +163,15 @@ fn lint_fields(r: &Register, subject: &str, err: &mut impl FnMut(&str, String)) 
                 err(&fs, format!("two enumerated values are {}", v.value));
             }
             if v.value >> f.width() != 0 {
-                err(&fs, format!("enumerated value {} = {} does not fit {} bits", v.name, v.value, f.width()));
+                err(
+                    &fs,
+                    format!(
+                        "enumerated value {} = {} does not fit {} bits",
+                        v.name,
+                        v.value,
+                        f.width()
+                    ),
+                );
             }
         }
     }
@@ -165,7 +180,10 @@ fn lint_fields(r: &Register, subject: &str, err: &mut impl FnMut(&str, String)) 
             if a.msb >= a.lsb && b.msb >= b.lsb && a.mask() & b.mask() != 0 {
                 err(
                     subject,
-                    format!("fields {} ({}:{}) and {} ({}:{}) overlap", a.name, a.msb, a.lsb, b.name, b.msb, b.lsb),
+                    format!(
+                        "fields {} ({}:{}) and {} ({}:{}) overlap",
+                        a.name, a.msb, a.lsb, b.name, b.msb, b.lsb
+                    ),
                 );
             }
         }
@@ -188,21 +206,25 @@ fn lint_addresses(db: &Database, err: &mut impl FnMut(&str, String)) {
             for b in &regs[i + 1..] {
                 let aliased = a.alias_of.as_deref() == Some(b.name.as_str())
                     || b.alias_of.as_deref() == Some(a.name.as_str());
-                let chip_specific = matches!((&a.variant, &b.variant), (Some(x), Some(y)) if x != y);
+                let chip_specific =
+                    matches!((&a.variant, &b.variant), (Some(x), Some(y)) if x != y);
                 if !aliased && !chip_specific && reported.insert((a.name.clone(), b.name.clone())) {
                     err(
                         &a.name,
-                        format!("{block}+{offset:#x} is also {} (mark one alias_of the other, or fix)", b.name),
+                        format!(
+                            "{block}+{offset:#x} is also {} (mark one alias_of the other, or fix)",
+                            b.name
+                        ),
                     );
                 }
             }
         }
     }
     for r in &db.registers {
-        if let Some(target) = &r.alias_of {
-            if db.registers_named(target).next().is_none() {
-                err(&r.name, format!("alias_of names unknown register {target}"));
-            }
+        if let Some(target) = &r.alias_of
+            && db.registers_named(target).next().is_none()
+        {
+            err(&r.name, format!("alias_of names unknown register {target}"));
         }
     }
 }
@@ -271,7 +293,9 @@ mod tests {
 
     #[test]
     fn array_instances_collide_with_registers_inside_the_range() {
-        let array = GOOD.replace("offset = 0x10", "offset = 0x0\ncount = 8\nstride = 0x4").replace("CTRL", "ARR");
+        let array = GOOD
+            .replace("offset = 0x10", "offset = 0x0\ncount = 8\nstride = 0x4")
+            .replace("CTRL", "ARR");
         let m = messages(&db(&format!("{GOOD}{array}")));
         assert!(m.iter().any(|m| m.contains("is also")), "{m:?}");
         // Interleaved arrays (V3D PCTRn / PCTRSn) do not collide.
@@ -291,14 +315,18 @@ mod tests {
 
     #[test]
     fn a_field_cannot_be_writable_in_a_read_only_register() {
-        let bad = GOOD.replace("access = \"rw\"", "access = \"r\"").replace("lsb = 0\n", "lsb = 0\naccess = \"w\"\n");
+        let bad = GOOD
+            .replace("access = \"rw\"", "access = \"r\"")
+            .replace("lsb = 0\n", "lsb = 0\naccess = \"w\"\n");
         let m = messages(&db(&bad));
         assert!(m.iter().any(|m| m.contains("exceeds register access")), "{m:?}");
     }
 
     #[test]
     fn unknown_blocks_and_half_arrays_fail() {
-        let bad = GOOD.replace("block = \"B\"", "block = \"NOPE\"").replace("offset = 0x10", "offset = 0x10\ncount = 4");
+        let bad = GOOD
+            .replace("block = \"B\"", "block = \"NOPE\"")
+            .replace("offset = 0x10", "offset = 0x10\ncount = 4");
         let m = messages(&db(&bad));
         assert!(m.iter().any(|m| m.contains("unknown block NOPE")), "{m:?}");
         assert!(m.iter().any(|m| m.contains("count and stride")), "{m:?}");

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# One-time (idempotent) set-up of a fresh Debian bookworm machine for this project:
+#  - the pinned Rust nightly with rust-src, rustfmt, clippy and the bare-metal targets;
+#  - Debian sources for bookworm-backports (QEMU 10) and non-free-firmware (firmware-amd-graphics),
+#    as deb822 files signed by the same keyring as the existing debian.sources;
+#  - QEMU (x86_64 and arm system emulators) and the AMD GPU firmware blobs.
+# Re-running it changes nothing once everything is in place.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'setup: %s\n' "$*"; }
+
+# --- Rust -------------------------------------------------------------------------------------
+toolchain=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
+if ! command -v rustup >/dev/null; then
+    echo "setup: rustup is required (https://rustup.rs) and was not found" >&2
+    exit 1
+fi
+want_targets="x86_64-unknown-none aarch64-unknown-none"
+have=$(rustup +"$toolchain" target list --installed 2>/dev/null || true)
+missing=0
+for t in $want_targets; do grep -qx "$t" <<<"$have" || missing=1; done
+for c in rust-src rustfmt clippy; do
+    rustup +"$toolchain" component list --installed 2>/dev/null | grep -q "^$c" || missing=1
+done
+if [ "$missing" = 1 ]; then
+    log "installing Rust $toolchain with rust-src, rustfmt, clippy and bare-metal targets"
+    rustup toolchain install "$toolchain" --profile minimal \
+        --component rust-src,rustfmt,clippy \
+        --target x86_64-unknown-none,aarch64-unknown-none
+fi
+
+# --- Debian packages --------------------------------------------------------------------------
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+need_pkgs=()
+dpkg -s qemu-system-x86 >/dev/null 2>&1 || need_pkgs+=(qemu-system-x86)
+dpkg -s qemu-system-arm >/dev/null 2>&1 || need_pkgs+=(qemu-system-arm)
+dpkg -s firmware-amd-graphics >/dev/null 2>&1 || need_pkgs+=(firmware-amd-graphics)
+command -v python3 >/dev/null || need_pkgs+=(python3)
+
+if [ "${#need_pkgs[@]}" -gt 0 ]; then
+    keyring=$(sed -n 's/^Signed-By: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
+    keyring=${keyring:-/usr/share/keyrings/debian-archive-keyring.gpg}
+    backports=/etc/apt/sources.list.d/gpu-framework-backports.sources
+    firmware=/etc/apt/sources.list.d/gpu-framework-non-free-firmware.sources
+    if [ ! -f "$backports" ]; then
+        log "adding bookworm-backports ($backports)"
+        $SUDO tee "$backports" >/dev/null <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main non-free-firmware
+Signed-By: $keyring
+SRC
+    fi
+    if [ ! -f "$firmware" ]; then
+        log "adding the non-free-firmware component ($firmware)"
+        $SUDO tee "$firmware" >/dev/null <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: non-free-firmware
+Signed-By: $keyring
+SRC
+    fi
+    log "installing ${need_pkgs[*]}"
+    $SUDO apt-get update -qq
+    qemu=()
+    other=()
+    for p in "${need_pkgs[@]}"; do
+        case "$p" in qemu-*) qemu+=("$p") ;; *) other+=("$p") ;; esac
+    done
+    if [ "${#qemu[@]}" -gt 0 ]; then
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+            -t bookworm-backports "${qemu[@]}" >/dev/null
+    fi
+    if [ "${#other[@]}" -gt 0 ]; then
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+            "${other[@]}" >/dev/null
+    fi
+fi
+log "ready: $(rustc +"$toolchain" --version), $(qemu-system-x86_64 --version | head -n1)"

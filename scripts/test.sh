@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The README's test command: set up the machine, run every test; ends with `N passed, N failed`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+exec cargo xtask test
