@@ -474,9 +474,12 @@ impl<'a> Generator<'a> {
                 );
             }
             if fa.writable() && writable {
+                // Only a value type wider than the field can carry bits the field cannot hold.
+                let can_truncate =
+                    !matches!((vt, width), ("bool", _) | ("u8", 8) | ("u16", 16) | ("u32", 32));
                 let mut d = desc.clone();
-                d.push(String::new());
-                if vt != "bool" && !matches!((vt, width), ("u8", 8) | ("u16", 16) | ("u32", 32)) {
+                if can_truncate {
+                    d.push(String::new());
                     d.push(format!(
                         "Bits of `value` above the {width}-bit field are dropped; \
                          [`try_with_{method}`](Self::try_with_{method}) rejects them instead."
@@ -488,29 +491,31 @@ impl<'a> Generator<'a> {
                     "        #[must_use]\n        pub const fn with_{method}(self, value: {vt}) -> Self {{ {} }}",
                     set_expr(&from_value("value"))
                 );
-                doc(
-                    out,
-                    "        ",
-                    &[format!(
-                        "Set `{}`, or fail if `value` does not fit its {width} bits.",
-                        f.name
-                    )],
-                );
-                let _ = writeln!(
-                    out,
-                    "        pub const fn try_with_{method}(self, value: {vt}) -> Result<Self, FieldOverflow> {{"
-                );
-                let _ = writeln!(out, "            let v = {};", from_value("value"));
-                let _ = writeln!(out, "            if v & !{m} != 0 {{");
-                let _ = writeln!(
-                    out,
-                    "                return Err(FieldOverflow {{ register: {}, field: {}, value: v, width: {width} }});",
-                    rust_str(&r.name),
-                    rust_str(&f.name)
-                );
-                let _ = writeln!(out, "            }}");
-                let _ = writeln!(out, "            Ok({})", set_expr("v"));
-                let _ = writeln!(out, "        }}");
+                if can_truncate {
+                    doc(
+                        out,
+                        "        ",
+                        &[format!(
+                            "Set `{}`, or fail if `value` does not fit its {width} bits.",
+                            f.name
+                        )],
+                    );
+                    let _ = writeln!(
+                        out,
+                        "        pub const fn try_with_{method}(self, value: {vt}) -> Result<Self, FieldOverflow> {{"
+                    );
+                    let _ = writeln!(out, "            let v = {};", from_value("value"));
+                    let _ = writeln!(out, "            if v & !{m} != 0 {{");
+                    let _ = writeln!(
+                        out,
+                        "                return Err(FieldOverflow {{ register: {}, field: {}, value: v, width: {width} }});",
+                        rust_str(&r.name),
+                        rust_str(&f.name)
+                    );
+                    let _ = writeln!(out, "            }}");
+                    let _ = writeln!(out, "            Ok({})", set_expr("v"));
+                    let _ = writeln!(out, "        }}");
+                }
             }
             return;
         }
