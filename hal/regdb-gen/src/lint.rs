@@ -204,8 +204,10 @@ fn lint_addresses(db: &Database, err: &mut impl FnMut(&str, String)) {
     for ((block, offset), regs) in by_address {
         for (i, a) in regs.iter().enumerate() {
             for b in &regs[i + 1..] {
+                // Two aliases of one register (three views of one word) share its address too.
                 let aliased = a.alias_of.as_deref() == Some(b.name.as_str())
-                    || b.alias_of.as_deref() == Some(a.name.as_str());
+                    || b.alias_of.as_deref() == Some(a.name.as_str())
+                    || (a.alias_of.is_some() && a.alias_of == b.alias_of);
                 let chip_specific =
                     matches!((&a.variant, &b.variant), (Some(x), Some(y)) if x != y);
                 if !aliased && !chip_specific && reported.insert((a.name.clone(), b.name.clone())) {
@@ -289,6 +291,25 @@ mod tests {
         let a = GOOD.replace("offset = 0x10", "offset = 0x10\nvariant = \"NV43:G70\"");
         let b = twin.replace("offset = 0x10", "offset = 0x10\nvariant = \"G70:G80\"");
         assert_eq!(messages(&db(&format!("{a}{b}"))), Vec::<String>::new());
+    }
+
+    #[test]
+    fn registers_aliasing_the_same_register_may_share_its_address() {
+        // R5xx US instruction memory: three documented views of one word.
+        let b = GOOD
+            .replace("CTRL", "VIEW_B")
+            .replace("offset = 0x10", "offset = 0x10\nalias_of = \"CTRL\"");
+        let c = GOOD
+            .replace("CTRL", "VIEW_C")
+            .replace("offset = 0x10", "offset = 0x10\nalias_of = \"CTRL\"");
+        assert_eq!(messages(&db(&format!("{GOOD}{b}{c}"))), Vec::<String>::new());
+        // An alias of something else at the same address is still a collision.
+        let other = GOOD.replace("CTRL", "OTHER").replace("offset = 0x10", "offset = 0x20");
+        let d = GOOD
+            .replace("CTRL", "VIEW_D")
+            .replace("offset = 0x10", "offset = 0x10\nalias_of = \"OTHER\"");
+        let m = messages(&db(&format!("{GOOD}{other}{d}")));
+        assert!(m.iter().any(|m| m.contains("is also")), "{m:?}");
     }
 
     #[test]
