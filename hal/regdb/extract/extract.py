@@ -15,6 +15,7 @@ import os
 import sys
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import regdb  # noqa: E402
