@@ -103,6 +103,9 @@ fn main_job() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    if !run("run examples/register-tour", cargo().args(["run", "--quiet", "-p", "register-tour"])) {
+        return ExitCode::FAILURE;
+    }
     match coverage_report() {
         Ok(report) => {
             println!("Register coverage per family (hal/regdb):");

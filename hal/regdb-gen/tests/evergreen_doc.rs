@@ -13,8 +13,10 @@ const LABEL: &str = "amd-evergreen-cayman-acceleration";
 
 /// Block prefixes of the register names the document uses (same list as the extractor's, written
 /// out again here on purpose).
-const PREFIXES: [&str; 15] =
-    ["SCRATCH", "GRBM", "VGT", "SPI", "GDS", "RLC", "CB", "DB", "PA", "SQ", "SX", "CP", "TA", "TD", "GB"];
+const PREFIXES: [&str; 15] = [
+    "SCRATCH", "GRBM", "VGT", "SPI", "GDS", "RLC", "CB", "DB", "PA", "SQ", "SX", "CP", "TA", "TD",
+    "GB",
+];
 
 fn database() -> Database {
     Database::load(&regdb_gen::database_path("evergreen")).expect("evergreen database loads")
@@ -84,7 +86,11 @@ fn field_references(text: &str) -> BTreeSet<(String, String)> {
             } else if chars[j] == '<' {
                 let close = chars[j..].iter().position(|&c| c == '>').map(|p| j + p);
                 match close {
-                    Some(k) if chars[j + 1..k].iter().all(|c| c.is_ascii_lowercase()) && k > j + 1 => j = k + 1,
+                    Some(k)
+                        if chars[j + 1..k].iter().all(|c| c.is_ascii_lowercase()) && k > j + 1 =>
+                    {
+                        j = k + 1
+                    }
                     _ => break,
                 }
             } else {
@@ -105,7 +111,9 @@ fn field_references(text: &str) -> BTreeSet<(String, String)> {
         if k >= chars.len() || !chars[k].is_ascii_uppercase() {
             continue;
         }
-        while k < chars.len() && (chars[k].is_ascii_uppercase() || chars[k].is_ascii_digit() || chars[k] == '_') {
+        while k < chars.len()
+            && (chars[k].is_ascii_uppercase() || chars[k].is_ascii_digit() || chars[k] == '_')
+        {
             k += 1;
         }
         let field: String = chars[j + 1..k].iter().collect();
@@ -183,7 +191,11 @@ fn every_field_reference_of_the_document_is_in_the_database_or_listed_as_not_cov
             }
         }
     }
-    assert!(missing.is_empty(), "document references missing from the database:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "document references missing from the database:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
@@ -269,11 +281,24 @@ fn fields_fit_and_do_not_overlap() {
         assert_eq!(r.width, 32, "{}", r.name);
         let mut used = 0u64;
         for f in &r.fields {
-            assert!(f.lsb <= f.msb && f.msb < 32, "{}.{}: bits {}:{}", r.name, f.name, f.msb, f.lsb);
+            assert!(
+                f.lsb <= f.msb && f.msb < 32,
+                "{}.{}: bits {}:{}",
+                r.name,
+                f.name,
+                f.msb,
+                f.lsb
+            );
             assert_eq!(used & f.mask(), 0, "{}.{} overlaps another field", r.name, f.name);
             used |= f.mask();
             for v in &f.values {
-                assert!(v.value >> f.width() == 0, "{}.{} = {} does not fit", r.name, v.name, v.value);
+                assert!(
+                    v.value >> f.width() == 0,
+                    "{}.{} = {} does not fit",
+                    r.name,
+                    v.name,
+                    v.value
+                );
             }
         }
     }
@@ -286,7 +311,10 @@ fn every_register_cites_a_section_of_the_document() {
     let text = document();
     for r in &db.registers {
         assert!(!r.source.trim().is_empty(), "{} has no source", r.name);
-        let at = r.source.find(&format!("{LABEL} §")).unwrap_or_else(|| panic!("{}: {}", r.name, r.source));
+        let at = r
+            .source
+            .find(&format!("{LABEL} §"))
+            .unwrap_or_else(|| panic!("{}: {}", r.name, r.source));
         let section: String = r.source[at + LABEL.len() + " §".len()..]
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
@@ -295,7 +323,9 @@ fn every_register_cites_a_section_of_the_document() {
         assert!(!section.is_empty(), "{}: {}", r.name, r.source);
         let heading = text.lines().any(|l| {
             let l = l.trim_start_matches(|c: char| c == '*' || c.is_whitespace());
-            l.starts_with(&format!("{section} ")) || l.starts_with(&format!("{section}. ")) || l.starts_with(&format!("{section}\t"))
+            l.starts_with(&format!("{section} "))
+                || l.starts_with(&format!("{section}. "))
+                || l.starts_with(&format!("{section}\t"))
         }) || text.contains(&format!("**{section} "));
         assert!(heading, "{} cites §{section}, which is not a heading of the document", r.name);
     }

@@ -99,11 +99,10 @@ fn headers(doc: &str) -> Vec<Header> {
         let head = &compact[..compact.find("MMReg:").unwrap()];
         let name_part = head
             .split('·')
-            .filter(|seg| {
+            .rfind(|seg| {
                 seg.rsplit_once(':')
                     .is_some_and(|(_, n)| n.starts_with(|c: char| c.is_ascii_uppercase()))
             })
-            .last()
             .unwrap_or_else(|| panic!("no name in {compact}"));
         let mut raw = name_part[name_part.rfind(':').unwrap() + 1..].to_string();
         // Cut an access field run into the name (`RB3D_ABLENDCNTL[R/W]`), keep `[0-15]`.

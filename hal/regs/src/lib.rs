@@ -12,8 +12,46 @@
 //! # }
 //! ```
 //!
-//! Drivers never write an offset or a mask: `io.write(CP_RB_CNTL::RESET.with_rb_bufsz(n))`,
-//! `io.modify::<CP_ME_CNTL>(|r| r.with_me_mode(...))`, `io.read_at::<SCRATCH_REG0>(i)?`.
+//! Drivers never write an offset or a mask:
+//!
+//! ```
+//! # #[cfg(feature = "r5xx")] {
+//! use gpu_hal::{RegisterIo, RegisterIoExt};
+//! use gpu_regs::r5xx::cp::{CP_CSQ_ADDR, CP_CSQ_STAT, CP_ME_CNTL, CP_RB_CNTL, SCRATCH_REG0};
+//!
+//! fn bring_up(io: &impl RegisterIo, log2_qwords: u8) -> Result<(), gpu_hal::FieldOverflow> {
+//!     io.write(CP_RB_CNTL::RESET.try_with_rb_bufsz(log2_qwords)?);
+//!     let status = io.read::<CP_CSQ_STAT>(); // read-only: readable, not writable
+//!     io.write(CP_CSQ_ADDR::from_raw(0)); // write-only: writable, not readable
+//!     let _me = io.read::<CP_ME_CNTL>(); // `{:?}` prints every field by name
+//!     let _fence = io.read_at::<SCRATCH_REG0>(7); // arrays: index checked, Err past the end
+//!     let _ = status;
+//!     Ok(())
+//! }
+//! # }
+//! ```
+//!
+//! Access rights are checked by the compiler. Writing a read-only register does not build:
+//!
+//! ```compile_fail
+//! # use gpu_hal::{RegisterIo, RegisterIoExt};
+//! fn f(io: &impl RegisterIo) { io.write(gpu_regs::r5xx::cp::CP_CSQ_STAT::from_raw(0)); }
+//! ```
+//!
+//! nor does reading a write-only one,
+//!
+//! ```compile_fail
+//! # use gpu_hal::{RegisterIo, RegisterIoExt};
+//! fn f(io: &impl RegisterIo) { let _ = io.read::<gpu_regs::r5xx::cp::CP_CSQ_ADDR>(); }
+//! ```
+//!
+//! nor reading an array without an index:
+//!
+//! ```compile_fail
+//! # use gpu_hal::{RegisterIo, RegisterIoExt};
+//! fn f(io: &impl RegisterIo) { let _ = io.read::<gpu_regs::r5xx::cp::SCRATCH_REG0>(); }
+//! ```
+//!
 //! Registers that exist once per engine (falcon) or channel (PFIFO USER area) are in blocks
 //! marked relative: `io.at(engine_base).read::<CODE_INDEX>()`.
 #![no_std]
