@@ -1,2 +1,148 @@
-//! placeholder
-fn main() {}
+//! `qemu-runner`: builds the test images once, then runs every test case as QEMU (TCG) beside
+//! its device-model process, with a timeout per case, and reports one line per case, a
+//! performance summary and `N passed, N failed`.
+//!
+//! ```text
+//! qemu-runner test              # every case (what the README's test command runs)
+//! qemu-runner demo              # the demo images (what the README's main command runs)
+//! qemu-runner case NAME...      # selected cases
+//! qemu-runner list              # case names
+//! ```
+//!
+//! Each case keeps its files under `target/qemu-tests/<case>/`: `log.txt` (the decoded defmt
+//! log), `serial.bin`, `qemu.log`, `model.log`, and for the Pi `framebuffer.png`.
+
+mod cases;
+mod defmt_log;
+mod images;
+mod process;
+mod raspi;
+mod x86;
+
+use cases::{CASES, Case, Expect, Outcome};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Where case artefacts go.
+pub fn output_dir() -> PathBuf {
+    repo_root().join("target/qemu-tests")
+}
+
+/// Result of one case, as reported.
+struct Report {
+    case: &'static Case,
+    outcome: Outcome,
+    elapsed: Duration,
+    passed: bool,
+}
+
+fn run_cases(selected: &[&'static Case]) -> ExitCode {
+    let suite_start = Instant::now();
+    let images = match images::build(selected) {
+        Ok(images) => images,
+        Err(e) => {
+            eprintln!("qemu-runner: cannot build the test images: {e}");
+            println!("0 passed, {} failed", selected.len());
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut reports = Vec::new();
+    for case in selected {
+        let start = Instant::now();
+        let outcome = cases::run(case, &images);
+        let elapsed = start.elapsed();
+        let passed = match (&case.expect, &outcome) {
+            (Expect::Pass, Outcome::Passed { .. }) => true,
+            (Expect::Fail(check), outcome) => check(outcome),
+            _ => false,
+        };
+        println!(
+            "case {:<28} ... {} ({:.2} s){}",
+            case.name,
+            if passed { "ok" } else { "FAILED" },
+            elapsed.as_secs_f64(),
+            match (&case.expect, passed) {
+                (Expect::Fail(_), true) => format!(" [failed as expected: {outcome}]"),
+                (_, false) => format!("\n    reason: {outcome}"),
+                _ => String::new(),
+            }
+        );
+        if !passed {
+            let log = output_dir().join(case.name).join("log.txt");
+            if let Ok(text) = std::fs::read_to_string(&log) {
+                let tail: Vec<&str> = text.lines().rev().take(15).collect();
+                println!("    last log lines ({}):", log.display());
+                for line in tail.iter().rev() {
+                    println!("      {line}");
+                }
+            }
+        }
+        reports.push(Report { case, outcome, elapsed, passed });
+    }
+    print_performance(&reports, suite_start.elapsed());
+    let passed = reports.iter().filter(|r| r.passed).count();
+    let failed = reports.len() - passed;
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn print_performance(reports: &[Report], suite: Duration) {
+    println!("performance:");
+    for r in reports {
+        if let Outcome::Passed { boot_to_exit: Some(t), .. } = &r.outcome {
+            println!("  {:<28} boot-to-exit {:.2} s", r.case.name, t.as_secs_f64());
+        }
+    }
+    for r in reports {
+        if let Outcome::Passed { bench: Some(b), .. } = &r.outcome {
+            println!(
+                "  mailbox register round trips: {:.0}/s; DMA model<->guest: {:.1} MiB/s",
+                b.round_trips_per_s,
+                b.dma_bytes_per_s / (1024.0 * 1024.0)
+            );
+        }
+    }
+    let total: Duration = reports.iter().map(|r| r.elapsed).sum();
+    println!(
+        "  cases {:.1} s, whole suite (with image builds) {:.1} s",
+        total.as_secs_f64(),
+        suite.as_secs_f64()
+    );
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("test") => run_cases(&CASES.iter().collect::<Vec<_>>()),
+        Some("demo") => run_cases(&CASES.iter().filter(|c| c.demo).collect::<Vec<_>>()),
+        Some("list") => {
+            for c in CASES {
+                println!("{:<28} {}", c.name, c.summary);
+            }
+            ExitCode::SUCCESS
+        }
+        Some("case") => {
+            let mut selected = Vec::new();
+            for name in &args[1..] {
+                match CASES.iter().find(|c| c.name == name) {
+                    Some(c) => selected.push(c),
+                    None => {
+                        eprintln!("qemu-runner: unknown case {name:?} (see `qemu-runner list`)");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            run_cases(&selected)
+        }
+        _ => {
+            eprintln!("usage: qemu-runner <test | demo | list | case NAME...>");
+            ExitCode::from(2)
+        }
+    }
+}

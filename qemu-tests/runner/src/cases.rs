@@ -1,0 +1,202 @@
+//! The test cases and what each expects.
+
+use crate::images::Images;
+use std::fmt;
+use std::time::Duration;
+
+/// Numbers the benchmark case logs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bench {
+    /// Mailbox register round trips per second.
+    pub round_trips_per_s: f64,
+    /// DMA bytes per second between model and guest RAM.
+    pub dma_bytes_per_s: f64,
+}
+
+/// How a case ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The image reported success.
+    Passed {
+        /// QEMU start to exit.
+        boot_to_exit: Option<Duration>,
+        /// Benchmark figures, if the case logs them.
+        bench: Option<Bench>,
+    },
+    /// The test kernel reported a failure (assertion, panic, exception).
+    KernelFailed {
+        /// The kernel's last error lines.
+        reason: String,
+    },
+    /// The device model process exited before QEMU did.
+    ModelDied {
+        /// How it exited.
+        status: String,
+    },
+    /// QEMU exited in a way the kernel never requests.
+    QemuCrashed {
+        /// Exit status and QEMU's last stderr lines.
+        status: String,
+    },
+    /// Nothing ended the case in time; everything was killed.
+    TimedOut {
+        /// The case's timeout.
+        after: Duration,
+    },
+    /// The case could not be started (missing program, build failure, file errors).
+    Setup {
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Passed { .. } => write!(f, "passed"),
+            Outcome::KernelFailed { reason } => write!(f, "test kernel reported failure: {reason}"),
+            Outcome::ModelDied { status } => write!(f, "device model died mid-test ({status})"),
+            Outcome::QemuCrashed { status } => write!(f, "QEMU exited unexpectedly: {status}"),
+            Outcome::TimedOut { after } => {
+                write!(f, "timed out after {} s; killed QEMU and the model", after.as_secs())
+            }
+            Outcome::Setup { reason } => write!(f, "could not start: {reason}"),
+        }
+    }
+}
+
+/// What a case must produce to pass.
+pub enum Expect {
+    /// The image reports success.
+    Pass,
+    /// A negative test: the runner must report this kind of failure (cleanly, in time).
+    Fail(fn(&Outcome) -> bool),
+}
+
+/// What runs in a case.
+pub enum Kind {
+    /// The x86_64 test kernel with `case=<kernel_case>`, beside a device model if named.
+    X86 {
+        /// Kernel test case name (the kernel's command line).
+        kernel_case: &'static str,
+        /// Device model to run, with extra model-server arguments.
+        model: Option<(&'static str, &'static [&'static str])>,
+        /// Environment overrides for the runner itself (negative tests).
+        qemu_override: Option<&'static str>,
+    },
+    /// The Raspberry Pi 3 image: framebuffer test pattern checked through a QMP screendump.
+    RaspiFramebuffer,
+}
+
+/// One test case.
+pub struct Case {
+    /// Unique name (also its output folder).
+    pub name: &'static str,
+    /// One line for `qemu-runner list`.
+    pub summary: &'static str,
+    /// What runs.
+    pub kind: Kind,
+    /// Pass condition.
+    pub expect: Expect,
+    /// Wall-clock limit (TCG on 2 cores; a case normally takes 1-3 s).
+    pub timeout: Duration,
+    /// Part of `qemu-runner demo`.
+    pub demo: bool,
+}
+
+const SELFTEST: Option<(&str, &[&str])> = Some(("selftest", &[]));
+
+/// Every case, in run order.
+pub static CASES: &[Case] = &[
+    Case {
+        name: "x86-boot",
+        summary: "long mode, heap, DMA allocator, clock, exception handling",
+        kind: Kind::X86 { kernel_case: "boot", model: None, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: true,
+    },
+    Case {
+        name: "selftest-registers",
+        summary: "probe the virtual PCI function; registers with side effects",
+        kind: Kind::X86 { kernel_case: "selftest-registers", model: SELFTEST, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: true,
+    },
+    Case {
+        name: "selftest-dma",
+        summary: "DMA both directions, DMA fault -> model error state -> reset",
+        kind: Kind::X86 { kernel_case: "selftest-dma", model: SELFTEST, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "selftest-irq",
+        summary: "device interrupts reach the guest handler (MSI-X)",
+        kind: Kind::X86 { kernel_case: "selftest-irq", model: SELFTEST, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "selftest-bench",
+        summary: "mailbox round trips/s and DMA bandwidth (reported, not asserted)",
+        kind: Kind::X86 { kernel_case: "selftest-bench", model: SELFTEST, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(60),
+        demo: false,
+    },
+    Case {
+        name: "negative-model-dies",
+        summary: "the device model aborts mid-test: a clean failure naming it, no hang",
+        kind: Kind::X86 {
+            kernel_case: "selftest-bench",
+            model: Some(("selftest", &["--die-after-requests", "200"])),
+            qemu_override: None,
+        },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::ModelDied { status } if status.contains("SIGABRT")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "negative-qemu-missing",
+        summary: "QEMU not installed: a clear message naming the set-up command",
+        kind: Kind::X86 {
+            kernel_case: "boot",
+            model: None,
+            qemu_override: Some("/nonexistent/qemu-system-x86_64"),
+        },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::Setup { reason } if reason.contains("bash scripts/setup.sh")),
+        ),
+        timeout: Duration::from_secs(10),
+        demo: false,
+    },
+    Case {
+        name: "raspi3b-framebuffer",
+        summary: "kernel8.img on raspi3b: mailbox framebuffer, test pattern checked by pixels",
+        kind: Kind::RaspiFramebuffer,
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(60),
+        demo: true,
+    },
+];
+
+/// Run one case.
+pub fn run(case: &Case, images: &Images) -> Outcome {
+    let dir = crate::output_dir().join(case.name);
+    let _ = std::fs::remove_dir_all(&dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return Outcome::Setup { reason: format!("cannot create {}: {e}", dir.display()) };
+    }
+    match &case.kind {
+        Kind::X86 { kernel_case, model, qemu_override } => {
+            crate::x86::run(case, kernel_case, *model, *qemu_override, images, &dir)
+        }
+        Kind::RaspiFramebuffer => crate::raspi::run(case, images, &dir),
+    }
+}

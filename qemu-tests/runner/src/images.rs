@@ -1,0 +1,70 @@
+//! Building the test images once per run: the x86_64 test kernel (custom JSON target with
+//! build-std), the device-model server, and the Raspberry Pi `kernel8.img`.
+
+use crate::cases::{Case, Kind};
+use crate::repo_root;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Paths of the built images.
+pub struct Images {
+    /// x86_64 test kernel ELF (also the defmt table for decoding).
+    pub kernel: Option<PathBuf>,
+    /// `model-server` binary.
+    pub model_server: Option<PathBuf>,
+    /// Raspberry Pi flat image.
+    pub kernel8: Option<PathBuf>,
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(repo_root());
+    cmd
+}
+
+fn run(what: &str, cmd: &mut Command) -> Result<(), String> {
+    eprintln!("qemu-runner: building {what}");
+    match cmd.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("building {what} failed ({s})")),
+        Err(e) => Err(format!("cannot run cargo to build {what}: {e}")),
+    }
+}
+
+/// Build what the selected cases need.
+pub fn build(cases: &[&Case]) -> Result<Images, String> {
+    let root = repo_root();
+    let needs_x86 = cases.iter().any(|c| matches!(c.kind, Kind::X86 { .. }));
+    let needs_model = cases.iter().any(|c| matches!(c.kind, Kind::X86 { model: Some(_), .. }));
+    let needs_raspi = cases.iter().any(|c| matches!(c.kind, Kind::RaspiFramebuffer));
+    let mut images = Images { kernel: None, model_server: None, kernel8: None };
+
+    if needs_x86 {
+        run(
+            "the x86_64 test kernel",
+            cargo().current_dir(root.join("qemu-tests/kernel")).args([
+                "build",
+                "--release",
+                "--target",
+                "../../x86_64-target.json",
+                "-Z",
+                "build-std=core,alloc,compiler_builtins",
+                "-Z",
+                "build-std-features=compiler-builtins-mem",
+                "-Z",
+                "json-target-spec",
+                "--target-dir",
+                "../../target/kernel",
+            ]),
+        )?;
+        images.kernel = Some(root.join("target/kernel/x86_64-target/release/test-kernel"));
+    }
+    if needs_model {
+        run("the device-model server", cargo().args(["build", "--release", "-p", "model-server"]))?;
+        images.model_server = Some(root.join("target/release/model-server"));
+    }
+    if needs_raspi {
+        images.kernel8 = Some(crate::raspi::build()?);
+    }
+    Ok(images)
+}

@@ -1,0 +1,310 @@
+//! One x86_64 case: guest RAM as a shared file, the device-model server on an ivshmem socket,
+//! QEMU (TCG) booting the test kernel through PVH, supervised until one of them ends.
+
+use crate::cases::{Bench, Case, Outcome};
+use crate::defmt_log::Decoder;
+use crate::images::Images;
+use crate::process::{Supervised, describe, find_program};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Guest RAM. Below q35's low-memory split (2 GiB), guest-physical address = file offset.
+const RAM_BYTES: u64 = 256 << 20;
+/// isa-debug-exit: the kernel writes 0x10 (success) or 0x11 (failure); QEMU exits (v << 1) | 1.
+const EXIT_SUCCESS: i32 = (0x10 << 1) | 1;
+const EXIT_FAILURE: i32 = (0x11 << 1) | 1;
+/// How long the model may take to start listening.
+const MODEL_READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// After QEMU exits, the model should notice the hang-up and exit by itself within this.
+const MODEL_EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Files of one case that must not outlive it.
+struct Scratch {
+    ram: PathBuf,
+    socket: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.ram);
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// Run one x86 case.
+pub fn run(
+    case: &Case,
+    kernel_case: &str,
+    model: Option<(&str, &[&str])>,
+    qemu_override: Option<&str>,
+    images: &Images,
+    dir: &Path,
+) -> Outcome {
+    let qemu = match qemu_override {
+        // A negative test points the lookup at a program that does not exist.
+        Some(path) => find_program_at(path),
+        None => find_program("qemu-system-x86_64", "QEMU_SYSTEM_X86_64"),
+    };
+    let qemu = match qemu {
+        Ok(q) => q,
+        Err(e) => return Outcome::Setup { reason: e.to_string() },
+    };
+    let Some(kernel) = &images.kernel else {
+        return Outcome::Setup { reason: "the test kernel was not built".into() };
+    };
+
+    let unique = format!("gpu-qemu-tests-{}-{}", std::process::id(), case.name);
+    let scratch = Scratch {
+        ram: PathBuf::from("/dev/shm").join(&unique),
+        socket: std::env::temp_dir().join(format!("{unique}.sock")),
+    };
+    if let Err(e) = File::create(&scratch.ram).and_then(|f| f.set_len(RAM_BYTES)) {
+        return Outcome::Setup {
+            reason: format!("cannot create guest RAM {}: {e}", scratch.ram.display()),
+        };
+    }
+
+    let mut model_proc = None;
+    if let Some((name, extra)) = model {
+        let Some(server) = &images.model_server else {
+            return Outcome::Setup { reason: "the model server was not built".into() };
+        };
+        match start_model(server, name, extra, &scratch, dir) {
+            Ok(p) => model_proc = Some(p),
+            Err(outcome) => return outcome,
+        }
+    }
+
+    let mut cmd = Command::new(&qemu);
+    cmd.args(["-accel", "tcg", "-machine", "q35,memory-backend=mem", "-cpu", "max", "-m", "256M"])
+        .arg("-object")
+        .arg(format!(
+            "memory-backend-file,id=mem,size={RAM_BYTES},mem-path={},share=on",
+            scratch.ram.display()
+        ))
+        .args(["-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none"])
+        .arg("-serial")
+        .arg(format!("file:{}", dir.join("serial.bin").display()))
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-append")
+        .arg(format!("case={kernel_case}"));
+    if model.is_some() {
+        cmd.arg("-chardev")
+            .arg(format!("socket,path={},id=ivs", scratch.socket.display()))
+            .arg("-device")
+            .arg(format!("ivshmem-doorbell,chardev=ivs,vectors={}", gpu_mailbox::VECTORS));
+    }
+    let qemu_log = match File::create(dir.join("qemu.log")) {
+        Ok(f) => f,
+        Err(e) => return Outcome::Setup { reason: format!("cannot create qemu.log: {e}") },
+    };
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(qemu_log);
+
+    let start = Instant::now();
+    let mut qemu_proc = match Supervised::spawn(&mut cmd) {
+        Ok(p) => p,
+        Err(e) => {
+            return Outcome::Setup { reason: format!("cannot start {}: {e}", qemu.display()) };
+        }
+    };
+
+    let outcome = supervise(case, &mut qemu_proc, model_proc.as_mut(), start, dir);
+    qemu_proc.kill();
+    if let Some(m) = model_proc.as_mut() {
+        let end = Instant::now() + MODEL_EXIT_GRACE;
+        while m.poll().is_none() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        m.kill();
+    }
+    let log = decode_log(kernel, dir);
+    match outcome {
+        Outcome::Passed { boot_to_exit, .. } => {
+            Outcome::Passed { boot_to_exit, bench: parse_bench(&log) }
+        }
+        Outcome::KernelFailed { .. } => Outcome::KernelFailed { reason: last_errors(&log) },
+        other => other,
+    }
+}
+
+fn find_program_at(path: &str) -> Result<PathBuf, crate::process::MissingProgram> {
+    let p = PathBuf::from(path);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(crate::process::MissingProgram { program: path.to_string() })
+    }
+}
+
+/// Start the model server and wait for its "ready" line.
+fn start_model(
+    server: &Path,
+    name: &str,
+    extra: &[&str],
+    scratch: &Scratch,
+    dir: &Path,
+) -> Result<Supervised, Outcome> {
+    let log = File::create(dir.join("model.log"))
+        .map_err(|e| Outcome::Setup { reason: format!("cannot create model.log: {e}") })?;
+    let mut cmd = Command::new(server);
+    cmd.args(["--model", name, "--socket"])
+        .arg(&scratch.socket)
+        .arg("--guest-ram")
+        .arg(&scratch.ram)
+        .args(["--ram-size", &RAM_BYTES.to_string()])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log);
+    let mut proc = Supervised::spawn(&mut cmd).map_err(|e| Outcome::Setup {
+        reason: format!("cannot start {}: {e}", server.display()),
+    })?;
+    let stdout = proc.child_mut().stdout.take();
+    let (tx, rx) = mpsc::channel();
+    let model_log = dir.join("model.stdout");
+    std::thread::spawn(move || {
+        let Some(stdout) = stdout else { return };
+        let mut out = File::create(model_log).ok();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("model-server: ready") {
+                let _ = tx.send(());
+            }
+            if let Some(f) = out.as_mut() {
+                use std::io::Write;
+                let _ = writeln!(f, "{line}");
+            }
+        }
+    });
+    match rx.recv_timeout(MODEL_READY_TIMEOUT) {
+        Ok(()) => Ok(proc),
+        Err(_) => {
+            let status = proc.kill().map(describe).unwrap_or_else(|| "still running".into());
+            Err(Outcome::Setup {
+                reason: format!(
+                    "device model {name} did not report ready within {} s ({status}); see {}",
+                    MODEL_READY_TIMEOUT.as_secs(),
+                    dir.join("model.log").display()
+                ),
+            })
+        }
+    }
+}
+
+/// Watch QEMU and the model until one ends the case or the timeout passes.
+fn supervise(
+    case: &Case,
+    qemu: &mut Supervised,
+    mut model: Option<&mut Supervised>,
+    start: Instant,
+    dir: &Path,
+) -> Outcome {
+    loop {
+        // The model first: a dead model makes the guest time out and fail a little later,
+        // and the report must name the real cause.
+        if let Some(m) = model.as_deref_mut()
+            && let Some(status) = m.poll()
+            && qemu.poll().is_none()
+        {
+            return Outcome::ModelDied { status: describe(status) };
+        }
+        if let Some(status) = qemu.poll() {
+            let boot_to_exit = Some(start.elapsed());
+            return match status.code() {
+                Some(EXIT_SUCCESS) => Outcome::Passed { boot_to_exit, bench: None },
+                Some(EXIT_FAILURE) => Outcome::KernelFailed { reason: String::new() },
+                _ => Outcome::QemuCrashed {
+                    status: format!("{}; {}", describe(status), tail(&dir.join("qemu.log"), 5)),
+                },
+            };
+        }
+        if start.elapsed() > case.timeout {
+            return Outcome::TimedOut { after: case.timeout };
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let last: Vec<&str> = text.lines().rev().take(lines).collect();
+    if last.is_empty() {
+        format!("{} is empty", path.display())
+    } else {
+        last.into_iter().rev().collect::<Vec<_>>().join(" | ")
+    }
+}
+
+/// Decode the serial capture into `log.txt`; returns the lines.
+fn decode_log(kernel: &Path, dir: &Path) -> Vec<String> {
+    let serial = std::fs::read(dir.join("serial.bin")).unwrap_or_default();
+    let lines = match Decoder::load(kernel) {
+        Ok(decoder) => decoder.decode(&serial),
+        Err(e) => vec![format!("(log not decoded: {e})")],
+    };
+    let _ = std::fs::write(dir.join("log.txt"), lines.join("\n") + "\n");
+    lines
+}
+
+fn last_errors(log: &[String]) -> String {
+    let errors: Vec<&str> = log
+        .iter()
+        .filter(|l| l.starts_with("ERROR"))
+        .map(|l| l.trim_start_matches("ERROR").trim())
+        .collect();
+    match errors.last() {
+        Some(e) => (*e).to_string(),
+        None => log.last().cloned().unwrap_or_else(|| "no log output".into()),
+    }
+}
+
+/// Parse `bench: rtt_per_s=<n> dma_bytes_per_s=<n>` from the benchmark case's log.
+fn parse_bench(log: &[String]) -> Option<Bench> {
+    // Lines are "<LEVEL> <message>"; the message itself must start with "bench: ".
+    let line =
+        log.iter().find_map(|l| l.split_once(' ')?.1.trim_start().strip_prefix("bench: "))?;
+    let mut rtt = None;
+    let mut dma = None;
+    for kv in line.split_whitespace() {
+        match kv.split_once('=') {
+            Some(("rtt_per_s", v)) => rtt = v.parse().ok(),
+            Some(("dma_bytes_per_s", v)) => dma = v.parse().ok(),
+            _ => {}
+        }
+    }
+    Some(Bench { round_trips_per_s: rtt?, dma_bytes_per_s: dma? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_line_is_parsed_from_the_decoded_log() {
+        let log = vec![
+            "INFO  selftest-bench: start".to_string(),
+            "INFO  bench: rtt_per_s=104512 dma_bytes_per_s=52428800".to_string(),
+        ];
+        assert_eq!(
+            parse_bench(&log),
+            Some(Bench { round_trips_per_s: 104512.0, dma_bytes_per_s: 52428800.0 })
+        );
+        assert_eq!(parse_bench(&["INFO  bench: rtt_per_s=x".to_string()]), None);
+    }
+
+    #[test]
+    fn kernel_failures_report_the_last_error_line() {
+        let log = vec![
+            "INFO  a".to_string(),
+            "ERROR first".to_string(),
+            "ERROR panic at x.rs:3".to_string(),
+        ];
+        assert_eq!(last_errors(&log), "panic at x.rs:3");
+        assert_eq!(last_errors(&[]), "no log output");
+    }
+}
