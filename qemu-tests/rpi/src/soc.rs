@@ -1,0 +1,28 @@
+//! BCM2837 (Raspberry Pi 3) addresses, from `hardware-facts.md` "VideoCore IV (Raspberry Pi 1-3)"
+//! and the BCM2835 ARM Peripherals manual (peripherals at bus 0x7E000000 = ARM 0x3F000000 on
+//! Pi 2/3).
+
+use core::ptr::NonNull;
+use gpu_hal::MmioRegion;
+
+/// ARM physical base of the peripheral window (bus 0x7E000000).
+pub const PERIPHERAL_BASE: usize = 0x3F00_0000;
+/// System timer (free-running 1 MHz counter).
+pub const SYSTEM_TIMER: usize = PERIPHERAL_BASE + 0x3000;
+/// Mailbox 0 (VC -> ARM) read register; mailbox 1 (ARM -> VC) follows at +0x20.
+pub const MAILBOX: usize = PERIPHERAL_BASE + 0xB880;
+/// GPIO function select / pull control.
+pub const GPIO: usize = PERIPHERAL_BASE + 0x20_0000;
+/// PL011 UART0.
+pub const UART0: usize = PERIPHERAL_BASE + 0x20_1000;
+
+/// A register block of `len` bytes at the fixed ARM physical address `base`.
+///
+/// # Safety
+/// `base..base + len` must be one of the peripheral blocks above (device memory: the MMU is off,
+/// see `boot.rs`), and the caller must not create two owners that disagree on its state.
+pub unsafe fn region(base: usize, len: usize) -> MmioRegion {
+    let ptr = NonNull::new(base as *mut u32).unwrap_or(NonNull::dangling());
+    // SAFETY: forwarded to the caller; with the MMU off the address is the physical device.
+    unsafe { MmioRegion::new(ptr, len) }
+}
