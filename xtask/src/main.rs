@@ -110,11 +110,92 @@ fn main_job() -> ExitCode {
         Ok(report) => {
             println!("Register coverage per family (hal/regdb):");
             print!("{report}");
-            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("xtask: {e}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
+        }
+    }
+    // Boot the demo images in QEMU beside their emulated GPUs.
+    if run("boot the demo images (qemu-runner demo)", &mut qemu_runner("demo")) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// `cargo run -p qemu-runner -- <what>`.
+fn qemu_runner(what: &str) -> Command {
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "-p", "qemu-runner", "--", what]);
+    cmd
+}
+
+/// The `N passed, N failed` line of a runner's output.
+fn parse_summary(output: &str) -> Option<(u64, u64)> {
+    output.lines().rev().find_map(|line| {
+        let (p, rest) = line.trim().split_once(" passed, ")?;
+        let f = rest.strip_suffix(" failed")?;
+        Some((p.parse().ok()?, f.parse().ok()?))
+    })
+}
+
+/// A bare-metal image package (outside the workspace) and how it is built.
+struct ImagePackage {
+    dir: &'static str,
+    target_args: &'static [&'static str],
+    target_dir: &'static str,
+}
+
+const IMAGE_PACKAGES: &[ImagePackage] = &[
+    ImagePackage {
+        dir: "qemu-tests/kernel",
+        target_args: &[
+            "--target",
+            "../../x86_64-target.json",
+            "-Z",
+            "build-std=core,alloc,compiler_builtins",
+            "-Z",
+            "build-std-features=compiler-builtins-mem",
+            "-Z",
+            "json-target-spec",
+        ],
+        target_dir: "../../target/kernel",
+    },
+    ImagePackage {
+        dir: "qemu-tests/rpi",
+        target_args: &["--target", "aarch64-unknown-none"],
+        target_dir: "../../target/rpi",
+    },
+];
+
+fn image_clippy(image: &ImagePackage) -> Command {
+    let mut cmd = cargo();
+    cmd.current_dir(repo_root().join(image.dir))
+        .args(["clippy", "--release"])
+        .args(image.target_args)
+        .args(["--target-dir", image.target_dir, "--", "-D", "warnings"]);
+    cmd
+}
+
+/// Run a `cargo test` and add its libtest counts to the tally.
+fn cargo_tests(tally: &mut Tally, what: &str, cmd: &mut Command) {
+    eprintln!("xtask: {what}");
+    match cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).output() {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            print!("{text}");
+            let (p, f) = parse_libtest(&text);
+            tally.passed += p;
+            tally.failed += f;
+            if !out.status.success() && f == 0 {
+                // A build failure runs no test: count it, or a broken build would look green.
+                tally.check(&format!("{what} (build)"), false);
+            }
+        }
+        Err(e) => {
+            eprintln!("xtask: cannot run {what}: {e}");
+            tally.check(what, false);
         }
     }
 }
@@ -175,32 +256,48 @@ fn test_job() -> ExitCode {
         tally.check(&format!("regdb-extraction-{family}"), ok);
     }
 
-    // 2. Host unit, integration and doc tests of the whole workspace.
-    eprintln!("xtask: cargo test --workspace");
-    let out = cargo()
-        .args(["test", "--workspace", "--no-fail-fast"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output();
-    match out {
+    // 2. Host unit, integration and doc tests of the whole workspace, and the host-testable
+    //    parts of the bare-metal images (own packages, outside the workspace).
+    cargo_tests(
+        &mut tally,
+        "cargo test --workspace",
+        cargo().args(["test", "--workspace", "--no-fail-fast"]),
+    );
+    cargo_tests(
+        &mut tally,
+        "cargo test (qemu-tests/rpi, host)",
+        cargo().current_dir(repo_root().join("qemu-tests/rpi")).args([
+            "test",
+            "--lib",
+            "--target-dir",
+            "../../target/rpi",
+        ]),
+    );
+
+    // 3. The QEMU cases: test kernel and Pi image beside their emulated devices.
+    eprintln!("xtask: qemu-runner test");
+    match qemu_runner("test").stdout(Stdio::piped()).stderr(Stdio::inherit()).output() {
         Ok(out) => {
             let text = String::from_utf8_lossy(&out.stdout);
             print!("{text}");
-            let (p, f) = parse_libtest(&text);
-            tally.passed += p;
-            tally.failed += f;
-            if !out.status.success() && f == 0 {
-                // A build failure runs no test: count it, or a broken build would look green.
-                tally.check("cargo-test-build", false);
+            match parse_summary(&text) {
+                Some((p, f)) => {
+                    tally.passed += p;
+                    tally.failed += f;
+                    if f > 0 {
+                        tally.failures.push("qemu cases".into());
+                    }
+                }
+                None => tally.check("qemu-runner", false),
             }
         }
         Err(e) => {
-            eprintln!("xtask: cannot run cargo test: {e}");
-            tally.check("cargo-test", false);
+            eprintln!("xtask: cannot run qemu-runner: {e}");
+            tally.check("qemu-runner", false);
         }
     }
 
-    // 3. Library crates build for bare-metal targets, with defmt, and for the kernel target.
+    // 4. Library crates build for bare-metal targets, with defmt, and for the kernel target.
     for t in BARE_METAL_TARGETS {
         let ok = run(&format!("no_std build for {t}"), &mut bare_metal_build(Some(t)));
         tally.check(&format!("no-std-build-{t}"), ok);
@@ -208,9 +305,18 @@ fn test_job() -> ExitCode {
     let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
     tally.check("no-std-build-x86_64-target.json", ok);
 
-    // 4. Formatting and lints.
+    // 5. Formatting and lints.
     let ok = run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]));
     tally.check("rustfmt", ok);
+    for image in IMAGE_PACKAGES {
+        let ok = run(
+            &format!("cargo fmt --check ({})", image.dir),
+            cargo().current_dir(repo_root().join(image.dir)).args(["fmt", "--check"]),
+        );
+        tally.check(&format!("rustfmt-{}", image.dir), ok);
+        let ok = run(&format!("cargo clippy ({})", image.dir), &mut image_clippy(image));
+        tally.check(&format!("clippy-{}", image.dir), ok);
+    }
     let ok = run(
         "cargo clippy",
         cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
@@ -240,6 +346,13 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::parse_libtest;
+
+    #[test]
+    fn runner_summary_is_found_at_the_end() {
+        let out = "case a ... ok\nperformance:\n3 passed, 1 failed\n";
+        assert_eq!(super::parse_summary(out), Some((3, 1)));
+        assert_eq!(super::parse_summary("nothing"), None);
+    }
 
     #[test]
     fn libtest_summaries_are_summed() {

@@ -275,19 +275,30 @@ fn decode_bars(
     Ok(bars)
 }
 
-/// Visit every endpoint function on buses `0..=last_bus` (brute force: works without ACPI and
-/// finds functions behind bridges the firmware numbered).
-pub fn scan(access: &impl ConfigRegionAccess, last_bus: u8, mut visit: impl FnMut(PciFunction)) {
+/// Visit every endpoint function on buses `0..=last_bus` of segment 0 (brute force: works
+/// without ACPI and finds functions behind bridges the firmware numbered).
+pub fn scan(access: &impl ConfigRegionAccess, last_bus: u8, visit: impl FnMut(PciFunction)) {
+    scan_segment(access, 0, last_bus, visit)
+}
+
+/// [`scan`] on another PCI segment (a second host bridge, or the QEMU harness's virtual
+/// segment for emulated GPUs).
+pub fn scan_segment(
+    access: &impl ConfigRegionAccess,
+    segment: u16,
+    last_bus: u8,
+    mut visit: impl FnMut(PciFunction),
+) {
     for bus in 0..=last_bus {
         for device in 0..32u8 {
-            let function0 = PciAddress::new(0, bus, device, 0);
+            let function0 = PciAddress::new(segment, bus, device, 0);
             if read(access, function0, OFFSET_ID) & 0xFFFF == 0xFFFF {
                 continue;
             }
             let functions =
                 if PciHeader::new(function0).has_multiple_functions(access) { 8 } else { 1 };
             for function in 0..functions {
-                if let Ok(f) = probe(access, PciAddress::new(0, bus, device, function)) {
+                if let Ok(f) = probe(access, PciAddress::new(segment, bus, device, function)) {
                     visit(f);
                 }
             }
@@ -329,14 +340,18 @@ mod tests {
 
     impl ConfigRegionAccess for FakeConfig {
         unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
-            if (address.bus(), address.device(), address.function()) != (0, 3, 0) {
+            if (address.segment(), address.bus(), address.device(), address.function())
+                != (0, 0, 3, 0)
+            {
                 return u32::MAX;
             }
             self.regs.borrow()[usize::from(offset / 4)]
         }
 
         unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
-            if (address.bus(), address.device(), address.function()) != (0, 3, 0) {
+            if (address.segment(), address.bus(), address.device(), address.function())
+                != (0, 0, 3, 0)
+            {
                 return;
             }
             let index = usize::from(offset / 4);
@@ -388,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn scan_finds_the_one_function() {
+    fn scan_finds_the_one_function_on_its_segment_only() {
         let cfg = FakeConfig::r5xx();
         let mut found = 0;
         scan(&cfg, 1, |f| {
@@ -396,6 +411,7 @@ mod tests {
             found += 1;
         });
         assert_eq!(found, 1);
+        scan_segment(&cfg, 1, 1, |f| panic!("segment 1 is empty, found {f:?}"));
     }
 
     #[test]

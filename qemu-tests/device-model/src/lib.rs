@@ -1,1 +1,40 @@
-//! placeholder
+//! `gpu-device-model`: the host-side framework for emulated GPUs.
+//!
+//! A device model implements [`GpuModel`] (its PCI identity, BAR register behaviour, engines
+//! that run on their own, reset). The framework supplies everything around it:
+//!
+//! - [`ConfigSpace`]: type-0 PCI configuration space (IDs, command register, BAR sizing).
+//! - [`GuestMemory`]: bounds-checked DMA to guest RAM — QEMU's shared RAM file
+//!   ([`SharedFileMemory`], q35 layout) or a heap buffer ([`VecMemory`]).
+//! - [`DeviceContext`]: what a model may do during a callback (DMA, interrupt lines,
+//!   [`fail`](DeviceContext::fail) into the error state).
+//! - [`Device`]: model + config space + memory + interrupt latch + error state, answering the
+//!   mailbox operations of `gpu-mailbox`.
+//! - [`InProcess`]: a device host tests drive through the kernel's own traits
+//!   (`gpu_hal::RegisterIo`, `pci_types::ConfigRegionAccess`, `gpu_hal::dma::DmaAllocator`).
+//! - [`transport`]: the ivshmem server QEMU's `ivshmem-doorbell` connects to, serving the
+//!   mailbox; and a fake QEMU client for tests.
+//!
+//! Nothing the guest sends can panic the framework: bad operations, offsets and DMA become
+//! mailbox statuses and the error state.
+
+mod config;
+mod context;
+mod device;
+mod in_process;
+mod memory;
+mod model;
+pub mod sys;
+pub mod transport;
+
+pub use config::{
+    BadConfigOffset, COMMAND_BUS_MASTER, COMMAND_INTX_DISABLE, COMMAND_IO, COMMAND_MEMORY,
+    CONFIG_SIZE, ConfigSpace,
+};
+pub use context::DeviceContext;
+pub use device::{Device, TICK_BUDGET, error_code};
+pub use in_process::{BAR_WINDOW, BarIo, DMA_BASE, InProcess, InProcessError, InProcessOptions};
+pub use memory::{
+    DmaFault, DmaFaultKind, GuestMemory, MemoryError, RamLayout, SharedFileMemory, VecMemory,
+};
+pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};

@@ -133,7 +133,8 @@ pub enum Status {
     /// The address is outside the BAR or configuration space, or not dword-aligned (reads
     /// return all-ones, writes are dropped, like a master abort).
     BadAddress = 2,
-    /// The model is in its error state (e.g. after a DMA fault); see `header::ERROR`.
+    /// The model hung while performing this request (its tick budget ran out): its side
+    /// effects are incomplete; the model is in its error state.
     ModelError = 3,
 }
 
@@ -158,7 +159,10 @@ pub enum ModelState {
     Starting = 0,
     /// Serving requests.
     Ready = 1,
-    /// Error state (DMA outside guest RAM, invalid command...): still answers requests.
+    /// Error state: the model recorded a fault (DMA outside guest RAM or without bus
+    /// mastering, invalid command, hang, injected fault); code in `header::ERROR`. Requests are
+    /// still performed, like hardware whose status registers report the fault; engines stay
+    /// stopped until `Op::Reset`.
     Error = 2,
 }
 

@@ -163,6 +163,24 @@ pub static CASES: &[Case] = &[
         demo: false,
     },
     Case {
+        name: "negative-kernel-panic",
+        summary: "a panic in the test kernel is a failure reported with its location",
+        kind: Kind::X86 { kernel_case: "fail-panic", model: None, qemu_override: None },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("panic at") && reason.contains(".rs:")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "negative-kernel-exception",
+        summary: "a CPU exception in the test kernel is a failure with its report",
+        kind: Kind::X86 { kernel_case: "fail-exception", model: None, qemu_override: None },
+        expect: Expect::Fail(|o| matches!(o, Outcome::KernelFailed { .. })),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
         name: "negative-qemu-missing",
         summary: "QEMU not installed: a clear message naming the set-up command",
         kind: Kind::X86 {

@@ -323,7 +323,7 @@ pub fn expected_pixel(x: usize, y: usize, w: usize, h: usize) -> [u8; 3] {
     } else if y < ramp_end {
         let v = (x * 255 / (w - 1)).min(255) as u8;
         [v, v, v]
-    } else if (x / 20 + (y - ramp_end) / 20) % 2 == 0 {
+    } else if (x / 20 + (y - ramp_end) / 20).is_multiple_of(2) {
         [255, 255, 255]
     } else {
         [0, 0, 0]

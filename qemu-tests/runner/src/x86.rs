@@ -211,7 +211,15 @@ fn supervise(
             && let Some(status) = m.poll()
             && qemu.poll().is_none()
         {
-            return Outcome::ModelDied { status: describe(status) };
+            // A clean exit is the model seeing QEMU hang up: QEMU closes its sockets before it
+            // finishes exiting, so give it a moment to become reapable.
+            let end = Instant::now() + MODEL_EXIT_GRACE;
+            while status.success() && qemu.poll().is_none() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if !status.success() || qemu.poll().is_none() {
+                return Outcome::ModelDied { status: describe(status) };
+            }
         }
         if let Some(status) = qemu.poll() {
             let boot_to_exit = Some(start.elapsed());
@@ -266,18 +274,19 @@ fn last_errors(log: &[String]) -> String {
 /// Parse `bench: rtt_per_s=<n> dma_bytes_per_s=<n>` from the benchmark case's log.
 fn parse_bench(log: &[String]) -> Option<Bench> {
     // Lines are "<LEVEL> <message>"; the message itself must start with "bench: ".
-    let line =
-        log.iter().find_map(|l| l.split_once(' ')?.1.trim_start().strip_prefix("bench: "))?;
-    let mut rtt = None;
-    let mut dma = None;
-    for kv in line.split_whitespace() {
-        match kv.split_once('=') {
-            Some(("rtt_per_s", v)) => rtt = v.parse().ok(),
-            Some(("dma_bytes_per_s", v)) => dma = v.parse().ok(),
-            _ => {}
+    log.iter().find_map(|l| {
+        let fields = l.split_once(' ')?.1.trim_start().strip_prefix("bench: ")?;
+        let mut rtt = None;
+        let mut dma = None;
+        for kv in fields.split_whitespace() {
+            match kv.split_once('=') {
+                Some(("rtt_per_s", v)) => rtt = v.parse().ok(),
+                Some(("dma_bytes_per_s", v)) => dma = v.parse().ok(),
+                _ => {}
+            }
         }
-    }
-    Some(Bench { round_trips_per_s: rtt?, dma_bytes_per_s: dma? })
+        Some(Bench { round_trips_per_s: rtt?, dma_bytes_per_s: dma? })
+    })
 }
 
 #[cfg(test)]
@@ -288,6 +297,7 @@ mod tests {
     fn bench_line_is_parsed_from_the_decoded_log() {
         let log = vec![
             "INFO  selftest-bench: start".to_string(),
+            "INFO  bench: 5000 round trips in 37714064 ns".to_string(),
             "INFO  bench: rtt_per_s=104512 dma_bytes_per_s=52428800".to_string(),
         ];
         assert_eq!(

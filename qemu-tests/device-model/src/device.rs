@@ -1,0 +1,470 @@
+//! [`Device`]: a model plus everything the framework emulates around it, answering the mailbox
+//! operations of `gpu-mailbox` ([`Op`]).
+
+use crate::config::ConfigSpace;
+use crate::context::{DeviceContext, IrqState};
+use crate::memory::GuestMemory;
+use crate::model::{Activity, GpuModel, IdentityError};
+use gpu_mailbox::{ModelState, Op, Status};
+
+/// Ticks a model may stay [`Activity::Busy`] after one request before it is declared hung
+/// ([`error_code::HUNG`]): a model bug cannot stall the server.
+pub const TICK_BUDGET: u32 = 1_000_000;
+
+/// Framework error codes in `header::ERROR` (models use codes below
+/// [`FRAMEWORK_BASE`](error_code::FRAMEWORK_BASE)).
+pub mod error_code {
+    /// First code reserved for the framework.
+    pub const FRAMEWORK_BASE: u32 = 0xFFFF_0000;
+    /// The model stayed busy for [`TICK_BUDGET`](super::TICK_BUDGET) ticks.
+    pub const HUNG: u32 = 0xFFFF_0001;
+    /// Fault injected by the server (`--fault-after-requests`).
+    pub const INJECTED: u32 = 0xFFFF_0002;
+}
+
+/// How [`Device::run`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// The model stopped being busy, or is (or became) failed.
+    Settled,
+    /// The tick budget ran out: the model is now in the error state with [`error_code::HUNG`].
+    Hung,
+}
+
+/// An emulated PCI function: the model, its configuration space, guest memory, interrupt
+/// state and error state.
+///
+/// Request semantics ([`handle`](Self::handle)):
+/// - `MmioRead`/`MmioWrite` reach the model only for a BAR that exists and is decoded (command
+///   register memory or I/O enable on), at a dword-aligned offset inside it; otherwise the
+///   access master-aborts like on real hardware: `BadAddress`, reads all-ones, writes dropped.
+/// - `ConfigRead`/`ConfigWrite` always work (a hung GPU still answers configuration cycles);
+///   bad offsets give `BadAddress`.
+/// - `Reset` resets the model, its interrupts and the error state. Configuration space (BARs,
+///   command register) is kept, unlike a PCIe FLR, so a driver recovers without re-probing.
+/// - `IrqAck` clears `IRQ_STATUS` bits (lines still asserted are latched again) and returns the
+///   new `IRQ_STATUS`.
+///
+/// After every request the model is ticked while it reports [`Activity::Busy`], at most
+/// [`TICK_BUDGET`] times.
+///
+/// The error state (a model [`fail`](crate::DeviceContext::fail)ed, e.g. on a DMA fault or
+/// invalid command; a hang; an injected fault) behaves like hardware that hit a bus error: the
+/// device keeps answering register accesses and reports the fault in its own status registers,
+/// and the driver resets it. So in the error state requests are still performed with the
+/// statuses above (reads return the model's registers, writes reach the model), the error is
+/// visible in the mailbox header (`STATE` = `Error`, `ERROR` = code) until `Reset`, and the
+/// model's engines stay frozen: a failed model is not ticked. A request during which the model
+/// faults completes normally (its access happened; the fault is recorded). Only the request
+/// during which the model hung (tick budget exhausted, [`error_code::HUNG`]) completes with
+/// `ModelError` and all-ones, because its side effects are incomplete.
+pub struct Device<M> {
+    model: M,
+    config: ConfigSpace,
+    memory: Box<dyn GuestMemory>,
+    irq: IrqState,
+    error: Option<u32>,
+    served: u64,
+    activity: Activity,
+}
+
+impl<M: GpuModel> Device<M> {
+    /// Build a device from a model and the guest memory it DMAs to.
+    pub fn new(model: M, memory: Box<dyn GuestMemory>) -> Result<Self, IdentityError> {
+        let config = ConfigSpace::new(model.pci_identity())?;
+        Ok(Device {
+            model,
+            config,
+            memory,
+            irq: IrqState::default(),
+            error: None,
+            served: 0,
+            activity: Activity::Idle,
+        })
+    }
+
+    fn parts(&mut self) -> (&mut M, DeviceContext<'_>) {
+        let dev = DeviceContext {
+            memory: &mut *self.memory,
+            bus_master: self.config.bus_master_enabled(),
+            irq: &mut self.irq,
+            error: &mut self.error,
+        };
+        (&mut self.model, dev)
+    }
+
+    /// Perform one mailbox request; returns the completion status and value (all-ones unless
+    /// the status is `Ok`; 0 for successful writes).
+    pub fn handle(&mut self, op: u32, bar: u32, address: u32, value: u32) -> (Status, u32) {
+        self.served += 1;
+        let result = match Op::from_u32(op) {
+            None => Err(Status::BadOp),
+            Some(Op::MmioRead) => self.mmio(bar, address, None),
+            Some(Op::MmioWrite) => self.mmio(bar, address, Some(value)),
+            Some(Op::ConfigRead) => self.config.read(address).map_err(|_| Status::BadAddress),
+            Some(Op::ConfigWrite) => {
+                self.config.write(address, value).map(|()| 0).map_err(|_| Status::BadAddress)
+            }
+            Some(Op::Reset) => {
+                self.reset();
+                Ok(0)
+            }
+            Some(Op::IrqAck) => {
+                self.irq.ack(value);
+                Ok(self.irq.status)
+            }
+        };
+        if self.run() == Run::Hung {
+            return (Status::ModelError, u32::MAX);
+        }
+        match result {
+            Ok(v) => (Status::Ok, v),
+            Err(s) => (s, u32::MAX),
+        }
+    }
+
+    fn mmio(&mut self, bar: u32, address: u32, write: Option<u32>) -> Result<u32, Status> {
+        let bar = u8::try_from(bar).map_err(|_| Status::BadAddress)?;
+        let size = self.config.bar_size(bar).ok_or(Status::BadAddress)?;
+        let inside = address.is_multiple_of(4) && u64::from(address) + 4 <= size;
+        if !inside || !self.config.decodes(bar) {
+            return Err(Status::BadAddress);
+        }
+        let (model, mut dev) = self.parts();
+        let value = match write {
+            None => model.mmio_read(bar, address, &mut dev),
+            Some(v) => {
+                model.mmio_write(bar, address, v, &mut dev);
+                0
+            }
+        };
+        Ok(value)
+    }
+
+    /// Tick the model while it is busy (bounded by [`TICK_BUDGET`]); returns what it reported
+    /// last. A failed model is frozen: it is not ticked and reports idle.
+    pub fn poll(&mut self) -> Activity {
+        self.run();
+        self.activity
+    }
+
+    /// [`poll`](Self::poll), telling whether the model hung during this call (and only then).
+    fn run(&mut self) -> Run {
+        self.activity = Activity::Idle;
+        for _ in 0..TICK_BUDGET {
+            if self.error.is_some() {
+                return Run::Settled;
+            }
+            let (model, mut dev) = self.parts();
+            match model.tick(&mut dev) {
+                Activity::Busy => continue,
+                other => {
+                    self.activity = if self.error.is_some() { Activity::Idle } else { other };
+                    return Run::Settled;
+                }
+            }
+        }
+        if self.error.is_some() {
+            // Failed on its last tick: a fault, not a hang.
+            return Run::Settled;
+        }
+        self.error = Some(error_code::HUNG);
+        Run::Hung
+    }
+
+    /// What the model reported after the last request or poll.
+    pub fn activity(&self) -> Activity {
+        self.activity
+    }
+
+    /// Function-level reset: model, interrupt lines and latch, error state.
+    pub fn reset(&mut self) {
+        self.model.reset();
+        self.irq = IrqState::default();
+        self.error = None;
+        self.activity = Activity::Idle;
+    }
+
+    /// Put the device into the error state (first code wins), e.g. for fault injection.
+    pub fn fail(&mut self, code: u32) {
+        self.error.get_or_insert(code);
+    }
+
+    /// Mailbox `header::STATE`.
+    pub fn state(&self) -> ModelState {
+        if self.error.is_some() { ModelState::Error } else { ModelState::Ready }
+    }
+
+    /// Mailbox `header::ERROR`: the error code, 0 when not in the error state.
+    pub fn error_code(&self) -> u32 {
+        self.error.unwrap_or(0)
+    }
+
+    /// Mailbox `IRQ_STATUS`: latched interrupt lines.
+    pub fn irq_status(&self) -> u32 {
+        self.irq.status
+    }
+
+    /// How many times the guest must be signalled since the last call (the latch gained bits).
+    pub fn take_irq_signals(&mut self) -> u32 {
+        std::mem::take(&mut self.irq.signals)
+    }
+
+    /// Requests handled so far (mailbox `header::SERVED`, truncated to 32 bits there).
+    pub fn served(&self) -> u64 {
+        self.served
+    }
+
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The model, mutably (for white-box tests).
+    pub fn model_mut(&mut self) -> &mut M {
+        &mut self.model
+    }
+
+    /// Configuration space.
+    pub fn config(&self) -> &ConfigSpace {
+        &self.config
+    }
+
+    /// Configuration space, mutably (e.g. to assign BARs like firmware).
+    pub fn config_mut(&mut self) -> &mut ConfigSpace {
+        &mut self.config
+    }
+
+    /// Guest memory.
+    pub fn memory(&self) -> &dyn GuestMemory {
+        &*self.memory
+    }
+
+    /// Guest memory, mutably.
+    pub fn memory_mut(&mut self) -> &mut dyn GuestMemory {
+        &mut *self.memory
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::{COMMAND_BUS_MASTER, COMMAND_MEMORY};
+    use crate::memory::VecMemory;
+    use crate::model::{BarSpec, PciIdentity};
+
+    /// A small test model: BAR0 (128 B) register file; offset 0x10 write = DMA the value to
+    /// guest address 0x100 (fails the model on fault); 0x14 write = raise/lower line 0;
+    /// 0x18 write = run N busy ticks (u32::MAX: forever); 0x1C write = wait (tick returns
+    /// Waiting until 0x1C is written 0); 0x0C write = the next tick fails the model with that
+    /// code (while reporting Busy).
+    #[derive(Default)]
+    pub(crate) struct Toy {
+        pub(crate) regs: [u32; 32],
+        busy: u32,
+        waiting: bool,
+        fail_on_tick: u32,
+        pub(crate) ticks: u64,
+        pub(crate) resets: u32,
+    }
+
+    impl GpuModel for Toy {
+        fn pci_identity(&self) -> PciIdentity {
+            PciIdentity::new(0x1234, 0x0001, 0xFF0000).with_bar(0, BarSpec::mem32(128))
+        }
+        fn mmio_read(&mut self, _bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
+            self.regs[(offset / 4) as usize]
+        }
+        fn mmio_write(&mut self, _bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
+            self.regs[(offset / 4) as usize] = value;
+            match offset {
+                0x10 => {
+                    if dev.dma_write_u32(u64::from(value), 0xC0DE).is_err() {
+                        dev.fail(7);
+                    }
+                }
+                0x14 => dev.set_irq(1, value != 0),
+                0x18 => self.busy = value,
+                0x1C => self.waiting = value != 0,
+                0x0C => self.fail_on_tick = value,
+                _ => {}
+            }
+        }
+        fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
+            self.ticks += 1;
+            if self.fail_on_tick != 0 {
+                dev.fail(std::mem::take(&mut self.fail_on_tick));
+                Activity::Busy
+            } else if self.busy > 0 {
+                if self.busy != u32::MAX {
+                    self.busy -= 1;
+                }
+                Activity::Busy
+            } else if self.waiting {
+                Activity::Waiting
+            } else {
+                Activity::Idle
+            }
+        }
+        fn reset(&mut self) {
+            *self = Toy { resets: self.resets + 1, ..Toy::default() };
+        }
+    }
+
+    fn device() -> Device<Toy> {
+        let mut d = Device::new(Toy::default(), Box::new(VecMemory::new(4096).unwrap())).unwrap();
+        assert_eq!(d.handle(Op::ConfigWrite as u32, 0, 4, 0), (Status::Ok, 0));
+        d
+    }
+
+    fn enable(d: &mut Device<Toy>, bits: u16) {
+        assert_eq!(d.handle(Op::ConfigWrite as u32, 0, 4, u32::from(bits)).0, Status::Ok);
+    }
+
+    const R: u32 = Op::MmioRead as u32;
+    const W: u32 = Op::MmioWrite as u32;
+
+    #[test]
+    fn mmio_is_not_decoded_until_memory_space_is_enabled() {
+        let mut d = device();
+        assert_eq!(d.handle(W, 0, 0, 5), (Status::BadAddress, u32::MAX));
+        assert_eq!(d.handle(R, 0, 0, 0), (Status::BadAddress, u32::MAX));
+        assert_eq!(d.model().regs[0], 0, "the dropped write never reached the model");
+        enable(&mut d, COMMAND_MEMORY);
+        assert_eq!(d.handle(W, 0, 0, 5), (Status::Ok, 0));
+        assert_eq!(d.handle(R, 0, 0, 0), (Status::Ok, 5));
+    }
+
+    #[test]
+    fn bad_ops_bars_and_offsets_become_statuses() {
+        let mut d = device();
+        enable(&mut d, COMMAND_MEMORY);
+        assert_eq!(d.handle(0, 0, 0, 0), (Status::BadOp, u32::MAX));
+        assert_eq!(d.handle(99, 0, 0, 0), (Status::BadOp, u32::MAX));
+        for (bar, addr) in
+            [(1, 0), (6, 0), (0x100, 0), (u32::MAX, 0), (0, 2), (0, 128), (0, 0xFFFF_FFFC)]
+        {
+            assert_eq!(d.handle(R, bar, addr, 0), (Status::BadAddress, u32::MAX), "{bar} {addr}");
+        }
+        assert_eq!(d.handle(R, 0, 124, 0).0, Status::Ok);
+        assert_eq!(d.handle(Op::ConfigRead as u32, 0, 256, 0), (Status::BadAddress, u32::MAX));
+        assert_eq!(d.handle(Op::ConfigRead as u32, 0, 1, 0), (Status::BadAddress, u32::MAX));
+        assert_eq!(d.handle(Op::ConfigRead as u32, 0, 0, 0), (Status::Ok, 0x0001_1234));
+        assert_eq!(d.served(), 15, "including device()'s config write");
+        assert_eq!(d.state(), ModelState::Ready);
+    }
+
+    #[test]
+    fn dma_fault_enters_the_error_state_until_reset_while_requests_are_still_performed() {
+        let mut d = device();
+        enable(&mut d, COMMAND_MEMORY | COMMAND_BUS_MASTER);
+        assert_eq!(d.handle(W, 0, 0x10, 0x20), (Status::Ok, 0));
+        let mut b = [0u8; 4];
+        d.memory().read(0x20, &mut b).unwrap();
+        assert_eq!(u32::from_le_bytes(b), 0xC0DE);
+        assert_eq!((d.state(), d.error_code()), (ModelState::Ready, 0));
+        // The faulting request completes normally: the register write happened, the fault is
+        // recorded in the error state.
+        assert_eq!(d.handle(W, 0, 0x10, 4096), (Status::Ok, 0));
+        assert_eq!(d.model().regs[4], 4096);
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, 7));
+        // In the error state register accesses are still performed, like hardware reporting
+        // the fault in its status registers.
+        assert_eq!(d.handle(R, 0, 0x10, 0), (Status::Ok, 4096));
+        assert_eq!(d.handle(W, 0, 4, 1), (Status::Ok, 0));
+        assert_eq!(d.model().regs[1], 1, "performed in the error state");
+        assert_eq!(d.handle(R, 0, 4, 0), (Status::Ok, 1));
+        assert_eq!(d.handle(R, 0, 128, 0), (Status::BadAddress, u32::MAX), "bounds still apply");
+        // Engines stay frozen: a failed model is not ticked, even when given work.
+        let ticks = d.model().ticks;
+        assert_eq!(d.handle(W, 0, 0x18, 1000), (Status::Ok, 0));
+        assert_eq!(d.poll(), Activity::Idle);
+        assert_eq!(d.model().ticks, ticks, "not ticked in the error state");
+        // A second fault keeps the first code.
+        assert_eq!(d.handle(W, 0, 0x10, 8192), (Status::Ok, 0));
+        d.fail(error_code::INJECTED);
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, 7), "first code wins");
+        assert_eq!(d.handle(Op::ConfigRead as u32, 0, 0, 0).0, Status::Ok, "config still works");
+        assert_eq!(d.handle(Op::Reset as u32, 0, 0, 0), (Status::Ok, 0));
+        assert_eq!((d.state(), d.error_code(), d.model().resets), (ModelState::Ready, 0, 1));
+        assert_eq!(d.handle(R, 0, 4, 0), (Status::Ok, 0), "config space kept across reset");
+        assert_eq!(d.handle(W, 0, 0x18, 10), (Status::Ok, 0));
+        assert!(d.model().ticks > 10, "ticked again after reset");
+    }
+
+    #[test]
+    fn dma_without_bus_mastering_faults() {
+        let mut d = device();
+        enable(&mut d, COMMAND_MEMORY);
+        assert_eq!(d.handle(W, 0, 0x10, 0x20), (Status::Ok, 0));
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, 7));
+        let mut b = [0u8; 4];
+        d.memory().read(0x20, &mut b).unwrap();
+        assert_eq!(b, [0; 4], "nothing written");
+    }
+
+    #[test]
+    fn a_fault_while_busy_is_not_a_hang() {
+        let mut d = device();
+        enable(&mut d, COMMAND_MEMORY);
+        let ticks = d.model().ticks;
+        // The model fails on its first tick while reporting Busy: the request completes Ok.
+        assert_eq!(d.handle(W, 0, 0x0C, 0x33), (Status::Ok, 0));
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, 0x33));
+        assert_eq!(d.model().ticks - ticks, 1, "frozen right after the failing tick");
+        assert_eq!(d.activity(), Activity::Idle);
+    }
+
+    #[test]
+    fn interrupts_latch_signal_once_and_relatch_on_ack_while_asserted() {
+        let mut d = device();
+        enable(&mut d, COMMAND_MEMORY);
+        d.handle(W, 0, 0x14, 1);
+        assert_eq!((d.irq_status(), d.take_irq_signals()), (1, 1));
+        d.handle(W, 0, 0x14, 1);
+        assert_eq!(d.take_irq_signals(), 0, "already asserted: no new edge");
+        // Ack while the line is still asserted: latched and signalled again.
+        assert_eq!(d.handle(Op::IrqAck as u32, 0, 0, 1), (Status::Ok, 1));
+        assert_eq!(d.take_irq_signals(), 1);
+        // Lower the line, then ack: stays clear.
+        d.handle(W, 0, 0x14, 0);
+        assert_eq!(d.irq_status(), 1, "latch keeps its bit until IrqAck");
+        assert_eq!(d.handle(Op::IrqAck as u32, 0, 0, 1), (Status::Ok, 0));
+        assert_eq!((d.irq_status(), d.take_irq_signals()), (0, 0));
+        d.handle(W, 0, 0x14, 1);
+        d.handle(Op::Reset as u32, 0, 0, 0);
+        assert_eq!((d.irq_status(), d.take_irq_signals()), (0, 0), "reset clears interrupts");
+    }
+
+    #[test]
+    fn busy_models_are_ticked_to_idle_and_hung_ones_fail() {
+        let mut d = device();
+        enable(&mut d, COMMAND_MEMORY);
+        d.handle(W, 0, 0x18, 1000);
+        assert_eq!(d.activity(), Activity::Idle);
+        assert!(d.model().ticks > 1000);
+        d.handle(W, 0, 0x1C, 1);
+        assert_eq!(d.activity(), Activity::Waiting);
+        assert_eq!(d.poll(), Activity::Waiting);
+        d.handle(W, 0, 0x1C, 0);
+        assert_eq!(d.activity(), Activity::Idle);
+        let ticks = d.model().ticks;
+        // Only the request during which the model hung reports ModelError: its side effects
+        // are incomplete.
+        assert_eq!(d.handle(W, 0, 0x18, u32::MAX), (Status::ModelError, u32::MAX));
+        assert_eq!(d.model().ticks - ticks, u64::from(TICK_BUDGET));
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, error_code::HUNG));
+        // Later requests are performed and complete Ok; the model stays frozen and in the
+        // error state until reset.
+        let ticks = d.model().ticks;
+        assert_eq!(d.handle(W, 0, 0, 9), (Status::Ok, 0));
+        assert_eq!(d.handle(R, 0, 0, 0), (Status::Ok, 9));
+        assert_eq!(d.handle(R, 0, 0x18, 0), (Status::Ok, u32::MAX));
+        assert_eq!(d.poll(), Activity::Idle);
+        assert_eq!(d.model().ticks, ticks, "a hung model is not ticked again");
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, error_code::HUNG));
+        assert_eq!(d.handle(Op::Reset as u32, 0, 0, 0), (Status::Ok, 0));
+        assert_eq!((d.state(), d.error_code()), (ModelState::Ready, 0));
+        assert_eq!(d.handle(R, 0, 0x18, 0), (Status::Ok, 0), "model reset too");
+    }
+}

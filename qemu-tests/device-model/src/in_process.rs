@@ -1,0 +1,428 @@
+//! Drivers against models without QEMU: [`InProcess`] is a device a host test talks to through
+//! the same traits a kernel uses — [`RegisterIo`] for BARs, [`ConfigRegionAccess`] for
+//! configuration space, [`DmaAllocator`] for DMA memory the model reaches.
+//!
+//! ```
+//! use gpu_device_model::{InProcess, GpuModel, DeviceContext, PciIdentity, BarSpec};
+//! use gpu_hal::RegisterIo;
+//!
+//! struct Echo(u32);
+//! impl GpuModel for Echo {
+//!     fn pci_identity(&self) -> PciIdentity {
+//!         PciIdentity::new(0x1234, 0x1, 0xFF0000).with_bar(0, BarSpec::mem32(0x1000))
+//!     }
+//!     fn mmio_read(&mut self, _: u8, _: u32, _: &mut DeviceContext<'_>) -> u32 { self.0 }
+//!     fn mmio_write(&mut self, _: u8, _: u32, v: u32, _: &mut DeviceContext<'_>) { self.0 = v }
+//!     fn reset(&mut self) { self.0 = 0 }
+//! }
+//!
+//! let gpu = InProcess::new(Echo(0)).unwrap();
+//! gpu.write32(0x10, 42);
+//! assert_eq!(gpu.read32(0x10), 42);
+//! ```
+
+use crate::config::{COMMAND_BUS_MASTER, COMMAND_IO, COMMAND_MEMORY};
+use crate::device::Device;
+use crate::memory::{DmaFault, GuestMemory, MemoryError, VecMemory};
+use crate::model::{GpuModel, IdentityError};
+use gpu_hal::RegisterIo;
+use gpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use gpu_mailbox::{ModelState, Op, Status};
+use pci_types::{ConfigRegionAccess, PciAddress};
+use std::cell::{Cell, Ref, RefCell, RefMut};
+use std::fmt;
+
+/// First bus address handed out by the DMA allocator: page 0 stays unused so a driver that
+/// programs address 0 (an uninitialised pointer) hits memory no buffer lives in.
+pub const DMA_BASE: u64 = 0x1000;
+
+/// Where memory BARs are placed when the device is built (like firmware would).
+pub const BAR_WINDOW: u64 = 0xE000_0000;
+
+/// How to build an [`InProcess`] device.
+#[derive(Debug, Clone, Copy)]
+pub struct InProcessOptions {
+    /// Guest memory bytes (bus addresses `0..memory_size`).
+    pub memory_size: usize,
+    /// Where the function answers configuration accesses.
+    pub address: PciAddress,
+    /// Turn on memory/I-O decoding and bus mastering at start (as if a driver had enabled the
+    /// device); otherwise the command register starts at 0 like after power-on.
+    pub enable: bool,
+}
+
+impl Default for InProcessOptions {
+    /// 16 MiB of memory, 00:03.0, enabled.
+    fn default() -> Self {
+        InProcessOptions {
+            memory_size: 16 << 20,
+            address: PciAddress::new(0, 0, 3, 0),
+            enable: true,
+        }
+    }
+}
+
+/// Why an [`InProcess`] device could not be built.
+#[derive(Debug)]
+pub enum InProcessError {
+    /// The model's PCI identity is invalid.
+    Identity(IdentityError),
+    /// The memory could not be allocated.
+    Memory(MemoryError),
+}
+
+impl fmt::Display for InProcessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InProcessError::Identity(e) => write!(f, "invalid PCI identity: {e}"),
+            InProcessError::Memory(e) => write!(f, "guest memory: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for InProcessError {}
+
+/// A device model in this process, driven through the kernel-facing traits.
+///
+/// Every access is a mailbox request on the inner [`Device`], so the semantics are exactly the
+/// QEMU harness's (decoding, bounds, error state, interrupt latch); a non-`Ok` status reads
+/// all-ones and is kept in [`last_status`](Self::last_status). Interrupts are counted:
+/// [`take_interrupts`](Self::take_interrupts) says how many the guest would have received.
+///
+/// Not re-entrant: holding a [`model`](Self::model) borrow across an access panics.
+pub struct InProcess<M: GpuModel> {
+    device: RefCell<Device<M>>,
+    memory: VecMemory,
+    address: PciAddress,
+    next: Cell<usize>,
+    outstanding: Cell<usize>,
+    interrupts: Cell<u32>,
+    last_status: Cell<Status>,
+}
+
+impl<M: GpuModel> InProcess<M> {
+    /// A device with [`InProcessOptions::default`].
+    pub fn new(model: M) -> Result<Self, InProcessError> {
+        Self::with_options(model, InProcessOptions::default())
+    }
+
+    /// A device built with `options`; BARs are assigned from [`BAR_WINDOW`].
+    pub fn with_options(model: M, options: InProcessOptions) -> Result<Self, InProcessError> {
+        let memory = VecMemory::new(options.memory_size).map_err(InProcessError::Memory)?;
+        let mut device =
+            Device::new(model, Box::new(memory.share())).map_err(InProcessError::Identity)?;
+        device.config_mut().assign_bars(BAR_WINDOW);
+        if options.enable {
+            let command = COMMAND_MEMORY | COMMAND_IO | COMMAND_BUS_MASTER;
+            // Offset 4 is always valid; unimplemented bits are dropped by the space.
+            let _ = device.config_mut().write(4, u32::from(command));
+        }
+        Ok(InProcess {
+            device: RefCell::new(device),
+            memory,
+            address: options.address,
+            next: Cell::new(DMA_BASE as usize),
+            outstanding: Cell::new(0),
+            interrupts: Cell::new(0),
+            last_status: Cell::new(Status::Ok),
+        })
+    }
+
+    /// Perform one raw mailbox request (see [`Device::handle`]).
+    pub fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> (Status, u32) {
+        let mut device = self.device.borrow_mut();
+        let (status, value) = device.handle(op as u32, bar, address, value);
+        let signals = device.take_irq_signals();
+        self.interrupts.set(self.interrupts.get().saturating_add(signals));
+        self.last_status.set(status);
+        (status, value)
+    }
+
+    /// Register access to BAR `bar` (BAR0 is also reachable through `self`).
+    pub fn bar(&self, bar: u8) -> BarIo<'_, M> {
+        BarIo { device: self, bar }
+    }
+
+    fn mmio_read(&self, bar: u8, offset: usize) -> u32 {
+        match u32::try_from(offset) {
+            Ok(offset) => self.request(Op::MmioRead, bar.into(), offset, 0).1,
+            Err(_) => {
+                self.last_status.set(Status::BadAddress);
+                u32::MAX
+            }
+        }
+    }
+
+    fn mmio_write(&self, bar: u8, offset: usize, value: u32) {
+        match u32::try_from(offset) {
+            Ok(offset) => {
+                self.request(Op::MmioWrite, bar.into(), offset, value);
+            }
+            Err(_) => self.last_status.set(Status::BadAddress),
+        }
+    }
+
+    /// Status of the most recent access.
+    pub fn last_status(&self) -> Status {
+        self.last_status.get()
+    }
+
+    /// Interrupts delivered to the "guest" since the last call.
+    pub fn take_interrupts(&self) -> u32 {
+        self.interrupts.replace(0)
+    }
+
+    /// Mailbox `IRQ_STATUS` (latched lines).
+    pub fn irq_status(&self) -> u32 {
+        self.device.borrow().irq_status()
+    }
+
+    /// `Op::IrqAck`: clear latched lines; returns the new `IRQ_STATUS`.
+    pub fn ack_irq(&self, mask: u32) -> u32 {
+        self.request(Op::IrqAck, 0, 0, mask).1
+    }
+
+    /// `Op::Reset`: function-level reset of the model.
+    pub fn reset(&self) {
+        self.request(Op::Reset, 0, 0, 0);
+    }
+
+    /// Tick a [`crate::Activity::Waiting`] model once more (the server does this on a timer).
+    pub fn poll(&self) -> crate::Activity {
+        let mut device = self.device.borrow_mut();
+        let activity = device.poll();
+        let signals = device.take_irq_signals();
+        self.interrupts.set(self.interrupts.get().saturating_add(signals));
+        activity
+    }
+
+    /// Mailbox `header::STATE`.
+    pub fn state(&self) -> ModelState {
+        self.device.borrow().state()
+    }
+
+    /// Mailbox `header::ERROR` (0 unless in the error state).
+    pub fn error_code(&self) -> u32 {
+        self.device.borrow().error_code()
+    }
+
+    /// Where the function answers configuration accesses.
+    pub fn pci_address(&self) -> PciAddress {
+        self.address
+    }
+
+    /// The framework device (config space, counters).
+    pub fn device(&self) -> Ref<'_, Device<M>> {
+        self.device.borrow()
+    }
+
+    /// The framework device, mutably.
+    pub fn device_mut(&self) -> RefMut<'_, Device<M>> {
+        self.device.borrow_mut()
+    }
+
+    /// The model (white-box inspection).
+    pub fn model(&self) -> Ref<'_, M> {
+        Ref::map(self.device.borrow(), Device::model)
+    }
+
+    /// The model, mutably.
+    pub fn model_mut(&self) -> RefMut<'_, M> {
+        RefMut::map(self.device.borrow_mut(), Device::model_mut)
+    }
+
+    /// Read guest memory at a bus address (test set-up/inspection, no bus-master check).
+    pub fn read_memory(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
+        self.memory.read(address, buf)
+    }
+
+    /// Write guest memory at a bus address.
+    pub fn write_memory(&self, address: u64, data: &[u8]) -> Result<(), DmaFault> {
+        self.memory.share().write(address, data)
+    }
+
+    /// Guest memory size in bytes.
+    pub fn memory_size(&self) -> usize {
+        self.memory.len()
+    }
+}
+
+impl<M: GpuModel> Drop for InProcess<M> {
+    fn drop(&mut self) {
+        if self.outstanding.get() > 0 {
+            // Regions are still out: their memory must stay valid (DmaRegion's contract), so
+            // the buffer is deliberately leaked.
+            std::mem::forget(self.memory.share());
+        }
+    }
+}
+
+/// [`RegisterIo`] for BAR0.
+impl<M: GpuModel> RegisterIo for InProcess<M> {
+    fn read32(&self, offset: usize) -> u32 {
+        self.mmio_read(0, offset)
+    }
+    fn write32(&self, offset: usize, value: u32) {
+        self.mmio_write(0, offset, value)
+    }
+}
+
+/// Register access to one BAR of an [`InProcess`] device.
+pub struct BarIo<'a, M: GpuModel> {
+    device: &'a InProcess<M>,
+    bar: u8,
+}
+
+impl<M: GpuModel> RegisterIo for BarIo<'_, M> {
+    fn read32(&self, offset: usize) -> u32 {
+        self.device.mmio_read(self.bar, offset)
+    }
+    fn write32(&self, offset: usize, value: u32) {
+        self.device.mmio_write(self.bar, offset, value)
+    }
+}
+
+/// Configuration space at [`InProcess::pci_address`]; every other function reads all-ones.
+impl<M: GpuModel> ConfigRegionAccess for InProcess<M> {
+    unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
+        if address != self.address {
+            return u32::MAX;
+        }
+        self.request(Op::ConfigRead, 0, offset.into(), 0).1
+    }
+
+    unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
+        if address == self.address {
+            self.request(Op::ConfigWrite, 0, offset.into(), value);
+        }
+    }
+}
+
+/// A bump allocator over the device's memory: bus address = offset, starting at [`DMA_BASE`].
+/// Memory is never reused; it is zero when handed out.
+impl<M: GpuModel> DmaAllocator for InProcess<M> {
+    fn allocate(&self, layout: DmaLayout) -> Result<DmaRegion, DmaError> {
+        if layout.size == 0 {
+            return Err(DmaError::ZeroSize);
+        }
+        if !layout.align.is_power_of_two() {
+            return Err(DmaError::BadAlignment(layout.align));
+        }
+        let start = self.next.get().checked_next_multiple_of(layout.align.max(4));
+        let end = start.and_then(|s| s.checked_add(layout.size));
+        let (Some(start), Some(end)) = (start, end) else { return Err(DmaError::OutOfMemory) };
+        if end > self.memory.len() || (end as u64 - 1) > layout.max_address {
+            return Err(DmaError::OutOfMemory);
+        }
+        self.next.set(end);
+        self.outstanding.set(self.outstanding.get() + 1);
+        // SAFETY: `start < end <= len`, inside the allocation.
+        let cpu = unsafe { self.memory.base().add(start) };
+        // SAFETY: `start..end` is handed out once (bump allocation), 4-byte aligned (the base is
+        // page-aligned, `start` a multiple of at least 4), valid while any region is out (Drop
+        // leaks the buffer otherwise), and the model sees it at bus address `start`.
+        Ok(unsafe { DmaRegion::from_raw_parts(cpu, BusAddress(start as u64), layout.size) })
+    }
+
+    fn deallocate(&self, region: DmaRegion) {
+        let offset = region.bus_address().0;
+        // SAFETY: only used for comparison when the offset lies inside the buffer.
+        let ours = offset < self.memory.len() as u64
+            && region.cpu_ptr() == unsafe { self.memory.base().add(offset as usize) };
+        if ours {
+            self.outstanding.set(self.outstanding.get().saturating_sub(1));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::tests::Toy;
+    use gpu_hal::pci;
+
+    #[test]
+    fn registers_config_space_and_probe_work_through_the_kernel_traits() {
+        let gpu = InProcess::new(Toy::default()).unwrap();
+        gpu.write32(0x8, 77);
+        assert_eq!(gpu.read32(0x8), 77);
+        assert_eq!(gpu.bar(0).read32(0x8), 77);
+        assert_eq!(gpu.last_status(), Status::Ok);
+        assert_eq!(gpu.read32(0x1000), u32::MAX);
+        assert_eq!(gpu.last_status(), Status::BadAddress);
+        assert_eq!(gpu.bar(3).read32(0), u32::MAX);
+        assert_eq!(gpu.read32(usize::MAX - 3), u32::MAX);
+
+        let f = pci::probe(&gpu, gpu.pci_address()).unwrap();
+        assert_eq!((f.vendor, f.device, f.class, f.interrupt_pin), (0x1234, 1, 0xFF0000, 1));
+        assert_eq!(f.memory_bar(0), Some((BAR_WINDOW, 128)));
+        // SAFETY: configuration reads have no memory-safety requirements here.
+        let other = unsafe { ConfigRegionAccess::read(&gpu, PciAddress::new(0, 0, 4, 0), 0) };
+        assert_eq!(other, u32::MAX);
+        assert_eq!(gpu.read32(0x8), 77, "probe restored decoding");
+    }
+
+    #[test]
+    fn power_on_option_starts_with_decoding_off() {
+        let options = InProcessOptions { enable: false, ..InProcessOptions::default() };
+        let gpu = InProcess::with_options(Toy::default(), options).unwrap();
+        assert_eq!(gpu.read32(0), u32::MAX);
+        // SAFETY: plain configuration write.
+        unsafe { ConfigRegionAccess::write(&gpu, gpu.pci_address(), 4, 2) };
+        assert_eq!(gpu.read32(0), 0);
+    }
+
+    #[test]
+    fn dma_allocator_hands_out_aligned_zeroed_memory_the_model_sees() {
+        let gpu = InProcess::new(Toy::default()).unwrap();
+        let a = gpu.allocate(DmaLayout::new(12, 4).unwrap()).unwrap();
+        let b = gpu.allocate(DmaLayout::new(64, 4096).unwrap()).unwrap();
+        assert_eq!(a.bus_address(), BusAddress(DMA_BASE));
+        assert_eq!(b.bus_address().0 % 4096, 0);
+        assert!(b.bus_address().0 >= DMA_BASE + 12);
+        assert_eq!(b.read_u32(60), Ok(0));
+        // The model writes 0xC0DE at the address given through register 0x10.
+        gpu.write32(0x10, b.bus_address().low() + 8);
+        assert_eq!(b.read_u32(8), Ok(0xC0DE));
+        a.write_u32(0, 0x1234_5678).unwrap();
+        let mut bytes = [0u8; 4];
+        gpu.read_memory(DMA_BASE, &mut bytes).unwrap();
+        assert_eq!(u32::from_le_bytes(bytes), 0x1234_5678);
+        gpu.deallocate(a);
+        gpu.deallocate(b);
+        let huge = DmaLayout::new(32 << 20, 4).unwrap();
+        assert_eq!(gpu.allocate(huge).unwrap_err(), DmaError::OutOfMemory);
+        let low = DmaLayout::new(16, 4).unwrap().with_max_address(0xFFF);
+        assert_eq!(gpu.allocate(low).unwrap_err(), DmaError::OutOfMemory);
+    }
+
+    #[test]
+    fn regions_outliving_the_device_stay_valid() {
+        let gpu = InProcess::new(Toy::default()).unwrap();
+        let r = gpu.allocate(DmaLayout::new(16, 4).unwrap()).unwrap();
+        drop(gpu);
+        r.write_u32(12, 5).unwrap();
+        assert_eq!(r.read_u32(12), Ok(5));
+    }
+
+    #[test]
+    fn interrupts_are_counted_and_acknowledged() {
+        let gpu = InProcess::new(Toy::default()).unwrap();
+        gpu.write32(0x14, 1);
+        assert_eq!((gpu.irq_status(), gpu.take_interrupts()), (1, 1));
+        gpu.write32(0x14, 0);
+        assert_eq!(gpu.ack_irq(1), 0);
+        assert_eq!(gpu.take_interrupts(), 0);
+        gpu.write32(0x10, 0xFFFF_0000);
+        assert_eq!(
+            (gpu.last_status(), gpu.state(), gpu.error_code()),
+            (Status::Ok, ModelState::Error, 7),
+            "the faulting write completes; the fault is recorded"
+        );
+        assert_eq!(gpu.read32(0x10), 0xFFFF_0000, "registers still answer in the error state");
+        assert_eq!(gpu.last_status(), Status::Ok);
+        gpu.reset();
+        assert_eq!(gpu.state(), ModelState::Ready);
+        assert_eq!(gpu.model().resets, 1);
+    }
+}

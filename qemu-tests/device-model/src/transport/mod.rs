@@ -1,0 +1,353 @@
+//! The ivshmem transport: this process is the ivshmem server QEMU's `ivshmem-doorbell` device
+//! connects to, and peer [`MODEL_PEER`] behind it.
+//!
+//! Server protocol (QEMU `docs/specs/ivshmem-spec.rst`): every message from server to client
+//! is a little-endian `i64`, optionally with one descriptor (`SCM_RIGHTS`). On connect the
+//! server sends the protocol version (0), the client's own peer ID, then `-1` with the shared
+//! memory descriptor (its size becomes BAR2's, a power of two), then for every other peer its
+//! ID once per vector with that peer's eventfd for the vector, and finally the client's own ID
+//! once per vector with the eventfds the client receives interrupts on. A peer ID without a
+//! descriptor later means that peer left. The client never sends anything: its socket
+//! becoming readable at end of stream means QEMU is gone.
+//!
+//! Here the model is peer [`MODEL_PEER`] with [`VECTORS`] eventfds the guest's doorbell rings
+//! (vector [`VECTOR_REQUEST`]: a mailbox request is posted); QEMU is peer `MODEL_PEER + 1` and
+//! the model signals its vector [`VECTOR_IRQ`] eventfd to raise the guest's MSI-X vector. One
+//! QEMU at a time; further connections are closed at once.
+//!
+//! QEMU drops an MSI-X message while MSI-X is disabled in the ivshmem function (and keeps it
+//! pending while the vector is masked), so the guest must enable MSI-X before the device
+//! raises its first interrupt. The latched lines stay readable in `IRQ_STATUS` regardless.
+
+pub mod client;
+pub mod mailbox;
+
+use crate::device::{Device, error_code};
+use crate::model::{Activity, GpuModel};
+use crate::sys::{self, Epoll, EventFd, Mapping, Ready};
+use gpu_mailbox::{MODEL_PEER, SHMEM_SIZE, VECTOR_IRQ, VECTOR_REQUEST, VECTORS};
+use mailbox::SharedMailbox;
+use std::fmt;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+
+/// ivshmem server protocol version.
+pub const PROTOCOL_VERSION: i64 = 0;
+/// The peer ID QEMU is given.
+pub const QEMU_PEER: i64 = MODEL_PEER as i64 + 1;
+
+/// Why the server stopped or could not start.
+#[derive(Debug)]
+pub enum TransportError {
+    /// A system call failed.
+    Io {
+        /// What was being done.
+        context: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportError::Io { context, source } => write!(f, "{context}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TransportError::Io { source, .. } => Some(source),
+        }
+    }
+}
+
+fn io_err(context: &'static str) -> impl FnOnce(io::Error) -> TransportError {
+    move |source| TransportError::Io { context, source }
+}
+
+/// Fault injection for the harness's negative tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Injection {
+    /// Serve normally.
+    #[default]
+    None,
+    /// Serve `n` requests, then enter the error state ([`error_code::INJECTED`]) before the
+    /// next one.
+    FaultAfter(u64),
+    /// Serve `n` requests, then abort the process when the next one arrives (it is never
+    /// completed): a model dying mid-test.
+    DieAfter(u64),
+}
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Where to listen (a stale socket file there is replaced).
+    pub socket: PathBuf,
+    /// Fault injection.
+    pub injection: Injection,
+    /// How often a [`Activity::Waiting`] model is ticked, in milliseconds.
+    pub poll_interval_ms: u16,
+}
+
+impl ServerOptions {
+    /// Listen on `socket`, no injection, 1 ms poll interval.
+    pub fn new(socket: impl Into<PathBuf>) -> Self {
+        ServerOptions { socket: socket.into(), injection: Injection::None, poll_interval_ms: 1 }
+    }
+}
+
+const TOKEN_LISTENER: u64 = 1 << 32;
+const TOKEN_QEMU: u64 = 2 << 32;
+const TOKEN_VECTOR: u64 = 3 << 32;
+
+struct Peer {
+    stream: UnixStream,
+    /// Eventfds QEMU receives interrupts on, by vector.
+    vectors: Vec<EventFd>,
+}
+
+/// An ivshmem server serving one device model.
+pub struct Server<M: GpuModel> {
+    device: Device<M>,
+    options: ServerOptions,
+    listener: UnixListener,
+    shm: OwnedFd,
+    mailbox: SharedMailbox,
+    doorbells: Vec<EventFd>,
+    epoll: Epoll,
+    qemu: Option<Peer>,
+    last_seq: u32,
+}
+
+impl<M: GpuModel> Server<M> {
+    /// Create the shared memory, announce the model in the mailbox header and listen.
+    pub fn bind(device: Device<M>, options: ServerOptions) -> Result<Self, TransportError> {
+        let shm = sys::memfd(c"gpu-mailbox", SHMEM_SIZE).map_err(io_err("creating the memfd"))?;
+        let map = Mapping::new(shm.as_fd(), SHMEM_SIZE).map_err(io_err("mapping the memfd"))?;
+        let mailbox = SharedMailbox::new(map).map_err(|_| TransportError::Io {
+            context: "mapping the memfd",
+            source: io::Error::new(io::ErrorKind::InvalidData, "mapping too small"),
+        })?;
+        let doorbells = (0..VECTORS)
+            .map(|_| EventFd::new())
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(io_err("creating the model's eventfds"))?;
+        match std::fs::remove_file(&options.socket) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(io_err("removing a stale socket")(e));
+            }
+            _ => {}
+        }
+        let listener = UnixListener::bind(&options.socket).map_err(io_err("binding the socket"))?;
+        listener.set_nonblocking(true).map_err(io_err("configuring the socket"))?;
+        let epoll = Epoll::new().map_err(io_err("creating the epoll instance"))?;
+        epoll.add(listener.as_raw_fd(), TOKEN_LISTENER).map_err(io_err("epoll_ctl"))?;
+        for (v, fd) in doorbells.iter().enumerate() {
+            epoll.add(fd.fd().as_raw_fd(), TOKEN_VECTOR | v as u64).map_err(io_err("epoll_ctl"))?;
+        }
+        let server = Server {
+            device,
+            options,
+            listener,
+            shm,
+            mailbox,
+            doorbells,
+            epoll,
+            qemu: None,
+            last_seq: 0,
+        };
+        server.publish();
+        server.mailbox.announce(
+            server.device.state(),
+            server.device.error_code(),
+            server.device.served() as u32,
+        );
+        Ok(server)
+    }
+
+    /// The socket path.
+    pub fn socket_path(&self) -> &Path {
+        &self.options.socket
+    }
+
+    /// The device (counters, model state).
+    pub fn device(&self) -> &Device<M> {
+        &self.device
+    }
+
+    /// Serve until the connected QEMU goes away (`Ok`), or a system call fails.
+    pub fn run(&mut self) -> Result<(), TransportError> {
+        let mut ready = Vec::new();
+        loop {
+            let timeout = match self.device.activity() {
+                Activity::Waiting => i32::from(self.options.poll_interval_ms),
+                Activity::Idle | Activity::Busy => -1,
+            };
+            self.epoll.wait(&mut ready, timeout).map_err(io_err("epoll_wait"))?;
+            if ready.is_empty() && self.device.activity() == Activity::Waiting {
+                self.device.poll();
+                self.publish();
+                self.signal_irq();
+            }
+            for &Ready { token, readable, hangup } in &ready {
+                match token & !0xFFFF_FFFF {
+                    TOKEN_LISTENER => self.accept()?,
+                    TOKEN_QEMU if self.qemu_gone(readable, hangup) => return Ok(()),
+                    TOKEN_VECTOR => {
+                        let vector = (token & 0xFFFF_FFFF) as usize;
+                        if let Some(fd) = self.doorbells.get(vector) {
+                            fd.drain();
+                        }
+                        if vector == VECTOR_REQUEST as usize {
+                            self.serve();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self) -> Result<(), TransportError> {
+        loop {
+            let stream = match self.listener.accept() {
+                Ok((s, _)) => s,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_err("accepting a connection")(e)),
+            };
+            if self.qemu.is_some() {
+                // One QEMU per model: the extra client sees end of stream at once.
+                continue;
+            }
+            let vectors = (0..VECTORS)
+                .map(|_| EventFd::new())
+                .collect::<io::Result<Vec<_>>>()
+                .map_err(io_err("creating QEMU's eventfds"))?;
+            handshake(&stream, &self.shm, &self.doorbells, &vectors)
+                .map_err(io_err("sending the ivshmem handshake"))?;
+            self.epoll.add(stream.as_raw_fd(), TOKEN_QEMU).map_err(io_err("epoll_ctl"))?;
+            stream.set_nonblocking(true).map_err(io_err("configuring QEMU's socket"))?;
+            self.qemu = Some(Peer { stream, vectors });
+            // A request posted before the connection completed (not expected) is served now.
+            self.serve();
+        }
+    }
+
+    fn qemu_gone(&mut self, readable: bool, hangup: bool) -> bool {
+        let Some(peer) = &mut self.qemu else { return false };
+        if hangup {
+            return true;
+        }
+        if readable {
+            // QEMU never sends; drain whatever arrives and watch for end of stream.
+            let mut buf = [0u8; 64];
+            return match peer.stream.read(&mut buf) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) => {
+                    !matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted)
+                }
+            };
+        }
+        false
+    }
+
+    /// Serve every posted request (normally exactly one per doorbell).
+    fn serve(&mut self) {
+        while let Some(req) = self.mailbox.take_request(self.last_seq) {
+            let served = self.device.served();
+            match self.options.injection {
+                Injection::DieAfter(n) if served >= n => {
+                    eprintln!("model-server: dying before request {} as asked", served + 1);
+                    std::process::abort();
+                }
+                Injection::FaultAfter(n) if served >= n => self.device.fail(error_code::INJECTED),
+                _ => {}
+            }
+            let (status, value) = self.device.handle(req.op, req.bar, req.address, req.value);
+            self.publish();
+            self.mailbox.complete(req.seq, status, value);
+            self.last_seq = req.seq;
+            self.signal_irq();
+        }
+    }
+
+    fn publish(&self) {
+        self.mailbox.set_irq_status(self.device.irq_status());
+        self.mailbox.publish_header(
+            self.device.state(),
+            self.device.error_code(),
+            self.device.served() as u32,
+        );
+    }
+
+    fn signal_irq(&mut self) {
+        if self.device.take_irq_signals() == 0 {
+            return;
+        }
+        if let Some(fd) = self.qemu.as_ref().and_then(|p| p.vectors.get(VECTOR_IRQ as usize)) {
+            // Only fails if the counter would overflow: the guest has a signal pending anyway.
+            let _ = fd.signal();
+        }
+    }
+}
+
+impl<M: GpuModel> Drop for Server<M> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.options.socket);
+    }
+}
+
+/// Send the connect-time messages to a new client (see the module documentation).
+fn handshake(
+    stream: &UnixStream,
+    shm: &OwnedFd,
+    model_vectors: &[EventFd],
+    own_vectors: &[EventFd],
+) -> io::Result<()> {
+    let s = stream.as_fd();
+    sys::send_msg(s, PROTOCOL_VERSION, None)?;
+    sys::send_msg(s, QEMU_PEER, None)?;
+    sys::send_msg(s, -1, Some(shm.as_fd()))?;
+    for fd in model_vectors {
+        sys::send_msg(s, i64::from(MODEL_PEER), Some(fd.fd()))?;
+    }
+    for fd in own_vectors {
+        sys::send_msg(s, QEMU_PEER, Some(fd.fd()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn handshake_sends_version_id_memory_and_vectors_in_order() {
+        let (server, client) = UnixStream::pair().unwrap();
+        let shm = sys::memfd(c"hs", 4096).unwrap();
+        let model: Vec<_> = (0..2).map(|_| EventFd::new().unwrap()).collect();
+        let own: Vec<_> = (0..2).map(|_| EventFd::new().unwrap()).collect();
+        handshake(&server, &shm, &model, &own).unwrap();
+        let mut msgs = Vec::new();
+        for _ in 0..7 {
+            msgs.push(sys::recv_msg(client.as_fd()).unwrap().unwrap());
+        }
+        let values: Vec<i64> = msgs.iter().map(|m| m.0).collect();
+        assert_eq!(values, [0, 1, -1, 0, 0, 1, 1]);
+        let with_fd: Vec<bool> = msgs.iter().map(|m| m.1.is_some()).collect();
+        assert_eq!(with_fd, [false, false, true, true, true, true, true]);
+        // The model's vector 0 descriptor is the model's doorbell.
+        let doorbell = EventFd::from_owned(msgs.swap_remove(3).1.unwrap());
+        doorbell.signal().unwrap();
+        assert_eq!(model[0].drain(), 1);
+    }
+}

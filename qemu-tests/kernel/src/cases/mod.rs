@@ -1,0 +1,140 @@
+//! Test cases, selected by `case=<name>` on the kernel command line.
+
+mod boot;
+mod selftest;
+
+use crate::Kernel;
+use crate::arch::lapic::LapicError;
+use crate::bootinfo::BootInfoError;
+use crate::mailbox::{IvshmemError, MailboxError};
+use crate::memory::MemoryError;
+use gpu_hal::dma::DmaError;
+use gpu_hal::pci::PciError;
+use gpu_hal::time::TimedOut;
+
+/// Why a case (or the boot before it) failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]
+pub enum CaseError {
+    /// No `case=` on the command line.
+    NoCase,
+    /// `case=` names no known case.
+    UnknownCase,
+    /// The PVH start info is unusable.
+    BootInfo(BootInfoError),
+    /// No room for heap or DMA pool.
+    Memory(MemoryError),
+    /// The local APIC cannot be used.
+    Lapic(LapicError),
+    /// The ivshmem transport is missing or broken.
+    Ivshmem(IvshmemError),
+    /// A mailbox request failed where the case needed it to succeed.
+    Mailbox(MailboxError),
+    /// Probing the emulated device failed.
+    Pci(PciError),
+    /// DMA allocation failed.
+    Dma(DmaError),
+    /// A bounded wait expired.
+    TimedOut {
+        /// What was waited for.
+        what: &'static str,
+        /// How long.
+        waited: TimedOut,
+    },
+    /// A value differs from the expected one.
+    Mismatch {
+        /// What was checked.
+        what: &'static str,
+        /// Value seen.
+        got: u64,
+        /// Value expected.
+        want: u64,
+    },
+    /// A condition does not hold.
+    Check(&'static str),
+}
+
+impl From<MailboxError> for CaseError {
+    fn from(e: MailboxError) -> Self {
+        CaseError::Mailbox(e)
+    }
+}
+
+impl From<DmaError> for CaseError {
+    fn from(e: DmaError) -> Self {
+        CaseError::Dma(e)
+    }
+}
+
+/// Check `got == want`, logging the outcome.
+pub fn expect_eq(
+    what: &'static str,
+    got: impl Into<u64>,
+    want: impl Into<u64>,
+) -> Result<(), CaseError> {
+    let (got, want) = (got.into(), want.into());
+    if got == want {
+        defmt::info!("ok: {=str} = {=u64:#x}", what, got);
+        Ok(())
+    } else {
+        defmt::error!("FAILED: {=str}: got {=u64:#x}, want {=u64:#x}", what, got, want);
+        Err(CaseError::Mismatch { what, got, want })
+    }
+}
+
+/// Check a condition, logging the outcome.
+pub fn expect(what: &'static str, condition: bool) -> Result<(), CaseError> {
+    if condition {
+        defmt::info!("ok: {=str}", what);
+        Ok(())
+    } else {
+        defmt::error!("FAILED: {=str}", what);
+        Err(CaseError::Check(what))
+    }
+}
+
+/// A case's entry point.
+type Case = fn(&Kernel) -> Result<(), CaseError>;
+
+/// Every case by name.
+const CASES: &[(&str, Case)] = &[
+    ("boot", boot::run),
+    ("selftest-registers", selftest::registers),
+    ("selftest-dma", selftest::dma),
+    ("selftest-irq", selftest::irq),
+    ("selftest-bench", selftest::bench),
+    ("fail-panic", fail_panic),
+    ("fail-exception", fail_exception),
+];
+
+/// `fail-panic`: must end with a logged panic and exit status 35 (tests the failure path).
+fn fail_panic(_: &Kernel) -> Result<(), CaseError> {
+    panic!("deliberate panic of case fail-panic");
+}
+
+/// `fail-exception`: must end with a logged page fault and exit status 35.
+fn fail_exception(_: &Kernel) -> Result<(), CaseError> {
+    /// Canonical but outside the 4 GiB identity map.
+    const UNMAPPED: usize = 0x0000_4000_0000_0000;
+    // SAFETY: deliberately faults: the read never completes, the #PF handler ends the run.
+    let value = unsafe { core::ptr::read_volatile(UNMAPPED as *const u32) };
+    defmt::error!("read of an unmapped address returned {=u32:#x}", value);
+    Err(CaseError::Check("unmapped read did not fault"))
+}
+
+/// Run case `name`.
+pub fn run(name: &str, kernel: &Kernel) -> Result<(), CaseError> {
+    if name.is_empty() {
+        defmt::error!("no case= on the kernel command line (-append \"case=<name>\")");
+        return Err(CaseError::NoCase);
+    }
+    match CASES.iter().find(|(n, _)| *n == name) {
+        Some((_, case)) => case(kernel),
+        None => {
+            defmt::error!("unknown case {=str}; known cases:", name);
+            for (n, _) in CASES {
+                defmt::error!("  {=str}", n);
+            }
+            Err(CaseError::UnknownCase)
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Guest side of the register-access mailbox (contract: `gpu_mailbox`).
+//!
+//! [`Mailbox::request`] posts one request and polls its completion; [`MailboxIo`] turns that
+//! into a [`RegisterIo`] for one BAR of the emulated device, [`MailboxConfig`] into the
+//! configuration space of a virtual PCI function at [`virtual_function`], and
+//! [`handle_interrupt`] is the MSI-X path for device interrupts.
+//!
+//! Failure semantics follow a PCI master abort: a request that times out or completes with a
+//! status other than `Ok` makes a read return all-ones and drops a write; the event is logged.
+//! After a timeout the model is considered gone and later requests fail at once (otherwise
+//! every access of a test would wait the full timeout).
+
+mod ivshmem;
+
+pub use ivshmem::{IvshmemError, attach};
+
+use crate::clock::TscClock;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::time::Duration;
+use gpu_hal::barrier::{dma_rmb, dma_wmb};
+use gpu_hal::pci::{ConfigRegionAccess, PciAddress};
+use gpu_hal::time::{TimedOut, poll_until};
+use gpu_hal::{MmioRegion, RegisterIo};
+use gpu_mailbox::{
+    IVSHMEM_DOORBELL, IVSHMEM_IVPOSITION, MAGIC, MODEL_PEER, Op, Status, VECTOR_REQUEST, VERSION,
+    completion, header, request,
+};
+use spin::{Mutex, Once};
+use x86_64::instructions::interrupts::without_interrupts;
+
+/// PCI segment on which the emulated device's configuration space appears.
+pub const VIRTUAL_SEGMENT: u16 = 1;
+
+/// Address of the emulated device: segment [`VIRTUAL_SEGMENT`], bus 0, device 0, function 0.
+pub fn virtual_function() -> PciAddress {
+    PciAddress::new(VIRTUAL_SEGMENT, 0, 0, 0)
+}
+
+/// Completion timeout of one request. The model answers in ~10 µs under TCG (spike: 100k-180k
+/// round trips/s) and a 2 KiB DMA in well under a millisecond; 1 s absorbs a loaded host and
+/// still ends a test quickly when the model died.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long to wait for the model's header. The model writes it before it listens, so QEMU
+/// cannot start before it is there; the bound covers a model that initialises lazily.
+const READY_TIMEOUT: Duration = Duration::from_secs(1);
+/// Failed accesses logged individually.
+const LOGGED_FAILURES: u32 = 16;
+
+/// Why a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]
+pub enum MailboxError {
+    /// No completion within [`REQUEST_TIMEOUT`]: the model is considered gone.
+    TimedOut(TimedOut),
+    /// An earlier request timed out; no request is posted any more.
+    Dead,
+    /// The model completed the request with a status other than `Ok` (raw value; see
+    /// [`status_name`]).
+    Status(u32),
+    /// The model's header never showed [`MAGIC`] (last value read).
+    NotReady(u32),
+    /// The model speaks another protocol version.
+    Version(u32),
+}
+
+/// Name of a raw completion status.
+pub fn status_name(raw: u32) -> &'static str {
+    match Status::from_u32(raw) {
+        Some(Status::Ok) => "Ok",
+        Some(Status::BadOp) => "BadOp",
+        Some(Status::BadAddress) => "BadAddress",
+        Some(Status::ModelError) => "ModelError",
+        None => "unknown",
+    }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::MmioRead => "MmioRead",
+        Op::MmioWrite => "MmioWrite",
+        Op::ConfigRead => "ConfigRead",
+        Op::ConfigWrite => "ConfigWrite",
+        Op::Reset => "Reset",
+        Op::IrqAck => "IrqAck",
+    }
+}
+
+/// The mailbox in ivshmem BAR2 plus the doorbell in BAR0.
+pub struct Mailbox {
+    registers: MmioRegion,
+    shared: MmioRegion,
+    /// Sequence number of the last posted request; the lock serialises requests.
+    seq: Mutex<u32>,
+    dead: AtomicBool,
+    requests: AtomicU64,
+    failures: AtomicU32,
+}
+
+static MAILBOX: Once<Mailbox> = Once::new();
+static IRQ_HANDLER: Mutex<Option<fn(u32)>> = Mutex::new(None);
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+
+impl Mailbox {
+    /// Wait for the model's header on an attached ivshmem function and install the global
+    /// mailbox (used by the interrupt path).
+    pub fn connect(device: ivshmem::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
+        let shared = device.shared;
+        let magic = poll_until(&TscClock, READY_TIMEOUT, || {
+            let magic = shared.read32(header::MAGIC);
+            (magic == MAGIC).then_some(magic)
+        })
+        .map_err(|_| MailboxError::NotReady(shared.read32(header::MAGIC)))?;
+        let version = shared.read32(header::VERSION);
+        if version != VERSION {
+            return Err(MailboxError::Version(version));
+        }
+        let seq = shared.read32(request::SEQ);
+        defmt::info!(
+            "mailbox: model ready (magic {=u32:#x}, version {=u32}, state {=u32}), guest is ivshmem peer {=u32}, next seq {=u32}",
+            magic,
+            version,
+            shared.read32(header::STATE),
+            device.registers.read32(IVSHMEM_IVPOSITION),
+            seq.wrapping_add(1)
+        );
+        Ok(MAILBOX.call_once(|| Mailbox {
+            registers: device.registers,
+            shared,
+            seq: Mutex::new(seq),
+            dead: AtomicBool::new(false),
+            requests: AtomicU64::new(0),
+            failures: AtomicU32::new(0),
+        }))
+    }
+
+    /// The installed mailbox, if [`connect`](Self::connect) succeeded.
+    pub fn get() -> Option<&'static Mailbox> {
+        MAILBOX.get()
+    }
+
+    /// Post one request and wait for its completion; returns the completion value.
+    /// Interrupts are off for the whole exchange (the interrupt handler posts requests too).
+    pub fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> Result<u32, MailboxError> {
+        if self.dead.load(Ordering::Relaxed) {
+            return Err(MailboxError::Dead);
+        }
+        without_interrupts(|| {
+            let mut seq = self.seq.lock();
+            let next = seq.wrapping_add(1);
+            self.shared.write32(request::OP, op as u32);
+            self.shared.write32(request::BAR, bar);
+            self.shared.write32(request::ADDRESS, address);
+            self.shared.write32(request::VALUE, value);
+            dma_wmb(); // fields before SEQ
+            self.shared.write32(request::SEQ, next);
+            *seq = next;
+            dma_wmb(); // SEQ before the doorbell
+            self.registers.write32(IVSHMEM_DOORBELL, (MODEL_PEER << 16) | VECTOR_REQUEST);
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            let done = poll_until(&TscClock, REQUEST_TIMEOUT, || {
+                (self.shared.read32(completion::SEQ) == next).then_some(())
+            });
+            if let Err(timed_out) = done {
+                self.dead.store(true, Ordering::Relaxed);
+                return Err(MailboxError::TimedOut(timed_out));
+            }
+            dma_rmb(); // SEQ before STATUS and VALUE
+            let status = self.shared.read32(completion::STATUS);
+            if status != Status::Ok as u32 {
+                return Err(MailboxError::Status(status));
+            }
+            Ok(self.shared.read32(completion::VALUE))
+        })
+    }
+
+    /// [`request`](Self::request), logging a failure; `None` on failure. Only the first
+    /// [`LOGGED_FAILURES`] failures are logged (a dead model would flood the log otherwise);
+    /// [`failures`](Self::failures) counts them all.
+    fn logged(&self, op: Op, bar: u32, address: u32, value: u32) -> Option<u32> {
+        match self.request(op, bar, address, value) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+                if n > LOGGED_FAILURES {
+                    return None;
+                }
+                let status = match e {
+                    MailboxError::Status(raw) => status_name(raw),
+                    _ => "-",
+                };
+                defmt::warn!(
+                    "mailbox: {=str} bar={=u32} address={=u32:#x} value={=u32:#x} failed: {} (status {=str})",
+                    op_name(op),
+                    bar,
+                    address,
+                    value,
+                    e,
+                    status
+                );
+                if n == LOGGED_FAILURES {
+                    defmt::warn!("mailbox: not logging further failed accesses");
+                }
+                None
+            }
+        }
+    }
+
+    /// A header word (`gpu_mailbox::header::*`), read directly from shared memory.
+    pub fn header(&self, offset: usize) -> u32 {
+        self.shared.read32(offset)
+    }
+
+    /// Interrupt lines the model asserts (`gpu_mailbox::IRQ_STATUS`).
+    pub fn irq_lines(&self) -> u32 {
+        self.shared.read32(gpu_mailbox::IRQ_STATUS)
+    }
+
+    /// Function-level reset of the emulated device ([`Op::Reset`]): registers back to reset
+    /// values, the model's error state cleared.
+    pub fn reset(&self) -> Result<(), MailboxError> {
+        self.request(Op::Reset, 0, 0, 0).map(|_| ())
+    }
+
+    /// Register access to BAR `bar` of the emulated device.
+    pub fn io(&'static self, bar: u32) -> MailboxIo {
+        MailboxIo { mailbox: self, bar }
+    }
+
+    /// Configuration space of the emulated device (at [`virtual_function`]).
+    pub fn config(&'static self) -> MailboxConfig {
+        MailboxConfig { mailbox: self }
+    }
+
+    /// Requests posted so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Register or configuration accesses that failed (read all-ones / write dropped).
+    pub fn failures(&self) -> u32 {
+        self.failures.load(Ordering::Relaxed)
+    }
+}
+
+/// One BAR of the emulated device as a [`RegisterIo`]: each access is one mailbox round trip.
+#[derive(Clone, Copy)]
+pub struct MailboxIo {
+    mailbox: &'static Mailbox,
+    bar: u32,
+}
+
+impl RegisterIo for MailboxIo {
+    fn read32(&self, offset: usize) -> u32 {
+        let Ok(address) = u32::try_from(offset) else { return u32::MAX };
+        self.mailbox.logged(Op::MmioRead, self.bar, address, 0).unwrap_or(u32::MAX)
+    }
+
+    fn write32(&self, offset: usize, value: u32) {
+        if let Ok(address) = u32::try_from(offset) {
+            self.mailbox.logged(Op::MmioWrite, self.bar, address, value);
+        }
+    }
+}
+
+/// The emulated device's configuration space. Only [`virtual_function`] answers; every other
+/// address reads all-ones and ignores writes, like an empty slot.
+#[derive(Clone, Copy)]
+pub struct MailboxConfig {
+    mailbox: &'static Mailbox,
+}
+
+impl ConfigRegionAccess for MailboxConfig {
+    unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
+        if address != virtual_function() {
+            return u32::MAX;
+        }
+        self.mailbox.logged(Op::ConfigRead, 0, u32::from(offset & !3), 0).unwrap_or(u32::MAX)
+    }
+
+    unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
+        if address == virtual_function() {
+            self.mailbox.logged(Op::ConfigWrite, 0, u32::from(offset & !3), value);
+        }
+    }
+}
+
+/// Install (or remove) the device interrupt handler. It runs in interrupt context with the
+/// asserted mailbox lines as argument, must acknowledge the interrupt in the device's own
+/// registers, and must not allocate.
+pub fn set_irq_handler(handler: Option<fn(u32)>) {
+    without_interrupts(|| *IRQ_HANDLER.lock() = handler);
+}
+
+/// MSI-X interrupts taken so far.
+pub fn interrupts() -> u32 {
+    INTERRUPTS.load(Ordering::SeqCst)
+}
+
+/// The MSI-X vector's work (called by the IDT stub, which sends the LAPIC EOI): read the
+/// asserted lines, run the device handler, then clear the lines with [`Op::IrqAck`].
+pub fn handle_interrupt() {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    let Some(mailbox) = MAILBOX.get() else { return };
+    let lines = mailbox.irq_lines();
+    let handler = *IRQ_HANDLER.lock();
+    match handler {
+        Some(handler) => handler(lines),
+        None => defmt::warn!("mailbox: interrupt (lines {=u32:#x}) with no handler", lines),
+    }
+    if lines != 0 {
+        mailbox.logged(Op::IrqAck, 0, 0, lines);
+    }
+}

@@ -1,0 +1,209 @@
+//! Command-line parsing.
+
+use gpu_device_model::transport::Injection;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Usage text.
+pub const USAGE: &str =
+    "usage: model-server --model NAME --socket PATH --guest-ram PATH --ram-size BYTES \
+[--fault-after-requests N | --die-after-requests N]
+
+  --model NAME                 the device model to run (see below)
+  --socket PATH                UNIX socket QEMU's ivshmem-doorbell chardev connects to
+  --guest-ram PATH             QEMU's memory-backend-file (share=on); created if absent
+  --ram-size BYTES             guest RAM size (QEMU -m), e.g. 536870912, 0x20000000, 512M, 2G
+  --fault-after-requests N     serve N requests, then enter the error state
+  --die-after-requests N       serve N requests, then abort when the next one arrives
+  --help                       this text";
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    /// `--model`.
+    pub model: String,
+    /// `--socket`.
+    pub socket: PathBuf,
+    /// `--guest-ram`.
+    pub guest_ram: PathBuf,
+    /// `--ram-size` in bytes.
+    pub ram_size: u64,
+    /// `--fault-after-requests` / `--die-after-requests`.
+    pub injection: Injection,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Serve a model.
+    Run(Args),
+    /// Print usage.
+    Help,
+}
+
+/// A command line that cannot be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CliError {
+    /// An option this program does not have.
+    UnknownOption(String),
+    /// An option without its value.
+    MissingValue(&'static str),
+    /// A required option is absent.
+    Missing(&'static str),
+    /// An option given twice (or both fault injections).
+    Repeated(&'static str),
+    /// A value that is not valid UTF-8 where text is needed.
+    NotUnicode(&'static str),
+    /// A number that does not parse.
+    BadNumber {
+        /// The option.
+        option: &'static str,
+        /// What was given.
+        value: String,
+    },
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::UnknownOption(o) => write!(f, "unknown option `{o}`"),
+            CliError::MissingValue(o) => write!(f, "{o} needs a value"),
+            CliError::Missing(o) => write!(f, "{o} is required"),
+            CliError::Repeated(o) => write!(f, "{o} given more than once"),
+            CliError::NotUnicode(o) => write!(f, "the value of {o} is not valid UTF-8"),
+            CliError::BadNumber { option, value } => {
+                write!(f, "{option}: `{value}` is not a number")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// Parse a byte count: decimal or `0x` hex, optionally with a binary `K`/`M`/`G` suffix.
+pub fn parse_size(option: &'static str, text: &str) -> Result<u64, CliError> {
+    let bad = || CliError::BadNumber { option, value: text.to_owned() };
+    let (digits, shift) = match text.as_bytes().last() {
+        Some(b'K' | b'k') => (&text[..text.len() - 1], 10),
+        Some(b'M' | b'm') => (&text[..text.len() - 1], 20),
+        Some(b'G' | b'g') => (&text[..text.len() - 1], 30),
+        _ => (text, 0),
+    };
+    let value = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => digits.parse(),
+    }
+    .map_err(|_| bad())?;
+    value.checked_mul(1 << shift).ok_or_else(bad)
+}
+
+/// Parse the arguments (without the program name).
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliError> {
+    let mut args = args.into_iter();
+    let (mut model, mut socket, mut guest_ram, mut ram_size) = (None, None, None, None);
+    let mut injection = None;
+    fn set<T>(slot: &mut Option<T>, name: &'static str, value: T) -> Result<(), CliError> {
+        if slot.replace(value).is_some() { Err(CliError::Repeated(name)) } else { Ok(()) }
+    }
+    while let Some(arg) = args.next() {
+        let Some(arg) = arg.to_str().map(str::to_owned) else {
+            return Err(CliError::UnknownOption(arg.to_string_lossy().into_owned()));
+        };
+        let name: &'static str = match arg.as_str() {
+            "--help" | "-h" => return Ok(Command::Help),
+            "--model" => "--model",
+            "--socket" => "--socket",
+            "--guest-ram" => "--guest-ram",
+            "--ram-size" => "--ram-size",
+            "--fault-after-requests" => "--fault-after-requests",
+            "--die-after-requests" => "--die-after-requests",
+            _ => return Err(CliError::UnknownOption(arg)),
+        };
+        let value = args.next().ok_or(CliError::MissingValue(name))?;
+        let text = || value.to_str().map(str::to_owned).ok_or(CliError::NotUnicode(name));
+        match name {
+            "--model" => set(&mut model, name, text()?)?,
+            "--socket" => set(&mut socket, name, PathBuf::from(&value))?,
+            "--guest-ram" => set(&mut guest_ram, name, PathBuf::from(&value))?,
+            "--ram-size" => set(&mut ram_size, name, parse_size(name, &text()?)?)?,
+            "--fault-after-requests" => {
+                let n = parse_size(name, &text()?)?;
+                set(
+                    &mut injection,
+                    "--fault-after-requests/--die-after-requests",
+                    Injection::FaultAfter(n),
+                )?
+            }
+            _ => {
+                let n = parse_size(name, &text()?)?;
+                set(
+                    &mut injection,
+                    "--fault-after-requests/--die-after-requests",
+                    Injection::DieAfter(n),
+                )?
+            }
+        }
+    }
+    Ok(Command::Run(Args {
+        model: model.ok_or(CliError::Missing("--model"))?,
+        socket: socket.ok_or(CliError::Missing("--socket"))?,
+        guest_ram: guest_ram.ok_or(CliError::Missing("--guest-ram"))?,
+        ram_size: ram_size.ok_or(CliError::Missing("--ram-size"))?,
+        injection: injection.unwrap_or_default(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, CliError> {
+        parse(args.iter().map(OsString::from))
+    }
+
+    const BASE: [&str; 8] =
+        ["--model", "selftest", "--socket", "/s", "--guest-ram", "/r", "--ram-size", "512M"];
+
+    #[test]
+    fn full_command_line() {
+        let mut args = BASE.to_vec();
+        args.extend(["--die-after-requests", "3"]);
+        assert_eq!(
+            p(&args),
+            Ok(Command::Run(Args {
+                model: "selftest".into(),
+                socket: "/s".into(),
+                guest_ram: "/r".into(),
+                ram_size: 512 << 20,
+                injection: Injection::DieAfter(3),
+            }))
+        );
+        assert!(matches!(p(&BASE), Ok(Command::Run(Args { injection: Injection::None, .. }))));
+        assert_eq!(p(&["--help"]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn errors_are_typed() {
+        assert_eq!(p(&["--bogus"]), Err(CliError::UnknownOption("--bogus".into())));
+        assert_eq!(p(&["--model"]), Err(CliError::MissingValue("--model")));
+        assert_eq!(p(&BASE[..6]), Err(CliError::Missing("--ram-size")));
+        let mut both = BASE.to_vec();
+        both.extend(["--die-after-requests", "3", "--fault-after-requests", "1"]);
+        assert!(matches!(p(&both), Err(CliError::Repeated(_))));
+        let mut bad = BASE.to_vec();
+        bad[7] = "lots";
+        assert!(matches!(p(&bad), Err(CliError::BadNumber { option: "--ram-size", .. })));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("x", "4096"), Ok(4096));
+        assert_eq!(parse_size("x", "0x1000"), Ok(4096));
+        assert_eq!(parse_size("x", "4K"), Ok(4096));
+        assert_eq!(parse_size("x", "2G"), Ok(2 << 30));
+        assert!(parse_size("x", "").is_err());
+        assert!(parse_size("x", "99999999999999999999G").is_err());
+        assert!(parse_size("x", "17179869184G").is_err(), "overflow");
+    }
+}

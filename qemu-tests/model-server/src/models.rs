@@ -1,0 +1,46 @@
+//! The models this server can run: one line per model.
+
+use gpu_device_model::GpuModel;
+
+/// A runnable model.
+pub struct ModelEntry {
+    /// Name given to `--model`.
+    pub name: &'static str,
+    /// One-line description for `--help`.
+    pub about: &'static str,
+    /// A fresh instance in its reset state.
+    pub create: fn() -> Box<dyn GpuModel>,
+}
+
+/// Every model, by name.
+pub const MODELS: &[ModelEntry] = &[ModelEntry {
+    name: "selftest",
+    about: "harness self-test device (gpu_mailbox::selftest datasheet)",
+    create: || Box::new(selftest_model::SelftestModel::new()),
+}];
+
+/// The entry called `name`.
+pub fn find(name: &str) -> Option<&'static ModelEntry> {
+    MODELS.iter().find(|m| m.name == name)
+}
+
+/// The known names, comma-separated.
+pub fn names() -> String {
+    MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_models_have_valid_identities() {
+        for (i, m) in MODELS.iter().enumerate() {
+            assert!(MODELS[i + 1..].iter().all(|o| o.name != m.name), "duplicate {}", m.name);
+            assert_eq!((m.create)().pci_identity().validate(), Ok(()), "{}", m.name);
+        }
+        assert!(find("selftest").is_some());
+        assert!(find("nope").is_none());
+        assert_eq!(names(), "selftest");
+    }
+}
