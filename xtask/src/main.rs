@@ -41,19 +41,25 @@ fn bare_metal_build(target: Option<&str>) -> Command {
             cmd.args(["--target", t]);
         }
         None => {
-            cmd.args([
-                "--target",
-                "x86_64-target.json",
-                "-Z",
-                "build-std=core,alloc,compiler_builtins",
-                "-Z",
-                "build-std-features=compiler-builtins-mem",
-                "-Z",
-                "json-target-spec",
-            ]);
+            kernel_target(&mut cmd);
         }
     }
     cmd
+}
+
+/// `-Z` flags that build `core`/`alloc` for the JSON kernel target.
+const BUILD_STD_ARGS: &[&str] = &[
+    "-Z",
+    "build-std=core,alloc,compiler_builtins",
+    "-Z",
+    "build-std-features=compiler-builtins-mem",
+    "-Z",
+    "json-target-spec",
+];
+
+/// Target the kernel image JSON (`x86_64-target.json`) with build-std.
+fn kernel_target(cmd: &mut Command) {
+    cmd.arg("--target").arg(repo_root().join("x86_64-target.json")).args(BUILD_STD_ARGS);
 }
 
 /// Run a command, echoing its output; true on success.
@@ -143,38 +149,30 @@ fn parse_summary(output: &str) -> Option<(u64, u64)> {
 /// A bare-metal image package (outside the workspace) and how it is built.
 struct ImagePackage {
     dir: &'static str,
-    target_args: &'static [&'static str],
+    /// Built-in target triple, or `None` for the kernel JSON target.
+    target: Option<&'static str>,
     target_dir: &'static str,
 }
 
 const IMAGE_PACKAGES: &[ImagePackage] = &[
-    ImagePackage {
-        dir: "qemu-tests/kernel",
-        target_args: &[
-            "--target",
-            "../../x86_64-target.json",
-            "-Z",
-            "build-std=core,alloc,compiler_builtins",
-            "-Z",
-            "build-std-features=compiler-builtins-mem",
-            "-Z",
-            "json-target-spec",
-        ],
-        target_dir: "../../target/kernel",
-    },
+    ImagePackage { dir: "qemu-tests/kernel", target: None, target_dir: "../../target/kernel" },
     ImagePackage {
         dir: "qemu-tests/rpi",
-        target_args: &["--target", "aarch64-unknown-none"],
+        target: Some("aarch64-unknown-none"),
         target_dir: "../../target/rpi",
     },
 ];
 
 fn image_clippy(image: &ImagePackage) -> Command {
     let mut cmd = cargo();
-    cmd.current_dir(repo_root().join(image.dir))
-        .args(["clippy", "--release"])
-        .args(image.target_args)
-        .args(["--target-dir", image.target_dir, "--", "-D", "warnings"]);
+    cmd.current_dir(repo_root().join(image.dir)).args(["clippy", "--release"]);
+    match image.target {
+        Some(t) => {
+            cmd.args(["--target", t]);
+        }
+        None => kernel_target(&mut cmd),
+    }
+    cmd.args(["--target-dir", image.target_dir, "--", "-D", "warnings"]);
     cmd
 }
 
