@@ -1,6 +1,23 @@
-//! `firmware-loader`: parse, validate and upload GPU microcode.
+//! `firmware-loader`: parse, validate and upload GPU microcode, `no_std` and without allocation.
 //!
-//! Placeholder crate: the AMD CP microengine loader (`radeon/R520_cp.bin`, Evergreen PFP/ME)
-//! arrives with the R5xx driver issue, the falcon IMEM/DMEM loader with the nVidia driver. It
-//! builds for the bare-metal targets so the workspace layout is final.
+//! Every image is validated by a `parse` function that sees only bytes; a register is touched
+//! only by an upload function that takes an already-parsed image, so a malformed file can never
+//! reach a device (the types make the order impossible to get wrong).
+//!
+//! - [`amd`]: Radeon command-processor microcode.
+//!   - R5xx: [`amd::CpMicrocode`] (`radeon/R520_cp.bin`, 256 x 40-bit MicroEngine RAM entries)
+//!     and its upload/read-back through `CP_ME_RAM_*` ([`amd::r5xx::upload`],
+//!     amd-r5xx-acceleration §5.12, §5.13).
+//!   - Evergreen / Cayman: [`amd::evergreen::PfpMicrocode`] and [`amd::evergreen::MeMicrocode`]
+//!     (parsing and validation; the upload arrives with the Evergreen driver).
+//! - nVidia falcon (IMEM/DMEM upload through `CODE_INDEX`/`CODE`/`DATA_INDEX`/`DATA`): not yet;
+//!   it arrives with the nVidia driver issue. Nothing here pretends to support it.
+//!
+//! Errors: [`FirmwareError`] (the image is malformed; nothing was written) and
+//! [`amd::r5xx::LoadError`] (the device refused, was not ready or did not keep what was written).
 #![no_std]
+
+pub mod amd;
+mod error;
+
+pub use error::FirmwareError;
