@@ -13,11 +13,18 @@ pub struct ModelEntry {
 }
 
 /// Every model, by name.
-pub const MODELS: &[ModelEntry] = &[ModelEntry {
-    name: "selftest",
-    about: "harness self-test device (gpu_mailbox::selftest datasheet)",
-    create: || Box::new(selftest_model::SelftestModel::new()),
-}];
+pub const MODELS: &[ModelEntry] = &[
+    ModelEntry {
+        name: "selftest",
+        about: "harness self-test device (gpu_mailbox::selftest datasheet)",
+        create: || Box::new(selftest_model::SelftestModel::new()),
+    },
+    ModelEntry {
+        name: "r5xx",
+        about: "Radeon R520 (1002:7100) command processor (amd-r5xx-acceleration §5, §6, §11.1)",
+        create: || Box::new(r5xx_model::R5xxModel::new()),
+    },
+];
 
 /// The entry called `name`.
 pub fn find(name: &str) -> Option<&'static ModelEntry> {
@@ -40,7 +47,8 @@ mod tests {
             assert_eq!((m.create)().pci_identity().validate(), Ok(()), "{}", m.name);
         }
         assert!(find("selftest").is_some());
+        assert!(find("r5xx").is_some());
         assert!(find("nope").is_none());
-        assert_eq!(names(), "selftest");
+        assert_eq!(names(), "selftest, r5xx");
     }
 }

@@ -1,0 +1,1197 @@
+//! Emulated Radeon R5xx (R520, PCI 1002:7100) command processor, written from
+//! `amd-r5xx-acceleration` §5 (Command Processor), §6 (PM4) and §11.1 (CP registers), plus the
+//! facts the document omits in `shared/design/hardware-facts.md` and the public Linux radeon
+//! headers named where used. Independent of any driver: the PM4 decoder is this crate's own.
+//!
+//! # What is emulated
+//!
+//! - **Register file** (BAR0, 64 KiB) from the generated database `gpu_regs::r5xx::REGISTERS`:
+//!   write masks, reset values, read-only and write-only registers and fields
+//!   (module `regfile`). Side-effect registers are handled explicitly below.
+//! - **ME RAM** (§5.12, §5.13): 256 × 40 bits behind `CP_ME_RAM_ADDR`/`RADDR`/`DATAH`/`DATAL`
+//!   with the holding register and auto-increment on both paths.
+//! - **Ring buffer** (§5.4): bus-master fetch from `CP_RB_BASE` of `2^(RB_BUFSZ+1)` dwords
+//!   (values 0 and 1 give 8 dwords, above 22 clamp to 22, §11.1), in `MAX_FETCH` chunks, with
+//!   wrap; equal pointers mean empty; `CP_RB_RPTR` is the fetch pointer. The host copy of the
+//!   read pointer (at `CP_RB_RPTR_ADDR`, swapped by `RB_RPTR_SWAP`) is written every
+//!   `2^RB_BLKSZ` quadwords fetched and whenever the ring becomes empty, unless
+//!   `RB_NO_UPDATE`. `BUF_SWAP` applies to ring and indirect-buffer data. Writing `CP_RB_WPTR`
+//!   is the doorbell and, with `RB_RPTR_WR_ENA`, transfers `CP_RB_RPTR_WR` to the read pointer
+//!   (§5.8). `CP_RB_WPTR_DELAY` is stored but the write is never delayed (the model's memory is
+//!   coherent: the Rage128 behaviour of §5.5 with both fields 0).
+//! - **PM4** (§6): all four packet types. Type-0/1 writes go to the register file with side
+//!   effects; type 2 is skipped; type-3 NOP skips its body, WAIT_SEMAPHORE and WAIT_MEM wait,
+//!   the documented 2D/3D drawing packets are consumed (no rendering engine is emulated),
+//!   PRED_EXEC/COND_EXEC/INDX_BUFFER stop the CP with [`error_code::UNSUPPORTED_PACKET`] and
+//!   any opcode not in §6.2.1 with [`error_code::INVALID_PACKET`].
+//! - **Indirect buffers** (§5.6, §5.10): a type-0/1 write of `CP_IB_BUFSZ` from the primary
+//!   stream starts IB1 at `CP_IB_BASE`; a write of `CP_IB2_BUFSZ` from IB1 starts IB2; each
+//!   returns to its parent when its size is exhausted. The BUFSZ write must be the last register
+//!   write of its packet ([`error_code::IB_SEQUENCE`]); IB1 only from the primary stream and
+//!   IB2 only from IB1 ([`error_code::IB_NESTING`]). A packet may not straddle the end of an
+//!   indirect buffer ([`error_code::INVALID_PACKET`]). BUFSZ written by MMIO is only stored.
+//! - **Delivery modes** (§5.11, §11.1 `CP_CSQ_CNTL.CSQ_MODE`, `CP_CSQ_MODE`): each stream is
+//!   off, PIO or bus master. `CP_CSQ_MODE.CSQ_*_ENABLE` overrides `CSQ_MODE` for its stream.
+//!   CSQ_MODE 1 = primary PIO; 2 = primary BM; 3, 5, 7 = primary PIO + indirect BM; 4, 6, 8 =
+//!   primary BM + indirect BM; 15 = both PIO; 0 and the reserved 9-14 = both off. "Indirect"
+//!   covers IB1 and IB2. In PIO mode the apertures (`CP_CSQ_APER_PRIMARY` 0x1000-0x11FC,
+//!   `CP_CSQ_APER_INDIRECT` 0x1300-0x13FC, `CP_CSQ_APER_INDIRECT2` 0x1200-0x12FC) enqueue dwords
+//!   in write order, whatever the offset; an IB in PIO mode is still started by its BUFSZ
+//!   write and consumes BUFSZ dwords from its queue. Aperture writes to a stream that is not in
+//!   PIO mode are dropped (counted in [`Stats::pio_dropped`]); each PIO queue holds
+//!   [`PIO_QUEUE_DWORDS`] dwords, beyond which the write fails the device
+//!   ([`error_code::PIO_OVERFLOW`]: real hardware would stall the bus).
+//! - **When the CP runs**: microcode loaded (all 256 ME RAM entries written since power-on, not
+//!   all zero), `CP_ME_CNTL.ME_MODE` = 1 (free-running; in single-step mode the model does not
+//!   run: it does not execute microcode instructions, so `ME_STEP` has no effect), the primary
+//!   stream not off, `RBBM_SOFT_RESET.SOFT_RESET_CP` de-asserted, no CP error. Otherwise
+//!   nothing is fetched and PIO data stays queued.
+//! - **Scratch registers** (§5.9): a write of `SCRATCH_REGn` (by MMIO or by a packet) is copied
+//!   to guest memory at `(SCRATCH_ADDR & !3) + 4n` when `SCRATCH_UMSK` bit n is set.
+//! - **Interrupts**: mailbox line [`IRQ_LINE`] follows `GEN_INT_STATUS & GEN_INT_CNTL` for the
+//!   software interrupt and the scratch interrupt. Bits from Linux `rs600d.h` (the R5xx-class
+//!   IGP header; `radeon_reg.h` agrees for the software interrupt): `GEN_INT_CNTL.SW_INT_EN`
+//!   bit 25, `SCRATCH_INT_MASK` bit 18; `GEN_INT_STATUS.SW_INT` bit 25 (status, write 1 to
+//!   acknowledge), `SW_INT_SET` bit 26 (write 1 to raise; the database's `SW_INT` field),
+//!   `SCRATCH_INT_STAT` bit 18 (write 1 to acknowledge). `GEN_INT_STATUS` is therefore handled
+//!   explicitly rather than through its database mask (which only knows bit 26): it reads bits
+//!   25 and 18, bit 26 reads 0.
+//!   The §5.9/§10.1.13 scratch-compare interrupt needs "DRV_REGS" and a condition whose
+//!   registers neither the document nor the public drivers give; the compare logic is modelled
+//!   (condition "greater than or equal", pair 2k/2k+1 as a 64-bit value with 2k+1 high) but can
+//!   only be armed through [`R5xxModel::set_scratch_compare`], a white-box hook.
+//! - **Soft reset** (`RBBM_SOFT_RESET.SOFT_RESET_CP`, §5.8): while the bit is set the CP is
+//!   held in reset; asserting it clears the read pointer, the command queues, IB state, the
+//!   packet in progress, waits, the ME RAM ports and the CP error. It keeps the ring
+//!   configuration, `CP_RB_WPTR` (hence §5.8 step 5), `CP_CSQ_CNTL`/`CP_CSQ_MODE` (hence step 1)
+//!   and the ME RAM contents (§5.8's sequence has no microcode reload).
+//! - **Status**: `CP_RB_RPTR`, `CP_STAT`, `CP_CSQ_STAT`, `CP_CSQ2_STAT`, `CP_CSQ_AVAIL`
+//!   (dwords queued per stream), `CP_ME_CNTL.ME_BUSY` and `RBBM_STATUS` (Linux `r100d.h` /
+//!   `rv515d.h`: `CMDFIFO_AVAIL` 6:0, reported as 64 free entries; `CP_CMDSTRM_BUSY` bit 16;
+//!   `GUI_ACTIVE` bit 31) are computed. `CP_CSQ_DATA` reads 0 (debug port, not modelled).
+//!
+//! - **Type-0/1 writes to holes**: offsets no database register occupies, offsets beyond the
+//!   64 KiB register space and the PIO apertures (a host-only path) are dropped without error,
+//!   like writes into a hole of the register backbone ([`Stats::writes_dropped`]).
+//!
+//! # Fault injection
+//!
+//! [`Faults`] (set with [`R5xxModel::with_faults`] / [`R5xxModel::set_faults`], or parsed from
+//! `cp-stall,all-ones,me-ram-corrupt=N,dma-fault` for a server option).
+//!
+//! # Errors
+//!
+//! A CP error stops the CP like a hung micro-engine: `RBBM_STATUS.GUI_ACTIVE` and
+//! `CP_CMDSTRM_BUSY`, `CP_STAT.CP_BUSY`/`CMDSTRM_BUSY`/`CSI_BUSY` and `CP_ME_CNTL.ME_BUSY` stay
+//! set and the read pointer stops. The document has no CP error register, so the cause is the
+//! mailbox header's error code ([`error_code`], via [`DeviceContext::fail`]). The framework
+//! freezes a failed device's engines until its function-level reset (mailbox `Reset`, which is
+//! power-on: microcode must be reloaded); `RBBM_SOFT_RESET` clears the model's CP error but
+//! cannot lift the framework's freeze.
+//!
+//! # Work per tick
+//!
+//! [`tick`](GpuModel::tick) parses at most [`DWORDS_PER_TICK`] dwords, so a ring of 8 M dwords
+//! is served in a few thousand ticks and cannot starve the server; it reports
+//! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside WAIT_SEMAPHORE/WAIT_MEM.
+
+mod faults;
+mod me_ram;
+pub mod pm4;
+mod regfile;
+
+pub use faults::{BadFault, Faults};
+pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK};
+
+use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+use gpu_hal::register::{Array, Register};
+use gpu_regs::r5xx::{cp, rbbm};
+use me_ram::MeRam;
+use pm4::{Class, Header};
+use regfile::{REG_SPACE, RegisterFile};
+use std::collections::VecDeque;
+
+/// PCI vendor ID (ATI/AMD).
+pub const VENDOR_ID: u16 = 0x1002;
+/// PCI device ID: R520 (Radeon X1800 XT), hardware-facts.md.
+pub const DEVICE_ID: u16 = 0x7100;
+/// PCI class: display controller, VGA compatible.
+pub const CLASS: u32 = 0x03_0000;
+/// BAR0: the register space.
+pub const REGISTER_BAR: u8 = 0;
+/// BAR0 size.
+pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+
+/// The mailbox interrupt line the GPU drives.
+pub const IRQ_LINE: u32 = 1 << 0;
+
+/// Dwords parsed per [`tick`](GpuModel::tick) at most.
+pub const DWORDS_PER_TICK: u32 = 4096;
+
+/// Capacity of each PIO command queue, in dwords (a model limit; the hardware's command cache
+/// is 0x60 double octwords shared by the three streams, §11.1 `CP_CSQ_MODE`).
+pub const PIO_QUEUE_DWORDS: usize = 256;
+
+/// Error codes in the mailbox header (`DeviceContext::fail`).
+pub mod error_code {
+    /// A packet the CP cannot parse: a type-3 opcode not in §6.2.1, a WAIT_SEMAPHORE/WAIT_MEM
+    /// with a bad body (§6.2.4.1, §6.2.5.2), or a packet running past the end of an indirect
+    /// buffer.
+    pub const INVALID_PACKET: u32 = 1;
+    /// A command fetch (ring, IB, WAIT_MEM semaphore) outside guest memory or with bus
+    /// mastering off; also the injected [`Faults::dma_fault_next_fetch`](crate::Faults).
+    pub const DMA_FETCH_FAULT: u32 = 2;
+    /// A write-back (read pointer, scratch register) outside guest memory or with bus
+    /// mastering off.
+    pub const DMA_WRITE_FAULT: u32 = 3;
+    /// `CP_IB_BUFSZ` written from an indirect buffer, `CP_IB2_BUFSZ` from anywhere but IB1, or
+    /// WAIT_MEM inside IB2 (§5.6, §5.10, §6.2.5.2).
+    pub const IB_NESTING: u32 = 4;
+    /// A BUFSZ write that is not the last register write of its type-0/1 packet (§5.10).
+    pub const IB_SEQUENCE: u32 = 5;
+    /// A documented type-3 packet the model does not emulate (PRED_EXEC, COND_EXEC,
+    /// INDX_BUFFER).
+    pub const UNSUPPORTED_PACKET: u32 = 6;
+    /// A PIO aperture write to a full queue.
+    pub const PIO_OVERFLOW: u32 = 7;
+    /// An indirect buffer started while its stream is off (§5.11 delivery mode OFF).
+    pub const STREAM_DISABLED: u32 = 8;
+}
+
+// Register offsets (bytes) the model acts on, from the generated database.
+const fn off<R: Register>() -> u32 {
+    R::OFFSET as u32
+}
+const RB_BASE: u32 = off::<cp::CP_RB_BASE>();
+const RB_CNTL: u32 = off::<cp::CP_RB_CNTL>();
+const RB_RPTR_ADDR: u32 = off::<cp::CP_RB_RPTR_ADDR>();
+const RB_RPTR: u32 = off::<cp::CP_RB_RPTR>();
+const RB_WPTR: u32 = off::<cp::CP_RB_WPTR>();
+const RB_RPTR_WR: u32 = off::<cp::CP_RB_RPTR_WR>();
+const IB_BASE: u32 = off::<cp::CP_IB_BASE>();
+const IB_BUFSZ: u32 = off::<cp::CP_IB_BUFSZ>();
+const IB2_BASE: u32 = off::<cp::CP_IB2_BASE>();
+const IB2_BUFSZ: u32 = off::<cp::CP_IB2_BUFSZ>();
+const CSQ_CNTL: u32 = off::<cp::CP_CSQ_CNTL>();
+const CSQ_MODE: u32 = off::<cp::CP_CSQ_MODE>();
+const CSQ_AVAIL: u32 = off::<cp::CP_CSQ_AVAIL>();
+const CSQ_STAT: u32 = off::<cp::CP_CSQ_STAT>();
+const CSQ2_STAT: u32 = off::<cp::CP_CSQ2_STAT>();
+const CSQ_DATA: u32 = off::<cp::CP_CSQ_DATA>();
+const CP_STAT: u32 = off::<cp::CP_STAT>();
+const ME_CNTL: u32 = off::<cp::CP_ME_CNTL>();
+const ME_RAM_ADDR: u32 = off::<cp::CP_ME_RAM_ADDR>();
+const ME_RAM_RADDR: u32 = off::<cp::CP_ME_RAM_RADDR>();
+const ME_RAM_DATAH: u32 = off::<cp::CP_ME_RAM_DATAH>();
+const ME_RAM_DATAL: u32 = off::<cp::CP_ME_RAM_DATAL>();
+const SCRATCH_UMSK: u32 = off::<cp::SCRATCH_UMSK>();
+const SCRATCH_ADDR: u32 = off::<cp::SCRATCH_ADDR>();
+const SCRATCH_REG0: u32 = off::<cp::SCRATCH_REG0>();
+const SCRATCH_COUNT: u32 = <cp::SCRATCH_REG0 as Array>::COUNT as u32;
+const SCRATCH_STRIDE: u32 = <cp::SCRATCH_REG0 as Array>::STRIDE as u32;
+const APER_PRIMARY: u32 = off::<cp::CP_CSQ_APER_PRIMARY>();
+const APER_INDIRECT: u32 = off::<cp::CP_CSQ_APER_INDIRECT>();
+const APER_INDIRECT2: u32 = off::<cp::CP_CSQ_APER_INDIRECT2>();
+const APER_PRIMARY_LEN: u32 = aper_len::<cp::CP_CSQ_APER_PRIMARY>();
+const APER_INDIRECT_LEN: u32 = aper_len::<cp::CP_CSQ_APER_INDIRECT>();
+const APER_INDIRECT2_LEN: u32 = aper_len::<cp::CP_CSQ_APER_INDIRECT2>();
+const fn aper_len<R: Array>() -> u32 {
+    (R::COUNT * R::STRIDE) as u32
+}
+const GEN_INT_CNTL: u32 = off::<rbbm::GEN_INT_CNTL>();
+const GEN_INT_STATUS: u32 = off::<rbbm::GEN_INT_STATUS>();
+const RBBM_SOFT_RESET: u32 = off::<rbbm::RBBM_SOFT_RESET>();
+const RBBM_STATUS: u32 = off::<rbbm::RBBM_STATUS>();
+
+/// `GEN_INT_CNTL.SCRATCH_INT_MASK` / `GEN_INT_STATUS.SCRATCH_INT_STAT` (Linux rs600d.h).
+pub const GEN_INT_SCRATCH: u32 = 1 << 18;
+/// `GEN_INT_CNTL.SW_INT_EN` / `GEN_INT_STATUS.SW_INT` (Linux rs600d.h, radeon_reg.h
+/// `RADEON_SW_INT_ENABLE`/`RADEON_SW_INT_TEST`).
+pub const GEN_INT_SW: u32 = 1 << 25;
+/// `GEN_INT_STATUS.SW_INT_SET` (the database's `SW_INT` field; Linux `RADEON_SW_INT_FIRE`).
+pub const GEN_INT_SW_SET: u32 = 1 << 26;
+
+/// `RBBM_STATUS.CMDFIFO_AVAIL` (bits 6:0, Linux r100d.h): free command FIFO entries reported.
+pub const RBBM_CMDFIFO_AVAIL: u32 = 0x40;
+/// `RBBM_STATUS.CP_CMDSTRM_BUSY` (Linux r100d.h / rv515d.h).
+pub const RBBM_CP_CMDSTRM_BUSY: u32 = 1 << 16;
+/// `RBBM_STATUS.GUI_ACTIVE` (Linux r100d.h / rv515d.h).
+pub const RBBM_GUI_ACTIVE: u32 = 1 << 31;
+
+/// `CP_ME_CNTL.ME_BUSY` (§11.1).
+const ME_BUSY: u32 = 1 << 29;
+/// `CP_ME_CNTL.ME_MODE` (§11.1): 1 = free-running.
+const ME_MODE: u32 = 1 << 30;
+
+/// One of the three command streams (§5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// The primary stream (ring buffer or primary aperture).
+    Primary,
+    /// Indirect buffer 1.
+    Indirect1,
+    /// Indirect buffer 2.
+    Indirect2,
+}
+
+/// How a stream is delivered (§5.11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Disabled.
+    Off,
+    /// Host writes (push, programmed I/O).
+    Pio,
+    /// CP fetches from memory (pull, bus master).
+    BusMaster,
+}
+
+/// The white-box scratch-compare setting (§5.9, §10.1.13): raise `SCRATCH_INT_STAT` when the
+/// pair `2*pair`/`2*pair+1` is written back and `(reg[2p+1] << 32 | reg[2p]) >= reference`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScratchCompare {
+    /// Pair 0..=3 (registers 0-1, 2-3, 4-5, 6-7).
+    pub pair: u8,
+    /// The driver's 64-bit reference ("DRV_REGS").
+    pub reference: u64,
+}
+
+/// Counters for white-box tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Packets parsed, by type.
+    pub packets: [u64; 4],
+    /// Type-3 packets consumed without effect (drawing packets).
+    pub consumed: u64,
+    /// Indirect buffers started: [IB1, IB2].
+    pub ibs_started: [u64; 2],
+    /// Read-pointer write-backs.
+    pub rptr_writebacks: u64,
+    /// Scratch write-backs.
+    pub scratch_writebacks: u64,
+    /// Aperture writes dropped because the stream was not in PIO mode.
+    pub pio_dropped: u64,
+    /// Type-0/1 writes dropped because they hit no register (or an aperture).
+    pub writes_dropped: u64,
+}
+
+/// An active indirect buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ib {
+    /// Next fetch address (bus master).
+    fetch_address: u64,
+    /// Dwords still to fetch (bus master).
+    to_fetch: u32,
+    /// Dwords the parser still reads from this buffer.
+    to_consume: u32,
+    delivery: Delivery,
+}
+
+/// The packet being parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Packet {
+    /// Expecting a header.
+    Header,
+    Type0 {
+        register: u32,
+        one_reg_wr: bool,
+        remaining: u32,
+    },
+    Type1 {
+        second: u32,
+        first_done: bool,
+        first: u32,
+    },
+    Type3 {
+        opcode: u8,
+        class: Class,
+        remaining: u32,
+        total: u32,
+        body: [u32; 2],
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    Semaphore { slot: u8, reset: Option<u32> },
+    Memory { address: u64 },
+}
+
+/// Command processor state cleared by a CP soft reset.
+#[derive(Debug, Clone)]
+struct Cp {
+    rptr: u32,
+    since_writeback: u32,
+    queues: [VecDeque<u32>; 3],
+    /// Enqueue/dequeue counters per stream (CSQ_STAT / CSQ2_STAT pointers, 10 bits).
+    queue_wptr: [u32; 3],
+    queue_rptr: [u32; 3],
+    ib1: Option<Ib>,
+    ib2: Option<Ib>,
+    packet: Packet,
+    pending_ib: Option<Stream>,
+    wait: Option<Wait>,
+    error: Option<u32>,
+}
+
+impl Cp {
+    fn new() -> Self {
+        Cp {
+            rptr: 0,
+            since_writeback: 0,
+            queues: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
+            queue_wptr: [0; 3],
+            queue_rptr: [0; 3],
+            ib1: None,
+            ib2: None,
+            packet: Packet::Header,
+            pending_ib: None,
+            wait: None,
+            error: None,
+        }
+    }
+
+    fn active(&self) -> Stream {
+        if self.ib2.is_some() {
+            Stream::Indirect2
+        } else if self.ib1.is_some() {
+            Stream::Indirect1
+        } else {
+            Stream::Primary
+        }
+    }
+
+    fn push(&mut self, s: Stream, v: u32) {
+        let i = s as usize;
+        self.queues[i].push_back(v);
+        self.queue_wptr[i] = self.queue_wptr[i].wrapping_add(1);
+    }
+
+    fn pop(&mut self, s: Stream) -> Option<u32> {
+        let i = s as usize;
+        let v = self.queues[i].pop_front()?;
+        self.queue_rptr[i] = self.queue_rptr[i].wrapping_add(1);
+        Some(v)
+    }
+}
+
+/// Where a register write comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The host, through BAR0.
+    Mmio,
+    /// A type-0/1 packet from `stream`; `last` = the packet's last register write.
+    Packet { stream: Stream, last: bool },
+}
+
+/// Why parsing stopped for now.
+enum Stop {
+    /// The CP failed (already reported).
+    Failed,
+}
+
+/// The emulated R5xx: a [`GpuModel`] with BAR0 = 64 KiB of registers.
+///
+/// Bring-up a driver must perform (each step is required by the model):
+/// 1. Enable memory decoding and bus mastering (PCI command register).
+/// 2. Upload all 256 ME RAM entries: `CP_ME_RAM_ADDR` = 0, then per entry `DATAH` then
+///    `DATAL` (§5.12). Leave `CP_ME_CNTL.ME_MODE` = 1 (its reset value).
+/// 3. `CP_RB_CNTL` (RB_BUFSZ = log2(ring bytes / 8), RB_BLKSZ, MAX_FETCH, RB_NO_UPDATE),
+///    `CP_RB_BASE`, `CP_RB_RPTR_ADDR`; optionally RB_RPTR_WR_ENA + `CP_RB_RPTR_WR` +
+///    `CP_RB_WPTR` to set the read pointer (§5.8).
+/// 4. `SCRATCH_ADDR`/`SCRATCH_UMSK` for fences; `GEN_INT_CNTL` bit 25 for the software
+///    interrupt.
+/// 5. `CP_CSQ_CNTL.CSQ_MODE` = 2 (primary BM) or 4 (primary + indirect BM), or 1/15 for PIO.
+/// 6. Write packets at `RB_BASE + 4 * WPTR`, then write `CP_RB_WPTR` (the doorbell).
+#[derive(Debug, Clone)]
+pub struct R5xxModel {
+    regs: RegisterFile,
+    me: MeRam,
+    cp: Cp,
+    faults: Faults,
+    compare: Option<ScratchCompare>,
+    stats: Stats,
+}
+
+impl Default for R5xxModel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Apply a `BUF_SWAP` / `RB_RPTR_SWAP` encoding (§11.1 `CP_RB_CNTL.BUF_SWAP`).
+pub const fn swap(value: u32, mode: u32) -> u32 {
+    match mode & 3 {
+        0 => value,
+        // 16-bit swap: 0xAABBCCDD -> 0xBBAADDCC.
+        1 => ((value & 0x00FF_00FF) << 8) | ((value >> 8) & 0x00FF_00FF),
+        // 32-bit swap: 0xAABBCCDD -> 0xDDCCBBAA.
+        2 => value.swap_bytes(),
+        // Half-dword swap: 0xAABBCCDD -> 0xCCDDAABB.
+        _ => value.rotate_left(16),
+    }
+}
+
+impl R5xxModel {
+    /// A device in its power-on state, no faults.
+    pub fn new() -> Self {
+        Self::with_faults(Faults::default())
+    }
+
+    /// A device in its power-on state with `faults` injected.
+    pub fn with_faults(faults: Faults) -> Self {
+        R5xxModel {
+            regs: RegisterFile::new(),
+            me: MeRam::new(),
+            cp: Cp::new(),
+            faults,
+            compare: None,
+            stats: Stats::default(),
+        }
+    }
+
+    /// The injected faults.
+    pub fn faults(&self) -> Faults {
+        self.faults
+    }
+
+    /// Change the injected faults (takes effect at the next access or tick).
+    pub fn set_faults(&mut self, faults: Faults) {
+        self.faults = faults;
+    }
+
+    /// The CP error code, if the CP stopped on an error (see [`error_code`]).
+    pub fn cp_error(&self) -> Option<u32> {
+        self.cp.error
+    }
+
+    /// Whether the ME RAM holds microcode (every entry written since power-on, not all zero).
+    pub fn microcode_loaded(&self) -> bool {
+        self.me.loaded()
+    }
+
+    /// One ME RAM entry (40 bits), without the ports' side effects.
+    pub fn me_ram_entry(&self, index: u8) -> u64 {
+        self.me.entry(index)
+    }
+
+    /// The CP's read pointer (what `CP_RB_RPTR` reads).
+    pub fn rptr(&self) -> u32 {
+        self.cp.rptr
+    }
+
+    /// Which stream the parser reads from.
+    pub fn active_stream(&self) -> Stream {
+        self.cp.active()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Arm (or disarm) the scratch-compare interrupt (white-box: see the crate docs).
+    pub fn set_scratch_compare(&mut self, compare: Option<ScratchCompare>) {
+        self.compare = compare;
+    }
+
+    /// How `stream` is delivered now (§5.11, §11.1 `CP_CSQ_CNTL`, `CP_CSQ_MODE`).
+    pub fn delivery(&self, stream: Stream) -> Delivery {
+        let mode = cp::CP_CSQ_MODE::from_raw(self.regs.stored(CSQ_MODE));
+        let pick = |bm: bool| if bm { Delivery::BusMaster } else { Delivery::Pio };
+        let override_ = match stream {
+            Stream::Primary => {
+                mode.csq_primary_enable().then(|| pick(mode.csq_primary_mode_raw() == 1))
+            }
+            Stream::Indirect1 => {
+                mode.csq_indirect1_enable().then(|| pick(mode.csq_indirect1_mode_raw() == 1))
+            }
+            Stream::Indirect2 => {
+                mode.csq_indirect2_enable().then(|| pick(mode.csq_indirect2_mode_raw() == 1))
+            }
+        };
+        if let Some(d) = override_ {
+            return d;
+        }
+        let csq = cp::CP_CSQ_CNTL::from_raw(self.regs.stored(CSQ_CNTL)).csq_mode_raw();
+        match (stream, csq) {
+            (Stream::Primary, 1 | 3 | 5 | 7 | 15) => Delivery::Pio,
+            (Stream::Primary, 2 | 4 | 6 | 8) => Delivery::BusMaster,
+            (Stream::Indirect1 | Stream::Indirect2, 3..=8) => Delivery::BusMaster,
+            (Stream::Indirect1 | Stream::Indirect2, 15) => Delivery::Pio,
+            _ => Delivery::Off,
+        }
+    }
+
+    fn rb_cntl(&self) -> cp::CP_RB_CNTL {
+        cp::CP_RB_CNTL::from_raw(self.regs.stored(RB_CNTL))
+    }
+
+    /// Ring size in dwords (§11.1 RB_BUFSZ).
+    fn ring_dwords(&self) -> u32 {
+        let log = self.rb_cntl().rb_bufsz().clamp(2, 22);
+        1 << (u32::from(log) + 1)
+    }
+
+    /// Dwords per read-pointer write-back block (RB_BLKSZ, log2 quadwords).
+    fn block_dwords(&self) -> u32 {
+        let log = u32::from(self.rb_cntl().rb_blksz()) + 1;
+        1u32.checked_shl(log).unwrap_or(u32::MAX)
+    }
+
+    /// MAX_FETCH in dwords: 1, 2, 4 or 8 double octwords of 32 bytes.
+    fn fetch_dwords(&self) -> u32 {
+        8 << self.rb_cntl().max_fetch_raw()
+    }
+
+    fn wptr(&self) -> u32 {
+        self.regs.stored(RB_WPTR) & (self.ring_dwords() - 1)
+    }
+
+    fn in_soft_reset(&self) -> bool {
+        rbbm::RBBM_SOFT_RESET::from_raw(self.regs.stored(RBBM_SOFT_RESET)).soft_reset_cp()
+    }
+
+    fn me_free_running(&self) -> bool {
+        self.regs.stored(ME_CNTL) & ME_MODE != 0
+    }
+
+    /// Whether the CP parses packets now.
+    fn running(&self) -> bool {
+        !self.faults.cp_stall
+            && !self.faults.registers_all_ones
+            && self.cp.error.is_none()
+            && !self.in_soft_reset()
+            && self.me_free_running()
+            && self.me.loaded()
+            && self.delivery(Stream::Primary) != Delivery::Off
+    }
+
+    /// Work is queued or in progress somewhere in the CP.
+    fn pending(&self) -> bool {
+        let ring = self.delivery(Stream::Primary) == Delivery::BusMaster
+            && (self.cp.rptr & (self.ring_dwords() - 1)) != self.wptr();
+        ring || self.cp.queues.iter().any(|q| !q.is_empty())
+            || self.cp.ib1.is_some()
+            || self.cp.ib2.is_some()
+            || self.cp.packet != Packet::Header
+            || self.cp.wait.is_some()
+    }
+
+    /// The CP looks busy: a hung (failed) CP, or pending work while enabled.
+    fn busy(&self) -> bool {
+        self.cp.error.is_some()
+            || (self.pending()
+                && !self.in_soft_reset()
+                && self.delivery(Stream::Primary) != Delivery::Off)
+    }
+
+    fn fail(&mut self, code: u32, dev: &mut DeviceContext<'_>) -> Stop {
+        self.cp.error.get_or_insert(code);
+        dev.fail(code);
+        Stop::Failed
+    }
+
+    fn update_irq(&self, dev: &mut DeviceContext<'_>) {
+        let status = self.regs.stored(GEN_INT_STATUS);
+        let enable = self.regs.stored(GEN_INT_CNTL);
+        dev.set_irq(IRQ_LINE, status & enable & (GEN_INT_SW | GEN_INT_SCRATCH) != 0);
+    }
+
+    /// CP soft reset (§5.8 step 2): see the crate docs for what is kept.
+    fn soft_reset_cp(&mut self) {
+        self.cp = Cp::new();
+        self.me.reset_ports();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Register access
+
+    fn aperture(offset: u32) -> Option<Stream> {
+        let inside = |base: u32, len: u32| offset >= base && offset - base < len;
+        if inside(APER_PRIMARY, APER_PRIMARY_LEN) {
+            Some(Stream::Primary)
+        } else if inside(APER_INDIRECT, APER_INDIRECT_LEN) {
+            Some(Stream::Indirect1)
+        } else if inside(APER_INDIRECT2, APER_INDIRECT2_LEN) {
+            Some(Stream::Indirect2)
+        } else {
+            None
+        }
+    }
+
+    fn scratch_index(offset: u32) -> Option<u32> {
+        let delta = offset.checked_sub(SCRATCH_REG0)?;
+        (delta.is_multiple_of(SCRATCH_STRIDE) && delta / SCRATCH_STRIDE < SCRATCH_COUNT)
+            .then_some(delta / SCRATCH_STRIDE)
+    }
+
+    fn read_register(&mut self, offset: u32) -> u32 {
+        match offset {
+            RB_RPTR => self.cp.rptr,
+            ME_RAM_ADDR => u32::from(self.me.address()),
+            ME_RAM_DATAH => self.me.read_high(),
+            ME_RAM_DATAL => self.me.read_low(self.faults.me_ram_corrupt),
+            ME_CNTL => self.regs.read(ME_CNTL) | if self.busy() { ME_BUSY } else { 0 },
+            CP_STAT => self.cp_stat(),
+            CSQ_STAT => {
+                let [p, i1, _] = self.cp.queue_rptr;
+                let [pw, _, _] = self.cp.queue_wptr;
+                (p & 0x3FF) | (pw & 0x3FF) << 10 | (i1 & 0x3FF) << 20
+            }
+            CSQ2_STAT => {
+                let [_, i1w, i2w] = self.cp.queue_wptr;
+                let i2 = self.cp.queue_rptr[2];
+                (i1w & 0x3FF) | (i2 & 0x3FF) << 10 | (i2w & 0x3FF) << 20
+            }
+            CSQ_AVAIL => {
+                let n = |s: Stream| (self.cp.queues[s as usize].len() as u32).min(0x3FF);
+                n(Stream::Primary) | n(Stream::Indirect1) << 10 | n(Stream::Indirect2) << 20
+            }
+            CSQ_DATA => 0,
+            // Status bits from Linux rs600d.h (the database only knows SW_INT_SET, which is a
+            // write-1-to-raise trigger and reads 0).
+            GEN_INT_STATUS => self.regs.stored(GEN_INT_STATUS) & (GEN_INT_SW | GEN_INT_SCRATCH),
+            RBBM_STATUS => {
+                let busy = if self.busy() { RBBM_GUI_ACTIVE | RBBM_CP_CMDSTRM_BUSY } else { 0 };
+                RBBM_CMDFIFO_AVAIL | busy
+            }
+            _ => self.regs.read(offset),
+        }
+    }
+
+    fn cp_stat(&self) -> u32 {
+        let bit = |b: bool, n: u32| if b { 1u32 << n } else { 0 };
+        let ring = self.delivery(Stream::Primary) == Delivery::BusMaster
+            && (self.cp.rptr & (self.ring_dwords() - 1)) != self.wptr();
+        let fetching = |ib: &Option<Ib>| ib.is_some_and(|ib| ib.to_fetch > 0);
+        let q = |s: Stream| !self.cp.queues[s as usize].is_empty();
+        let csi = self.cp.packet != Packet::Header || self.cp.wait.is_some();
+        let failed = self.cp.error.is_some();
+        let busy = self.busy();
+        bit(ring, 9)
+            | bit(fetching(&self.cp.ib1), 10)
+            | bit(q(Stream::Primary), 11)
+            | bit(q(Stream::Indirect1), 12)
+            | bit(csi || failed, 13)
+            | bit(fetching(&self.cp.ib2), 14)
+            | bit(q(Stream::Indirect2), 15)
+            | bit(busy, 30)
+            | bit(busy, 31)
+    }
+
+    /// A register write from the host or a packet, with its side effects.
+    fn write_register(
+        &mut self,
+        offset: u32,
+        value: u32,
+        source: Source,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        if let Some(stream) = Self::aperture(offset) {
+            return match source {
+                Source::Mmio => self.pio_write(stream, value, dev),
+                Source::Packet { .. } => {
+                    self.stats.writes_dropped += 1;
+                    Ok(())
+                }
+            };
+        }
+        if RegisterFile::spec(offset).is_none() {
+            // A hole in the register backbone: the write goes nowhere.
+            self.stats.writes_dropped += 1;
+            return Ok(());
+        }
+        match offset {
+            RB_WPTR => {
+                self.regs.write(offset, value);
+                if self.rb_cntl().rb_rptr_wr_ena() {
+                    // §5.8: the writable read pointer is transferred to the active one.
+                    self.cp.rptr = self.regs.stored(RB_RPTR_WR) & (self.ring_dwords() - 1);
+                    self.cp.since_writeback = 0;
+                    if self.delivery(Stream::Primary) == Delivery::BusMaster {
+                        // Prefetched dwords belong to the old position.
+                        self.cp.queues[0].clear();
+                    }
+                }
+            }
+            ME_RAM_ADDR => {
+                let v = self.regs.write(offset, value);
+                self.me.set_write_address(v as u8);
+            }
+            ME_RAM_RADDR => {
+                let v = self.regs.write(offset, value);
+                self.me.set_read_address(v as u8, self.faults.me_ram_corrupt);
+            }
+            ME_RAM_DATAH => self.me.write_high(self.regs.write(offset, value)),
+            ME_RAM_DATAL => self.me.write_low(self.regs.write(offset, value)),
+            IB_BUFSZ | IB2_BUFSZ => {
+                self.regs.write(offset, value);
+                if let Source::Packet { stream, last } = source {
+                    self.request_ib(offset == IB2_BUFSZ, stream, last, dev)?;
+                }
+            }
+            GEN_INT_CNTL => {
+                self.regs.write(offset, value);
+                self.update_irq(dev);
+            }
+            GEN_INT_STATUS => {
+                // Linux rs600d.h / r100.c: write 1 to acknowledge SW_INT (25) and
+                // SCRATCH_INT_STAT (18); write 1 to SW_INT_SET (26) to raise SW_INT.
+                let mut status = self.regs.stored(offset);
+                status &= !(value & (GEN_INT_SW | GEN_INT_SCRATCH));
+                if value & GEN_INT_SW_SET != 0 {
+                    status |= GEN_INT_SW;
+                }
+                self.regs.set(offset, status);
+                self.update_irq(dev);
+            }
+            RBBM_SOFT_RESET => {
+                self.regs.write(offset, value);
+                if self.in_soft_reset() {
+                    self.soft_reset_cp();
+                }
+            }
+            _ => {
+                let stored = self.regs.write(offset, value);
+                if let Some(n) = Self::scratch_index(offset) {
+                    self.scratch_writeback(n, stored, dev)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// §5.9: copy SCRATCH_REGn to `SCRATCH_ADDR + 4n` under SCRATCH_UMSK; then the R5xx
+    /// scratch compare.
+    fn scratch_writeback(
+        &mut self,
+        n: u32,
+        value: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        if self.regs.stored(SCRATCH_UMSK) & (1 << n) == 0 || dev.failed() {
+            return Ok(());
+        }
+        let address = u64::from(self.regs.stored(SCRATCH_ADDR) & !3) + u64::from(n) * 4;
+        if dev.dma_write_u32(address, value).is_err() {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
+        self.stats.scratch_writebacks += 1;
+        if let Some(c) = self.compare
+            && u32::from(c.pair) == n / 2
+        {
+            let lo = self.regs.stored(SCRATCH_REG0 + (n & !1) * SCRATCH_STRIDE);
+            let hi = self.regs.stored(SCRATCH_REG0 + (n | 1) * SCRATCH_STRIDE);
+            if (u64::from(hi) << 32 | u64::from(lo)) >= c.reference {
+                let status = self.regs.stored(GEN_INT_STATUS) | GEN_INT_SCRATCH;
+                self.regs.set(GEN_INT_STATUS, status);
+                self.update_irq(dev);
+            }
+        }
+        Ok(())
+    }
+
+    /// §5.11: a host write to a stream's aperture.
+    fn pio_write(
+        &mut self,
+        stream: Stream,
+        value: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        if self.delivery(stream) != Delivery::Pio || self.in_soft_reset() {
+            self.stats.pio_dropped += 1;
+            return Ok(());
+        }
+        if self.cp.queues[stream as usize].len() >= PIO_QUEUE_DWORDS {
+            return Err(self.fail(error_code::PIO_OVERFLOW, dev));
+        }
+        self.cp.push(stream, value);
+        Ok(())
+    }
+
+    /// §5.6/§5.10: a BUFSZ write from a packet.
+    fn request_ib(
+        &mut self,
+        ib2: bool,
+        from: Stream,
+        last: bool,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        let (parent, target) = if ib2 {
+            (Stream::Indirect1, Stream::Indirect2)
+        } else {
+            (Stream::Primary, Stream::Indirect1)
+        };
+        if from != parent {
+            return Err(self.fail(error_code::IB_NESTING, dev));
+        }
+        if !last || self.cp.pending_ib.is_some() {
+            return Err(self.fail(error_code::IB_SEQUENCE, dev));
+        }
+        if self.delivery(target) == Delivery::Off {
+            return Err(self.fail(error_code::STREAM_DISABLED, dev));
+        }
+        self.cp.pending_ib = Some(target);
+        Ok(())
+    }
+
+    /// Start the IB requested by the packet that just ended.
+    fn start_ib(&mut self, target: Stream) {
+        let (base, size) = match target {
+            Stream::Indirect2 => (self.regs.stored(IB2_BASE), self.regs.stored(IB2_BUFSZ)),
+            _ => (self.regs.stored(IB_BASE), self.regs.stored(IB_BUFSZ)),
+        };
+        let ib = Ib {
+            fetch_address: u64::from(base & !3),
+            to_fetch: size,
+            to_consume: size,
+            delivery: self.delivery(target),
+        };
+        if target == Stream::Indirect2 {
+            self.cp.ib2 = Some(ib);
+            self.stats.ibs_started[1] += 1;
+        } else {
+            self.cp.ib1 = Some(ib);
+            self.stats.ibs_started[0] += 1;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Fetch
+
+    /// Read `n` dwords of command data at `address` (BUF_SWAP applied) into `stream`'s queue.
+    fn fetch(
+        &mut self,
+        stream: Stream,
+        address: u64,
+        n: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        if std::mem::take(&mut self.faults.dma_fault_next_fetch) {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
+        let mut bytes = [0u8; 256];
+        let len = (n as usize * 4).min(bytes.len());
+        if dev.dma_read(address, &mut bytes[..len]).is_err() {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
+        let mode = self.rb_cntl().buf_swap_raw();
+        for c in bytes[..len].chunks_exact(4) {
+            self.cp.push(stream, swap(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), mode));
+        }
+        Ok(())
+    }
+
+    /// §5.4: fetch the next chunk of the ring into the primary queue.
+    fn fetch_ring(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Stop> {
+        let size = self.ring_dwords();
+        let rptr = self.cp.rptr & (size - 1);
+        let wptr = self.wptr();
+        if rptr == wptr {
+            return Ok(());
+        }
+        let available = wptr.wrapping_sub(rptr) & (size - 1);
+        let n = available.min(self.fetch_dwords()).min(size - rptr);
+        let base = u64::from(self.regs.stored(RB_BASE) & !3);
+        self.fetch(Stream::Primary, base + u64::from(rptr) * 4, n, dev)?;
+        self.cp.rptr = (rptr + n) & (size - 1);
+        self.cp.since_writeback = self.cp.since_writeback.saturating_add(n);
+        if self.cp.since_writeback >= self.block_dwords() || self.cp.rptr == wptr {
+            self.cp.since_writeback = 0;
+            self.writeback_rptr(dev)?;
+        }
+        Ok(())
+    }
+
+    /// §5.4: bus-master write of the read pointer to the host's copy.
+    fn writeback_rptr(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Stop> {
+        if self.rb_cntl().rb_no_update_raw() == 1 {
+            return Ok(());
+        }
+        let addr = cp::CP_RB_RPTR_ADDR::from_raw(self.regs.stored(RB_RPTR_ADDR));
+        let address = u64::from(addr.raw() & !3);
+        let value = swap(self.cp.rptr, u32::from(addr.rb_rptr_swap()));
+        if dev.dma_write_u32(address, value).is_err() {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
+        self.stats.rptr_writebacks += 1;
+        Ok(())
+    }
+
+    /// The next dword for the parser, from the active stream (fetching as needed), or `None`
+    /// when the stream is starved.
+    fn next_dword(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<u32>, Stop> {
+        let stream = self.cp.active();
+        let chunk = self.fetch_dwords();
+        let ib = match stream {
+            Stream::Primary => {
+                if self.cp.queues[0].is_empty()
+                    && self.delivery(Stream::Primary) == Delivery::BusMaster
+                {
+                    self.fetch_ring(dev)?;
+                }
+                return Ok(self.cp.pop(Stream::Primary));
+            }
+            Stream::Indirect1 => self.cp.ib1,
+            Stream::Indirect2 => self.cp.ib2,
+        };
+        let Some(mut ib) = ib else { return Ok(None) };
+        if ib.to_consume == 0 {
+            // Exhausted in the middle of a packet (boundaries are handled in `end_packet`).
+            return Err(self.fail(error_code::INVALID_PACKET, dev));
+        }
+        if self.cp.queues[stream as usize].is_empty() && ib.delivery == Delivery::BusMaster {
+            let n = ib.to_fetch.min(chunk);
+            if n > 0 {
+                self.fetch(stream, ib.fetch_address, n, dev)?;
+                ib.fetch_address = ib.fetch_address.saturating_add(u64::from(n) * 4);
+                ib.to_fetch -= n;
+            }
+        }
+        let word = self.cp.pop(stream);
+        if word.is_some() {
+            ib.to_consume -= 1;
+        }
+        match stream {
+            Stream::Indirect2 => self.cp.ib2 = Some(ib),
+            _ => self.cp.ib1 = Some(ib),
+        }
+        Ok(word)
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Parse
+
+    /// A packet ended: start a requested IB, then return from exhausted IBs.
+    fn end_packet(&mut self) {
+        self.cp.packet = Packet::Header;
+        if let Some(target) = self.cp.pending_ib.take() {
+            self.start_ib(target);
+        }
+        loop {
+            if self.cp.ib2.is_some_and(|ib| ib.to_consume == 0) {
+                self.cp.ib2 = None;
+            } else if self.cp.ib2.is_none() && self.cp.ib1.is_some_and(|ib| ib.to_consume == 0) {
+                self.cp.ib1 = None;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Write from a packet to dword register `index`.
+    fn packet_write(
+        &mut self,
+        index: u32,
+        value: u32,
+        stream: Stream,
+        last: bool,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        match index.checked_mul(4).filter(|&o| o < REG_SPACE) {
+            Some(offset) => {
+                self.write_register(offset, value, Source::Packet { stream, last }, dev)
+            }
+            None => {
+                self.stats.writes_dropped += 1;
+                Ok(())
+            }
+        }
+    }
+
+    fn parse(
+        &mut self,
+        word: u32,
+        stream: Stream,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        match self.cp.packet {
+            Packet::Header => match Header::decode(word) {
+                Header::Type0 { base_index, one_reg_wr, count } => {
+                    self.stats.packets[0] += 1;
+                    self.cp.packet =
+                        Packet::Type0 { register: base_index, one_reg_wr, remaining: count };
+                }
+                Header::Type1 { reg_index1, reg_index2 } => {
+                    self.stats.packets[1] += 1;
+                    self.cp.packet =
+                        Packet::Type1 { first: reg_index1, second: reg_index2, first_done: false };
+                }
+                Header::Type2 => {
+                    self.stats.packets[2] += 1;
+                    self.end_packet();
+                }
+                Header::Type3 { opcode, count } => {
+                    self.stats.packets[3] += 1;
+                    let class = pm4::classify(opcode);
+                    match class {
+                        Class::Unknown => return Err(self.fail(error_code::INVALID_PACKET, dev)),
+                        Class::Unsupported => {
+                            return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+                        }
+                        _ => {}
+                    }
+                    self.cp.packet = Packet::Type3 {
+                        opcode,
+                        class,
+                        remaining: count,
+                        total: count,
+                        body: [0; 2],
+                    };
+                }
+            },
+            Packet::Type0 { register, one_reg_wr, remaining } => {
+                let remaining = remaining - 1;
+                let next = if one_reg_wr { register } else { register.saturating_add(1) };
+                self.cp.packet = Packet::Type0 { register: next, one_reg_wr, remaining };
+                self.packet_write(register, word, stream, remaining == 0, dev)?;
+                if remaining == 0 {
+                    self.end_packet();
+                }
+            }
+            Packet::Type1 { first, second, first_done } => {
+                if first_done {
+                    self.packet_write(second, word, stream, true, dev)?;
+                    self.end_packet();
+                } else {
+                    self.cp.packet = Packet::Type1 { first, second, first_done: true };
+                    self.packet_write(first, word, stream, false, dev)?;
+                }
+            }
+            Packet::Type3 { opcode, class, remaining, total, mut body } => {
+                let index = total - remaining;
+                if let Some(slot) = body.get_mut(index as usize) {
+                    *slot = word;
+                }
+                let remaining = remaining - 1;
+                self.cp.packet = Packet::Type3 { opcode, class, remaining, total, body };
+                if remaining == 0 {
+                    self.execute(class, total, body, stream, dev)?;
+                    self.end_packet();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A complete type-3 packet (§6.2).
+    fn execute(
+        &mut self,
+        class: Class,
+        count: u32,
+        body: [u32; 2],
+        stream: Stream,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Stop> {
+        match class {
+            Class::Nop => {}
+            Class::Consumed => self.stats.consumed += 1,
+            Class::WaitSemaphore => {
+                // §6.2.4.1: offset 0xFC-0xFF, optional reset value.
+                let slot = body[0];
+                if !(0xFC..=0xFF).contains(&slot) || count > 2 {
+                    return Err(self.fail(error_code::INVALID_PACKET, dev));
+                }
+                let reset = (count == 2).then_some(body[1]);
+                self.cp.wait = Some(Wait::Semaphore { slot: slot as u8, reset });
+            }
+            Class::WaitMem => {
+                // §6.2.5.2: SEM_ADDR[31:2], SEM_LEN must be 2; uses IB2, so not from IB2.
+                if stream == Stream::Indirect2 {
+                    return Err(self.fail(error_code::IB_NESTING, dev));
+                }
+                if count != 2 || body[1] != 2 {
+                    return Err(self.fail(error_code::INVALID_PACKET, dev));
+                }
+                self.regs.write(IB2_BASE, body[0]);
+                self.regs.write(IB2_BUFSZ, body[1]);
+                self.cp.wait = Some(Wait::Memory { address: u64::from(body[0] & !3) });
+            }
+            Class::Unsupported | Class::Unknown => {
+                // Rejected at the header.
+                return Err(self.fail(error_code::INVALID_PACKET, dev));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a wait is satisfied (and apply its completion).
+    fn wait_done(&mut self, wait: Wait, dev: &mut DeviceContext<'_>) -> Result<bool, Stop> {
+        match wait {
+            Wait::Semaphore { slot, reset } => {
+                if self.me.semaphore(slot) != 0 {
+                    return Ok(false);
+                }
+                if let Some(v) = reset {
+                    self.me.set_semaphore(slot, v);
+                }
+            }
+            Wait::Memory { address } => match dev.dma_read_u32(address) {
+                Ok(0) => {}
+                Ok(_) => return Ok(false),
+                Err(_) => return Err(self.fail(error_code::DMA_FETCH_FAULT, dev)),
+            },
+        }
+        self.cp.wait = None;
+        Ok(true)
+    }
+
+    fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Stop> {
+        if let Some(w) = self.cp.wait
+            && !self.wait_done(w, dev)?
+        {
+            return Ok(Activity::Waiting);
+        }
+        for _ in 0..DWORDS_PER_TICK {
+            let stream = self.cp.active();
+            let Some(word) = self.next_dword(dev)? else {
+                return Ok(Activity::Idle);
+            };
+            self.parse(word, stream, dev)?;
+            if self.cp.wait.is_some() {
+                // Check it on the next tick (it may already be satisfied).
+                return Ok(Activity::Busy);
+            }
+        }
+        Ok(Activity::Busy)
+    }
+}
+
+impl GpuModel for R5xxModel {
+    fn pci_identity(&self) -> PciIdentity {
+        PciIdentity::new(VENDOR_ID, DEVICE_ID, CLASS)
+            .with_bar(usize::from(REGISTER_BAR), BarSpec::mem32(REGISTER_BAR_SIZE))
+    }
+
+    fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
+        if self.faults.registers_all_ones {
+            return u32::MAX;
+        }
+        if bar != REGISTER_BAR {
+            return 0;
+        }
+        self.read_register(offset)
+    }
+
+    fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
+        if self.faults.registers_all_ones || bar != REGISTER_BAR {
+            return;
+        }
+        // A failure is recorded in the CP error and the device's error state.
+        let _ = self.write_register(offset, value, Source::Mmio, dev);
+    }
+
+    fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
+        if !self.running() {
+            return Activity::Idle;
+        }
+        self.run(dev).unwrap_or(Activity::Idle)
+    }
+
+    fn reset(&mut self) {
+        *self = R5xxModel::with_faults(self.faults);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,136 @@
+//! The MicroEngine RAM and its host access ports (§5.12, §5.13, §11.1 `CP_ME_RAM_*`).
+
+/// Entries in the MicroEngine RAM (`CP_ME_RAM_ADDR` is 8 bits wide, §11.1; the R520 image
+/// `radeon/R520_cp.bin` holds 256 entries of 8 bytes: shared/design/hardware-facts.md).
+pub const ME_RAM_ENTRIES: usize = 256;
+
+/// Bits of one entry: "a 40-bit holding register which concatenates the lower 8-bits of the
+/// DATAH value to the top of the 32-bit DATAL value" (§5.12).
+pub const ME_RAM_ENTRY_MASK: u64 = (1 << 40) - 1;
+
+/// The RAM, the shared address register and the 40-bit holding register.
+///
+/// - Write path (§5.12): `CP_ME_RAM_ADDR` loads the address and selects write mode;
+///   `CP_ME_RAM_DATAH` loads holding bits 39:32; `CP_ME_RAM_DATAL` supplies bits 31:0, commits
+///   the 40-bit value at the address and increments the address.
+/// - Read path (§5.13): `CP_ME_RAM_RADDR` (a write-only mirror of the same address) selects read
+///   mode, loads the entry into the holding register and increments the address; a `DATAH`
+///   read returns holding bits 39:32, a `DATAL` read returns bits 31:0 and then loads the next
+///   entry and increments again.
+/// - The address wraps at 256 (it is an 8-bit field).
+/// - Model decisions: `DATAH`/`DATAL` writes in read mode are ignored (the RAM access circuitry
+///   is in read mode, §11.1 `ME_RAM_RADDR`); `DATAH`/`DATAL` reads in write mode return the
+///   holding register without side effects.
+#[derive(Debug, Clone)]
+pub(crate) struct MeRam {
+    entries: [u64; ME_RAM_ENTRIES],
+    written: [bool; ME_RAM_ENTRIES],
+    address: u8,
+    read_mode: bool,
+    holding: u64,
+}
+
+impl MeRam {
+    /// Power-on: RAM zero and nothing written.
+    pub(crate) const fn new() -> Self {
+        MeRam {
+            entries: [0; ME_RAM_ENTRIES],
+            written: [false; ME_RAM_ENTRIES],
+            address: 0,
+            read_mode: false,
+            holding: 0,
+        }
+    }
+
+    /// CP soft reset: the access ports return to their reset state, the RAM keeps its contents.
+    pub(crate) fn reset_ports(&mut self) {
+        self.address = 0;
+        self.read_mode = false;
+        self.holding = 0;
+    }
+
+    /// `CP_ME_RAM_ADDR` write.
+    pub(crate) fn set_write_address(&mut self, address: u8) {
+        self.address = address;
+        self.read_mode = false;
+    }
+
+    /// `CP_ME_RAM_RADDR` write; `flip` is the fault injection (corrupt readback of one entry).
+    pub(crate) fn set_read_address(&mut self, address: u8, flip: Option<u8>) {
+        self.address = address;
+        self.read_mode = true;
+        self.load_holding(flip);
+    }
+
+    fn load_holding(&mut self, flip: Option<u8>) {
+        let mut value = self.entries[usize::from(self.address)];
+        if flip == Some(self.address) {
+            value ^= 1;
+        }
+        self.holding = value;
+        self.address = self.address.wrapping_add(1);
+    }
+
+    /// The shared address register (what `CP_ME_RAM_ADDR` reads).
+    pub(crate) fn address(&self) -> u8 {
+        self.address
+    }
+
+    /// `CP_ME_RAM_DATAH` write.
+    pub(crate) fn write_high(&mut self, value: u32) {
+        if !self.read_mode {
+            self.holding = (self.holding & 0xFFFF_FFFF) | (u64::from(value & 0xFF) << 32);
+        }
+    }
+
+    /// `CP_ME_RAM_DATAL` write: commit and auto-increment.
+    pub(crate) fn write_low(&mut self, value: u32) {
+        if self.read_mode {
+            return;
+        }
+        self.holding = (self.holding & !0xFFFF_FFFF) | u64::from(value);
+        let a = usize::from(self.address);
+        self.entries[a] = self.holding & ME_RAM_ENTRY_MASK;
+        self.written[a] = true;
+        self.address = self.address.wrapping_add(1);
+    }
+
+    /// `CP_ME_RAM_DATAH` read.
+    pub(crate) fn read_high(&self) -> u32 {
+        ((self.holding >> 32) & 0xFF) as u32
+    }
+
+    /// `CP_ME_RAM_DATAL` read: in read mode, loads the next entry and auto-increments.
+    pub(crate) fn read_low(&mut self, flip: Option<u8>) -> u32 {
+        let low = self.holding as u32;
+        if self.read_mode {
+            self.load_holding(flip);
+        }
+        low
+    }
+
+    /// One entry (white-box).
+    pub(crate) fn entry(&self, index: u8) -> u64 {
+        self.entries[usize::from(index)]
+    }
+
+    /// Low 32 bits of an entry (the WAIT_SEMAPHORE slots 0xFC-0xFF, §6.2.4.1).
+    pub(crate) fn semaphore(&self, index: u8) -> u32 {
+        self.entries[usize::from(index)] as u32
+    }
+
+    /// Set the low 32 bits of an entry (WAIT_SEMAPHORE's optional reset value, §6.2.4.1).
+    pub(crate) fn set_semaphore(&mut self, index: u8, value: u32) {
+        let e = &mut self.entries[usize::from(index)];
+        *e = (*e & !0xFFFF_FFFF) | u64::from(value);
+    }
+
+    /// Microcode present: every entry written since power-on and the image is not all zero.
+    ///
+    /// §5.12 defines no "loaded" flag; a real ME with a partial or blank image executes garbage
+    /// and never parses packets. The model refuses to run instead, which is what a driver can
+    /// observe: RPTR never moves.
+    pub(crate) fn loaded(&self) -> bool {
+        self.written.iter().all(|&w| w) && self.entries.iter().any(|&e| e != 0)
+    }
+}
