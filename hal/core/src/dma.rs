@@ -140,6 +140,7 @@ impl DmaRegion {
     }
 
     /// Check that `len` bytes at `offset` lie inside the region and are dword-aligned.
+    #[inline]
     fn check(&self, offset: usize, len: usize) -> Result<(), DmaError> {
         let fits = offset.checked_add(len).is_some_and(|end| end <= self.size);
         if fits && offset.is_multiple_of(4) {
@@ -149,6 +150,7 @@ impl DmaRegion {
         }
     }
 
+    #[inline]
     fn word(&self, offset: usize) -> Result<VolatilePtr<'_, u32>, DmaError> {
         self.check(offset, 4)?;
         // SAFETY: in bounds (checked above) of memory the constructor's contract keeps valid.
@@ -158,17 +160,20 @@ impl DmaRegion {
     }
 
     /// Read the dword at byte `offset`.
+    #[inline]
     pub fn read_u32(&self, offset: usize) -> Result<u32, DmaError> {
         Ok(self.word(offset)?.read())
     }
 
     /// Write the dword at byte `offset`.
+    #[inline]
     pub fn write_u32(&self, offset: usize, value: u32) -> Result<(), DmaError> {
         self.word(offset)?.write(value);
         Ok(())
     }
 
     /// Write consecutive dwords starting at byte `offset`; nothing is written if they don't fit.
+    #[inline]
     pub fn write_slice(&self, offset: usize, words: &[u32]) -> Result<(), DmaError> {
         self.check(offset, words.len() * 4)?;
         for (i, w) in words.iter().enumerate() {
@@ -178,6 +183,7 @@ impl DmaRegion {
     }
 
     /// Read consecutive dwords starting at byte `offset` into `out`.
+    #[inline]
     pub fn read_slice(&self, offset: usize, out: &mut [u32]) -> Result<(), DmaError> {
         self.check(offset, out.len() * 4)?;
         for (i, w) in out.iter_mut().enumerate() {
