@@ -113,6 +113,13 @@ impl<M: GpuModel> Device<M> {
                 self.irq.ack(value);
                 Ok(self.irq.status)
             }
+            Some(Op::Inject) => {
+                if self.model.inject(value) {
+                    Ok(0)
+                } else {
+                    Err(Status::BadOp)
+                }
+            }
         };
         if self.run() == Run::Hung {
             return (Status::ModelError, u32::MAX);
@@ -390,6 +397,14 @@ pub(crate) mod tests {
         assert_eq!(d.handle(R, 0, 4, 0), (Status::Ok, 0), "config space kept across reset");
         assert_eq!(d.handle(W, 0, 0x18, 10), (Status::Ok, 0));
         assert!(d.model().ticks > 10, "ticked again after reset");
+    }
+
+    #[test]
+    fn fault_injection_reaches_models_that_have_switches_only() {
+        let mut d = device();
+        // The test model has no switches: the harness is told so, nothing changes.
+        assert_eq!(d.handle(Op::Inject as u32, 0, 0, 1), (Status::BadOp, u32::MAX));
+        assert_eq!(d.state(), ModelState::Ready);
     }
 
     #[test]

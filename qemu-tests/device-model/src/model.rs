@@ -204,6 +204,14 @@ pub trait GpuModel: Send {
 
     /// Return to the power-on state (the framework clears interrupts and the error state).
     fn reset(&mut self);
+
+    /// Set the harness's fault-injection switches (`gpu_mailbox::Op::Inject`); model-defined
+    /// bits, 0 clears. Returns `false` if the model has no switches (the request fails with
+    /// `BadOp`).
+    fn inject(&mut self, switches: u32) -> bool {
+        let _ = switches;
+        false
+    }
 }
 
 impl<M: GpuModel + ?Sized> GpuModel for Box<M> {
@@ -221,6 +229,9 @@ impl<M: GpuModel + ?Sized> GpuModel for Box<M> {
     }
     fn reset(&mut self) {
         (**self).reset()
+    }
+    fn inject(&mut self, switches: u32) -> bool {
+        (**self).inject(switches)
     }
 }
 

@@ -105,6 +105,11 @@ pub enum Op {
     Reset = 5,
     /// Clear the `IRQ_STATUS` bits set in `VALUE`.
     IrqAck = 6,
+    /// Harness only: set the model's fault-injection switches to `VALUE` (model-defined bits,
+    /// 0 clears them; e.g. [`r5xx_faults`]). Real hardware has no such operation: only test
+    /// cases use it, to make a device misbehave at a chosen moment. `BadOp` if the model has no
+    /// switches.
+    Inject = 7,
 }
 
 impl Op {
@@ -117,6 +122,7 @@ impl Op {
             4 => Some(Op::ConfigWrite),
             5 => Some(Op::Reset),
             6 => Some(Op::IrqAck),
+            7 => Some(Op::Inject),
             _ => None,
         }
     }
@@ -232,6 +238,21 @@ pub mod selftest {
     pub const BUFFER: usize = 0x800;
     /// Device buffer size in bytes.
     pub const BUFFER_SIZE: u32 = 0x800;
+}
+
+/// Fault-injection switches of the emulated R5xx (`qemu-tests/models/r5xx`), set with
+/// [`Op::Inject`]. Each imitates a way real hardware fails.
+pub mod r5xx_faults {
+    /// The command processor stops fetching: `CP_RB_RPTR` never advances (a hung engine).
+    pub const CP_STALL: u32 = 1 << 0;
+    /// Every register read returns all-ones and writes are dropped (the device is gone).
+    pub const ALL_ONES: u32 = 1 << 1;
+    /// Microengine RAM read-back of the entry in [`ME_RAM_ENTRY_SHIFT`] has bit 0 flipped.
+    pub const ME_RAM_CORRUPT: u32 = 1 << 2;
+    /// The next ring or indirect-buffer fetch faults on the bus (one-shot).
+    pub const DMA_FAULT: u32 = 1 << 3;
+    /// Bits 15:8 name the corrupted microengine RAM entry for [`ME_RAM_CORRUPT`].
+    pub const ME_RAM_ENTRY_SHIFT: u32 = 8;
 }
 
 #[cfg(test)]

@@ -22,6 +22,20 @@ pub struct Faults {
     pub dma_fault_next_fetch: bool,
 }
 
+impl Faults {
+    /// The switches of a harness `Op::Inject` request (`gpu_mailbox::r5xx_faults` bits).
+    pub fn from_switches(bits: u32) -> Faults {
+        use gpu_mailbox::r5xx_faults as f;
+        Faults {
+            cp_stall: bits & f::CP_STALL != 0,
+            registers_all_ones: bits & f::ALL_ONES != 0,
+            me_ram_corrupt: (bits & f::ME_RAM_CORRUPT != 0)
+                .then_some((bits >> f::ME_RAM_ENTRY_SHIFT) as u8),
+            dma_fault_next_fetch: bits & f::DMA_FAULT != 0,
+        }
+    }
+}
+
 /// A fault specification that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadFault(pub String);
@@ -66,5 +80,26 @@ impl FromStr for Faults {
             }
         }
         Ok(faults)
+    }
+}
+
+#[cfg(test)]
+mod switch_tests {
+    use super::*;
+    use gpu_mailbox::r5xx_faults as f;
+
+    #[test]
+    fn inject_switches_map_to_faults() {
+        assert_eq!(Faults::from_switches(0), Faults::default());
+        let all = Faults::from_switches(
+            f::CP_STALL
+                | f::ALL_ONES
+                | f::DMA_FAULT
+                | f::ME_RAM_CORRUPT
+                | (17 << f::ME_RAM_ENTRY_SHIFT),
+        );
+        assert!(all.cp_stall && all.registers_all_ones && all.dma_fault_next_fetch);
+        assert_eq!(all.me_ram_corrupt, Some(17));
+        assert_eq!(Faults::from_switches(17 << f::ME_RAM_ENTRY_SHIFT).me_ram_corrupt, None);
     }
 }

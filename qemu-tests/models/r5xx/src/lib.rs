@@ -1191,6 +1191,11 @@ impl GpuModel for R5xxModel {
     fn reset(&mut self) {
         *self = R5xxModel::with_faults(self.faults);
     }
+
+    fn inject(&mut self, switches: u32) -> bool {
+        self.faults = Faults::from_switches(switches);
+        true
+    }
 }
 
 #[cfg(test)]
