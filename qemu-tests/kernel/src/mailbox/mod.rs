@@ -81,6 +81,7 @@ fn op_name(op: Op) -> &'static str {
         Op::ConfigWrite => "ConfigWrite",
         Op::Reset => "Reset",
         Op::IrqAck => "IrqAck",
+        Op::Inject => "Inject",
     }
 }
 
