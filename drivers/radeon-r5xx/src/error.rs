@@ -1,0 +1,287 @@
+//! Typed errors of every driver operation.
+
+use core::fmt;
+
+use firmware_loader::FirmwareError;
+use firmware_loader::amd::LoadError;
+use gpu_hal::dma::DmaError;
+use gpu_hal::time::TimedOut;
+use gpu_ring::ib::IbError;
+use gpu_ring::pm4::{PadError, Pm4Error};
+use gpu_ring::ring::{RingConfigError, WaitError};
+
+/// The device answers every register read with all-ones: it fell off the bus, its BAR is not
+/// decoded (memory decoding off), or it is powered down. Detected by a register whose
+/// documented fields cannot produce that value (see [`crate::R5xx::device_gone`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceGone;
+
+impl fmt::Display for DeviceGone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("device is not answering (registers read 0xffffffff)")
+    }
+}
+
+/// A [`crate::RingConfig`] the CP cannot use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The ring is not a power of two of 32 bytes (8 dwords) to 32 MiB (2^23 dwords)
+    /// (§11.1 `CP_RB_CNTL.RB_BUFSZ`).
+    BadRingSize {
+        /// Requested size in bytes.
+        bytes: usize,
+    },
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::BadRingSize { bytes } => {
+                write!(f, "a ring of {bytes} bytes (must be a power of two, 32 B..=32 MiB)")
+            }
+        }
+    }
+}
+
+/// Why a submission (ring or PIO) failed. Nothing half-written reaches the CP: packets are
+/// whole or absent, and ring dwords the CP has not consumed are never overwritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitError {
+    /// The ring stayed too full for the whole submit timeout (back-pressure: the CP is not
+    /// consuming, e.g. hung), or the request can never fit.
+    RingFull(WaitError),
+    /// A packet could not be encoded or had no room (reserve more first).
+    Packet(Pm4Error),
+    /// The type-2 padding to 16 dwords (hardware-facts.md) could not be written.
+    Pad(PadError),
+    /// An indirect buffer the CP cannot fetch.
+    Ib(IbError),
+    /// The PIO primary queue (§5.11) did not drain within the submit timeout.
+    PioQueueFull {
+        /// Dwords the packet needed.
+        needed: usize,
+        /// Free queue entries at the last check.
+        free: usize,
+    },
+    /// The device reads all-ones.
+    DeviceGone,
+}
+
+impl From<Pm4Error> for SubmitError {
+    fn from(e: Pm4Error) -> Self {
+        SubmitError::Packet(e)
+    }
+}
+
+impl From<PadError> for SubmitError {
+    fn from(e: PadError) -> Self {
+        SubmitError::Pad(e)
+    }
+}
+
+impl From<IbError> for SubmitError {
+    fn from(e: IbError) -> Self {
+        SubmitError::Ib(e)
+    }
+}
+
+impl From<DeviceGone> for SubmitError {
+    fn from(_: DeviceGone) -> Self {
+        SubmitError::DeviceGone
+    }
+}
+
+impl fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SubmitError::RingFull(e) => write!(f, "ring full: {e}"),
+            SubmitError::Packet(e) => write!(f, "packet: {e}"),
+            SubmitError::Pad(e) => write!(f, "padding: {e}"),
+            SubmitError::Ib(e) => write!(f, "{e}"),
+            SubmitError::PioQueueFull { needed, free } => {
+                write!(f, "PIO queue has {free} of {needed} entries free after the timeout")
+            }
+            SubmitError::DeviceGone => write!(f, "{DeviceGone}"),
+        }
+    }
+}
+
+/// A fence did not signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceError {
+    /// Not signalled within the timeout: the CP is hung or stalled (§5.9 scratch writeback
+    /// never arrived). Recover with [`crate::R5xx::reset`] (or [`crate::R5xx::recover`]).
+    Timeout {
+        /// The fence waited for.
+        seq: u32,
+        /// The last sequence number the CP wrote back.
+        last_signalled: u32,
+        /// How long and how often the writeback was polled.
+        waited: TimedOut,
+    },
+    /// The device reads all-ones.
+    DeviceGone,
+}
+
+impl fmt::Display for FenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FenceError::Timeout { seq, last_signalled, waited } => {
+                write!(f, "fence {seq} not signalled (last signalled {last_signalled}): {waited}")
+            }
+            FenceError::DeviceGone => write!(f, "{DeviceGone}"),
+        }
+    }
+}
+
+/// The ring test or IB test (hardware-facts.md) failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestError {
+    /// The scratch register did not take the value the packet wrote.
+    TimedOut {
+        /// Value written by the packet.
+        expected: u32,
+        /// Value read last.
+        found: u32,
+        /// How long and how often it was polled.
+        waited: TimedOut,
+    },
+    /// The test packets could not be submitted.
+    Submit(SubmitError),
+    /// The IB test's buffer could not be allocated.
+    Dma(DmaError),
+    /// The device reads all-ones.
+    DeviceGone,
+}
+
+impl From<SubmitError> for TestError {
+    fn from(e: SubmitError) -> Self {
+        match e {
+            SubmitError::DeviceGone => TestError::DeviceGone,
+            e => TestError::Submit(e),
+        }
+    }
+}
+
+impl From<Pm4Error> for TestError {
+    fn from(e: Pm4Error) -> Self {
+        TestError::Submit(SubmitError::Packet(e))
+    }
+}
+
+impl fmt::Display for TestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TestError::TimedOut { expected, found, waited } => {
+                write!(f, "scratch register reads {found:#x}, expected {expected:#x}: {waited}")
+            }
+            TestError::Submit(e) => write!(f, "{e}"),
+            TestError::Dma(e) => write!(f, "{e}"),
+            TestError::DeviceGone => write!(f, "{DeviceGone}"),
+        }
+    }
+}
+
+/// Why [`crate::R5xx::init`] or [`crate::R5xx::recover`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitError {
+    /// The microcode image is malformed; no register was accessed, nothing was allocated.
+    Firmware(FirmwareError),
+    /// The configuration is unusable; no register was accessed, nothing was allocated.
+    Config(ConfigError),
+    /// DMA memory for the ring or the writeback page could not be allocated (no register was
+    /// accessed).
+    Dma(DmaError),
+    /// The ring or writeback memory is not reachable by the CP (32-bit bus addresses).
+    Ring(RingConfigError),
+    /// The device reads all-ones.
+    DeviceGone,
+    /// The MicroEngine stayed busy (`CP_ME_CNTL.ME_BUSY`, §11.1) after the CP was stopped and
+    /// soft-reset.
+    MicroEngineBusy(TimedOut),
+    /// The microcode upload failed, e.g. the read-back (§5.13) differs ([`LoadError::Readback`]).
+    Microcode(LoadError),
+    /// The ring test failed after bring-up.
+    RingTest(TestError),
+}
+
+impl From<FirmwareError> for InitError {
+    fn from(e: FirmwareError) -> Self {
+        InitError::Firmware(e)
+    }
+}
+
+impl From<DeviceGone> for InitError {
+    fn from(_: DeviceGone) -> Self {
+        InitError::DeviceGone
+    }
+}
+
+impl From<LoadError> for InitError {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::DeviceGone { .. } => InitError::DeviceGone,
+            e => InitError::Microcode(e),
+        }
+    }
+}
+
+impl From<TestError> for InitError {
+    fn from(e: TestError) -> Self {
+        match e {
+            TestError::DeviceGone => InitError::DeviceGone,
+            e => InitError::RingTest(e),
+        }
+    }
+}
+
+impl fmt::Display for InitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InitError::Firmware(e) => write!(f, "firmware: {e}"),
+            InitError::Config(e) => write!(f, "configuration: {e}"),
+            InitError::Dma(e) => write!(f, "DMA allocation: {e}"),
+            InitError::Ring(e) => write!(f, "ring: {e}"),
+            InitError::DeviceGone => write!(f, "{DeviceGone}"),
+            InitError::MicroEngineBusy(t) => write!(f, "CP MicroEngine stayed busy: {t}"),
+            InitError::Microcode(e) => write!(f, "microcode: {e}"),
+            InitError::RingTest(e) => write!(f, "ring test: {e}"),
+        }
+    }
+}
+
+/// Why [`crate::R5xx::reset`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetError {
+    /// The device reads all-ones.
+    DeviceGone,
+    /// The ring test after the soft reset failed: the CP did not come back (e.g. a bus error
+    /// state that needs a function-level reset and [`crate::R5xx::recover`]).
+    RingTest(TestError),
+}
+
+impl From<TestError> for ResetError {
+    fn from(e: TestError) -> Self {
+        match e {
+            TestError::DeviceGone => ResetError::DeviceGone,
+            e => ResetError::RingTest(e),
+        }
+    }
+}
+
+impl fmt::Display for ResetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResetError::DeviceGone => write!(f, "{DeviceGone}"),
+            ResetError::RingTest(e) => write!(f, "ring test after soft reset: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for DeviceGone {}
+impl core::error::Error for ConfigError {}
+impl core::error::Error for SubmitError {}
+impl core::error::Error for FenceError {}
+impl core::error::Error for TestError {}
+impl core::error::Error for InitError {}
+impl core::error::Error for ResetError {}

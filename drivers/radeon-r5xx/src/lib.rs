@@ -1,0 +1,72 @@
+//! Radeon R5xx (X1000 series: R520, RV515, RV530, RV560, RV570, R580) command-processor driver,
+//! from amd-r5xx-acceleration §5 (Command Processor), §6 (PM4) and §11.1 (CP registers), plus
+//! the facts in shared/design/hardware-facts.md (bring-up order, ring/IB tests, padding).
+//!
+//! # Use
+//!
+//! ```no_run
+//! # fn f(cfg: &impl gpu_hal::pci::ConfigRegionAccess, addr: gpu_hal::pci::PciAddress,
+//! #      io: impl gpu_hal::RegisterIo, clock: impl gpu_hal::time::Clock,
+//! #      dma: &impl gpu_hal::dma::DmaAllocator, firmware: &[u8])
+//! #      -> Result<(), Box<dyn core::error::Error>> {
+//! use core::time::Duration;
+//! use radeon_r5xx::{R5xx, RingConfig, pci};
+//!
+//! let probed = pci::probe(cfg, addr)?;          // device table, register BAR
+//! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
+//! // ... map `probed.registers` as `io` ...
+//! let mut gpu = R5xx::init(io, clock, dma, firmware, RingConfig::default())?;
+//! let fence = gpu.submit(8, |s| {
+//!     // s.writer().write_reg(...)?; s.indirect_buffer(ib)?;
+//!     s.fence()
+//! })?;                                          // padded to 16 dwords, one doorbell
+//! gpu.wait(&fence, Duration::from_millis(100))?;
+//! # Ok(()) }
+//! ```
+//!
+//! # What it does
+//!
+//! - [`pci`]: probe (device table, register BAR ≥ 64 KiB), enable decoding and bus mastering.
+//! - [`R5xx::init`]: parse the microcode **first** (a malformed image never reaches the
+//!   device), stop and soft-reset the CP (§5.8 steps 1-2), wait for the MicroEngine to idle,
+//!   upload and read back the microcode (§5.12, §5.13), program the ring in the Linux order
+//!   (hardware-facts.md), enable the streams and run the ring test.
+//! - Submission ([`R5xx::begin`], [`R5xx::submit`]): reserve ring space with back-pressure
+//!   (bounded wait on the written-back read pointer, §5.4), emit packets with `gpu-ring`'s
+//!   [`Pm4Writer`](gpu_ring::pm4::Pm4Writer), pad to 16 dwords with type-2 packets, one doorbell
+//!   (`CP_RB_WPTR`) per batch.
+//! - Indirect buffers (§5.6, §5.10): [`Submission::indirect_buffer`] emits IB1 (3 dwords); an
+//!   IB1 built with [`gpu_ring::ib::IndirectBuffer`] starts an IB2 with
+//!   `writer().indirect_buffer2(..)`.
+//! - PIO push mode (§5.3, §5.11): [`R5xx::pio`] switches the primary stream to PIO and writes
+//!   packets through the `CP_CSQ_APER_PRIMARY` aperture, respecting the queue's space
+//!   (`CP_CSQ_AVAIL`).
+//! - Fences (§5.9): sequence numbers written by a type-0 packet to a scratch register, written
+//!   back by the CP to the writeback page; [`R5xx::wait`] is bounded.
+//! - Interrupts: `GEN_INT_CNTL`/`GEN_INT_STATUS` software and scratch interrupts
+//!   ([`R5xx::enable_interrupts`], [`R5xx::handle_interrupt`]).
+//! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
+//!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
+//!   e.g. after a function-level reset).
+//! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop.
+//!
+//! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
+//! bounded by a [`gpu_hal::time::Clock`].
+#![no_std]
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod driver;
+mod error;
+pub mod pci;
+mod pio;
+
+pub use driver::{
+    FENCE_SCRATCH, Fence, Interrupts, R5xx, RING_TEST_SCRATCH, RING_TEST_SEED, RING_TEST_VALUE,
+    RecoverReport, ResetReport, Ring, RingConfig, Stats, Submission, USER_SCRATCH, WB_RPTR_OFFSET,
+    WB_SCRATCH_OFFSET, WRITEBACK_BYTES, consts,
+};
+pub use error::{
+    ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,
+};
+pub use pio::{PioSession, PioSink};

@@ -1,0 +1,123 @@
+//! Shared fixtures: the emulated R520 in-process, a clock that runs it, a recording register
+//! interface and the real microcode.
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::time::Duration;
+
+use gpu_device_model::{InProcess, InProcessOptions};
+use gpu_hal::RegisterIo;
+use gpu_hal::time::Clock;
+use r5xx_model::{Faults, R5xxModel};
+use radeon_r5xx::{R5xx, RingConfig};
+
+/// The emulated device.
+pub type Gpu = InProcess<R5xxModel>;
+/// The driver over it.
+pub type Driver<'a> = R5xx<&'a Gpu, ModelClock<'a>>;
+
+/// Microseconds the test clock advances per reading.
+pub const TICK_NS: u64 = 10_000;
+
+/// A clock that advances [`TICK_NS`] per reading and lets the model run (`InProcess::poll`),
+/// so a wait makes progress the way real time does for real hardware.
+pub struct ModelClock<'a> {
+    gpu: &'a Gpu,
+    now: Cell<u64>,
+}
+
+impl<'a> ModelClock<'a> {
+    pub fn new(gpu: &'a Gpu) -> Self {
+        ModelClock { gpu, now: Cell::new(0) }
+    }
+}
+
+impl Clock for ModelClock<'_> {
+    fn now_ns(&self) -> u64 {
+        self.gpu.poll();
+        let t = self.now.get();
+        self.now.set(t + TICK_NS);
+        t
+    }
+}
+
+/// A register interface that counts accesses per offset class and forwards them.
+pub struct Recording<'a> {
+    pub inner: &'a Gpu,
+    pub reads: Cell<usize>,
+    pub writes: Cell<usize>,
+    pub log: std::cell::RefCell<Vec<(bool, usize, u32)>>,
+}
+
+impl<'a> Recording<'a> {
+    pub fn new(inner: &'a Gpu) -> Self {
+        Recording {
+            inner,
+            reads: Cell::new(0),
+            writes: Cell::new(0),
+            log: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Writes to `offset` so far.
+    pub fn writes_to(&self, offset: usize) -> usize {
+        self.log.borrow().iter().filter(|(w, o, _)| *w && *o == offset).count()
+    }
+
+    pub fn accesses(&self) -> usize {
+        self.reads.get() + self.writes.get()
+    }
+}
+
+impl RegisterIo for Recording<'_> {
+    fn read32(&self, offset: usize) -> u32 {
+        self.reads.set(self.reads.get() + 1);
+        let v = self.inner.read32(offset);
+        self.log.borrow_mut().push((false, offset, v));
+        v
+    }
+    fn write32(&self, offset: usize, value: u32) {
+        self.writes.set(self.writes.get() + 1);
+        self.log.borrow_mut().push((true, offset, value));
+        self.inner.write32(offset, value)
+    }
+}
+
+/// `radeon/R520_cp.bin` from the system's firmware directory.
+pub fn firmware() -> Vec<u8> {
+    let path = "/lib/firmware/radeon/R520_cp.bin";
+    std::fs::read(path).unwrap_or_else(|e| {
+        panic!("{path}: {e}; install it with `bash scripts/setup.sh` (firmware-amd-graphics)")
+    })
+}
+
+pub fn gpu() -> Gpu {
+    InProcess::new(R5xxModel::new()).expect("in-process R5xx")
+}
+
+pub fn gpu_with(faults: Faults) -> Gpu {
+    InProcess::new(R5xxModel::with_faults(faults)).expect("in-process R5xx")
+}
+
+pub fn gpu_disabled() -> Gpu {
+    let options = InProcessOptions { enable: false, ..InProcessOptions::default() };
+    InProcess::with_options(R5xxModel::new(), options).expect("in-process R5xx")
+}
+
+/// A driver with a 4 KiB ring (1024 dwords: wraps quickly).
+pub fn small_ring() -> RingConfig {
+    RingConfig::with_ring_bytes(4096)
+}
+
+pub fn init<'a>(gpu: &'a Gpu, config: RingConfig) -> Driver<'a> {
+    R5xx::init(gpu, ModelClock::new(gpu), gpu, &firmware(), config).expect("init")
+}
+
+pub fn set_faults(gpu: &Gpu, f: impl FnOnce(&mut Faults)) {
+    let mut faults = gpu.model().faults();
+    f(&mut faults);
+    gpu.model_mut().set_faults(faults);
+}
+
+/// Fence timeout used by tests (simulated time).
+pub const FENCE_TIMEOUT: Duration = Duration::from_millis(50);

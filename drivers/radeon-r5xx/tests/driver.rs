@@ -1,0 +1,635 @@
+//! The driver against the emulated R520 (`r5xx-model`) in-process: probe, bring-up with the
+//! real microcode, ring/IB tests, submission, fences, PIO, interrupts, faults and recovery.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use firmware_loader::FirmwareError;
+use firmware_loader::amd::LoadError;
+use gpu_device_model::DMA_BASE;
+use gpu_hal::dma::{DmaAllocator, DmaLayout};
+use gpu_hal::pci::{ConfigRegionAccess, PciAddress, PciError};
+use gpu_hal::{Register, RegisterIo, RegisterIoExt};
+use gpu_regs::r5xx::cp::{
+    CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_RB_WPTR, SCRATCH_REG0,
+};
+use gpu_regs::r5xx::rbbm::GEN_INT_STATUS;
+use gpu_ring::ib::IndirectBuffer;
+use gpu_ring::ring::{SUBMIT_ALIGN, WaitError};
+use r5xx_model::{IRQ_LINE, ScratchCompare, error_code};
+use radeon_r5xx::{
+    FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError, TestError,
+    USER_SCRATCH, consts, pci,
+};
+
+fn scratch(v: u32) -> SCRATCH_REG0 {
+    SCRATCH_REG0::RESET.with_scratch_reg0(v)
+}
+
+// --- probe ---------------------------------------------------------------------------------
+
+#[test]
+fn probe_finds_the_r520_and_its_register_bar() {
+    let gpu = gpu();
+    let p = pci::probe(&gpu, gpu.pci_address()).unwrap();
+    assert_eq!((p.function.vendor, p.function.device), (0x1002, 0x7100));
+    assert_eq!((p.chip, p.name), ("R520", "Radeon X1800 XT"));
+    assert_eq!(p.registers.slot, 0);
+    assert_eq!(p.registers.size, 64 * 1024);
+    assert_eq!(
+        pci::probe(&gpu, PciAddress::new(0, 0, 9, 0)),
+        Err(pci::ProbeError::Pci(PciError::NoDevice))
+    );
+}
+
+/// Configuration space with other IDs in dword 0.
+struct OtherIds<'a>(&'a Gpu, u32);
+
+impl ConfigRegionAccess for OtherIds<'_> {
+    unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
+        // SAFETY: forwarded to the in-process device, which has no safety requirements.
+        let v = unsafe { ConfigRegionAccess::read(self.0, address, offset) };
+        if offset == 0 { self.1 } else { v }
+    }
+    unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
+        // SAFETY: as above.
+        unsafe { ConfigRegionAccess::write(self.0, address, offset, value) }
+    }
+}
+
+#[test]
+fn probe_rejects_unknown_and_other_family_ids() {
+    let gpu = gpu();
+    let intel = OtherIds(&gpu, 0x1234_8086);
+    assert_eq!(
+        pci::probe(&intel, gpu.pci_address()),
+        Err(pci::ProbeError::NotSupported { vendor: 0x8086, device: 0x1234 })
+    );
+    let cypress = OtherIds(&gpu, 0x6898_1002); // Evergreen: in the table, not R5xx
+    assert_eq!(
+        pci::probe(&cypress, gpu.pci_address()),
+        Err(pci::ProbeError::NotSupported { vendor: 0x1002, device: 0x6898 })
+    );
+    let rv515 = OtherIds(&gpu, 0x7146_1002);
+    assert_eq!(pci::probe(&rv515, gpu.pci_address()).unwrap().chip, "RV515");
+}
+
+#[test]
+fn enable_turns_on_decoding_and_bus_mastering_before_init() {
+    let gpu = gpu_disabled();
+    let fw = firmware();
+    // Memory decoding off: BAR0 master-aborts, registers read all-ones.
+    let err = R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &fw, small_ring()).unwrap_err();
+    assert_eq!(err, InitError::DeviceGone);
+    let command = pci::enable(&gpu, gpu.pci_address()).unwrap();
+    assert_eq!(command & 0b110, 0b110, "memory space + bus master");
+    let mut drv = R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &fw, small_ring()).unwrap();
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+}
+
+// --- bring-up ------------------------------------------------------------------------------
+
+#[test]
+fn init_uploads_the_real_microcode_with_1_plus_512_writes_and_passes_the_ring_test() {
+    let gpu = gpu();
+    let rec = Recording::new(&gpu);
+    let fw = firmware();
+    let drv = R5xx::init(&rec, ModelClock::new(&gpu), &gpu, &fw, small_ring()).unwrap();
+    assert_eq!(rec.writes_to(CP_ME_RAM_ADDR::OFFSET), 1);
+    assert_eq!(rec.writes_to(CP_ME_RAM_DATAH::OFFSET), 256);
+    assert_eq!(rec.writes_to(CP_ME_RAM_DATAL::OFFSET), 256);
+    let report = drv.upload_report();
+    assert_eq!((report.entries, report.load_writes, report.verify_writes), (256, 513, 1));
+    assert!(gpu.model().microcode_loaded());
+    // Entry 5 as the model holds it equals the image's big-endian (high, low) words.
+    let e = 5 * 8;
+    let high = u64::from(u32::from_be_bytes(fw[e..e + 4].try_into().unwrap()));
+    let low = u64::from(u32::from_be_bytes(fw[e + 4..e + 8].try_into().unwrap()));
+    assert_eq!(gpu.model().me_ram_entry(5), high << 32 | low);
+    // Ring test ran: the scratch register holds the packet's value, written back too.
+    assert_eq!(gpu.read_at::<SCRATCH_REG0>(0).unwrap().scratch_reg0(), 0xDEAD_BEEF);
+    assert_eq!(drv.scratch_writeback(0), Some(0xDEAD_BEEF));
+    assert_eq!(gpu.error_code(), 0);
+    assert_eq!(drv.stats().doorbells, 1, "the ring test is one batch");
+}
+
+#[test]
+fn malformed_firmware_is_a_typed_error_before_any_register_access_or_allocation() {
+    let gpu = gpu();
+    let rec = Recording::new(&gpu);
+    let real = firmware();
+    let mut bad_high = real.clone();
+    bad_high[8] = 0x01; // entry 1's high word 0x01xx_xxxx does not fit ME_RAM_DATAH (8 bits)
+    let cases: [(&[u8], FirmwareError); 3] = [
+        (&[], FirmwareError::Empty),
+        (&real[..2047], FirmwareError::TruncatedEntry { len: 2047, entry_bytes: 8 }),
+        (
+            &bad_high,
+            FirmwareError::EntryOutOfRange {
+                index: 1,
+                high: u32::from_be_bytes(bad_high[8..12].try_into().unwrap()),
+            },
+        ),
+    ];
+    for (image, expected) in cases {
+        let err = R5xx::init(&rec, ModelClock::new(&gpu), &gpu, image, small_ring()).unwrap_err();
+        assert_eq!(err, InitError::Firmware(expected));
+        assert_eq!(rec.accesses(), 0, "no register touched for {expected:?}");
+    }
+    let err =
+        R5xx::init(&rec, ModelClock::new(&gpu), &gpu, &real, RingConfig::with_ring_bytes(3000))
+            .unwrap_err();
+    assert!(matches!(err, InitError::Config(_)), "{err:?}");
+    assert_eq!(rec.accesses(), 0);
+    // Nothing was allocated either: the bump allocator still starts at its base.
+    let r = gpu.allocate(DmaLayout::new(4, 4).unwrap()).unwrap();
+    assert_eq!(r.bus_address().0, DMA_BASE);
+}
+
+#[test]
+fn ring_and_ib_tests_can_be_rerun() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    drv.ring_test().unwrap();
+    drv.ib_test(&gpu).unwrap();
+    assert_eq!(gpu.model().stats().ibs_started, [1, 0]);
+    drv.ring_test().unwrap();
+}
+
+// --- indirect buffers ------------------------------------------------------------------------
+
+#[test]
+fn ib1_takes_three_ring_dwords_and_runs_a_padded_scratch_write() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let region = gpu.allocate(DmaLayout::new(256, 64).unwrap()).unwrap();
+    let mut ib = IndirectBuffer::new(&region).unwrap();
+    ib.writer().write_reg_at(USER_SCRATCH, scratch(0x1B1)).unwrap();
+    assert_eq!(ib.pad_to(SUBMIT_ALIGN), Ok(14));
+    let desc = ib.descriptor().unwrap();
+    assert_eq!(desc.dwords(), 16);
+
+    let fence = drv
+        .submit(8, |s| {
+            let before = s.ring().head();
+            s.indirect_buffer(desc)?;
+            assert_eq!(s.ring().head() - before, 3, "IB1 = type-0 CP_IB_BASE + CP_IB_BUFSZ");
+            s.fence()
+        })
+        .unwrap();
+    drv.wait(&fence, FENCE_TIMEOUT).unwrap();
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(0x1B1));
+    assert_eq!(gpu.model().stats().ibs_started, [1, 0]);
+    assert_eq!(drv.stats().indirect_buffers, 1);
+}
+
+#[test]
+fn ib2_started_from_inside_an_ib1_returns_to_it() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let mem2 = gpu.allocate(DmaLayout::new(64, 64).unwrap()).unwrap();
+    let mut ib2 = IndirectBuffer::new(&mem2).unwrap();
+    ib2.writer().write_reg_at(USER_SCRATCH + 1, scratch(0x2B2)).unwrap();
+    ib2.pad_to(SUBMIT_ALIGN).unwrap();
+
+    let mem1 = gpu.allocate(DmaLayout::new(256, 64).unwrap()).unwrap();
+    let mut ib1 = IndirectBuffer::new(&mem1).unwrap();
+    let before = ib1.len();
+    ib1.writer().indirect_buffer2(ib2.descriptor().unwrap()).unwrap();
+    assert_eq!(ib1.len() - before, 3, "IB2 = type-0 CP_IB2_BASE + CP_IB2_BUFSZ (§5.10)");
+    // After IB2 is exhausted the CP continues in IB1 (§5.10).
+    ib1.writer().write_reg_at(USER_SCRATCH, scratch(0x1B1)).unwrap();
+    ib1.pad_to(SUBMIT_ALIGN).unwrap();
+
+    let fence = drv
+        .submit(8, |s| {
+            s.indirect_buffer(ib1.descriptor()?)?;
+            s.fence()
+        })
+        .unwrap();
+    drv.wait(&fence, FENCE_TIMEOUT).unwrap();
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH + 1), Some(0x2B2));
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(0x1B1));
+    assert_eq!(gpu.model().stats().ibs_started, [1, 1]);
+    assert_eq!(gpu.error_code(), 0);
+}
+
+// --- submission ----------------------------------------------------------------------------
+
+#[test]
+fn ten_thousand_submissions_wrap_a_4k_ring_with_ordered_fences() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    assert_eq!(drv.ring().size_dwords(), 1024);
+    let doorbells = drv.stats().doorbells;
+    let start = u64::from(drv.ring().head());
+    let mut last = drv.last_signalled();
+    let mut pending = Vec::new();
+    for i in 0..10_000u32 {
+        let fence = drv
+            .submit(2 + 2 + (i as usize % 5), |s| {
+                s.writer().write_reg_at(USER_SCRATCH, scratch(i))?;
+                // A variable-length NOP so packets straddle the ring's end at varying places.
+                let body = [i; 4];
+                s.writer().nop(&body[..=(i as usize % 4)])?;
+                s.fence()
+            })
+            .unwrap();
+        assert_eq!(fence.seq(), last.wrapping_add(1) + pending.len() as u32);
+        pending.push(fence);
+        if i % 100 == 99 {
+            // Wait on the newest: all earlier ones must be signalled too, in order.
+            drv.wait(pending.last().unwrap(), FENCE_TIMEOUT).unwrap();
+            for f in &pending {
+                assert!(drv.fence_signalled(f));
+            }
+            assert!(drv.last_signalled().wrapping_sub(last) as i32 > 0);
+            last = drv.last_signalled();
+            pending.clear();
+            assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(i));
+        }
+    }
+    let stats = drv.stats();
+    assert_eq!(stats.doorbells - doorbells, 10_000, "one doorbell per submission");
+    assert_eq!(stats.fences, 10_000);
+    assert_eq!(drv.last_signalled(), 10_000);
+    // 10,000 × 16 padded dwords through a 1024-dword ring: it wrapped over 150 times.
+    let dwords = 10_000u64 * 16;
+    assert!(dwords / 1024 > 150);
+    assert_eq!(u64::from(drv.ring().head()), (start + dwords) % 1024);
+    assert_eq!(gpu.error_code(), 0);
+}
+
+#[test]
+fn a_batch_rings_one_doorbell_and_is_padded_to_16_dwords() {
+    let gpu = gpu();
+    let rec = Recording::new(&gpu);
+    let mut drv = R5xx::init(&rec, ModelClock::new(&gpu), &gpu, &firmware(), small_ring()).unwrap();
+    let wptr_writes = rec.writes_to(CP_RB_WPTR::OFFSET);
+    let doorbells = drv.stats().doorbells;
+    let mut s = drv.begin();
+    let mut fences = Vec::new();
+    for i in 0..20 {
+        s.reserve(2).unwrap();
+        s.writer().write_reg_at(USER_SCRATCH, scratch(i)).unwrap();
+        fences.push(s.fence().unwrap());
+    }
+    assert_eq!(s.ring().pending_dwords(), 80);
+    s.flush().unwrap();
+    assert_eq!(rec.writes_to(CP_RB_WPTR::OFFSET) - wptr_writes, 1);
+    assert_eq!(drv.stats().doorbells - doorbells, 1);
+    assert_eq!(drv.ring().head() % 16, 0);
+    drv.wait(fences.last().unwrap(), FENCE_TIMEOUT).unwrap();
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(19));
+    // An empty batch rings nothing; a dropped one is flushed.
+    drv.begin().flush().unwrap();
+    assert_eq!(rec.writes_to(CP_RB_WPTR::OFFSET) - wptr_writes, 1);
+    let f = {
+        let mut s = drv.begin();
+        s.fence().unwrap()
+    };
+    assert_eq!(rec.writes_to(CP_RB_WPTR::OFFSET) - wptr_writes, 2);
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+}
+
+#[test]
+fn back_pressure_times_out_without_overwriting_unconsumed_ring_memory() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    set_faults(&gpu, |f| f.cp_stall = true);
+    // Fill the ring: 63 batches of 16 dwords fit in 1023 free dwords.
+    let mut fences = Vec::new();
+    let mut full = None;
+    for _ in 0..100 {
+        match drv.submit(8, |s| {
+            s.writer().nop(&[0; 5])?;
+            s.fence()
+        }) {
+            Ok(f) => fences.push(f),
+            Err(e) => {
+                full = Some(e);
+                break;
+            }
+        }
+    }
+    let err = full.expect("the ring must fill up");
+    assert!(
+        matches!(err, SubmitError::RingFull(WaitError::TimedOut { .. })),
+        "typed back-pressure error, got {err:?}"
+    );
+    let ring_bytes = drv.ring().size_dwords() * 4;
+    let snapshot = |drv: &Driver<'_>| {
+        let mut words = vec![0u32; ring_bytes / 4];
+        drv.ring().buffer().read_slice(0, &mut words).unwrap();
+        words
+    };
+    let before = snapshot(&drv);
+    let head = drv.ring().head();
+    for _ in 0..3 {
+        let e = drv.emit_fence().unwrap_err();
+        assert!(matches!(e, SubmitError::RingFull(_)), "{e:?}");
+    }
+    assert_eq!(snapshot(&drv), before, "unconsumed ring dwords were never overwritten");
+    assert_eq!(drv.ring().head(), head);
+    let e = drv.wait(fences.last().unwrap(), FENCE_TIMEOUT).unwrap_err();
+    assert!(matches!(e, FenceError::Timeout { .. }), "{e:?}");
+    // Clear the fault, reset: usable again.
+    set_faults(&gpu, |f| f.cp_stall = false);
+    drv.reset().unwrap();
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+}
+
+// --- PIO -----------------------------------------------------------------------------------
+
+#[test]
+fn pio_mode_pushes_packets_through_the_primary_aperture() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let head = drv.ring().head();
+    let f = {
+        let mut pio = drv.pio().unwrap();
+        pio.packets(|w| {
+            w.write_reg_at(USER_SCRATCH, scratch(0x9100))?;
+            w.nop(&[1, 2, 3])
+        })
+        .unwrap();
+        let f = pio.fence().unwrap();
+        assert_eq!(pio.dwords_written(), 2 + 4 + 2, "scratch write, NOP, fence");
+        pio.finish().unwrap();
+        f
+    };
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(0x9100));
+    assert_eq!(drv.ring().head(), head, "nothing went through the ring");
+    assert_eq!(gpu.model().stats().pio_dropped, 0);
+    assert_eq!(drv.stats().pio_dwords, 8);
+    // Back in bus-master mode: the ring works.
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    // 200 packets: more than the 128-dword queue, fine while the CP drains it.
+    let mut pio = drv.pio().unwrap();
+    for i in 0..200 {
+        pio.packets(|w| w.write_reg_at(USER_SCRATCH, scratch(i))).unwrap();
+    }
+    pio.finish().unwrap();
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(199));
+    assert_eq!(gpu.error_code(), 0, "the model's queue never overflowed");
+}
+
+#[test]
+fn pio_queue_full_is_a_typed_error_not_an_overflow() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    set_faults(&gpu, |f| f.cp_stall = true);
+    let mut pio = drv.pio().unwrap();
+    let mut err = None;
+    for i in 0..100 {
+        if let Err(e) = pio.packets(|w| w.write_reg_at(USER_SCRATCH, scratch(i))) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert_eq!(
+        err,
+        Some(SubmitError::PioQueueFull { needed: 2, free: 0 }),
+        "{} dwords fill the queue",
+        consts::PIO_PRIMARY_QUEUE_DWORDS
+    );
+    assert!(matches!(pio.finish(), Err(SubmitError::PioQueueFull { .. })));
+    assert_eq!(gpu.error_code(), 0, "no PIO_OVERFLOW: the driver never overfilled the queue");
+    set_faults(&gpu, |f| f.cp_stall = false);
+    drv.reset().unwrap();
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+}
+
+// --- faults, reset, recovery -----------------------------------------------------------------
+
+#[test]
+fn cp_stall_is_a_fence_timeout_and_reset_restores_service() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let done = drv.emit_fence().unwrap();
+    drv.wait(&done, FENCE_TIMEOUT).unwrap();
+    set_faults(&gpu, |f| f.cp_stall = true);
+    let stuck = drv.emit_fence().unwrap();
+    let err = drv.wait(&stuck, FENCE_TIMEOUT).unwrap_err();
+    match err {
+        FenceError::Timeout { seq, last_signalled, waited } => {
+            assert_eq!((seq, last_signalled), (stuck.seq(), done.seq()));
+            assert!(waited.waited_us >= 50_000, "{waited:?}");
+        }
+        e => panic!("expected a timeout, got {e:?}"),
+    }
+    assert!(!drv.fence_signalled(&stuck));
+    // The reset's ring test fails while the fault persists.
+    assert!(matches!(drv.reset(), Err(ResetError::RingTest(TestError::TimedOut { .. }))));
+    set_faults(&gpu, |f| f.cp_stall = false);
+    let report = drv.reset().unwrap();
+    assert_eq!(report.completed, done.seq());
+    assert_eq!(report.abandoned_until, stuck.seq());
+    assert!(drv.fence_signalled(&stuck), "abandoned fences are forced complete");
+    assert_eq!(drv.ring().head() % 16, 0);
+    for i in 0..50 {
+        let f = drv
+            .submit(4, |s| {
+                s.writer().write_reg_at(USER_SCRATCH, scratch(i))?;
+                s.fence()
+            })
+            .unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+        assert!(f.seq() > stuck.seq());
+    }
+    assert_eq!(drv.stats().resets, 1);
+}
+
+#[test]
+fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
+    let dead = gpu_with(r5xx_model::Faults { registers_all_ones: true, ..Default::default() });
+    let rec = Recording::new(&dead);
+    let err =
+        R5xx::init(&rec, ModelClock::new(&dead), &dead, &firmware(), small_ring()).unwrap_err();
+    assert_eq!(err, InitError::DeviceGone);
+    assert_eq!(
+        (rec.reads.get(), rec.writes.get()),
+        (1, 2),
+        "one read, then only CP_CSQ_CNTL/CP_CSQ_MODE = 0 on cleanup: no wait, no upload"
+    );
+
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    drv.enable_interrupts(Interrupts { software: true, scratch: false });
+    set_faults(&gpu, |f| f.registers_all_ones = true);
+    assert!(drv.device_gone());
+    let f = drv.emit_fence().unwrap(); // no register read on the submit path
+    assert_eq!(drv.wait(&f, Duration::from_secs(3600)), Err(FenceError::DeviceGone));
+    assert_eq!(drv.reset(), Err(ResetError::DeviceGone));
+    assert_eq!(drv.recover(&firmware()), Err(InitError::DeviceGone));
+    assert_eq!(drv.ring_test(), Err(TestError::DeviceGone));
+    assert_eq!(drv.handle_interrupt(), Err(radeon_r5xx::DeviceGone));
+    assert!(matches!(drv.pio(), Err(SubmitError::DeviceGone)));
+    // Fill the ring: the back-pressure wait notices too.
+    let mut last = Ok(());
+    for _ in 0..100 {
+        last = drv.submit(8, |s| s.writer().nop(&[0; 7]).map_err(Into::into));
+        if last.is_err() {
+            break;
+        }
+    }
+    assert_eq!(last, Err(SubmitError::DeviceGone));
+}
+
+#[test]
+fn corrupt_me_ram_is_a_microcode_readback_error() {
+    let gpu = gpu_with(r5xx_model::Faults { me_ram_corrupt: Some(17), ..Default::default() });
+    let err = R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &firmware(), small_ring()).unwrap_err();
+    match err {
+        InitError::Microcode(LoadError::Readback { index, expected, found }) => {
+            assert_eq!(index, 17);
+            assert_eq!(found.low ^ expected.low, 1, "bit 0 flipped");
+        }
+        e => panic!("expected a read-back error, got {e:?}"),
+    }
+}
+
+#[test]
+fn dma_fault_is_detected_and_recovered_after_a_function_level_reset() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let ok = drv.emit_fence().unwrap();
+    drv.wait(&ok, FENCE_TIMEOUT).unwrap();
+    set_faults(&gpu, |f| f.dma_fault_next_fetch = true);
+    let lost = drv.emit_fence().unwrap();
+    let err = drv.wait(&lost, FENCE_TIMEOUT).unwrap_err();
+    assert!(
+        matches!(err, FenceError::Timeout { last_signalled, .. } if last_signalled == ok.seq())
+    );
+    assert_eq!(gpu.error_code(), error_code::DMA_FETCH_FAULT);
+    // A soft reset cannot lift the bus-error state: the ring test says so.
+    assert!(matches!(drv.reset(), Err(ResetError::RingTest(_))));
+    // The platform's function-level reset (power-on state: microcode gone), then recover.
+    gpu.reset();
+    assert!(!gpu.model().microcode_loaded());
+    let report = drv.recover(&firmware()).unwrap();
+    assert!(report.microcode_reloaded);
+    assert_eq!(report.fences.completed, ok.seq());
+    assert!(drv.fence_signalled(&lost));
+    for _ in 0..20 {
+        let f = drv.emit_fence().unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    }
+    drv.ib_test(&gpu).unwrap();
+    assert_eq!(drv.stats().recoveries, 1);
+}
+
+#[test]
+fn recover_keeps_good_microcode_and_rejects_bad_images_untouched() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let report = drv.recover(&firmware()).unwrap();
+    assert!(!report.microcode_reloaded, "read-back matched: no reload");
+    assert_eq!(
+        drv.recover(&[0u8; 7]),
+        Err(InitError::Firmware(FirmwareError::TruncatedEntry { len: 7, entry_bytes: 8 }))
+    );
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+}
+
+#[test]
+fn recover_reloads_microcode_after_a_corrupted_readback_and_reports_persistent_corruption() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    set_faults(&gpu, |f| f.me_ram_corrupt = Some(3));
+    // The read-back keeps failing after the reload: a typed error, not a loop.
+    assert!(matches!(
+        drv.recover(&firmware()),
+        Err(InitError::Microcode(LoadError::Readback { index: 3, .. }))
+    ));
+    set_faults(&gpu, |f| f.me_ram_corrupt = None);
+    let report = drv.recover(&firmware()).unwrap();
+    assert!(!report.microcode_reloaded, "the RAM itself was fine");
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+}
+
+// --- interrupts ----------------------------------------------------------------------------
+
+#[test]
+fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    drv.enable_interrupts(Interrupts { software: true, scratch: false });
+    gpu.take_interrupts();
+    let f = drv
+        .submit(4, |s| {
+            let f = s.fence()?;
+            s.software_interrupt()?;
+            Ok(f)
+        })
+        .unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_eq!(gpu.take_interrupts(), 1);
+    assert_eq!(gpu.irq_status() & IRQ_LINE, IRQ_LINE);
+    assert_eq!(drv.handle_interrupt(), Ok(Interrupts { software: true, scratch: false }));
+    assert_eq!(
+        RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).raw() & consts::GEN_INT_STATUS_SW_INT,
+        0,
+        "acked"
+    );
+    gpu.ack_irq(IRQ_LINE);
+    assert_eq!(gpu.irq_status() & IRQ_LINE, 0, "line dropped after the ack");
+    assert_eq!(drv.handle_interrupt(), Ok(Interrupts::default()), "nothing pending");
+    // From the host too; and not delivered once disabled.
+    drv.raise_software_interrupt();
+    assert_eq!(gpu.take_interrupts(), 1);
+    assert!(drv.handle_interrupt().unwrap().software);
+    gpu.ack_irq(IRQ_LINE);
+    drv.enable_interrupts(Interrupts::default());
+    drv.raise_software_interrupt();
+    assert_eq!(gpu.take_interrupts(), 0);
+}
+
+#[test]
+fn scratch_interrupt_fires_on_the_fence_writeback() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    drv.enable_interrupts(Interrupts { software: false, scratch: true });
+    gpu.take_interrupts();
+    // White-box arm (§5.9: the compare's DRV_REGS are undocumented): pair 0 = SCRATCH_REG0
+    // (low) and SCRATCH_REG1 (fences, high) >= fence 3 in the high word.
+    gpu.model_mut().set_scratch_compare(Some(ScratchCompare { pair: 0, reference: 3 << 32 }));
+    for _ in 0..2 {
+        let f = drv.emit_fence().unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    }
+    assert_eq!(drv.last_signalled(), 2);
+    assert_eq!(gpu.take_interrupts(), 0);
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_eq!(gpu.take_interrupts(), 1);
+    assert_eq!(drv.handle_interrupt(), Ok(Interrupts { software: false, scratch: true }));
+    assert_eq!(
+        RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).raw() & consts::GEN_INT_STATUS_SCRATCH_INT_STAT,
+        0
+    );
+    gpu.ack_irq(IRQ_LINE);
+}
+
+#[test]
+fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    drv.enable_interrupts(Interrupts { software: true, scratch: false });
+    drv.reset().unwrap();
+    gpu.take_interrupts();
+    drv.raise_software_interrupt();
+    assert_eq!(gpu.take_interrupts(), 1);
+    assert!(drv.handle_interrupt().unwrap().software);
+    drv.shutdown(&gpu);
+    assert!(gpu.read32(gpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET) == 0, "streams off");
+}
