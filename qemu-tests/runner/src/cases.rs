@@ -105,6 +105,19 @@ pub struct Case {
 }
 
 const SELFTEST: Option<(&str, &[&str])> = Some(("selftest", &[]));
+const R5XX: Option<(&str, &[&str])> = Some(("r5xx", &[]));
+
+/// An R5xx case: the test kernel's `r5xx-*` case beside the emulated R520.
+const fn r5xx(name: &'static str, summary: &'static str, demo: bool) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::X86 { kernel_case: name, model: R5XX, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(60),
+        demo,
+    }
+}
 
 /// Every case, in run order.
 pub static CASES: &[Case] = &[
@@ -148,6 +161,15 @@ pub static CASES: &[Case] = &[
         timeout: Duration::from_secs(60),
         demo: false,
     },
+    r5xx("r5xx-demo", "R520: firmware loaded, IB executed, fence signalled", true),
+    r5xx("r5xx-probe", "R520 found on the virtual PCI segment, BAR0 decoded", false),
+    r5xx("r5xx-firmware", "R520_cp.bin uploaded (1 + 512 writes) and verified by read-back", false),
+    r5xx("r5xx-ring", "ring test: a type-0 scratch write lands in memory", false),
+    r5xx("r5xx-ib", "IB1 from the ring, IB2 from inside IB1", false),
+    r5xx("r5xx-stress", "10,000 submissions with wrap-around and ordered fences", false),
+    r5xx("r5xx-pio", "PIO push mode through the primary aperture", false),
+    r5xx("r5xx-irq", "software and scratch interrupts through MSI-X", false),
+    r5xx("r5xx-faults", "each injected fault gives its typed error, then recovery", false),
     Case {
         name: "negative-model-dies",
         summary: "the device model aborts mid-test: a clean failure naming it, no hang",

@@ -1,6 +1,7 @@
 //! Test cases, selected by `case=<name>` on the kernel command line.
 
 mod boot;
+mod r5xx;
 mod selftest;
 
 use crate::Kernel;
@@ -102,6 +103,15 @@ const CASES: &[(&str, Case)] = &[
     ("selftest-dma", selftest::dma),
     ("selftest-irq", selftest::irq),
     ("selftest-bench", selftest::bench),
+    ("r5xx-probe", r5xx::probe),
+    ("r5xx-firmware", r5xx::firmware),
+    ("r5xx-ring", r5xx::ring),
+    ("r5xx-ib", r5xx::ib),
+    ("r5xx-stress", r5xx::stress),
+    ("r5xx-pio", r5xx::pio),
+    ("r5xx-irq", r5xx::irq),
+    ("r5xx-faults", r5xx::faults),
+    ("r5xx-demo", r5xx::demo),
     ("fail-panic", fail_panic),
     ("fail-exception", fail_exception),
 ];
