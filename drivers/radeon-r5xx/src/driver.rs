@@ -57,20 +57,6 @@ pub mod consts {
     const _: () = assert!(INDIRECT1_START >= 2 * 2 && INDIRECT2_START - INDIRECT1_START >= 4);
     const _: () = assert!(INDIRECT2_START < 0x5F - 4);
 
-    /// `GEN_INT_CNTL.SCRATCH_INT_MASK`, bit 18 (Linux rs600d.h `S_000040_SCRATCH_INT_MASK`).
-    /// The register database knows `GEN_INT_CNTL` only as one 32-bit field: correction needed.
-    pub const GEN_INT_CNTL_SCRATCH_INT_MASK: u32 = 1 << 18;
-    /// `GEN_INT_CNTL.SW_INT_EN`, bit 25 (Linux rs600d.h `S_000040_SW_INT_EN`, radeon_reg.h
-    /// `RADEON_SW_INT_ENABLE`). Missing from the database: correction needed.
-    pub const GEN_INT_CNTL_SW_INT_EN: u32 = 1 << 25;
-    /// `GEN_INT_STATUS.SCRATCH_INT_STAT`, bit 18, write 1 to acknowledge (Linux rs600d.h
-    /// `S_000044_SCRATCH_INT_STAT`). Missing from the database: correction needed.
-    pub const GEN_INT_STATUS_SCRATCH_INT_STAT: u32 = 1 << 18;
-    /// `GEN_INT_STATUS.SW_INT`, bit 25: software interrupt pending, write 1 to acknowledge
-    /// (Linux rs600d.h `S_000044_SW_INT`, radeon_reg.h `RADEON_SW_INT_TEST`). Missing from the
-    /// database, whose `SW_INT` field (bit 26) is Linux's `SW_INT_SET` (`RADEON_SW_INT_FIRE`).
-    pub const GEN_INT_STATUS_SW_INT: u32 = 1 << 25;
-
     /// Polls between two all-ones checks while waiting on DMA memory (fences, ring space): a
     /// device that fell off the bus is reported within 64 polls instead of only at the deadline.
     pub const LIVENESS_CHECK_EVERY: u64 = 64;
@@ -185,7 +171,8 @@ const fn seq_reached(last: u32, seq: u32) -> bool {
     (last.wrapping_sub(seq) as i32) >= 0
 }
 
-/// Interrupt sources (`GEN_INT_CNTL` enables, `GEN_INT_STATUS` status; bits in [`consts`]).
+/// Interrupt sources (`GEN_INT_CNTL` enables, `GEN_INT_STATUS` status; bits from the register
+/// database, Linux rs600d.h).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Interrupts {
     /// The software interrupt (fired by a `GEN_INT_STATUS` write, from the host or a packet).
@@ -201,32 +188,16 @@ impl Interrupts {
     }
 
     fn cntl(self) -> GEN_INT_CNTL {
-        let mut bits = 0;
-        if self.software {
-            bits |= consts::GEN_INT_CNTL_SW_INT_EN;
-        }
-        if self.scratch {
-            bits |= consts::GEN_INT_CNTL_SCRATCH_INT_MASK;
-        }
-        GEN_INT_CNTL::RESET.with_gen_int_cntl(bits)
+        GEN_INT_CNTL::RESET.with_sw_int_en(self.software).with_scratch_int_mask(self.scratch)
     }
 
     fn from_status(status: GEN_INT_STATUS) -> Self {
-        Interrupts {
-            software: status.raw() & consts::GEN_INT_STATUS_SW_INT != 0,
-            scratch: status.raw() & consts::GEN_INT_STATUS_SCRATCH_INT_STAT != 0,
-        }
+        Interrupts { software: status.sw_int(), scratch: status.scratch_int_stat() }
     }
 
+    /// The write-1-to-clear acknowledgement of these sources.
     fn ack(self) -> GEN_INT_STATUS {
-        let mut bits = 0;
-        if self.software {
-            bits |= consts::GEN_INT_STATUS_SW_INT;
-        }
-        if self.scratch {
-            bits |= consts::GEN_INT_STATUS_SCRATCH_INT_STAT;
-        }
-        GEN_INT_STATUS::from_raw(bits)
+        GEN_INT_STATUS::RESET.with_sw_int(self.software).with_scratch_int_stat(self.scratch)
     }
 }
 
@@ -758,10 +729,10 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
         self.io.write(which.cntl());
     }
 
-    /// Fire the software interrupt from the host (`GEN_INT_STATUS.SW_INT`, the database's name
-    /// for Linux's `SW_INT_SET`/`RADEON_SW_INT_FIRE`, bit 26).
+    /// Fire the software interrupt from the host (`GEN_INT_STATUS.SW_INT_SET`, bit 26, Linux
+    /// `RADEON_SW_INT_FIRE`).
     pub fn raise_software_interrupt(&self) {
-        self.io.write(GEN_INT_STATUS::RESET.with_sw_int(true));
+        self.io.write(GEN_INT_STATUS::RESET.with_sw_int_set(true));
     }
 
     /// The interrupt handler: read `GEN_INT_STATUS`, acknowledge (write 1) the enabled sources
@@ -915,10 +886,10 @@ impl<IO: RegisterIo, C: Clock> Submission<'_, IO, C> {
     }
 
     /// Fire the software interrupt when the CP gets here: a type-0 write of
-    /// `GEN_INT_STATUS.SW_INT` (the database's bit 26, Linux `RADEON_SW_INT_FIRE`).
+    /// `GEN_INT_STATUS.SW_INT_SET` (bit 26, Linux `RADEON_SW_INT_FIRE`).
     pub fn software_interrupt(&mut self) -> Result<(), SubmitError> {
         self.reserve(REG_WRITE_DWORDS)?;
-        self.writer().write_reg(GEN_INT_STATUS::RESET.with_sw_int(true))?;
+        self.writer().write_reg(GEN_INT_STATUS::RESET.with_sw_int_set(true))?;
         Ok(())
     }
 

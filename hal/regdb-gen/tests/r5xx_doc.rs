@@ -318,7 +318,13 @@ fn hand_checked_registers_and_fields() {
     // Registers the document omits, from Linux radeon.
     assert_eq!(register(&db, "SCRATCH_REG0").count, Some(8));
     assert_eq!(register(&db, "RBBM_STATUS").offset, 0xe40);
-    assert_eq!(field(register(&db, "GEN_INT_STATUS"), "SW_INT").lsb, 26);
+    // Linux radeon_reg.h / rs600d.h: SW_INT_FIRE (set) 26, SW_INT_TEST (status) 25, scratch 18.
+    let status = register(&db, "GEN_INT_STATUS");
+    assert_eq!(field(status, "SW_INT_SET").lsb, 26);
+    assert_eq!(field(status, "SW_INT").lsb, 25);
+    assert_eq!(field(status, "SCRATCH_INT_STAT").lsb, 18);
+    let cntl = register(&db, "GEN_INT_CNTL");
+    assert_eq!((field(cntl, "SW_INT_EN").lsb, field(cntl, "SCRATCH_INT_MASK").lsb), (25, 18));
 }
 
 #[test]

@@ -42,7 +42,8 @@ struct Report {
     passed: bool,
 }
 
-fn run_cases(selected: &[&'static Case]) -> ExitCode {
+/// Run `selected`; with `show_logs`, print each case's decoded log after its line (the demo).
+fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
     let suite_start = Instant::now();
     let images = match images::build(selected) {
         Ok(images) => images,
@@ -73,6 +74,12 @@ fn run_cases(selected: &[&'static Case]) -> ExitCode {
                 _ => String::new(),
             }
         );
+        if show_logs && passed {
+            let log = output_dir().join(case.name).join("log.txt");
+            for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {
+                println!("    | {line}");
+            }
+        }
         if !passed {
             let log = output_dir().join(case.name).join("log.txt");
             if let Ok(text) = std::fs::read_to_string(&log) {
@@ -119,8 +126,8 @@ fn print_performance(reports: &[Report], suite: Duration) {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("test") => run_cases(&CASES.iter().collect::<Vec<_>>()),
-        Some("demo") => run_cases(&CASES.iter().filter(|c| c.demo).collect::<Vec<_>>()),
+        Some("test") => run_cases(&CASES.iter().collect::<Vec<_>>(), false),
+        Some("demo") => run_cases(&CASES.iter().filter(|c| c.demo).collect::<Vec<_>>(), true),
         Some("list") => {
             for c in CASES {
                 println!("{:<28} {}", c.name, c.summary);
@@ -138,7 +145,7 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            run_cases(&selected)
+            run_cases(&selected, false)
         }
         _ => {
             eprintln!("usage: qemu-runner <test | demo | list | case NAME...>");

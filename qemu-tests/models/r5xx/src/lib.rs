@@ -49,13 +49,12 @@
 //! - **Scratch registers** (§5.9): a write of `SCRATCH_REGn` (by MMIO or by a packet) is copied
 //!   to guest memory at `(SCRATCH_ADDR & !3) + 4n` when `SCRATCH_UMSK` bit n is set.
 //! - **Interrupts**: mailbox line [`IRQ_LINE`] follows `GEN_INT_STATUS & GEN_INT_CNTL` for the
-//!   software interrupt and the scratch interrupt. Bits from Linux `rs600d.h` (the R5xx-class
-//!   IGP header; `radeon_reg.h` agrees for the software interrupt): `GEN_INT_CNTL.SW_INT_EN`
+//!   software interrupt and the scratch interrupt. Bits from the register database (fields from
+//!   Linux `rs600d.h`, the R5xx-class IGP header, and `radeon_reg.h`): `GEN_INT_CNTL.SW_INT_EN`
 //!   bit 25, `SCRATCH_INT_MASK` bit 18; `GEN_INT_STATUS.SW_INT` bit 25 (status, write 1 to
-//!   acknowledge), `SW_INT_SET` bit 26 (write 1 to raise; the database's `SW_INT` field),
-//!   `SCRATCH_INT_STAT` bit 18 (write 1 to acknowledge). `GEN_INT_STATUS` is therefore handled
-//!   explicitly rather than through its database mask (which only knows bit 26): it reads bits
-//!   25 and 18, bit 26 reads 0.
+//!   clear), `SW_INT_SET` bit 26 (write 1 to raise `SW_INT`; reads 0), `SCRATCH_INT_STAT`
+//!   bit 18 (write 1 to clear). `GEN_INT_STATUS` is handled explicitly (write-1-to-clear and
+//!   the `SW_INT_SET` trigger are not plain stores): it reads bits 25 and 18, bit 26 reads 0.
 //!   The §5.9/§10.1.13 scratch-compare interrupt needs "DRV_REGS" and a condition whose
 //!   registers neither the document nor the public drivers give; the compare logic is modelled
 //!   (condition "greater than or equal", pair 2k/2k+1 as a 64-bit value with 2k+1 high) but can
@@ -203,13 +202,16 @@ const GEN_INT_STATUS: u32 = off::<rbbm::GEN_INT_STATUS>();
 const RBBM_SOFT_RESET: u32 = off::<rbbm::RBBM_SOFT_RESET>();
 const RBBM_STATUS: u32 = off::<rbbm::RBBM_STATUS>();
 
-/// `GEN_INT_CNTL.SCRATCH_INT_MASK` / `GEN_INT_STATUS.SCRATCH_INT_STAT` (Linux rs600d.h).
-pub const GEN_INT_SCRATCH: u32 = 1 << 18;
-/// `GEN_INT_CNTL.SW_INT_EN` / `GEN_INT_STATUS.SW_INT` (Linux rs600d.h, radeon_reg.h
-/// `RADEON_SW_INT_ENABLE`/`RADEON_SW_INT_TEST`).
-pub const GEN_INT_SW: u32 = 1 << 25;
-/// `GEN_INT_STATUS.SW_INT_SET` (the database's `SW_INT` field; Linux `RADEON_SW_INT_FIRE`).
-pub const GEN_INT_SW_SET: u32 = 1 << 26;
+/// `GEN_INT_STATUS.SCRATCH_INT_STAT` (write 1 to clear), also `GEN_INT_CNTL.SCRATCH_INT_MASK`.
+pub const GEN_INT_SCRATCH: u32 = rbbm::GEN_INT_STATUS::RESET.with_scratch_int_stat(true).raw();
+/// `GEN_INT_STATUS.SW_INT` (write 1 to clear), also `GEN_INT_CNTL.SW_INT_EN`.
+pub const GEN_INT_SW: u32 = rbbm::GEN_INT_STATUS::RESET.with_sw_int(true).raw();
+/// `GEN_INT_STATUS.SW_INT_SET` (write 1 to raise `SW_INT`; reads 0; Linux `RADEON_SW_INT_FIRE`).
+pub const GEN_INT_SW_SET: u32 = rbbm::GEN_INT_STATUS::RESET.with_sw_int_set(true).raw();
+// The line is `status & enable`: each enable bit sits on its status bit.
+const _: () =
+    assert!(rbbm::GEN_INT_CNTL::RESET.with_scratch_int_mask(true).raw() == GEN_INT_SCRATCH);
+const _: () = assert!(rbbm::GEN_INT_CNTL::RESET.with_sw_int_en(true).raw() == GEN_INT_SW);
 
 /// `RBBM_STATUS.CMDFIFO_AVAIL` (bits 6:0, Linux r100d.h): free command FIFO entries reported.
 pub const RBBM_CMDFIFO_AVAIL: u32 = 0x40;
@@ -648,8 +650,7 @@ impl R5xxModel {
                 n(Stream::Primary) | n(Stream::Indirect1) << 10 | n(Stream::Indirect2) << 20
             }
             CSQ_DATA => 0,
-            // Status bits from Linux rs600d.h (the database only knows SW_INT_SET, which is a
-            // write-1-to-raise trigger and reads 0).
+            // The status bits; SW_INT_SET is a write-1-to-raise trigger and reads 0.
             GEN_INT_STATUS => self.regs.stored(GEN_INT_STATUS) & (GEN_INT_SW | GEN_INT_SCRATCH),
             RBBM_STATUS => {
                 let busy = if self.busy() { RBBM_GUI_ACTIVE | RBBM_CP_CMDSTRM_BUSY } else { 0 };
@@ -735,8 +736,8 @@ impl R5xxModel {
                 self.update_irq(dev);
             }
             GEN_INT_STATUS => {
-                // Linux rs600d.h / r100.c: write 1 to acknowledge SW_INT (25) and
-                // SCRATCH_INT_STAT (18); write 1 to SW_INT_SET (26) to raise SW_INT.
+                // Write 1 to clear SW_INT and SCRATCH_INT_STAT; write 1 to SW_INT_SET to
+                // raise SW_INT (Linux rs600d.h / r100.c).
                 let mut status = self.regs.stored(offset);
                 status &= !(value & (GEN_INT_SW | GEN_INT_SCRATCH));
                 if value & GEN_INT_SW_SET != 0 {
