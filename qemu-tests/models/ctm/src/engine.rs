@@ -1,0 +1,578 @@
+//! The Processor Execution Unit's command decoder and the unit state commands set (CTM guide
+//! §2.2, Table 3), plus start_program's scheduling through the Conditional Operation Unit
+//! (§2.1.2, §2.1.3) and the output stage.
+
+use crate::dpp::{ElementResult, Limits, ProgramInfo, Runner, Surfaces};
+use crate::error::{CtmError, CtmErrorKind, DppError};
+use crate::mc::{self, DataFormat, SurfaceFormat};
+use crate::memory::Memory;
+
+/// Table 3 opcodes (the full command word, including the count field in bits 29:16).
+pub mod op {
+    /// init_perf_counters.
+    pub const INIT_PERF_COUNTERS: u32 = 0xC001_0200;
+    /// start_perf_counters.
+    pub const START_PERF_COUNTERS: u32 = 0xC000_0300;
+    /// stop_perf_counters.
+    pub const STOP_PERF_COUNTERS: u32 = 0xC000_0400;
+    /// read_perf_counters.
+    pub const READ_PERF_COUNTERS: u32 = 0xC001_0500;
+    /// set_cond_val.
+    pub const SET_COND_VAL: u32 = 0xC000_0600;
+    /// set_domain.
+    pub const SET_DOMAIN: u32 = 0xC003_0700;
+    /// start_program.
+    pub const START_PROGRAM: u32 = 0xC000_0800;
+    /// wait_for_idle.
+    pub const WAIT_FOR_IDLE: u32 = 0xC000_0900;
+    /// set_inst_fmt.
+    pub const SET_INST_FMT: u32 = 0xC001_0A00;
+    /// set_inp_fmt.
+    pub const SET_INP_FMT: u32 = 0xC003_0B00;
+    /// set_out_fmt.
+    pub const SET_OUT_FMT: u32 = 0xC003_0C00;
+    /// set_cond_out_fmt.
+    pub const SET_COND_OUT_FMT: u32 = 0xC002_0D00;
+    /// set_constf_fmt.
+    pub const SET_CONSTF_FMT: u32 = 0xC001_0E00;
+    /// set_consti_fmt.
+    pub const SET_CONSTI_FMT: u32 = 0xC001_0F00;
+    /// set_constb_fmt.
+    pub const SET_CONSTB_FMT: u32 = 0xC001_1000;
+    /// inv_inst_cache.
+    pub const INV_INST_CACHE: u32 = 0xC000_1100;
+    /// inv_constf_cache.
+    pub const INV_CONSTF_CACHE: u32 = 0xC000_1200;
+    /// inv_consti_cache.
+    pub const INV_CONSTI_CACHE: u32 = 0xC000_1300;
+    /// inv_constb_cache.
+    pub const INV_CONSTB_CACHE: u32 = 0xC000_1400;
+    /// inv_cond_out_cache.
+    pub const INV_COND_OUT_CACHE: u32 = 0xC000_1500;
+    /// inv_inp_cache.
+    pub const INV_INP_CACHE: u32 = 0xC000_1600;
+    /// flush_out_cache.
+    pub const FLUSH_OUT_CACHE: u32 = 0xC000_1700;
+    /// flush_cond_out_cache.
+    pub const FLUSH_COND_OUT_CACHE: u32 = 0xC000_1800;
+    /// set_out_mask.
+    pub const SET_OUT_MASK: u32 = 0xC000_1900;
+    /// set_cond_out_mask.
+    pub const SET_COND_OUT_MASK: u32 = 0xC000_1A00;
+    /// set_cond_test.
+    pub const SET_COND_TEST: u32 = 0xC000_1B00;
+    /// set_cond_loc.
+    pub const SET_COND_LOC: u32 = 0xC000_1C00;
+
+    /// Every opcode with its parameter count. The count is the Table 3 "Parameters" column
+    /// and the §2.2.1/§2.2.2 prose; for all commands but two it equals count field + 1.
+    /// init_perf_counters and read_perf_counters encode a count field of 1 yet are documented
+    /// as taking one parameter ("takes one parameter"): the prose is followed.
+    pub const TABLE: [(u32, usize); 27] = [
+        (INIT_PERF_COUNTERS, 1),
+        (START_PERF_COUNTERS, 1),
+        (STOP_PERF_COUNTERS, 1),
+        (READ_PERF_COUNTERS, 1),
+        (SET_COND_VAL, 1),
+        (SET_DOMAIN, 4),
+        (START_PROGRAM, 1),
+        (WAIT_FOR_IDLE, 1),
+        (SET_INST_FMT, 2),
+        (SET_INP_FMT, 4),
+        (SET_OUT_FMT, 4),
+        (SET_COND_OUT_FMT, 3),
+        (SET_CONSTF_FMT, 2),
+        (SET_CONSTI_FMT, 2),
+        (SET_CONSTB_FMT, 2),
+        (INV_INST_CACHE, 1),
+        (INV_CONSTF_CACHE, 1),
+        (INV_CONSTI_CACHE, 1),
+        (INV_CONSTB_CACHE, 1),
+        (INV_COND_OUT_CACHE, 1),
+        (INV_INP_CACHE, 1),
+        (FLUSH_OUT_CACHE, 1),
+        (FLUSH_COND_OUT_CACHE, 1),
+        (SET_OUT_MASK, 1),
+        (SET_COND_OUT_MASK, 1),
+        (SET_COND_TEST, 1),
+        (SET_COND_LOC, 1),
+    ];
+}
+
+/// The rectangle (i0, j0) - (i1, j1) inclusive (set_domain, §2.2.1; 12-bit values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Domain {
+    /// i0.
+    pub i0: u32,
+    /// j0.
+    pub j0: u32,
+    /// i1.
+    pub i1: u32,
+    /// j1.
+    pub j1: u32,
+}
+
+/// The CO test (set_cond_test bits 2:0, §2.2.3): v op b.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CondTest {
+    /// 0 - Never.
+    Never,
+    /// 1 - v < b.
+    Less,
+    /// 2 - v <= b.
+    LessEqual,
+    /// 3 - v == b.
+    Equal,
+    /// 4 - v >= b.
+    GreaterEqual,
+    /// 5 - v > b.
+    Greater,
+    /// 6 - v != b.
+    NotEqual,
+    /// 7 - Always.
+    Always,
+}
+
+impl CondTest {
+    fn from_field(v: u32) -> Self {
+        match v & 7 {
+            0 => Self::Never,
+            1 => Self::Less,
+            2 => Self::LessEqual,
+            3 => Self::Equal,
+            4 => Self::GreaterEqual,
+            5 => Self::Greater,
+            6 => Self::NotEqual,
+            _ => Self::Always,
+        }
+    }
+    fn needs_buffer(self) -> bool {
+        !matches!(self, Self::Never | Self::Always)
+    }
+    fn eval<T: PartialOrd>(self, v: T, b: T) -> bool {
+        match self {
+            Self::Never => false,
+            Self::Less => v < b,
+            Self::LessEqual => v <= b,
+            Self::Equal => v == b,
+            Self::GreaterEqual => v >= b,
+            Self::Greater => v > b,
+            Self::NotEqual => v != b,
+            Self::Always => true,
+        }
+    }
+}
+
+/// Where the CO test applies (set_cond_loc bit 0, §2.2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CondLocation {
+    /// 0 - DPP: conditional output; the PE always gets "true".
+    Dpp,
+    /// 1 - PE: conditional execution; the DPP always gets "true".
+    Pe,
+}
+
+/// Performance counters (§2.1.2, §2.2.1). Clock model: one clock per command consumed, plus
+/// one (total and active) per instruction executed by a processor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PerfCounters {
+    /// init_perf_counters bit 0.
+    pub enabled: bool,
+    /// Between start_perf_counters and stop_perf_counters.
+    pub running: bool,
+    /// Total clocks since start.
+    pub total_clocks: u64,
+    /// Clocks during which at least one processor was active.
+    pub active_clocks: u64,
+}
+
+/// How many times each cache/synchronisation command was consumed (observable for tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CacheOps {
+    /// inv_inst_cache.
+    pub inv_inst: u32,
+    /// inv_constf_cache.
+    pub inv_constf: u32,
+    /// inv_consti_cache.
+    pub inv_consti: u32,
+    /// inv_constb_cache.
+    pub inv_constb: u32,
+    /// inv_cond_out_cache.
+    pub inv_cond_out: u32,
+    /// inv_inp_cache.
+    pub inv_inp: u32,
+    /// flush_out_cache.
+    pub flush_out: u32,
+    /// flush_cond_out_cache.
+    pub flush_cond_out: u32,
+    /// wait_for_idle.
+    pub wait_for_idle: u32,
+    /// start_program.
+    pub start_program: u32,
+}
+
+/// The state of the CTM units (PE, CO, MC) as set by commands.
+#[derive(Debug, Clone, Copy)]
+pub struct CtmState {
+    /// set_domain.
+    pub domain: Domain,
+    /// set_cond_val.
+    pub cond_val: u32,
+    /// set_cond_test (reset: Always).
+    pub cond_test: CondTest,
+    /// set_cond_loc (reset: DPP).
+    pub cond_loc: CondLocation,
+    /// set_inst_fmt / set_inp_fmt / set_const*_fmt.
+    pub surfaces: Surfaces,
+    /// set_out_fmt, per output.
+    pub outputs: [Option<SurfaceFormat>; 4],
+    /// set_cond_out_fmt.
+    pub cond_out: Option<SurfaceFormat>,
+    /// set_out_mask bits 3:0 (reset: 0xf, all channels).
+    pub out_mask: u32,
+    /// set_cond_out_mask bit 0 (reset: false, nothing written to the conditional buffer).
+    pub cond_out_mask: bool,
+    /// Performance counters.
+    pub perf: PerfCounters,
+}
+
+impl Default for CtmState {
+    fn default() -> Self {
+        Self {
+            domain: Domain::default(),
+            cond_val: 0,
+            cond_test: CondTest::Always,
+            cond_loc: CondLocation::Dpp,
+            surfaces: Surfaces::default(),
+            outputs: [None; 4],
+            cond_out: None,
+            out_mask: 0xf,
+            cond_out_mask: false,
+            perf: PerfCounters::default(),
+        }
+    }
+}
+
+/// What a command buffer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExecSummary {
+    /// Commands consumed.
+    pub commands: u32,
+    /// start_program commands run.
+    pub programs: u32,
+    /// Elements that ran the program.
+    pub elements: u64,
+    /// Instructions executed.
+    pub instructions: u64,
+}
+
+/// The CTM command engine: PE + CO + MC in front of the DPP interpreter.
+#[derive(Debug, Clone, Default)]
+pub struct CtmEngine {
+    /// Unit state.
+    pub state: CtmState,
+    /// Cache and synchronisation command counters.
+    pub cache_ops: CacheOps,
+    /// Program information from the loader (§4.1.4), not from commands.
+    pub program: ProgramInfo,
+    /// Execution bounds.
+    pub limits: Limits,
+}
+
+/// A value the CO compares: float or unsigned, by the conditional buffer's data format.
+#[derive(Clone, Copy)]
+enum CondVal {
+    F(f32),
+    U(u32),
+}
+
+impl CtmEngine {
+    /// A freshly reset engine.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Back to the reset state (counters included).
+    pub fn reset(&mut self) {
+        *self = Self { program: self.program, limits: self.limits, ..Self::default() };
+    }
+
+    fn clock(&mut self, total: u64, active: u64) {
+        let p = &mut self.state.perf;
+        if p.enabled && p.running {
+            p.total_clocks = p.total_clocks.saturating_add(total);
+            p.active_clocks = p.active_clocks.saturating_add(active);
+        }
+    }
+
+    /// Read a command buffer of `size` words at MC address `address` (amSubmitCommandBuffer,
+    /// §5.1.4) and execute it. `max_words` bounds the read.
+    pub fn execute_from_memory(
+        &mut self,
+        address: u32,
+        size: u32,
+        max_words: u32,
+        mem: &mut dyn Memory,
+    ) -> Result<ExecSummary, CtmError> {
+        let n = size.min(max_words);
+        let mut words = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            let a = address.wrapping_add(k.wrapping_mul(4));
+            let w = mem
+                .read_u32(a)
+                .map_err(|e| CtmError { offset: k as usize, kind: CtmErrorKind::Memory(e) })?;
+            words.push(w);
+        }
+        self.execute(&words, mem)
+    }
+
+    /// Consume a whole command buffer (§2.2). Stops at the first error; commands before it
+    /// have taken effect.
+    pub fn execute(
+        &mut self,
+        words: &[u32],
+        mem: &mut dyn Memory,
+    ) -> Result<ExecSummary, CtmError> {
+        let mut summary = ExecSummary::default();
+        let mut at = 0usize;
+        while at < words.len() {
+            let word = words[at];
+            let err = |kind| CtmError { offset: at, kind };
+            let Some(&(_, n)) = op::TABLE.iter().find(|(w, _)| *w == word) else {
+                // Same command byte and packet type, different count: a bad parameter count.
+                let kind =
+                    match op::TABLE.iter().find(|(w, _)| w & 0xC000_FFFF == word & 0xC000_FFFF) {
+                        Some(&(expected, _)) => CtmErrorKind::BadParameterCount { word, expected },
+                        None => CtmErrorKind::UnknownOpcode(word),
+                    };
+                return Err(err(kind));
+            };
+            let available = words.len() - at - 1;
+            if available < n {
+                return Err(err(CtmErrorKind::Truncated { word, needed: n, available }));
+            }
+            let params = &words[at + 1..at + 1 + n];
+            self.command(word, params, mem, &mut summary).map_err(err)?;
+            summary.commands += 1;
+            at += 1 + n;
+        }
+        Ok(summary)
+    }
+
+    /// Execute one command whose parameters have been checked for count.
+    fn command(
+        &mut self,
+        word: u32,
+        p: &[u32],
+        mem: &mut dyn Memory,
+        summary: &mut ExecSummary,
+    ) -> Result<(), CtmErrorKind> {
+        let fmt = |base: u32, f: u32, h: u32| {
+            SurfaceFormat::decode(base, f, h).map_err(|e| CtmErrorKind::ReservedDataFormat(e.0))
+        };
+        self.clock(1, 0);
+        let s = &mut self.state;
+        let c = &mut self.cache_ops;
+        match word {
+            op::INIT_PERF_COUNTERS => {
+                s.perf = PerfCounters { enabled: p[0] & 1 != 0, ..PerfCounters::default() };
+            }
+            op::START_PERF_COUNTERS => {
+                if s.perf.enabled {
+                    s.perf.total_clocks = 0;
+                    s.perf.active_clocks = 0;
+                    s.perf.running = true;
+                }
+            }
+            op::STOP_PERF_COUNTERS => {
+                if s.perf.enabled {
+                    s.perf.running = false;
+                }
+            }
+            op::READ_PERF_COUNTERS => {
+                if s.perf.enabled {
+                    // Two 32-bit words at the 2K-aligned address: total clocks, active clocks.
+                    let a = p[0] & !0x7ff;
+                    let mut b = [0u8; 8];
+                    b[..4].copy_from_slice(&(s.perf.total_clocks as u32).to_le_bytes());
+                    b[4..].copy_from_slice(&(s.perf.active_clocks as u32).to_le_bytes());
+                    mem.write(a, &b).map_err(CtmErrorKind::Memory)?;
+                }
+            }
+            op::SET_COND_VAL => s.cond_val = p[0],
+            op::SET_DOMAIN => {
+                s.domain = Domain {
+                    i0: p[0] & 0xfff,
+                    j0: p[1] & 0xfff,
+                    i1: p[2] & 0xfff,
+                    j1: p[3] & 0xfff,
+                };
+            }
+            op::START_PROGRAM => {
+                c.start_program += 1;
+                self.start_program(mem, summary)?;
+            }
+            op::WAIT_FOR_IDLE => c.wait_for_idle += 1, // execution is synchronous
+            op::SET_INST_FMT => s.surfaces.inst = Some(fmt(p[0], p[1], 0)?),
+            op::SET_INP_FMT => {
+                s.surfaces.inputs[(p[0] & 0xf) as usize] = Some(fmt(p[1], p[2], p[3])?)
+            }
+            op::SET_OUT_FMT => s.outputs[(p[0] & 3) as usize] = Some(fmt(p[1], p[2], p[3])?),
+            op::SET_COND_OUT_FMT => s.cond_out = Some(fmt(p[0], p[1], p[2])?),
+            op::SET_CONSTF_FMT => s.surfaces.constf = Some(fmt(p[0], p[1], 0)?),
+            op::SET_CONSTI_FMT => s.surfaces.consti = Some(fmt(p[0], p[1], 0)?),
+            op::SET_CONSTB_FMT => s.surfaces.constb = Some(fmt(p[0], p[1], 0)?),
+            op::INV_INST_CACHE => c.inv_inst += 1,
+            op::INV_CONSTF_CACHE => c.inv_constf += 1,
+            op::INV_CONSTI_CACHE => c.inv_consti += 1,
+            op::INV_CONSTB_CACHE => c.inv_constb += 1,
+            op::INV_COND_OUT_CACHE => c.inv_cond_out += 1,
+            op::INV_INP_CACHE => c.inv_inp += 1,
+            op::FLUSH_OUT_CACHE => c.flush_out += 1,
+            op::FLUSH_COND_OUT_CACHE => c.flush_cond_out += 1,
+            op::SET_OUT_MASK => s.out_mask = p[0] & 0xf,
+            op::SET_COND_OUT_MASK => s.cond_out_mask = p[0] & 1 != 0,
+            op::SET_COND_TEST => s.cond_test = CondTest::from_field(p[0]),
+            op::SET_COND_LOC => {
+                s.cond_loc = if p[0] & 1 != 0 { CondLocation::Pe } else { CondLocation::Dpp }
+            }
+            _ => return Err(CtmErrorKind::UnknownOpcode(word)),
+        }
+        Ok(())
+    }
+
+    /// §2.1.3: test v op b at (i, j) and, when it passes, write v back (if the conditional
+    /// output mask allows). Float buffers compare as floats, UINT buffers as unsigned.
+    fn co_test(
+        state: &CtmState,
+        mem: &mut dyn Memory,
+        i: u32,
+        j: u32,
+        v: CondVal,
+    ) -> Result<bool, DppError> {
+        let test = state.cond_test;
+        let f = if test.needs_buffer() || state.cond_out_mask {
+            Some(state.cond_out.ok_or(DppError::CondOutNotConfigured)?)
+        } else {
+            None
+        };
+        let pass = match (test.needs_buffer(), f) {
+            (true, Some(f)) => {
+                let a = f.address(i, j);
+                let raw = mc::read_raw(mem, a, f.format)?;
+                let w32 = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
+                match f.format {
+                    DataFormat::Uint16x1 => test.eval(as_u32(v), u32::from(w32 as u16)),
+                    DataFormat::Uint8x4 => test.eval(as_u32(v), w32),
+                    _ => test.eval(as_f32(v), f32::from_bits(w32)),
+                }
+            }
+            _ => test == CondTest::Always,
+        };
+        if let (true, true, Some(f)) = (pass, state.cond_out_mask, f) {
+            {
+                let a = f.address(i, j);
+                match f.format {
+                    DataFormat::Uint16x1 => {
+                        mem.write(a, &(as_u32(v).min(0xffff) as u16).to_le_bytes())?
+                    }
+                    DataFormat::Uint8x4 => mem.write_u32(a, as_u32(v))?,
+                    _ => mem.write_u32(a, as_f32(v).to_bits())?,
+                }
+            }
+        }
+        Ok(pass)
+    }
+
+    fn start_program(
+        &mut self,
+        mem: &mut dyn Memory,
+        summary: &mut ExecSummary,
+    ) -> Result<(), CtmErrorKind> {
+        let state = self.state;
+        let d = state.domain;
+        let mut runner = Runner::new(mem, &state.surfaces, self.program, self.limits);
+        let mut elements = 0u64;
+        let fail = |i, j, pc, error| CtmErrorKind::Program { i, j, pc, error };
+        let mut result = Ok(());
+        'outer: for j in d.j0..=d.j1 {
+            for i in d.i0..=d.i1 {
+                // §2.1.2 conditional execution: the PE asks the CO with the cond value.
+                if state.cond_loc == CondLocation::Pe {
+                    match Self::co_test(&state, runner.memory(), i, j, CondVal::U(state.cond_val)) {
+                        Ok(true) => {}
+                        Ok(false) => continue,
+                        Err(e) => {
+                            result = Err(fail(i, j, self.program.start, e));
+                            break 'outer;
+                        }
+                    }
+                }
+                let r = match runner.run(i, j) {
+                    Ok(r) => r,
+                    Err((pc, e)) => {
+                        result = Err(fail(i, j, pc, e));
+                        break 'outer;
+                    }
+                };
+                elements += 1;
+                if let Err(e) = Self::output(&state, runner.memory(), i, j, &r) {
+                    result = Err(fail(i, j, self.program.end, e));
+                    break 'outer;
+                }
+            }
+        }
+        let executed = runner.executed;
+        summary.programs += 1;
+        summary.elements += elements;
+        summary.instructions += executed;
+        self.clock(executed, executed);
+        result
+    }
+
+    /// Program termination: conditional output test at the DPP location, then the cached
+    /// output registers go to memory through the output formats and the output mask.
+    fn output(
+        state: &CtmState,
+        mem: &mut dyn Memory,
+        i: u32,
+        j: u32,
+        r: &ElementResult,
+    ) -> Result<(), DppError> {
+        if r.killed {
+            return Ok(());
+        }
+        if state.cond_loc == CondLocation::Dpp {
+            let v = match r.w {
+                Some(w) => CondVal::F(w),
+                None => CondVal::U(state.cond_val),
+            };
+            if !Self::co_test(state, mem, i, j, v)? {
+                return Ok(());
+            }
+        }
+        for (o, value) in r.outputs.iter().enumerate() {
+            let mask = r.written[o] & state.out_mask;
+            if r.written[o] == 0 {
+                continue;
+            }
+            let f = state.outputs[o].ok_or(DppError::OutputNotConfigured(o as u8))?;
+            mc::write_element(mem, f.address(i, j), f.format, *value, mask)?;
+        }
+        Ok(())
+    }
+}
+
+fn as_f32(v: CondVal) -> f32 {
+    match v {
+        CondVal::F(f) => f,
+        CondVal::U(u) => f32::from_bits(u),
+    }
+}
+
+fn as_u32(v: CondVal) -> u32 {
+    match v {
+        CondVal::F(f) => f as u32,
+        CondVal::U(u) => u,
+    }
+}
