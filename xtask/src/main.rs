@@ -15,8 +15,16 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 /// Library crates that must build for bare-metal targets (no_std).
-const NO_STD_CRATES: &[&str] =
-    &["gpu-hal", "gpu-regs", "gpu-ring", "firmware-loader", "radeon-r5xx"];
+const NO_STD_CRATES: &[&str] = &[
+    "gpu-hal",
+    "gpu-regs",
+    "gpu-ring",
+    "firmware-loader",
+    "radeon-r5xx",
+    "ati-ctm",
+    "dpp-asm",
+    "ctm-compute",
+];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
 
 fn repo_root() -> PathBuf {

@@ -7,8 +7,8 @@
 //! * [`addressing`]: the Memory Controller's `(x, y)` → address translation of §2.1.4
 //!   (Table 1 linear, Table 2 tiled), to place inputs and find outputs.
 //! * [`elf`]: the DPP executable loader of ch. 4 ([`DppExecutable::parse`]).
-//! * [`submit`]: how a command buffer reaches the device is an **open question**, documented
-//!   there and summarised below; nothing is submitted by this crate.
+//! * [`submit`]: why a CTM buffer is not a PM4 indirect buffer, and how the project submits
+//!   it (the R5xx driver's `radeon_r5xx::ctm` module); this crate submits nothing.
 //!
 //! `no_std`, no allocation, no `unsafe`.
 //!
@@ -35,15 +35,6 @@
 //! assert_eq!(cb.as_words()[0], opcode::SET_INST_FMT);
 //! # Ok::<(), CtmError>(())
 //! ```
-//!
-//! # Open question: submission
-//!
-//! The guide delegates submission to the "CTM Device Interface" (`amSubmitCommandBuffer`,
-//! ch. 5), which the project does not have. The CTM opcode words look like PM4 type-3 headers
-//! with opcodes 0x02–0x1C, and some collide with R5xx PM4 opcodes (0x10 is both
-//! `set_constb_fmt` and `NOP`; 0x19 both `set_out_mask` and `NEXTCHAR`), so the consumer must
-//! know it is parsing CTM commands. Until the R5xx CP integration decides the mechanism, the
-//! crate exposes only [`CommandBuffer::as_words`]. See [`submit`].
 //!
 //! # Reading of ambiguous document text
 //!

@@ -1,19 +1,21 @@
-//! Handing a CTM command buffer to the device: **not decided yet**, deliberately not
-//! implemented.
+//! How a CTM command buffer reaches the device, and why it is not a PM4 indirect buffer.
 //!
 //! The CTM guide leaves submission to the "ATI CTM Device Interface" (§2.2, ch. 5:
 //! `amSubmitCommandBuffer(dev, addr, size)` takes the GPU address of the buffer and its size in
-//! 32-bit words), which is not among the project's documents. On R5xx the command processor
-//! (CP) consumes PM4 packets, and the CTM opcode words of Table 3 have the shape of PM4 type-3
-//! headers (bits 31:30 = 3, `COUNT` in bits 29:16, `IT_OPCODE` in bits 15:8) with opcodes
-//! 0x02–0x1C. Some of those collide with R5xx PM4 type-3 opcodes (amd-r5xx-acceleration
-//! §6.2.1): `set_constb_fmt` is 0x10 = `NOP`, `set_out_mask` is 0x19 = `NEXTCHAR`. A CTM
-//! buffer therefore cannot be placed in the CP ring or an indirect buffer as-is; whatever
-//! consumes it must know it is parsing CTM commands (a dedicated CTM queue, a CP microcode
-//! that implements CTM, or a wrapper packet). Until the R5xx CP integration settles this, the
-//! library only produces the words: [`CommandBuffer::as_words`].
+//! 32-bit words), which is not among the project's documents. The CTM opcode words of Table 3
+//! have the shape of PM4 type-3 headers (bits 31:30 = 3, `COUNT` in bits 29:16, `IT_OPCODE`
+//! in bits 15:8) with opcodes 0x02–0x1C, and some collide with R5xx PM4 type-3 opcodes
+//! (amd-r5xx-acceleration §6.2.1): `set_constb_fmt` is 0x10 = `NOP`, `set_out_mask` is 0x19 =
+//! `NEXTCHAR`. A CTM buffer therefore cannot be placed in the CP ring or an indirect buffer
+//! as-is: the consumer must know it is parsing CTM commands.
 //!
-//! Two further facts a future submission path must respect:
+//! The project defines the device interface as three CP registers (`CTM_CB_BASE`,
+//! `CTM_CB_SIZE`, `CTM_STATUS`, marked "project-defined" in the register database); the R5xx
+//! driver's `radeon_r5xx::ctm` module writes them from the ring, and the emulated R5xx
+//! implements them. This crate stays device-independent: it produces the words
+//! ([`CommandBuffer::as_words`]).
+//!
+//! Two facts every consumer must respect:
 //!
 //! * Table 3 prints `init_perf_counters` as x'C0010200 and `read_perf_counters` as x'C0010500
 //!   (a type-3 `COUNT` of 1, i.e. two body words) while listing one parameter for each; the

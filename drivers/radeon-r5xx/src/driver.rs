@@ -88,7 +88,7 @@ const _: () = assert!(WB_SCRATCH_OFFSET + 4 * SCRATCH_COUNT <= WB_RPTR_OFFSET);
 const _: () = assert!(WB_RPTR_OFFSET + 4 <= WRITEBACK_BYTES);
 
 /// Dwords of one fence: a type-0 header and the scratch value (§6.1.1).
-const FENCE_DWORDS: usize = 2;
+pub(crate) const FENCE_DWORDS: usize = 2;
 /// Dwords of one single-register write (type-0 header + value).
 const REG_WRITE_DWORDS: usize = 2;
 

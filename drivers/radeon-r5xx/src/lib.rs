@@ -48,6 +48,9 @@
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
 //!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
 //!   e.g. after a function-level reset).
+//! - CTM compute ([`ctm`]): DPP programs and CTM command buffers (crate `ati-ctm`) in DMA
+//!   memory, dispatched through the ring with the project's CTM device interface, typed CTM
+//!   faults from `CTM_STATUS`.
 //! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop.
 //!
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
@@ -56,6 +59,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod ctm;
 mod driver;
 mod error;
 pub mod pci;

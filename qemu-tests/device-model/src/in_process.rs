@@ -245,6 +245,11 @@ impl<M: GpuModel> InProcess<M> {
     pub fn memory_size(&self) -> usize {
         self.memory.len()
     }
+
+    /// DMA regions handed out and not given back (leak checks in tests).
+    pub fn dma_outstanding(&self) -> usize {
+        self.outstanding.get()
+    }
 }
 
 impl<M: GpuModel> Drop for InProcess<M> {

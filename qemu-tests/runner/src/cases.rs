@@ -170,6 +170,12 @@ pub static CASES: &[Case] = &[
     r5xx("r5xx-pio", "PIO push mode through the primary aperture", false),
     r5xx("r5xx-irq", "software and scratch interrupts through MSI-X", false),
     r5xx("r5xx-faults", "each injected fault gives its typed error, then recovery", false),
+    r5xx("ctm-demo", "CTM SAXPY on the R520: checksum and first elements", true),
+    r5xx("ctm-vector-add", "CTM vector add, checked element by element", false),
+    r5xx("ctm-saxpy", "CTM SAXPY with a float constant, checked element by element", false),
+    r5xx("ctm-stencil", "CTM 4-point stencil over a tiled input", false),
+    r5xx("ctm-reduce", "CTM 2x2 reduction gated by the conditional output unit", false),
+    r5xx("ctm-units", "CTM caches, perf counters, wait_for_idle fault and recovery", false),
     Case {
         name: "negative-model-dies",
         summary: "the device model aborts mid-test: a clean failure naming it, no hang",

@@ -1,6 +1,7 @@
 //! Test cases, selected by `case=<name>` on the kernel command line.
 
 mod boot;
+mod ctm;
 mod r5xx;
 mod selftest;
 
@@ -112,6 +113,12 @@ const CASES: &[(&str, Case)] = &[
     ("r5xx-irq", r5xx::irq),
     ("r5xx-faults", r5xx::faults),
     ("r5xx-demo", r5xx::demo),
+    ("ctm-vector-add", ctm::vector_add),
+    ("ctm-saxpy", ctm::saxpy),
+    ("ctm-stencil", ctm::stencil),
+    ("ctm-reduce", ctm::reduce),
+    ("ctm-units", ctm::units),
+    ("ctm-demo", ctm::demo),
     ("fail-panic", fail_panic),
     ("fail-exception", fail_exception),
 ];

@@ -22,7 +22,7 @@ use radeon_r5xx::{
 };
 
 /// `radeon/R520_cp.bin` from Debian's firmware-amd-graphics, unmodified (embedded by build.rs).
-static FIRMWARE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/R520_cp.bin"));
+pub(super) static FIRMWARE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/R520_cp.bin"));
 
 type Gpu = R5xx<MailboxIo, TscClock>;
 
@@ -36,7 +36,7 @@ const IRQ_TIMEOUT: Duration = Duration::from_millis(200);
 
 /// The emulated R520: mailbox attached, device reset, probed and enabled on the virtual
 /// segment with the driver's own PCI code.
-fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
+pub(super) fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
     let ivshmem =
         mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
     let mailbox = Mailbox::connect(ivshmem)?;
@@ -62,7 +62,11 @@ fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
     Ok(mailbox)
 }
 
-fn init(kernel: &Kernel, mailbox: &'static Mailbox, config: RingConfig) -> Result<Gpu, CaseError> {
+pub(super) fn init(
+    kernel: &Kernel,
+    mailbox: &'static Mailbox,
+    config: RingConfig,
+) -> Result<Gpu, CaseError> {
     R5xx::init(mailbox.io(0), TscClock, kernel.dma, FIRMWARE, config).map_err(|e| {
         defmt::error!("r5xx: init failed: {}", Debug2Format(&e));
         CaseError::Check("r5xx: init")

@@ -16,6 +16,7 @@
 // Channel loops index several parallel arrays (inputs, masks, results) by channel number.
 #![allow(clippy::needless_range_loop)]
 
+use crate::cache::{CachedMemory, Caches};
 use crate::error::DppError;
 use crate::fp::{compare_zero, ftz, inline_const, output_modifier, transcendental};
 use crate::mc::{self, DataFormat, SurfaceFormat};
@@ -196,9 +197,13 @@ fn pred_mask(pred: &[bool; 4], sel: u32, inv: bool) -> Result<[bool; 4], DppErro
     Ok(if inv { m.map(|b| !b) } else { m })
 }
 
-/// Runs a program over elements, caching instructions and constants for one start_program.
+/// Runs a program over elements. Instructions, constants and inputs are read through the
+/// engine's MC caches ([`Caches`], CTM guide §2.1.4), which outlive the runner; the decoded
+/// per-slot and per-index copies kept here only last one start_program, during which no
+/// invalidate command can be consumed, so they only save decoding what the caches served.
 pub struct Runner<'a> {
     mem: &'a mut dyn Memory,
+    caches: &'a mut Caches,
     surf: &'a Surfaces,
     info: ProgramInfo,
     limits: Limits,
@@ -211,15 +216,17 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    /// A runner for one start_program.
+    /// A runner for one start_program, reading memory through `caches`.
     pub fn new(
         mem: &'a mut dyn Memory,
+        caches: &'a mut Caches,
         surf: &'a Surfaces,
         info: ProgramInfo,
         limits: Limits,
     ) -> Self {
         Self {
             mem,
+            caches,
             surf,
             info,
             limits,
@@ -231,9 +238,9 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Memory, for the engine's output stage.
-    pub fn memory(&mut self) -> &mut dyn Memory {
-        self.mem
+    /// Memory and the caches, for the engine's CO and output stage.
+    pub fn parts(&mut self) -> (&mut dyn Memory, &mut Caches) {
+        (&mut *self.mem, &mut *self.caches)
     }
 
     /// Instruction `pc`: word k at element (pc*6 + k, 0) of the instruction surface, 4-byte
@@ -251,7 +258,7 @@ impl<'a> Runner<'a> {
         for (k, word) in w.iter_mut().enumerate() {
             let x = pc * WORDS_PER_INSTRUCTION + k as u32;
             let a = mc::translate(f.base, f.pitch, f.tiling.is_tiled(), 4, x, 0);
-            *word = self.mem.read_u32(a)?;
+            *word = CachedMemory::new(&mut self.caches.inst, self.mem).read_u32(a)?;
         }
         self.insts[pc as usize] = Some(w);
         Ok(w)
@@ -262,7 +269,8 @@ impl<'a> Runner<'a> {
             return Ok(v);
         }
         let f = self.surf.constf.ok_or(DppError::ConstantsNotConfigured("f"))?;
-        let v = mc::read_element(self.mem, f.address(idx as u32, 0), f.format)?;
+        let mut m = CachedMemory::new(&mut self.caches.constf, self.mem);
+        let v = mc::read_element(&mut m, f.address(idx as u32, 0), f.format)?;
         self.constf[idx] = Some(v);
         Ok(v)
     }
@@ -276,7 +284,8 @@ impl<'a> Runner<'a> {
             return Ok(v);
         }
         let f = self.surf.consti.ok_or(DppError::ConstantsNotConfigured("i"))?;
-        let raw = mc::read_raw(self.mem, f.address(idx as u32, 0), f.format)?;
+        let mut m = CachedMemory::new(&mut self.caches.consti, self.mem);
+        let raw = mc::read_raw(&mut m, f.address(idx as u32, 0), f.format)?;
         let fl = |i: usize| {
             f32::from_le_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]]) as i32
         };
@@ -297,14 +306,15 @@ impl<'a> Runner<'a> {
             return Ok(v);
         }
         let f = self.surf.constb.ok_or(DppError::ConstantsNotConfigured("b"))?;
-        let raw = mc::read_raw(self.mem, f.address(idx as u32, 0), f.format)?;
+        let mut m = CachedMemory::new(&mut self.caches.constb, self.mem);
+        let raw = mc::read_raw(&mut m, f.address(idx as u32, 0), f.format)?;
         let v = raw[..f.format.bpe() as usize].iter().any(|b| *b != 0);
         self.constb[idx] = Some(v);
         Ok(v)
     }
 
     /// Input fetch (§3.4, §2.1.4): input `id` at element coordinates (s, t), 2x2 superfine
-    /// for single-channel formats.
+    /// for single-channel formats, through the input read cache shared by the 16 inputs.
     fn texel(&mut self, id: u32, s: f32, t: f32, unscaled: bool) -> Result<[f32; 4], DppError> {
         let f = self.surf.inputs[id as usize].ok_or(DppError::InputNotConfigured(id as u8))?;
         let w = f.pitch.max(1);
@@ -317,17 +327,18 @@ impl<'a> Runner<'a> {
         let cx = |v: f32| (v.floor() as i64).clamp(0, i64::from(w) - 1) as u32;
         let cy = |v: f32| (v.floor() as i64).clamp(0, i64::from(h) - 1) as u32;
         let (x, y) = (cx(s), cy(t));
+        let mut m = CachedMemory::new(&mut self.caches.input, self.mem);
         if f.tiling.is_superfine() && f.format.channels() == 1 {
             // (x+1, y), (x, y+1), (x+1, y+1), (x, y) → c0, c1, c2, c3
             let x1 = (x + 1).min(w - 1);
             let y1 = (y + 1).min(h - 1);
             let mut out = [0.0; 4];
             for (c, (px, py)) in [(x1, y), (x, y1), (x1, y1), (x, y)].into_iter().enumerate() {
-                out[c] = mc::read_element(self.mem, f.address(px, py), f.format)?[0];
+                out[c] = mc::read_element(&mut m, f.address(px, py), f.format)?[0];
             }
             return Ok(out);
         }
-        Ok(mc::read_element(self.mem, f.address(x, y), f.format)?)
+        Ok(mc::read_element(&mut m, f.address(x, y), f.format)?)
     }
 
     /// Run the program for element (i, j). The processor starts with r0 = (i, j, 0, 0) and all

@@ -1,7 +1,25 @@
 //! The Processor Execution Unit's command decoder and the unit state commands set (CTM guide
 //! §2.2, Table 3), plus start_program's scheduling through the Conditional Operation Unit
 //! (§2.1.2, §2.1.3) and the output stage.
+//!
+//! Execution is synchronous: start_program runs the whole domain before the next command is
+//! read. What stays observable of the asynchronous hardware:
+//!
+//! - **Caches (CTM guide §2.1.4).** All program memory traffic goes through the MC caches
+//!   the engine owns ([`Caches`], see [`crate::cache`]): instruction, constant and input reads
+//!   are served from their read caches until inv_inst_cache / inv_const{f,i,b}_cache /
+//!   inv_inp_cache; outputs stay in the output write cache until flush_out_cache; the CO's
+//!   reads and writes of the conditional output buffer go through the conditional output
+//!   cache (inv_cond_out_cache drops its clean data, flush_cond_out_cache writes its pending
+//!   data back). A fault while flushing is reported by the flush command
+//!   ([`CtmErrorKind::Memory`]); read_perf_counters writes memory directly.
+//! - **Pipelining (CTM guide §2.2).** start_program sets "a program may be executing",
+//!   wait_for_idle clears it; both persist across [`CtmEngine::execute`] calls. A command of
+//!   [`op::NOT_PIPELINED`] consumed while it is set is refused with
+//!   [`CtmErrorKind::NotIdle`] at that command's offset, without taking effect.
+//! - **Performance counters (§2.1.2)**: see [`PerfCounters`] for the clock model.
 
+use crate::cache::{CachedMemory, Caches, LineCache};
 use crate::dpp::{ElementResult, Limits, ProgramInfo, Runner, Surfaces};
 use crate::error::{CtmError, CtmErrorKind, DppError};
 use crate::mc::{self, DataFormat, SurfaceFormat};
@@ -63,6 +81,27 @@ pub mod op {
     pub const SET_COND_TEST: u32 = 0xC000_1B00;
     /// set_cond_loc.
     pub const SET_COND_LOC: u32 = 0xC000_1C00;
+
+    /// The commands Table 3 marks "Pipelined: no". §2.2: they "will result in undefined
+    /// behavior if a program is currently executing" and "must follow a wait_for_idle command
+    /// and precede any subsequent start_program command"; the engine rejects them while a
+    /// program may be executing ([`crate::CtmErrorKind::NotIdle`]).
+    pub const NOT_PIPELINED: [u32; 8] = [
+        READ_PERF_COUNTERS,
+        SET_INST_FMT,
+        SET_INP_FMT,
+        SET_OUT_FMT,
+        SET_COND_OUT_FMT,
+        SET_CONSTF_FMT,
+        SET_CONSTI_FMT,
+        SET_CONSTB_FMT,
+    ];
+
+    /// Whether Table 3 marks the command word `word` as pipelined ("can be issued at any
+    /// time", §2.2).
+    pub fn is_pipelined(word: u32) -> bool {
+        !NOT_PIPELINED.contains(&word)
+    }
 
     /// Every opcode with its parameter count. The count is the Table 3 "Parameters" column
     /// and the §2.2.1/§2.2.2 prose; for all commands but two it equals count field + 1.
@@ -172,8 +211,15 @@ pub enum CondLocation {
     Pe,
 }
 
-/// Performance counters (§2.1.2, §2.2.1). Clock model: one clock per command consumed, plus
-/// one (total and active) per instruction executed by a processor.
+/// Performance counters (§2.1.2, §2.2.1). Clock model: one total clock per command consumed
+/// (a command refused with an error before it takes effect, such as
+/// [`CtmErrorKind::NotIdle`], is not consumed), plus one total and one active clock per
+/// instruction executed by a processor. Processors run one at a time, so "at least one
+/// processor was active" exactly during instruction clocks and active <= total always holds.
+/// Execution is synchronous: a program's clocks are all counted by the start_program that
+/// runs it, so stopping the counters before the wait_for_idle that follows does not lose any.
+/// read_perf_counters is not pipelined (Table 3): after a start_program it needs a
+/// wait_for_idle first, so the clocks it reports always include the whole program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PerfCounters {
     /// init_perf_counters bit 0.
@@ -267,6 +313,10 @@ pub struct ExecSummary {
 }
 
 /// The CTM command engine: PE + CO + MC in front of the DPP interpreter.
+///
+/// Besides the unit state set by commands, the engine owns the MC caches ([`Caches`]) and
+/// the PE's "a program may be executing" flag; both persist across command buffers (every
+/// [`CtmEngine::execute`] call continues the same command stream) until [`CtmEngine::reset`].
 #[derive(Debug, Clone, Default)]
 pub struct CtmEngine {
     /// Unit state.
@@ -277,6 +327,10 @@ pub struct CtmEngine {
     pub program: ProgramInfo,
     /// Execution bounds.
     pub limits: Limits,
+    /// The MC caches (CTM guide §2.1.4).
+    caches: Caches,
+    /// Set by start_program, cleared by wait_for_idle (§2.2).
+    busy: bool,
 }
 
 /// A value the CO compares: float or unsigned, by the conditional buffer's data format.
@@ -292,9 +346,33 @@ impl CtmEngine {
         Self::default()
     }
 
-    /// Back to the reset state (counters included).
+    /// Back to the reset state (counters included): the caches are emptied — writes never
+    /// flushed are lost, as they would be on a hardware reset — and no program is executing.
     pub fn reset(&mut self) {
         *self = Self { program: self.program, limits: self.limits, ..Self::default() };
+    }
+
+    /// The MC caches, read-only (for tests and diagnostics).
+    pub fn caches(&self) -> &Caches {
+        &self.caches
+    }
+
+    /// Output bytes written by programs and not yet flushed to memory (flush_out_cache).
+    pub fn pending_output_bytes(&self) -> usize {
+        self.caches.output.dirty_bytes()
+    }
+
+    /// Conditional output bytes written by the CO and not yet flushed to memory
+    /// (flush_cond_out_cache).
+    pub fn pending_cond_out_bytes(&self) -> usize {
+        self.caches.cond_out.dirty_bytes()
+    }
+
+    /// Whether a program may be executing: set by start_program, cleared by wait_for_idle.
+    /// While set, the commands of [`op::NOT_PIPELINED`] fail with
+    /// [`CtmErrorKind::NotIdle`] (§2.2).
+    pub fn busy(&self) -> bool {
+        self.busy
     }
 
     fn clock(&mut self, total: u64, active: u64) {
@@ -370,9 +448,16 @@ impl CtmEngine {
         let fmt = |base: u32, f: u32, h: u32| {
             SurfaceFormat::decode(base, f, h).map_err(|e| CtmErrorKind::ReservedDataFormat(e.0))
         };
+        // §2.2: a command that is not pipelined "must follow a wait_for_idle command and
+        // precede any subsequent start_program command"; the model makes the undefined
+        // behaviour a refusal, before the command takes any effect.
+        if self.busy && !op::is_pipelined(word) {
+            return Err(CtmErrorKind::NotIdle { word });
+        }
         self.clock(1, 0);
         let s = &mut self.state;
         let c = &mut self.cache_ops;
+        let caches = &mut self.caches;
         match word {
             op::INIT_PERF_COUNTERS => {
                 s.perf = PerfCounters { enabled: p[0] & 1 != 0, ..PerfCounters::default() };
@@ -392,6 +477,7 @@ impl CtmEngine {
             op::READ_PERF_COUNTERS => {
                 if s.perf.enabled {
                     // Two 32-bit words at the 2K-aligned address: total clocks, active clocks.
+                    // Written by the PE straight to memory, not through an MC cache.
                     let a = p[0] & !0x7ff;
                     let mut b = [0u8; 8];
                     b[..4].copy_from_slice(&(s.perf.total_clocks as u32).to_le_bytes());
@@ -410,9 +496,14 @@ impl CtmEngine {
             }
             op::START_PROGRAM => {
                 c.start_program += 1;
+                self.busy = true;
                 self.start_program(mem, summary)?;
             }
-            op::WAIT_FOR_IDLE => c.wait_for_idle += 1, // execution is synchronous
+            op::WAIT_FOR_IDLE => {
+                // Execution is synchronous: the processors are already idle.
+                c.wait_for_idle += 1;
+                self.busy = false;
+            }
             op::SET_INST_FMT => s.surfaces.inst = Some(fmt(p[0], p[1], 0)?),
             op::SET_INP_FMT => {
                 s.surfaces.inputs[(p[0] & 0xf) as usize] = Some(fmt(p[1], p[2], p[3])?)
@@ -422,14 +513,43 @@ impl CtmEngine {
             op::SET_CONSTF_FMT => s.surfaces.constf = Some(fmt(p[0], p[1], 0)?),
             op::SET_CONSTI_FMT => s.surfaces.consti = Some(fmt(p[0], p[1], 0)?),
             op::SET_CONSTB_FMT => s.surfaces.constb = Some(fmt(p[0], p[1], 0)?),
-            op::INV_INST_CACHE => c.inv_inst += 1,
-            op::INV_CONSTF_CACHE => c.inv_constf += 1,
-            op::INV_CONSTI_CACHE => c.inv_consti += 1,
-            op::INV_CONSTB_CACHE => c.inv_constb += 1,
-            op::INV_COND_OUT_CACHE => c.inv_cond_out += 1,
-            op::INV_INP_CACHE => c.inv_inp += 1,
-            op::FLUSH_OUT_CACHE => c.flush_out += 1,
-            op::FLUSH_COND_OUT_CACHE => c.flush_cond_out += 1,
+            op::INV_INST_CACHE => {
+                c.inv_inst += 1;
+                caches.inst.invalidate();
+            }
+            op::INV_CONSTF_CACHE => {
+                c.inv_constf += 1;
+                caches.constf.invalidate();
+            }
+            op::INV_CONSTI_CACHE => {
+                c.inv_consti += 1;
+                caches.consti.invalidate();
+            }
+            op::INV_CONSTB_CACHE => {
+                c.inv_constb += 1;
+                caches.constb.invalidate();
+            }
+            op::INV_COND_OUT_CACHE => {
+                // Clean data only: pending CO writes survive until the flush (cache.rs).
+                c.inv_cond_out += 1;
+                caches.cond_out.invalidate();
+            }
+            op::INV_INP_CACHE => {
+                c.inv_inp += 1;
+                caches.input.invalidate();
+            }
+            op::FLUSH_OUT_CACHE => {
+                c.flush_out += 1;
+                let r = caches.output.flush(mem);
+                // The output cache is write-only: its clean lines can never be read.
+                caches.output.clear();
+                r.map_err(CtmErrorKind::Memory)?;
+            }
+            op::FLUSH_COND_OUT_CACHE => {
+                // Written back, and still held (clean) for the CO's reads.
+                c.flush_cond_out += 1;
+                caches.cond_out.flush(mem).map_err(CtmErrorKind::Memory)?;
+            }
             op::SET_OUT_MASK => s.out_mask = p[0] & 0xf,
             op::SET_COND_OUT_MASK => s.cond_out_mask = p[0] & 1 != 0,
             op::SET_COND_TEST => s.cond_test = CondTest::from_field(p[0]),
@@ -442,14 +562,18 @@ impl CtmEngine {
     }
 
     /// §2.1.3: test v op b at (i, j) and, when it passes, write v back (if the conditional
-    /// output mask allows). Float buffers compare as floats, UINT buffers as unsigned.
+    /// output mask allows). Float buffers compare as floats, UINT buffers as unsigned. The
+    /// buffer is read and written through the conditional output cache (§2.1.4), so the CO
+    /// sees its own unflushed writes and memory only reaches it after inv_cond_out_cache.
     fn co_test(
         state: &CtmState,
         mem: &mut dyn Memory,
+        cache: &mut LineCache,
         i: u32,
         j: u32,
         v: CondVal,
     ) -> Result<bool, DppError> {
+        let mem = &mut CachedMemory::new(cache, mem);
         let test = state.cond_test;
         let f = if test.needs_buffer() || state.cond_out_mask {
             Some(state.cond_out.ok_or(DppError::CondOutNotConfigured)?)
@@ -491,7 +615,8 @@ impl CtmEngine {
     ) -> Result<(), CtmErrorKind> {
         let state = self.state;
         let d = state.domain;
-        let mut runner = Runner::new(mem, &state.surfaces, self.program, self.limits);
+        let mut runner =
+            Runner::new(mem, &mut self.caches, &state.surfaces, self.program, self.limits);
         let mut elements = 0u64;
         let fail = |i, j, pc, error| CtmErrorKind::Program { i, j, pc, error };
         let mut result = Ok(());
@@ -499,7 +624,15 @@ impl CtmEngine {
             for i in d.i0..=d.i1 {
                 // §2.1.2 conditional execution: the PE asks the CO with the cond value.
                 if state.cond_loc == CondLocation::Pe {
-                    match Self::co_test(&state, runner.memory(), i, j, CondVal::U(state.cond_val)) {
+                    let (m, caches) = runner.parts();
+                    match Self::co_test(
+                        &state,
+                        m,
+                        &mut caches.cond_out,
+                        i,
+                        j,
+                        CondVal::U(state.cond_val),
+                    ) {
                         Ok(true) => {}
                         Ok(false) => continue,
                         Err(e) => {
@@ -516,7 +649,8 @@ impl CtmEngine {
                     }
                 };
                 elements += 1;
-                if let Err(e) = Self::output(&state, runner.memory(), i, j, &r) {
+                let (m, caches) = runner.parts();
+                if let Err(e) = Self::output(&state, m, caches, i, j, &r) {
                     result = Err(fail(i, j, self.program.end, e));
                     break 'outer;
                 }
@@ -530,11 +664,13 @@ impl CtmEngine {
         result
     }
 
-    /// Program termination: conditional output test at the DPP location, then the cached
-    /// output registers go to memory through the output formats and the output mask.
+    /// Program termination: conditional output test at the DPP location, then the output
+    /// registers go through the output formats and the output mask into the MC's output
+    /// write cache (§2.1.4); they reach memory at flush_out_cache.
     fn output(
         state: &CtmState,
         mem: &mut dyn Memory,
+        caches: &mut Caches,
         i: u32,
         j: u32,
         r: &ElementResult,
@@ -547,7 +683,7 @@ impl CtmEngine {
                 Some(w) => CondVal::F(w),
                 None => CondVal::U(state.cond_val),
             };
-            if !Self::co_test(state, mem, i, j, v)? {
+            if !Self::co_test(state, mem, &mut caches.cond_out, i, j, v)? {
                 return Ok(());
             }
         }
@@ -557,7 +693,8 @@ impl CtmEngine {
                 continue;
             }
             let f = state.outputs[o].ok_or(DppError::OutputNotConfigured(o as u8))?;
-            mc::write_element(mem, f.address(i, j), f.format, *value, mask)?;
+            let mut m = CachedMemory::new(&mut caches.output, mem);
+            mc::write_element(&mut m, f.address(i, j), f.format, *value, mask)?;
         }
         Ok(())
     }

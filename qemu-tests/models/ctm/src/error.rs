@@ -69,8 +69,18 @@ pub enum CtmErrorKind {
     },
     /// A format parameter with a reserved data format (bits 26:24 >= 5).
     ReservedDataFormat(u32),
-    /// A memory access made by a command (read_perf_counters) failed.
+    /// A memory access made by a command failed: read_perf_counters, or the write-back of
+    /// flush_out_cache / flush_cond_out_cache (the first failing write; the others were
+    /// still made).
     Memory(MemFault),
+    /// A command Table 3 marks as not pipelined (read_perf_counters, set_*_fmt) came after a
+    /// start_program without a wait_for_idle in between (§2.2: such a command "must follow a
+    /// wait_for_idle command and precede any subsequent start_program command"). The command
+    /// had no effect.
+    NotIdle {
+        /// The command word.
+        word: u32,
+    },
     /// start_program failed for element (i, j) at instruction `pc`.
     Program {
         /// Domain index i.
@@ -103,6 +113,7 @@ impl CtmError {
             CtmErrorKind::Truncated { .. } => 0x103,
             CtmErrorKind::ReservedDataFormat(_) => 0x104,
             CtmErrorKind::Memory(_) => 0x105,
+            CtmErrorKind::NotIdle { .. } => 0x106,
             CtmErrorKind::Program { error, .. } => {
                 0x200
                     + match error {
@@ -132,7 +143,15 @@ impl CtmError {
 
 impl fmt::Display for CtmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "CTM command at word {}: {:?}", self.offset, self.kind)
+        match self.kind {
+            CtmErrorKind::NotIdle { word } => write!(
+                f,
+                "CTM command at word {}: command {word:#010x} is not pipelined and a program \
+                 may be executing (wait_for_idle required after start_program, CTM guide §2.2)",
+                self.offset
+            ),
+            kind => write!(f, "CTM command at word {}: {kind:?}", self.offset),
+        }
     }
 }
 

@@ -91,12 +91,14 @@ fn perf_counters_2_1_2() {
             START.to_vec(),
             vec![0xC000_0400, 0],
             vec![0xC000_0400, 0],
+            WAIT_FOR_IDLE.to_vec(), // read_perf_counters is not pipelined (Table 3)
             vec![0xC001_0500, PERF | 0x123],
         ],
     )
     .unwrap();
     // Clocks while running: set_inst_fmt, set_domain, start_program, stop = 4 command clocks
-    // (start itself precedes the reset) + 2 instructions; active = 2.
+    // (start itself precedes the reset) + 2 instructions; active = 2. The program's clocks
+    // are counted by its start_program, before the stop.
     assert_eq!(m.read_u32(PERF).unwrap(), 6);
     assert_eq!(m.read_u32(PERF + 4).unwrap(), 2);
     // Disabled: read has no effect.
@@ -132,51 +134,6 @@ fn address_translation_tables_1_2() {
     }
 }
 
-/// FC words (§3.5.3; US_FC_INST in word 2, US_FC_ADDR in word 3): OP 2:0, B_ELSE 4,
-/// JUMP_ANY 5, A_OP 7:6, JUMP_FUNC 15:8, B_POP_CNT 20:16, B_OP0 25:24, B_OP1 27:26;
-/// BOOL_ADDR 4:0, INT_ADDR 12:8, JUMP_ADDR 24:16, JUMP_GLOBAL 31.
-#[allow(clippy::too_many_arguments)] // one argument per documented FC field
-fn fc(
-    cmn_extra: u32,
-    op: u32,
-    func: u32,
-    any: u32,
-    a_op: u32,
-    b0: u32,
-    b1: u32,
-    pop: u32,
-    b_else: u32,
-    addr: u32,
-) -> [u32; 6] {
-    let inst = op
-        | (b_else << 4)
-        | (any << 5)
-        | (a_op << 6)
-        | (func << 8)
-        | (pop << 16)
-        | (b0 << 24)
-        | (b1 << 26);
-    [2 | cmn_extra, 0, inst, addr << 16, 0, 0]
-}
-
-/// ALU: r3.rgb = r3.rgb * 1 + src2 (src2 = RGB_ADDR ADDR2), wmask RGB, dst r3.
-fn add_r3(addr2_word: u32) -> [u32; 6] {
-    let b_one = (1 << 13) | (6 << 15) | (6 << 18) | (6 << 21);
-    let addr = 3 | addr2_word;
-    [7 << 11, addr, 3, RGB_A_SRC0 | b_one, 0, RGB_C_SRC2 | (3 << 4)]
-}
-/// OUTPUT r3 to output 0 (FLOAT32_4), LAST.
-fn out_r3() -> [u32; 6] {
-    [
-        OUT_ALL_LAST,
-        3,
-        3,
-        RGB_A_SRC0 | (1 << 13) | (6 << 15) | (6 << 18) | (6 << 21),
-        A_A_SRC0 | (6 << 21),
-        (2 << 12) | (4 << 14) | (4 << 17) | (4 << 20) | (4 << 27),
-    ]
-}
-
 fn run_prog(
     prog: &[[u32; 6]],
     w: u32,
@@ -197,6 +154,7 @@ fn run_prog(
             set_out(0, OUT0, fmt(64, 0, F32X4), 1),
             set_domain(0, 0, w - 1, 0),
             START.to_vec(),
+            FLUSH_OUT.to_vec(),
         ],
     );
     (r.map(|_| ()), m)
@@ -346,6 +304,8 @@ fn conditional_output_each_test_2_1_3() {
                 vec![0xC000_1A00, 1],
                 set_domain(0, 0, 4, 0),
                 START.to_vec(),
+                FLUSH_OUT.to_vec(),
+                FLUSH_COND_OUT.to_vec(),
             ],
         )
         .unwrap();
@@ -359,20 +319,6 @@ fn conditional_output_each_test_2_1_3() {
             assert_eq!(b, if expect[i as usize] { 2.0 } else { i as f32 });
         }
     }
-}
-
-/// TEX: dst r<dst> = input <id> at r<src>.(r, g), unscaled (§3.4; US_TEX_INST word 1: TEX_ID
-/// 19:16, INST 24:22 (1 = LD), UNSCALED 27; US_TEX_ADDR word 2: SRC 6:0, S 9:8, T 11:10 = G,
-/// DST 22:16, DST swizzles R G B A = 0 1 2 3 at 25:24 27:26 29:28 31:30).
-fn tex(id: u32, src: u32, dst: u32) -> [u32; 6] {
-    [
-        3 | WRITE_RGBA,
-        (id << 16) | (1 << 22) | (1 << 27),
-        src | (1 << 10) | (dst << 16) | (1 << 26) | (2 << 28) | (3 << 30),
-        0,
-        0,
-        0,
-    ]
 }
 
 #[test]
@@ -418,9 +364,9 @@ fn vector_add_and_saxpy_over_2d_domain() {
                 set_inp(1, IN1, fmt(32, 0, F32X1), h),
                 set_out(0, OUT0, fmt(32, 0, F32X1), h),
                 set_domain(0, 0, w - 1, h - 1),
-                vec![0xC000_1600, 0],
+                INV_INP.to_vec(),
                 START.to_vec(),
-                vec![0xC000_1700, 0],
+                FLUSH_OUT.to_vec(),
             ],
         )
         .unwrap();
@@ -450,7 +396,9 @@ fn superfine_2x2_fetch_2_1_4() {
             set_inp(0, IN0, fmt(32, 2, F32X1), 4),
             set_out(0, OUT0, fmt(64, 0, F32X4), 4),
             set_domain(1, 1, 1, 1),
+            INV_INP.to_vec(),
             START.to_vec(),
+            FLUSH_OUT.to_vec(),
         ],
     )
     .unwrap();

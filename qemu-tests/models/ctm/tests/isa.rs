@@ -140,6 +140,7 @@ fn modifiers_presubtract_clamp_inline() {
                 set_constf(F32X4),
                 set_out(0, OUT0, fmt(64, 0, F32X4), 1),
                 START.to_vec(),
+                FLUSH_OUT.to_vec(),
             ],
         )
         .unwrap();
@@ -159,8 +160,16 @@ fn modifiers_presubtract_clamp_inline() {
         let mut m = mem();
         let addr = 0x80 | bits;
         load_program(&mut m, &[[OUT_ALL_LAST, addr, addr, RGB_A_SRC0 | b_one, ABC_A, c_zero]]);
-        run(&mut m, &[set_inst_fmt(), set_out(0, OUT0, fmt(64, 0, F32X4), 1), START.to_vec()])
-            .unwrap();
+        run(
+            &mut m,
+            &[
+                set_inst_fmt(),
+                set_out(0, OUT0, fmt(64, 0, F32X4), 1),
+                START.to_vec(),
+                FLUSH_OUT.to_vec(),
+            ],
+        )
+        .unwrap();
         m.read_f32(OUT0).unwrap()
     };
     assert_eq!(ic(0x38), 1.0);
@@ -208,6 +217,7 @@ fn writemasks_and_predicates() {
             set_constf(F32X4),
             set_out(0, OUT0, fmt(64, 0, F32X4), 1),
             START.to_vec(),
+            FLUSH_OUT.to_vec(),
         ],
     )
     .unwrap();

@@ -102,9 +102,10 @@ mod regfile;
 pub use faults::{BadFault, Faults};
 pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK};
 
+use ctm_model::{CtmEngine, DmaMemory};
 use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
 use gpu_hal::register::{Array, Register};
-use gpu_regs::r5xx::{cp, rbbm};
+use gpu_regs::r5xx::{cp, rbbm, us};
 use me_ram::MeRam;
 use pm4::{Class, Header};
 use regfile::{REG_SPACE, RegisterFile};
@@ -197,7 +198,13 @@ const APER_INDIRECT2_LEN: u32 = aper_len::<cp::CP_CSQ_APER_INDIRECT2>();
 const fn aper_len<R: Array>() -> u32 {
     (R::COUNT * R::STRIDE) as u32
 }
+const CTM_CB_BASE: u32 = off::<cp::CTM_CB_BASE>();
+const CTM_CB_SIZE: u32 = off::<cp::CTM_CB_SIZE>();
+const CTM_STATUS: u32 = off::<cp::CTM_STATUS>();
 const GEN_INT_CNTL: u32 = off::<rbbm::GEN_INT_CNTL>();
+const US_CODE_ADDR: u32 = off::<us::US_CODE_ADDR>();
+const US_CODE_OFFSET: u32 = off::<us::US_CODE_OFFSET>();
+const US_FC_CTRL: u32 = off::<us::US_FC_CTRL>();
 const GEN_INT_STATUS: u32 = off::<rbbm::GEN_INT_STATUS>();
 const RBBM_SOFT_RESET: u32 = off::<rbbm::RBBM_SOFT_RESET>();
 const RBBM_STATUS: u32 = off::<rbbm::RBBM_STATUS>();
@@ -412,6 +419,18 @@ pub struct R5xxModel {
     faults: Faults,
     compare: Option<ScratchCompare>,
     stats: Stats,
+    ctm: Ctm,
+}
+
+/// The CTM units behind the project's CTM device interface (`CTM_CB_BASE`/`CTM_CB_SIZE`/
+/// `CTM_STATUS`, see the crate docs).
+#[derive(Debug, Clone, Default)]
+struct Ctm {
+    engine: CtmEngine,
+    /// Command buffers consumed (CTM_STATUS.CONSUMED, 16 bits, wraps).
+    consumed: u16,
+    /// The first CTM error (CTM_STATUS.ERROR_CODE).
+    error: Option<u32>,
 }
 
 impl Default for R5xxModel {
@@ -448,7 +467,19 @@ impl R5xxModel {
             faults,
             compare: None,
             stats: Stats::default(),
+            ctm: Ctm::default(),
         }
+    }
+
+    /// The CTM engine (unit state, cache and synchronisation counters, performance counters),
+    /// for white-box tests.
+    pub fn ctm(&self) -> &CtmEngine {
+        &self.ctm.engine
+    }
+
+    /// CTM command buffers consumed since reset.
+    pub fn ctm_consumed(&self) -> u16 {
+        self.ctm.consumed
     }
 
     /// The injected faults.
@@ -603,6 +634,8 @@ impl R5xxModel {
     fn soft_reset_cp(&mut self) {
         self.cp = Cp::new();
         self.me.reset_ports();
+        // The CTM units are fed by the CP and reset with it (unit state, caches, counters).
+        self.ctm = Ctm::default();
     }
 
     // ---------------------------------------------------------------------------------------
@@ -650,6 +683,16 @@ impl R5xxModel {
                 n(Stream::Primary) | n(Stream::Indirect1) << 10 | n(Stream::Indirect2) << 20
             }
             CSQ_DATA => 0,
+            CTM_STATUS => {
+                // A read-only register: the model places its fields from the database.
+                let [consumed, code, error] = cp::CTM_STATUS::FIELDS else {
+                    unreachable!("CTM_STATUS has three fields")
+                };
+                let place = |f: &gpu_hal::register::FieldSpec, v: u32| (v << f.lsb) & f.mask();
+                place(consumed, u32::from(self.ctm.consumed))
+                    | place(code, self.ctm.error.unwrap_or(0))
+                    | place(error, u32::from(self.ctm.error.is_some()))
+            }
             // The status bits; SW_INT_SET is a write-1-to-raise trigger and reads 0.
             GEN_INT_STATUS => self.regs.stored(GEN_INT_STATUS) & (GEN_INT_SW | GEN_INT_SCRATCH),
             RBBM_STATUS => {
@@ -731,6 +774,12 @@ impl R5xxModel {
                     self.request_ib(offset == IB2_BUFSZ, stream, last, dev)?;
                 }
             }
+            CTM_CB_SIZE => {
+                let size = self.regs.write(offset, value);
+                if let Source::Packet { .. } = source {
+                    self.ctm_submit(size, dev)?;
+                }
+            }
             GEN_INT_CNTL => {
                 self.regs.write(offset, value);
                 self.update_irq(dev);
@@ -790,6 +839,47 @@ impl R5xxModel {
             }
         }
         Ok(())
+    }
+
+    /// A `CTM_CB_SIZE` write from a command stream: the PE consumes the command buffer at
+    /// `CTM_CB_BASE` (CTM guide §2.2) before the CP parses its next dword. MC addresses are
+    /// bus addresses (§2.1.4 leaves the mapping to the system).
+    fn ctm_submit(&mut self, size: u32, dev: &mut DeviceContext<'_>) -> Result<(), Stop> {
+        if let Some(code) = self.ctm.error {
+            // The CTM units stay stopped until the CP is reset.
+            return Err(self.fail(code, dev));
+        }
+        let base = cp::CTM_CB_BASE::from_raw(self.regs.stored(CTM_CB_BASE)).addr() << 2;
+        // Program loading (CTM guide §4.1.4): the dpp_proginfo registers, as the R5xx
+        // shader unit interprets them (§11.10): START/END relative to OFFSET_ADDR.
+        let code_addr = us::US_CODE_ADDR::from_raw(self.regs.stored(US_CODE_ADDR));
+        let code_offset = us::US_CODE_OFFSET::from_raw(self.regs.stored(US_CODE_OFFSET));
+        let fc = us::US_FC_CTRL::from_raw(self.regs.stored(US_FC_CTRL));
+        let offset = u32::from(code_offset.offset_addr());
+        self.ctm.engine.program = ctm_model::ProgramInfo {
+            start: offset + u32::from(code_addr.start_addr()),
+            end: offset + u32::from(code_addr.end_addr()),
+            code_offset: offset,
+            full_flow_control: fc.full_fc_en()
+                == us::us_fc_ctrl::FullFcEn::UseFullPixelShader30FlowControl,
+            // US_CONFIG bit 0 (uncached output, CTM guide §4.1.4) is reserved in §11.10: the
+            // register file masks it, so outputs are always cached.
+            uncached_output: false,
+        };
+        let result = {
+            let mut mem = DmaMemory::new(dev, 0);
+            self.ctm.engine.execute_from_memory(base, size, size, &mut mem)
+        };
+        match result {
+            Ok(_) => {
+                self.ctm.consumed = self.ctm.consumed.wrapping_add(1);
+                Ok(())
+            }
+            Err(e) => {
+                self.ctm.error = Some(e.code());
+                Err(self.fail(e.code(), dev))
+            }
+        }
     }
 
     /// §5.11: a host write to a stream's aperture.

@@ -765,6 +765,96 @@ fn soft_reset_clears_the_cp_error_and_function_reset_recovers_the_device() {
     assert_eq!(b.rd(scratch(0)), 0xF00D);
 }
 
+// --- the CTM device interface (project-defined CTM_CB_BASE/SIZE/STATUS, CTM guide ch. 5) -------
+
+const CTM_CB_AT: u32 = 0x40_0000;
+const PERF_AT: u32 = 0x41_0000; // 2K aligned (§2.2.1 read_perf_counters: a GPU address)
+
+/// CTM_STATUS fields (register database): CONSUMED 15:0, ERROR_CODE 27:16, ERROR 31.
+fn ctm_status(b: &Bench) -> (u32, u32, bool) {
+    let v = b.rd(CTM_STATUS);
+    (v & 0xFFFF, (v >> 16) & 0xFFF, v >> 31 != 0)
+}
+
+/// Table 3 words, by hand: init_perf_counters(enable), start, stop, read_perf_counters(addr).
+fn perf_buffer() -> [u32; 8] {
+    [0xC001_0200, 1, 0xC000_0300, 0, 0xC000_0400, 0, 0xC001_0500, PERF_AT]
+}
+
+/// A type-0 packet writing CTM_CB_BASE then CTM_CB_SIZE, then a scratch fence.
+fn dispatch(size: u32, fence: u32) -> [u32; 5] {
+    [type0(CTM_CB_BASE, 2, false), CTM_CB_AT, size, type0(scratch(1), 1, false), fence]
+}
+
+#[test]
+fn ctm_buffer_written_from_the_ring_is_consumed_before_the_next_packet() {
+    let mut b = Bench::running();
+    b.poke(CTM_CB_AT, &perf_buffer());
+    b.poke(PERF_AT, &[SENTINEL, SENTINEL]);
+    b.submit(&dispatch(8, 0xF1));
+    assert_eq!(b.rd(scratch(1)), 0xF1, "the fence after the buffer");
+    // The perf counters ran for the commands between start and stop (the clocks are the
+    // model's; total >= active).
+    let (total, active) = (b.peek(PERF_AT), b.peek(PERF_AT + 4));
+    assert!(total != SENTINEL && total >= active, "read_perf_counters wrote {total} {active}");
+    assert_eq!(ctm_status(&b), (1, 0, false));
+    assert_eq!(b.gpu.model().ctm().cache_ops.wait_for_idle, 0);
+}
+
+#[test]
+fn ctm_size_written_by_mmio_is_only_stored() {
+    let b = Bench::running();
+    b.poke(CTM_CB_AT, &perf_buffer());
+    b.poke(PERF_AT, &[SENTINEL]);
+    b.wr(CTM_CB_BASE, CTM_CB_AT);
+    b.wr(CTM_CB_SIZE, 8);
+    assert_eq!(b.rd(CTM_CB_SIZE), 8);
+    assert_eq!(b.peek(PERF_AT), SENTINEL, "nothing executed");
+    assert_eq!(ctm_status(&b), (0, 0, false));
+}
+
+#[test]
+fn ctm_bad_command_stops_the_units_and_the_cp_until_reset() {
+    let mut b = Bench::running();
+    // 0xC000_0100: type-3-shaped but opcode 0x01 is not in Table 3.
+    b.poke(CTM_CB_AT, &[0xC000_0300, 0, 0xC000_0100, 0]);
+    b.submit(&dispatch(4, 0xF2));
+    assert_eq!(ctm_status(&b), (0, 0x101, true));
+    assert_eq!(b.rd(scratch(1)), 0, "the CP stopped with the CTM units");
+    assert_eq!(b.error(), (ModelState::Error, 0x101));
+    // A truncated buffer is its own code: the function-level reset, then try again.
+    b.gpu.reset();
+    b.wptr = 0;
+    b.load_microcode();
+    b.ring(5, 1, 0, PRIMARY_BM_INDIRECT_BM);
+    b.poke(CTM_CB_AT, &[0xC003_0700, 0, 0]); // set_domain needs four parameters
+    b.submit(&dispatch(3, 0xF3));
+    assert_eq!(ctm_status(&b), (0, 0x103, true));
+    // RBBM_SOFT_RESET resets the CP and the CTM units it feeds.
+    b.wr(RBBM_SOFT_RESET, 1);
+    b.wr(RBBM_SOFT_RESET, 0);
+    assert_eq!(ctm_status(&b), (0, 0, false));
+}
+
+#[test]
+fn ctm_program_registers_reach_the_engine() {
+    // §4.1.4 dpp_proginfo through the §11.10 registers: START/END relative to OFFSET_ADDR,
+    // US_FC_CTRL.FULL_FC_EN (bit 31).
+    let mut b = Bench::running();
+    b.submit(&[
+        type0(off::<us::US_CODE_ADDR>(), 1, false),
+        (9 << 16) | 2,
+        type0(off::<us::US_CODE_OFFSET>(), 1, false),
+        4,
+        type0(off::<us::US_FC_CTRL>(), 1, false),
+        0,
+    ]);
+    b.poke(CTM_CB_AT, &[0xC000_0300, 0]);
+    b.submit(&dispatch(2, 0xF4));
+    let p = b.gpu.model().ctm().program;
+    assert_eq!((p.start, p.end, p.code_offset, p.full_flow_control), (6, 13, 4, false));
+}
+
 // --- faults ----------------------------------------------------------------------------------
 
 #[test]

@@ -61,6 +61,17 @@ pub fn set_domain(i0: u32, j0: u32, i1: u32, j1: u32) -> Vec<u32> {
     vec![0xC003_0700, i0, j0, i1, j1]
 }
 pub const START: [u32; 2] = [0xC000_0800, 0];
+/// wait_for_idle (§2.2.1): needed between start_program and any non-pipelined command.
+pub const WAIT_FOR_IDLE: [u32; 2] = [0xC000_0900, 0];
+/// The §2.1.4 cache commands (Table 3).
+pub const INV_INST: [u32; 2] = [0xC000_1100, 0];
+pub const INV_CONSTF: [u32; 2] = [0xC000_1200, 0];
+pub const INV_CONSTI: [u32; 2] = [0xC000_1300, 0];
+pub const INV_CONSTB: [u32; 2] = [0xC000_1400, 0];
+pub const INV_COND_OUT: [u32; 2] = [0xC000_1500, 0];
+pub const INV_INP: [u32; 2] = [0xC000_1600, 0];
+pub const FLUSH_OUT: [u32; 2] = [0xC000_1700, 0];
+pub const FLUSH_COND_OUT: [u32; 2] = [0xC000_1800, 0];
 
 pub fn load_program(mem: &mut FlatMemory, prog: &[[u32; 6]]) {
     let words: Vec<u32> = prog.iter().flatten().copied().collect();
@@ -111,8 +122,68 @@ pub fn run_alu(
             set_constf(F32X4),
             set_out(0, OUT0, fmt(64, 0, F32X4), 1),
             START.to_vec(),
+            FLUSH_OUT.to_vec(),
         ],
     )
     .unwrap();
     [0, 4, 8, 12].map(|o| m.read_f32(OUT0 + o).unwrap())
+}
+
+/// FC words (§3.5.3; US_FC_INST in word 2, US_FC_ADDR in word 3): OP 2:0, B_ELSE 4,
+/// JUMP_ANY 5, A_OP 7:6, JUMP_FUNC 15:8, B_POP_CNT 20:16, B_OP0 25:24, B_OP1 27:26;
+/// BOOL_ADDR 4:0, INT_ADDR 12:8, JUMP_ADDR 24:16, JUMP_GLOBAL 31.
+#[allow(clippy::too_many_arguments)] // one argument per documented FC field
+pub fn fc(
+    cmn_extra: u32,
+    op: u32,
+    func: u32,
+    any: u32,
+    a_op: u32,
+    b0: u32,
+    b1: u32,
+    pop: u32,
+    b_else: u32,
+    addr: u32,
+) -> [u32; 6] {
+    let inst = op
+        | (b_else << 4)
+        | (any << 5)
+        | (a_op << 6)
+        | (func << 8)
+        | (pop << 16)
+        | (b0 << 24)
+        | (b1 << 26);
+    [2 | cmn_extra, 0, inst, addr << 16, 0, 0]
+}
+
+/// ALU: r3.rgb = r3.rgb * 1 + src2 (src2 = RGB_ADDR ADDR2), wmask RGB, dst r3.
+pub fn add_r3(addr2_word: u32) -> [u32; 6] {
+    let b_one = (1 << 13) | (6 << 15) | (6 << 18) | (6 << 21);
+    let addr = 3 | addr2_word;
+    [7 << 11, addr, 3, RGB_A_SRC0 | b_one, 0, RGB_C_SRC2 | (3 << 4)]
+}
+/// OUTPUT r3 to output 0 (FLOAT32_4), LAST.
+pub fn out_r3() -> [u32; 6] {
+    [
+        OUT_ALL_LAST,
+        3,
+        3,
+        RGB_A_SRC0 | (1 << 13) | (6 << 15) | (6 << 18) | (6 << 21),
+        A_A_SRC0 | (6 << 21),
+        (2 << 12) | (4 << 14) | (4 << 17) | (4 << 20) | (4 << 27),
+    ]
+}
+
+/// TEX: dst r<dst> = input <id> at r<src>.(r, g), unscaled (§3.4; US_TEX_INST word 1: TEX_ID
+/// 19:16, INST 24:22 (1 = LD), UNSCALED 27; US_TEX_ADDR word 2: SRC 6:0, S 9:8, T 11:10 = G,
+/// DST 22:16, DST swizzles R G B A = 0 1 2 3 at 25:24 27:26 29:28 31:30).
+pub fn tex(id: u32, src: u32, dst: u32) -> [u32; 6] {
+    [
+        3 | WRITE_RGBA,
+        (id << 16) | (1 << 22) | (1 << 27),
+        src | (1 << 10) | (dst << 16) | (1 << 26) | (2 << 28) | (3 << 30),
+        0,
+        0,
+        0,
+    ]
 }
