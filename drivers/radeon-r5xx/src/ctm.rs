@@ -26,16 +26,15 @@ use ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
 use ati_ctm::elf::{DppExecutable, INSTRUCTION_BYTES};
 use gpu_hal::RegisterIo;
 use gpu_hal::RegisterIoExt;
-use gpu_hal::barrier::dma_rmb;
 use gpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
-use gpu_hal::time::{Clock, poll_until};
+use gpu_hal::time::Clock;
 use gpu_regs::r5xx::cp::{CTM_CB_BASE, CTM_CB_SIZE, CTM_STATUS};
 use gpu_regs::r5xx::fg::FG_DEPTH_SRC;
 use gpu_regs::r5xx::us::{
     US_CODE_ADDR, US_CODE_OFFSET, US_CODE_RANGE, US_CONFIG, US_FC_CTRL, US_PIXSIZE,
 };
 
-use crate::driver::{Fence, R5xx, Submission, consts};
+use crate::driver::{Fence, R5xx, Submission};
 use crate::error::{FenceError, SubmitError};
 
 /// Ring dwords of one [`Submission::ctm_dispatch`]: five type-0 packets (US_CONFIG +
@@ -88,8 +87,10 @@ impl fmt::Display for CtmLoadError {
 
 impl core::error::Error for CtmLoadError {}
 
-/// Allocate `bytes` of DMA memory at a 2 KiB-aligned 32-bit bus address.
-fn allocate(
+/// Allocate `bytes` of DMA memory the CTM units can address: a 2 KiB-aligned bus address
+/// below 4 GiB, returned with it as a CTM base address (programs, command buffers, surfaces).
+/// Memory that does not qualify is given back.
+pub fn allocate(
     dma: &impl DmaAllocator,
     bytes: usize,
 ) -> Result<(DmaRegion, GpuAddress), CtmLoadError> {
@@ -276,6 +277,12 @@ impl fmt::Display for CtmWaitError {
     }
 }
 
+impl From<FenceError> for CtmWaitError {
+    fn from(e: FenceError) -> Self {
+        CtmWaitError::Fence(e)
+    }
+}
+
 impl core::error::Error for CtmWaitError {}
 
 impl<IO: RegisterIo, C: Clock> Submission<'_, IO, C> {
@@ -332,40 +339,17 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
     }
 
     /// Wait for the fence of a dispatch, at most `timeout`. A CTM error is reported as soon as
-    /// `CTM_STATUS` shows it (checked every [`consts::LIVENESS_CHECK_EVERY`] polls, with the
+    /// `CTM_STATUS` shows it (checked every [`crate::consts::LIVENESS_CHECK_EVERY`] polls, with the
     /// all-ones check), not at the deadline; a fence that does not signal without a CTM error
     /// is a hung CP ([`FenceError::Timeout`]). Outputs are in memory only if the command
     /// buffer flushed the output caches (`flush_out_cache`, CTM guide §2.1.4).
     pub fn ctm_wait(&self, fence: &Fence, timeout: Duration) -> Result<(), CtmWaitError> {
-        let mut polls = 0u64;
-        let checked = || {
+        self.wait_with(fence, timeout, || {
             if self.device_gone() {
                 Some(CtmWaitError::Fence(FenceError::DeviceGone))
             } else {
                 self.ctm_status().fault.map(CtmWaitError::Fault)
             }
-        };
-        let polled = poll_until(self.clock(), timeout, || {
-            if self.fence_signalled(fence) {
-                return Some(Ok(()));
-            }
-            polls += 1;
-            if polls.is_multiple_of(consts::LIVENESS_CHECK_EVERY) {
-                return checked().map(Err);
-            }
-            None
-        });
-        match polled {
-            Ok(Ok(())) => {
-                dma_rmb();
-                Ok(())
-            }
-            Ok(Err(e)) => Err(e),
-            Err(waited) => Err(checked().unwrap_or(CtmWaitError::Fence(FenceError::Timeout {
-                seq: fence.seq(),
-                last_signalled: self.last_signalled(),
-                waited,
-            }))),
-        }
+        })
     }
 }

@@ -693,29 +693,40 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
     /// stalled, call [`reset`](Self::reset). [`FenceError::DeviceGone`] if the registers read
     /// all-ones (checked every [`consts::LIVENESS_CHECK_EVERY`] polls and at the deadline).
     pub fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
+        self.wait_with(fence, timeout, || self.device_gone().then_some(FenceError::DeviceGone))
+    }
+
+    /// The fence wait behind [`wait`](Self::wait): `health` runs every
+    /// [`consts::LIVENESS_CHECK_EVERY`] polls and at the deadline, and ends the wait with its
+    /// error (device gone, an engine's fault); otherwise the deadline gives
+    /// [`FenceError::Timeout`].
+    pub(crate) fn wait_with<E: From<FenceError>>(
+        &self,
+        fence: &Fence,
+        timeout: Duration,
+        health: impl Fn() -> Option<E>,
+    ) -> Result<(), E> {
         let mut polls = 0u64;
         let polled = poll_until(&self.clock, timeout, || {
             if self.fence_signalled(fence) {
                 return Some(Ok(()));
             }
             polls += 1;
-            if polls.is_multiple_of(consts::LIVENESS_CHECK_EVERY) && self.device_gone() {
-                return Some(Err(FenceError::DeviceGone));
+            if polls.is_multiple_of(consts::LIVENESS_CHECK_EVERY) {
+                return health().map(Err);
             }
             None
         });
         match polled {
             Ok(r) => r,
-            Err(waited) => {
-                if self.device_gone() {
-                    return Err(FenceError::DeviceGone);
-                }
-                Err(FenceError::Timeout {
+            Err(waited) => Err(health().unwrap_or_else(|| {
+                FenceError::Timeout {
                     seq: fence.seq,
                     last_signalled: self.last_signalled(),
                     waited,
-                })
-            }
+                }
+                .into()
+            })),
         }
     }
 

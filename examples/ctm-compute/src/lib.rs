@@ -32,9 +32,9 @@ use ati_ctm::command::{
 use ati_ctm::elf::{DppExecutable, ElfError};
 use dpp_asm::{BuildError, Instruction, Words, assemble_executable};
 use gpu_hal::RegisterIo;
-use gpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use gpu_hal::dma::{DmaAllocator, DmaError, DmaRegion};
 use gpu_hal::time::Clock;
-use radeon_r5xx::ctm::{CtmCommandBuffer, CtmFault, CtmLoadError, CtmProgram, CtmWaitError};
+use radeon_r5xx::ctm::{self, CtmCommandBuffer, CtmFault, CtmLoadError, CtmProgram, CtmWaitError};
 use radeon_r5xx::{InitError, R5xx, SubmitError};
 
 pub use dpp_asm::examples;
@@ -167,13 +167,9 @@ impl<'d, D: DmaAllocator> Arena<'d, D> {
         let Some(slot) = self.regions.iter().position(Option::is_none) else {
             return Err(WorkloadError::Check("more than 8 surfaces"));
         };
-        let layout = DmaLayout::new(end as usize, GpuAddress::ALIGN as usize)?;
-        let region = self.dma.allocate(layout)?;
+        let (region, base) = ctm::allocate(self.dma, end as usize)?;
         region.zero();
-        let bus = region.bus_address().0;
-        let base = u32::try_from(bus).ok().and_then(|b| GpuAddress::new(b).ok());
         self.regions[slot] = Some(region);
-        let base = base.ok_or(WorkloadError::Load(CtmLoadError::Unaddressable { bus }))?;
         Ok(Placed { slot, base, format, width, height })
     }
 

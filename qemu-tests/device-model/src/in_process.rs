@@ -27,6 +27,7 @@ use crate::memory::{DmaFault, GuestMemory, MemoryError, VecMemory};
 use crate::model::{GpuModel, IdentityError};
 use gpu_hal::RegisterIo;
 use gpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use gpu_hal::time::Clock;
 use gpu_mailbox::{ModelState, Op, Status};
 use pci_types::{ConfigRegionAccess, PciAddress};
 use std::cell::{Cell, Ref, RefCell, RefMut};
@@ -259,6 +260,33 @@ impl<M: GpuModel> Drop for InProcess<M> {
             // the buffer is deliberately leaked.
             std::mem::forget(self.memory.share());
         }
+    }
+}
+
+/// Nanoseconds [`ModelClock`] advances per reading.
+pub const MODEL_CLOCK_STEP_NS: u64 = 10_000;
+
+/// A [`Clock`] for host tests: every reading lets the in-process model run
+/// ([`InProcess::poll`]) and advances time by [`MODEL_CLOCK_STEP_NS`], so a driver's bounded
+/// wait makes progress the way real time does for real hardware, deterministically.
+pub struct ModelClock<'a, M: GpuModel> {
+    device: &'a InProcess<M>,
+    now: Cell<u64>,
+}
+
+impl<'a, M: GpuModel> ModelClock<'a, M> {
+    /// A clock at time 0 driving `device`.
+    pub fn new(device: &'a InProcess<M>) -> Self {
+        ModelClock { device, now: Cell::new(0) }
+    }
+}
+
+impl<M: GpuModel> Clock for ModelClock<'_, M> {
+    fn now_ns(&self) -> u64 {
+        self.device.poll();
+        let t = self.now.get();
+        self.now.set(t + MODEL_CLOCK_STEP_NS);
+        t
     }
 }
 

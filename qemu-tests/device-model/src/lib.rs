@@ -33,7 +33,10 @@ pub use config::{
 };
 pub use context::DeviceContext;
 pub use device::{Device, TICK_BUDGET, error_code};
-pub use in_process::{BAR_WINDOW, BarIo, DMA_BASE, InProcess, InProcessError, InProcessOptions};
+pub use in_process::{
+    BAR_WINDOW, BarIo, DMA_BASE, InProcess, InProcessError, InProcessOptions, MODEL_CLOCK_STEP_NS,
+    ModelClock,
+};
 pub use memory::{
     DmaFault, DmaFaultKind, GuestMemory, MemoryError, RamLayout, SharedFileMemory, VecMemory,
 };

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use gpu_device_model::{InProcess, InProcessOptions};
 use gpu_hal::RegisterIo;
-use gpu_hal::time::Clock;
 use r5xx_model::{Faults, R5xxModel};
 use radeon_r5xx::{R5xx, RingConfig};
 
@@ -16,30 +15,8 @@ pub type Gpu = InProcess<R5xxModel>;
 /// The driver over it.
 pub type Driver<'a> = R5xx<&'a Gpu, ModelClock<'a>>;
 
-/// Microseconds the test clock advances per reading.
-pub const TICK_NS: u64 = 10_000;
-
-/// A clock that advances [`TICK_NS`] per reading and lets the model run (`InProcess::poll`),
-/// so a wait makes progress the way real time does for real hardware.
-pub struct ModelClock<'a> {
-    gpu: &'a Gpu,
-    now: Cell<u64>,
-}
-
-impl<'a> ModelClock<'a> {
-    pub fn new(gpu: &'a Gpu) -> Self {
-        ModelClock { gpu, now: Cell::new(0) }
-    }
-}
-
-impl Clock for ModelClock<'_> {
-    fn now_ns(&self) -> u64 {
-        self.gpu.poll();
-        let t = self.now.get();
-        self.now.set(t + TICK_NS);
-        t
-    }
-}
+/// The test clock: each reading runs the model and advances 10 µs.
+pub type ModelClock<'a> = gpu_device_model::ModelClock<'a, R5xxModel>;
 
 /// A register interface that counts accesses per offset class and forwards them.
 pub struct Recording<'a> {
