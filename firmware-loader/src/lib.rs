@@ -1,4 +1,4 @@
-//! `firmware-loader`: parse, validate and upload GPU microcode, `no_std` and without allocation.
+//! `baregpu-firmware`: parse, validate and upload GPU microcode, `no_std` and without allocation.
 //!
 //! Every image is validated by a `parse` function that sees only bytes; a register is touched
 //! only by an upload function that takes an already-parsed image, so a malformed file can never

@@ -1,7 +1,7 @@
 //! Evergreen PFP/ME image validation on synthetic inputs.
 
-use firmware_loader::FirmwareError;
-use firmware_loader::amd::evergreen::{EvergreenUcode, MeMicrocode, PfpMicrocode};
+use baregpu_firmware::FirmwareError;
+use baregpu_firmware::amd::evergreen::{EvergreenUcode, MeMicrocode, PfpMicrocode};
 
 #[test]
 fn malformed_images_are_rejected() {

@@ -3,11 +3,11 @@
 
 mod common;
 
+use baregpu_firmware::FirmwareError;
+use baregpu_firmware::amd::evergreen::{EvergreenUcode, MeMicrocode, PfpMicrocode};
+use baregpu_firmware::amd::r5xx;
+use baregpu_firmware::amd::{CpMicrocode, MeRamEntry};
 use common::*;
-use firmware_loader::FirmwareError;
-use firmware_loader::amd::evergreen::{EvergreenUcode, MeMicrocode, PfpMicrocode};
-use firmware_loader::amd::r5xx;
-use firmware_loader::amd::{CpMicrocode, MeRamEntry};
 use proptest::prelude::*;
 
 proptest! {

@@ -3,10 +3,10 @@
 
 mod common;
 
+use baregpu_firmware::FirmwareError;
+use baregpu_firmware::amd::r5xx::{self, ME_RAM_ENTRIES};
+use baregpu_firmware::amd::{CpFirmwareKind, CpMicrocode, LoadError, MeRamEntry, UploadReport};
 use common::*;
-use firmware_loader::FirmwareError;
-use firmware_loader::amd::r5xx::{self, ME_RAM_ENTRIES};
-use firmware_loader::amd::{CpFirmwareKind, CpMicrocode, LoadError, MeRamEntry, UploadReport};
 
 /// Parse, and upload only if the image is valid; returns the parse result and the number of
 /// register accesses made.
@@ -295,7 +295,7 @@ fn upload_is_idempotent() {
 
 #[test]
 fn fake_read_path_auto_increments_from_raddr() {
-    use gpu_hal::RegisterIo;
+    use baregpu_hal::RegisterIo;
     let dev = FakeMeRam::new();
     dev.write32(ADDR, 10);
     dev.write32(DATAH, 0x1ab); // only the low 8 bits are kept

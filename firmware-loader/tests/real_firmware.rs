@@ -2,11 +2,11 @@
 
 mod common;
 
+use baregpu_firmware::FirmwareError;
+use baregpu_firmware::amd::evergreen::{EvergreenUcode, MeMicrocode, PfpMicrocode};
+use baregpu_firmware::amd::r5xx;
+use baregpu_firmware::amd::{CpFirmwareKind, CpMicrocode, MeRamEntry, UploadReport};
 use common::*;
-use firmware_loader::FirmwareError;
-use firmware_loader::amd::evergreen::{EvergreenUcode, MeMicrocode, PfpMicrocode};
-use firmware_loader::amd::r5xx;
-use firmware_loader::amd::{CpFirmwareKind, CpMicrocode, MeRamEntry, UploadReport};
 
 #[test]
 fn r520_cp_parses_as_256_entries() {

@@ -9,7 +9,7 @@
 //! - `encode_ring` (Pm4Writer into a CommandRing over DMA memory, volatile stores, one commit,
 //!   simulated CP write-back) vs `copy_into_dma` (`DmaRegion::write_slice` of the batch).
 //!
-//! Quick by design: 20 samples, 1 s measurement: `cargo bench -p gpu-ring` takes seconds.
+//! Quick by design: 20 samples, 1 s measurement: `cargo bench -p baregpu-ring` takes seconds.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -17,10 +17,10 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
+use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, SCRATCH_REG0};
+use baregpu_ring::pm4::{CommandSink, Opcode, Pm4Error, Pm4Writer, SliceSink};
+use baregpu_ring::ring::CommandRing;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, SCRATCH_REG0};
-use gpu_ring::pm4::{CommandSink, Opcode, Pm4Error, Pm4Writer, SliceSink};
-use gpu_ring::ring::CommandRing;
 
 const PACKETS: u32 = 256;
 const DWORDS: usize = PACKETS as usize * 10;

@@ -21,8 +21,8 @@
 use core::borrow::Borrow;
 use core::fmt;
 
-use gpu_hal::dma::{BusAddress, DmaRegion};
-use gpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ};
+use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ};
 
 use crate::pm4::{CommandSink, NoSpace, PadError, Pm4Error, Pm4Writer, TYPE2, pad_count};
 

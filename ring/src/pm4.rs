@@ -34,7 +34,7 @@
 //!
 //! # Register writes are typed
 //!
-//! [`Pm4Writer`] takes generated register values (`gpu_regs::r5xx::*`), never raw offsets:
+//! [`Pm4Writer`] takes generated register values (`baregpu_regs::r5xx::*`), never raw offsets:
 //! [`write_reg`](Pm4Writer::write_reg), [`write_regs`](Pm4Writer::write_regs) for consecutive
 //! registers (a tuple, checked at compile time), [`write_reg_at`](Pm4Writer::write_reg_at) and
 //! [`write_reg_array`](Pm4Writer::write_reg_array) for register arrays,
@@ -49,7 +49,7 @@
 
 use core::fmt;
 
-use gpu_hal::{Array, IndexOutOfRange, Register, Scalar, Writable};
+use baregpu_hal::{Array, IndexOutOfRange, Register, Scalar, Writable};
 
 /// Most body dwords one packet carries: `COUNT` (bits 29:16, 14 bits) holds N - 1 (§6.1).
 pub const MAX_BODY_DWORDS: usize = 0x4000;
@@ -481,8 +481,8 @@ impl CommandSink for SliceSink<'_> {
 /// is checked when the tuple type is used, at compile time:
 ///
 /// ```compile_fail
-/// use gpu_ring::pm4::{Pm4Writer, SliceSink};
-/// use gpu_regs::r5xx::cp::{CP_IB2_BASE, CP_IB_BUFSZ};
+/// use baregpu_ring::pm4::{Pm4Writer, SliceSink};
+/// use baregpu_regs::r5xx::cp::{CP_IB2_BASE, CP_IB_BUFSZ};
 /// let mut buf = [0u32; 4];
 /// let mut w = Pm4Writer::new(SliceSink::new(&mut buf));
 /// // 0x730 and 0x73c are not adjacent: does not build.

@@ -46,11 +46,11 @@ use core::borrow::Borrow;
 use core::fmt;
 use core::time::Duration;
 
-use gpu_hal::barrier::{dma_rmb, dma_wmb};
-use gpu_hal::dma::{BusAddress, DmaRegion};
-use gpu_hal::time::{Clock, TimedOut, poll_until};
-use gpu_hal::{RegisterIo, RegisterIoExt};
-use gpu_regs::r5xx::cp::{CP_RB_BASE, CP_RB_RPTR_ADDR, CP_RB_WPTR};
+use baregpu_hal::barrier::{dma_rmb, dma_wmb};
+use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::time::{Clock, TimedOut, poll_until};
+use baregpu_hal::{RegisterIo, RegisterIoExt};
+use baregpu_regs::r5xx::cp::{CP_RB_BASE, CP_RB_RPTR_ADDR, CP_RB_WPTR};
 
 use crate::pm4::{CommandSink, NoSpace, PadError, Pm4Writer, TYPE2, pad_count};
 

@@ -2,12 +2,12 @@
 
 mod common;
 
+use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_regs::r5xx::cp::SCRATCH_REG0;
+use baregpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IbError, IndirectBuffer, MAX_IB_DWORDS};
+use baregpu_ring::pm4::{NoSpace, PadError, Pm4Error, TYPE2};
+use baregpu_ring::ring::CommandRing;
 use common::{dwords, region};
-use gpu_hal::dma::{BusAddress, DmaRegion};
-use gpu_regs::r5xx::cp::SCRATCH_REG0;
-use gpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IbError, IndirectBuffer, MAX_IB_DWORDS};
-use gpu_ring::pm4::{NoSpace, PadError, Pm4Error, TYPE2};
-use gpu_ring::ring::CommandRing;
 
 #[test]
 fn ib1_emission_in_the_ring() {

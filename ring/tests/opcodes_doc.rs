@@ -1,7 +1,7 @@
 //! `Opcode::ALL` against the §6.2.1 summary table of amd-r5xx-acceleration.txt, read from the
 //! document itself (`$GPU_DOCS_DIR`, or `../shared/docs` beside the repository).
 
-use gpu_ring::pm4::Opcode;
+use baregpu_ring::pm4::Opcode;
 use std::path::PathBuf;
 
 fn document() -> String {

@@ -1,13 +1,13 @@
 //! PM4 encoders against dwords computed by hand from amd-r5xx-acceleration §6.1 (the
 //! arithmetic is in the comments), and every error case.
 
-use gpu_hal::IndexOutOfRange;
-use gpu_regs::r5xx::cb::RB3D_COLOR_CLEAR_VALUE_AR;
-use gpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ, SCRATCH_REG0};
-use gpu_regs::r5xx::ga::GA_US_VECTOR_DATA;
-use gpu_regs::r5xx::rbbm::WAIT_UNTIL;
-use gpu_regs::r5xx::us::US_ALU_RGB_ADDR;
-use gpu_ring::pm4::{
+use baregpu_hal::IndexOutOfRange;
+use baregpu_regs::r5xx::cb::RB3D_COLOR_CLEAR_VALUE_AR;
+use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ, SCRATCH_REG0};
+use baregpu_regs::r5xx::ga::GA_US_VECTOR_DATA;
+use baregpu_regs::r5xx::rbbm::WAIT_UNTIL;
+use baregpu_regs::r5xx::us::US_ALU_RGB_ADDR;
+use baregpu_ring::pm4::{
     MAX_BODY_DWORDS, NoSpace, Opcode, PadError, Pm4Error, Pm4Writer, SliceSink, TYPE0_MAX_OFFSET,
     TYPE1_MAX_OFFSET, TYPE2, pad_count, type0_header, type1_header, type3_header,
 };
@@ -181,7 +181,7 @@ fn a_packet_is_written_whole_or_not_at_all() {
 
 #[test]
 fn pushes_outside_a_grant_are_refused() {
-    use gpu_ring::pm4::CommandSink;
+    use baregpu_ring::pm4::CommandSink;
     let mut buf = [0u32; 8];
     let mut sink = SliceSink::new(&mut buf);
     assert_eq!(sink.push(1), Err(NoSpace { needed: 1, free: 0 }));

@@ -7,15 +7,15 @@ use core::cell::{Cell, RefCell};
 use core::time::Duration;
 use std::collections::VecDeque;
 
-use common::{dwords, region};
-use gpu_hal::dma::{BusAddress, DmaRegion};
-use gpu_hal::time::Clock;
-use gpu_hal::{Register, RegisterIo};
-use gpu_regs::r5xx::cp::{CP_RB_WPTR, SCRATCH_REG0};
-use gpu_ring::pm4::{CommandSink, NoSpace, Opcode, PadError, Pm4Error, TYPE2};
-use gpu_ring::ring::{
+use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::time::Clock;
+use baregpu_hal::{Register, RegisterIo};
+use baregpu_regs::r5xx::cp::{CP_RB_WPTR, SCRATCH_REG0};
+use baregpu_ring::pm4::{CommandSink, NoSpace, Opcode, PadError, Pm4Error, TYPE2};
+use baregpu_ring::ring::{
     BadReadPointer, CommandRing, RingConfigError, RingFull, SUBMIT_ALIGN, WaitError,
 };
+use common::{dwords, region};
 use proptest::prelude::*;
 
 const RING_BUS: u64 = 0x10_0000;

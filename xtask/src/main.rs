@@ -16,13 +16,13 @@ use std::time::Instant;
 
 /// Library crates that must build for bare-metal targets (no_std).
 const NO_STD_CRATES: &[&str] = &[
-    "gpu-hal",
-    "gpu-regs",
-    "gpu-ring",
-    "firmware-loader",
-    "radeon-r5xx",
-    "ati-ctm",
-    "dpp-asm",
+    "baregpu-hal",
+    "baregpu-regs",
+    "baregpu-ring",
+    "baregpu-firmware",
+    "baregpu-radeon-r5xx",
+    "baregpu-ati-ctm",
+    "baregpu-dpp-asm",
     "ctm-compute",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
@@ -44,7 +44,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     for c in NO_STD_CRATES {
         cmd.args(["-p", c]);
     }
-    cmd.args(["--features", "gpu-hal/defmt,gpu-regs/defmt"]);
+    cmd.args(["--features", "baregpu-hal/defmt,baregpu-regs/defmt"]);
     match target {
         Some(t) => {
             cmd.args(["--target", t]);

@@ -8,14 +8,14 @@
 //!   (Table 1 linear, Table 2 tiled), to place inputs and find outputs.
 //! * [`elf`]: the DPP executable loader of ch. 4 ([`DppExecutable::parse`]).
 //! * [`submit`]: why a CTM buffer is not a PM4 indirect buffer, and how the project submits
-//!   it (the R5xx driver's `radeon_r5xx::ctm` module); this crate submits nothing.
+//!   it (the R5xx driver's `baregpu_radeon_r5xx::ctm` module); this crate submits nothing.
 //!
 //! `no_std`, no allocation, no `unsafe`.
 //!
 //! # Example
 //!
 //! ```
-//! use ati_ctm::command::*;
+//! use baregpu_ati_ctm::command::*;
 //!
 //! let mut mem = [0u32; 64];
 //! let mut cb = CommandBuffer::new(&mut mem);

@@ -11,7 +11,7 @@
 //!
 //! The project defines the device interface as three CP registers (`CTM_CB_BASE`,
 //! `CTM_CB_SIZE`, `CTM_STATUS`, marked "project-defined" in the register database); the R5xx
-//! driver's `radeon_r5xx::ctm` module writes them from the ring, and the emulated R5xx
+//! driver's `baregpu_radeon_r5xx::ctm` module writes them from the ring, and the emulated R5xx
 //! implements them. This crate stays device-independent: it produces the words
 //! ([`CommandBuffer::as_words`]).
 //!

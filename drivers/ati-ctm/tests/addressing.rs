@@ -1,7 +1,7 @@
 //! Properties of the §2.1.4 address translation (Tables 1 and 2).
 
-use ati_ctm::addressing::*;
-use ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
+use baregpu_ati_ctm::addressing::*;
+use baregpu_ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
 use proptest::prelude::*;
 use std::collections::HashSet;
 

@@ -1,6 +1,6 @@
 //! Command encodings against Table 3 and §2.2.1–§2.2.3.
 
-use ati_ctm::command::*;
+use baregpu_ati_ctm::command::*;
 use proptest::prelude::*;
 
 fn enc(cmd: Command) -> Vec<u32> {

@@ -1,6 +1,6 @@
 //! The DPP executable loader (ch. 4) on hand-built files.
 
-use ati_ctm::elf::*;
+use baregpu_ati_ctm::elf::*;
 use proptest::prelude::*;
 
 /// A note to place in a PT_NOTE segment.

@@ -1,4 +1,4 @@
-//! `dpp-asm`: an assembler for the ATI CTM DPP array (the R5xx fragment processor) and a writer
+//! `baregpu-dpp-asm`: an assembler for the ATI CTM DPP array (the R5xx fragment processor) and a writer
 //! of DPP executables.
 //!
 //! * [`isa`]: typed encoders/decoders of the ALU, OUTPUT, texture and flow-control instruction
@@ -107,11 +107,11 @@
 //! # Example
 //!
 //! ```
-//! use dpp_asm::{Instruction, assemble_executable};
+//! use baregpu_dpp_asm::{Instruction, assemble_executable};
 //! let mut insts = [Instruction::default(); 8];
 //! let mut words = [[0u32; 6]; 8];
 //! let mut elf = [0u8; 1024];
-//! let len = assemble_executable(dpp_asm::examples::SAXPY, &mut insts, &mut words, &mut elf)
+//! let len = assemble_executable(baregpu_dpp_asm::examples::SAXPY, &mut insts, &mut words, &mut elf)
 //!     .expect("assembles");
 //! assert_eq!(&elf[..4], b"\x7fELF");
 //! assert_eq!(elf[7], 98); // ELFOSABI_ATI

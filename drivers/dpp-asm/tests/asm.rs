@@ -1,10 +1,10 @@
 //! Assembler: examples, error positions, round trips.
 
-use dpp_asm::isa::*;
-use dpp_asm::{AsmErrorKind, Instruction, assemble};
+use baregpu_dpp_asm::isa::*;
+use baregpu_dpp_asm::{AsmErrorKind, Instruction, assemble};
 use proptest::prelude::*;
 
-fn asm(src: &str) -> Result<Vec<Instruction>, dpp_asm::AsmError> {
+fn asm(src: &str) -> Result<Vec<Instruction>, baregpu_dpp_asm::AsmError> {
     let mut buf = vec![Instruction::default(); 512];
     let n = assemble(src, &mut buf)?;
     buf.truncate(n);
@@ -18,7 +18,7 @@ fn err(src: &str) -> (u32, u32, AsmErrorKind) {
 
 #[test]
 fn all_examples_assemble_and_end_with_a_waiting_output() {
-    for (name, src) in dpp_asm::examples::ALL {
+    for (name, src) in baregpu_dpp_asm::examples::ALL {
         let p = asm(src).unwrap_or_else(|e| panic!("{name}: {e}"));
         let last = p.last().unwrap();
         assert!(last.is_output(), "{name}");
@@ -33,7 +33,7 @@ fn all_examples_assemble_and_end_with_a_waiting_output() {
 
 #[test]
 fn stencil_semaphore_placement() {
-    let p = asm(dpp_asm::examples::STENCIL4).unwrap();
+    let p = asm(baregpu_dpp_asm::examples::STENCIL4).unwrap();
     // 4 ALU coordinate computations, 4 lookups, 3 ALU.
     let tex: Vec<&TexInst> =
         p.iter().filter_map(|i| if let Instruction::Tex(t) = i { Some(t) } else { None }).collect();
@@ -49,11 +49,11 @@ fn stencil_semaphore_placement() {
 
 #[test]
 fn reduce_writes_conditional_output() {
-    let p = asm(dpp_asm::examples::REDUCE_2X2).unwrap();
+    let p = asm(baregpu_dpp_asm::examples::REDUCE_2X2).unwrap();
     let Instruction::Alu(a) = p.last().unwrap() else { panic!() };
     assert!(a.output && a.w_omask);
     assert_eq!(a.alpha.inputs[0].swz, Swz::R);
-    let info = dpp_asm::ProgramInfo::scan(&p);
+    let info = baregpu_dpp_asm::ProgramInfo::scan(&p);
     assert!(info.cond_out);
     assert_eq!(info.inputs, 1);
     assert_eq!(info.outputs, 1);
@@ -92,7 +92,7 @@ fn labels_calls_and_breaks() {
     assert_eq!((e.op, e.jump_addr, e.int_addr), (FcOp::EndRep, 2, 3));
     let r = fc(8);
     assert_eq!((r.a_op, r.b_op1, r.b_pop_cnt), (AOp::Pop, BOp::Decr, 1));
-    let info = dpp_asm::ProgramInfo::scan(&p);
+    let info = baregpu_dpp_asm::ProgramInfo::scan(&p);
     assert!(info.full_flow_control);
     assert_eq!(info.int_consts, 1 << 3);
 }
@@ -106,7 +106,7 @@ fn static_if_emits_no_endif() {
     assert_eq!((i.jump_func, i.jump_addr, i.bool_addr, i.b_op0), (0x55, 3, 2, BOp::None));
     let Instruction::Fc(e) = p[2] else { panic!() };
     assert_eq!((e.jump_func, e.jump_addr), (0xff, 4));
-    assert!(!dpp_asm::ProgramInfo::scan(&p).full_flow_control);
+    assert!(!baregpu_dpp_asm::ProgramInfo::scan(&p).full_flow_control);
 }
 
 #[test]

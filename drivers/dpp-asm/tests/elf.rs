@@ -1,8 +1,8 @@
 //! The executable writer's output, read back by a tiny independent ELF reader that checks the
 //! rules of ctm-guide chapter 4.
 
-use dpp_asm::elf::*;
-use dpp_asm::{Instruction, Words, assemble_executable};
+use baregpu_dpp_asm::elf::*;
+use baregpu_dpp_asm::{Instruction, Words, assemble_executable};
 
 fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
@@ -98,14 +98,14 @@ fn build(src: &str) -> (Vec<u8>, Vec<Words>) {
     let mut out = vec![0u8; 64 * 1024];
     let n = assemble_executable(src, &mut insts, &mut words, &mut out).unwrap();
     out.truncate(n);
-    let ninst = dpp_asm::assemble(src, &mut insts).unwrap();
+    let ninst = baregpu_dpp_asm::assemble(src, &mut insts).unwrap();
     words.truncate(ninst);
     (out, words)
 }
 
 #[test]
 fn saxpy_executable() {
-    let (b, words) = build(dpp_asm::examples::SAXPY);
+    let (b, words) = build(baregpu_dpp_asm::examples::SAXPY);
     let e = read(&b);
     // .text: 6 little-endian words per slot.
     assert_eq!(e.text.len(), words.len() * 24);
@@ -140,11 +140,11 @@ fn saxpy_executable() {
 
 #[test]
 fn flags_follow_the_program() {
-    let (b, _) = build(dpp_asm::examples::REDUCE_2X2);
+    let (b, _) = build(baregpu_dpp_asm::examples::REDUCE_2X2);
     let e = read(&b);
     assert_eq!(e.notes[0].desc[1], 1, "FG_DEPTH_SRC: conditional value exported");
     assert_eq!(e.notes[3].desc, [1]);
-    let (b, _) = build(dpp_asm::examples::CONST_LOOP);
+    let (b, _) = build(baregpu_dpp_asm::examples::CONST_LOOP);
     let e = read(&b);
     assert_eq!(e.notes[0].desc[4], 1 << 31, "US_FC_CTRL full flow control");
     assert_eq!(e.notes[5].desc, [0], "i0 referenced");
@@ -155,7 +155,7 @@ fn flags_follow_the_program() {
 
 #[test]
 fn every_example_is_a_valid_executable() {
-    for (_, src) in dpp_asm::examples::ALL {
+    for (_, src) in baregpu_dpp_asm::examples::ALL {
         let (b, words) = build(src);
         let e = read(&b);
         assert_eq!(e.text.len(), words.len() * 24);

@@ -1,9 +1,9 @@
 //! Encodings of individual instructions against words computed by hand from the field tables
 //! (amd-r5xx-acceleration §11.10 positions, ctm-guide chapter 3 semantics).
 
-use dpp_asm::build::*;
-use dpp_asm::isa::*;
-use dpp_asm::{Instruction, assemble};
+use baregpu_dpp_asm::build::*;
+use baregpu_dpp_asm::isa::*;
+use baregpu_dpp_asm::{Instruction, assemble};
 
 fn asm(src: &str) -> Vec<Instruction> {
     let mut buf = vec![Instruction::default(); 64];
@@ -18,7 +18,7 @@ fn words(src: &str) -> Vec<Words> {
 
 #[test]
 fn vector_add_words() {
-    let w = words(dpp_asm::examples::VECTOR_ADD);
+    let w = words(baregpu_dpp_asm::examples::VECTOR_ADD);
     assert_eq!(w.len(), 3);
     // tex r1, in0, r0 — CMN: TYPE=3 | RGB_WMASK=7<<11 (0x3800) | ALPHA_WMASK 1<<14 (0x4000).
     // TEX_INST: INST=LD(1)<<22 = 0x40_0000 | UNSCALED 1<<27 = 0x800_0000.
@@ -43,7 +43,7 @@ fn vector_add_words() {
 
 #[test]
 fn flow_control_if_else_endif_words() {
-    let w = words(dpp_asm::examples::SIGN_BRANCH);
+    let w = words(baregpu_dpp_asm::examples::SIGN_BRANCH);
     // 0 tex, 1 mov.lt p.x, 2 if p.x, 3 mov, 4 else, 5 add, 6 endif, 7 mov o0
     assert_eq!(w.len(), 8);
     // IF p (§3.5.4): JUMP_FUNC 0x33<<8, B_OP0 INCR 2<<24, B_OP1 INCR 2<<26 -> 0x0a00_3300;
@@ -65,7 +65,7 @@ fn flow_control_if_else_endif_words() {
 
 #[test]
 fn loop_words_and_relative_constant() {
-    let w = words(dpp_asm::examples::CONST_LOOP);
+    let w = words(baregpu_dpp_asm::examples::CONST_LOOP);
     // 0 tex, 1 loop i0, 2 add, 3 endloop, 4 mov o0
     // LOOP: OP=1, JUMP_ADDR = ENDLOOP+1 = 4; CMN TYPE 2 | TEX_SEM_WAIT (first after the lookup).
     assert_eq!(w[1], [6, 0, 1, 0x4_0000, 0, 0]);

@@ -14,10 +14,10 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
+use baregpu_radeon_r5xx::USER_SCRATCH;
+use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use common::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gpu_regs::r5xx::cp::SCRATCH_REG0;
-use radeon_r5xx::USER_SCRATCH;
 
 fn scratch(v: u32) -> SCRATCH_REG0 {
     SCRATCH_REG0::RESET.with_scratch_reg0(v)
@@ -25,7 +25,7 @@ fn scratch(v: u32) -> SCRATCH_REG0 {
 
 fn bench(c: &mut Criterion) {
     let gpu = gpu();
-    let mut drv = init(&gpu, radeon_r5xx::RingConfig::with_ring_bytes(64 * 1024));
+    let mut drv = init(&gpu, baregpu_radeon_r5xx::RingConfig::with_ring_bytes(64 * 1024));
     let mut g = c.benchmark_group("submit");
     g.sample_size(10)
         .measurement_time(Duration::from_secs(1))

@@ -22,15 +22,15 @@
 use core::fmt;
 use core::time::Duration;
 
-use ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
-use ati_ctm::elf::{DppExecutable, INSTRUCTION_BYTES};
-use gpu_hal::RegisterIo;
-use gpu_hal::RegisterIoExt;
-use gpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
-use gpu_hal::time::Clock;
-use gpu_regs::r5xx::cp::{CTM_CB_BASE, CTM_CB_SIZE, CTM_STATUS};
-use gpu_regs::r5xx::fg::FG_DEPTH_SRC;
-use gpu_regs::r5xx::us::{
+use baregpu_ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
+use baregpu_ati_ctm::elf::{DppExecutable, INSTRUCTION_BYTES};
+use baregpu_hal::RegisterIo;
+use baregpu_hal::RegisterIoExt;
+use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use baregpu_hal::time::Clock;
+use baregpu_regs::r5xx::cp::{CTM_CB_BASE, CTM_CB_SIZE, CTM_STATUS};
+use baregpu_regs::r5xx::fg::FG_DEPTH_SRC;
+use baregpu_regs::r5xx::us::{
     US_CODE_ADDR, US_CODE_OFFSET, US_CODE_RANGE, US_CONFIG, US_FC_CTRL, US_PIXSIZE,
 };
 
@@ -113,7 +113,7 @@ pub struct CtmProgram {
     region: DmaRegion,
     address: GpuAddress,
     instructions: u32,
-    info: ati_ctm::elf::ProgramInfo,
+    info: baregpu_ati_ctm::elf::ProgramInfo,
 }
 
 impl CtmProgram {
@@ -150,7 +150,7 @@ impl CtmProgram {
     }
 
     /// The Program Information note (§4.1.4).
-    pub fn info(&self) -> &ati_ctm::elf::ProgramInfo {
+    pub fn info(&self) -> &baregpu_ati_ctm::elf::ProgramInfo {
         &self.info
     }
 
@@ -180,7 +180,7 @@ impl CtmCommandBuffer {
         Ok(CtmCommandBuffer { region, address, capacity, len: 0 })
     }
 
-    /// Replace the contents with `words` (e.g. [`ati_ctm::CommandBuffer::as_words`]). Do not
+    /// Replace the contents with `words` (e.g. [`baregpu_ati_ctm::CommandBuffer::as_words`]). Do not
     /// call it while a dispatch of this buffer may still be running.
     pub fn set(&mut self, words: &[u32]) -> Result<(), CtmLoadError> {
         if words.len() > self.capacity {

@@ -2,19 +2,19 @@
 
 use core::time::Duration;
 
-use firmware_loader::amd::{CpMicrocode, LoadError, UploadReport, r5xx as fw};
-use gpu_hal::barrier::dma_rmb;
-use gpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
-use gpu_hal::time::{Clock, poll_until};
-use gpu_hal::{Array, RegisterIo, RegisterIoExt};
-use gpu_regs::r5xx::cp::{
+use baregpu_firmware::amd::{CpMicrocode, LoadError, UploadReport, r5xx as fw};
+use baregpu_hal::barrier::dma_rmb;
+use baregpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::time::{Clock, poll_until};
+use baregpu_hal::{Array, RegisterIo, RegisterIoExt};
+use baregpu_regs::r5xx::cp::{
     CP_CSQ_CNTL, CP_CSQ_MODE, CP_RB_CNTL, CP_RB_RPTR, CP_RB_RPTR_WR, CP_RB_WPTR, CP_RB_WPTR_DELAY,
     SCRATCH_ADDR, SCRATCH_REG0, SCRATCH_UMSK, cp_csq_cntl, cp_rb_cntl,
 };
-use gpu_regs::r5xx::rbbm::{GEN_INT_CNTL, GEN_INT_STATUS, RBBM_SOFT_RESET};
-use gpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IndirectBuffer};
-use gpu_ring::pm4::{Pm4Writer, pad_count};
-use gpu_ring::ring::{CommandRing, MAX_RING_DWORDS, MIN_RING_DWORDS, SUBMIT_ALIGN, WaitError};
+use baregpu_regs::r5xx::rbbm::{GEN_INT_CNTL, GEN_INT_STATUS, RBBM_SOFT_RESET};
+use baregpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IndirectBuffer};
+use baregpu_ring::pm4::{Pm4Writer, pad_count};
+use baregpu_ring::ring::{CommandRing, MAX_RING_DWORDS, MIN_RING_DWORDS, SUBMIT_ALIGN, WaitError};
 
 use crate::error::{
     ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,
@@ -23,7 +23,7 @@ use crate::pio::PioSession;
 
 /// Protocol constants, each with its source.
 pub mod consts {
-    use gpu_regs::r5xx::cp::cp_rb_cntl::MaxFetch;
+    use baregpu_regs::r5xx::cp::cp_rb_cntl::MaxFetch;
 
     /// `CP_RB_CNTL.RB_BLKSZ` upper bound: log2 quadwords between read-pointer writebacks
     /// (§5.4, §11.1). Linux r100.c uses one GPU page, `log2(4096 / 8)` = 9; the driver lowers it
@@ -425,7 +425,7 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
         let _ = self.io.read::<RBBM_SOFT_RESET>();
     }
 
-    /// Wait for `firmware_loader`'s readiness check: ME idle, streams off.
+    /// Wait for `baregpu_firmware`'s readiness check: ME idle, streams off.
     fn wait_me_idle(&self) -> Result<(), InitError> {
         // Bounded by `idle_timeout` (default 100 ms, Linux `usec_timeout`): after the soft
         // reset the ME has nothing to drain, so a busy ME this long is a hang.
@@ -837,7 +837,7 @@ const fn test_value() -> SCRATCH_REG0 {
 /// Every packet method reserves its own room with back-pressure (blocking up to
 /// `submit_timeout`); packets written directly through [`writer`](Self::writer) use the room
 /// granted by [`reserve`](Self::reserve) (a packet that does not fit fails with
-/// [`Pm4Error::NoSpace`](gpu_ring::pm4::Pm4Error::NoSpace) and writes nothing).
+/// [`Pm4Error::NoSpace`](baregpu_ring::pm4::Pm4Error::NoSpace) and writes nothing).
 ///
 /// Dropping an unflushed submission flushes it (ignoring errors), so emitted fences always
 /// reach the CP.

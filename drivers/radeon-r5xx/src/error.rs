@@ -2,13 +2,13 @@
 
 use core::fmt;
 
-use firmware_loader::FirmwareError;
-use firmware_loader::amd::LoadError;
-use gpu_hal::dma::DmaError;
-use gpu_hal::time::TimedOut;
-use gpu_ring::ib::IbError;
-use gpu_ring::pm4::{PadError, Pm4Error};
-use gpu_ring::ring::{RingConfigError, WaitError};
+use baregpu_firmware::FirmwareError;
+use baregpu_firmware::amd::LoadError;
+use baregpu_hal::dma::DmaError;
+use baregpu_hal::time::TimedOut;
+use baregpu_ring::ib::IbError;
+use baregpu_ring::pm4::{PadError, Pm4Error};
+use baregpu_ring::ring::{RingConfigError, WaitError};
 
 /// The device answers every register read with all-ones: it fell off the bus, its BAR is not
 /// decoded (memory decoding off), or it is powered down. Detected by a register whose

@@ -5,12 +5,12 @@
 //! # Use
 //!
 //! ```no_run
-//! # fn f(cfg: &impl gpu_hal::pci::ConfigRegionAccess, addr: gpu_hal::pci::PciAddress,
-//! #      io: impl gpu_hal::RegisterIo, clock: impl gpu_hal::time::Clock,
-//! #      dma: &impl gpu_hal::dma::DmaAllocator, firmware: &[u8])
+//! # fn f(cfg: &impl baregpu_hal::pci::ConfigRegionAccess, addr: baregpu_hal::pci::PciAddress,
+//! #      io: impl baregpu_hal::RegisterIo, clock: impl baregpu_hal::time::Clock,
+//! #      dma: &impl baregpu_hal::dma::DmaAllocator, firmware: &[u8])
 //! #      -> Result<(), Box<dyn core::error::Error>> {
 //! use core::time::Duration;
-//! use radeon_r5xx::{R5xx, RingConfig, pci};
+//! use baregpu_radeon_r5xx::{R5xx, RingConfig, pci};
 //!
 //! let probed = pci::probe(cfg, addr)?;          // device table, register BAR
 //! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
@@ -32,11 +32,11 @@
 //!   upload and read back the microcode (§5.12, §5.13), program the ring in the Linux order
 //!   (hardware-facts.md), enable the streams and run the ring test.
 //! - Submission ([`R5xx::begin`], [`R5xx::submit`]): reserve ring space with back-pressure
-//!   (bounded wait on the written-back read pointer, §5.4), emit packets with `gpu-ring`'s
-//!   [`Pm4Writer`](gpu_ring::pm4::Pm4Writer), pad to 16 dwords with type-2 packets, one doorbell
+//!   (bounded wait on the written-back read pointer, §5.4), emit packets with `baregpu-ring`'s
+//!   [`Pm4Writer`](baregpu_ring::pm4::Pm4Writer), pad to 16 dwords with type-2 packets, one doorbell
 //!   (`CP_RB_WPTR`) per batch.
 //! - Indirect buffers (§5.6, §5.10): [`Submission::indirect_buffer`] emits IB1 (3 dwords); an
-//!   IB1 built with [`gpu_ring::ib::IndirectBuffer`] starts an IB2 with
+//!   IB1 built with [`baregpu_ring::ib::IndirectBuffer`] starts an IB2 with
 //!   `writer().indirect_buffer2(..)`.
 //! - PIO push mode (§5.3, §5.11): [`R5xx::pio`] switches the primary stream to PIO and writes
 //!   packets through the `CP_CSQ_APER_PRIMARY` aperture, respecting the queue's space
@@ -48,13 +48,13 @@
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
 //!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
 //!   e.g. after a function-level reset).
-//! - CTM compute ([`ctm`]): DPP programs and CTM command buffers (crate `ati-ctm`) in DMA
+//! - CTM compute ([`ctm`]): DPP programs and CTM command buffers (crate `baregpu-ati-ctm`) in DMA
 //!   memory, dispatched through the ring with the project's CTM device interface, typed CTM
 //!   faults from `CTM_STATUS`.
 //! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop.
 //!
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
-//! bounded by a [`gpu_hal::time::Clock`].
+//! bounded by a [`baregpu_hal::time::Clock`].
 #![no_std]
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

@@ -7,7 +7,7 @@
 
 use core::fmt;
 
-use gpu_hal::pci::{self, Bar, ConfigRegionAccess, Family, PciAddress, PciError, PciFunction};
+use baregpu_hal::pci::{self, Bar, ConfigRegionAccess, Family, PciAddress, PciError, PciFunction};
 use pci_types::{CommandRegister, EndpointHeader, PciHeader};
 
 /// Smallest usable register BAR: 64 KiB, the span of the §11 `MMReg` offsets (all below
@@ -99,7 +99,7 @@ impl fmt::Display for ProbeError {
 
 /// Probe `addr`: an R5xx from the device table (family [`Family::R5xx`]) with a register BAR
 /// ([`register_bar`]) of at least [`MIN_REGISTER_BAR_SIZE`]. Reads configuration space only
-/// (BAR sizing with decoding briefly off, as `gpu_hal::pci::probe` does); touches no register.
+/// (BAR sizing with decoding briefly off, as `baregpu_hal::pci::probe` does); touches no register.
 pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, ProbeError> {
     let function = pci::probe(cfg, addr)?;
     let unsupported = ProbeError::NotSupported { vendor: function.vendor, device: function.device };

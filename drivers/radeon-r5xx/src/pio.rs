@@ -17,12 +17,12 @@
 
 use core::time::Duration;
 
-use gpu_hal::time::{Clock, poll_until};
-use gpu_hal::{Array, RegisterIo, RegisterIoExt};
-use gpu_regs::r5xx::cp::{
+use baregpu_hal::time::{Clock, poll_until};
+use baregpu_hal::{Array, RegisterIo, RegisterIoExt};
+use baregpu_regs::r5xx::cp::{
     CP_CSQ_APER_PRIMARY, CP_CSQ_AVAIL, CP_CSQ_CNTL, SCRATCH_REG0, cp_csq_cntl,
 };
-use gpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Writer};
+use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Writer};
 
 use crate::driver::{FENCE_SCRATCH, Fence, R5xx, consts};
 use crate::error::SubmitError;
@@ -44,7 +44,7 @@ struct PioState {
 }
 
 fn is_gone(io: &impl RegisterIo) -> bool {
-    io.read::<gpu_regs::r5xx::cp::CP_RB_RPTR>().raw() == u32::MAX
+    io.read::<baregpu_regs::r5xx::cp::CP_RB_RPTR>().raw() == u32::MAX
 }
 
 /// A [`CommandSink`] writing to the primary PIO aperture (see the module documentation).

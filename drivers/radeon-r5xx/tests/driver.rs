@@ -5,24 +5,24 @@ mod common;
 
 use std::time::Duration;
 
-use common::*;
-use firmware_loader::FirmwareError;
-use firmware_loader::amd::LoadError;
-use gpu_device_model::DMA_BASE;
-use gpu_hal::dma::{DmaAllocator, DmaLayout};
-use gpu_hal::pci::{ConfigRegionAccess, PciAddress, PciError};
-use gpu_hal::{Register, RegisterIo, RegisterIoExt};
-use gpu_regs::r5xx::cp::{
-    CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_RB_WPTR, SCRATCH_REG0,
-};
-use gpu_regs::r5xx::rbbm::GEN_INT_STATUS;
-use gpu_ring::ib::IndirectBuffer;
-use gpu_ring::ring::{SUBMIT_ALIGN, WaitError};
-use r5xx_model::{IRQ_LINE, ScratchCompare, error_code};
-use radeon_r5xx::{
+use baregpu_firmware::FirmwareError;
+use baregpu_firmware::amd::LoadError;
+use baregpu_hal::dma::{DmaAllocator, DmaLayout};
+use baregpu_hal::pci::{ConfigRegionAccess, PciAddress, PciError};
+use baregpu_hal::{Register, RegisterIo, RegisterIoExt};
+use baregpu_radeon_r5xx::{
     FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError, TestError,
     USER_SCRATCH, consts, pci,
 };
+use baregpu_regs::r5xx::cp::{
+    CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_RB_WPTR, SCRATCH_REG0,
+};
+use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
+use baregpu_ring::ib::IndirectBuffer;
+use baregpu_ring::ring::{SUBMIT_ALIGN, WaitError};
+use common::*;
+use gpu_device_model::DMA_BASE;
+use r5xx_model::{IRQ_LINE, ScratchCompare, error_code};
 
 fn scratch(v: u32) -> SCRATCH_REG0 {
     SCRATCH_REG0::RESET.with_scratch_reg0(v)
@@ -470,7 +470,7 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
     assert_eq!(drv.reset(), Err(ResetError::DeviceGone));
     assert_eq!(drv.recover(&firmware()), Err(InitError::DeviceGone));
     assert_eq!(drv.ring_test(), Err(TestError::DeviceGone));
-    assert_eq!(drv.handle_interrupt(), Err(radeon_r5xx::DeviceGone));
+    assert_eq!(drv.handle_interrupt(), Err(baregpu_radeon_r5xx::DeviceGone));
     assert!(matches!(drv.pio(), Err(SubmitError::DeviceGone)));
     // Fill the ring: the back-pressure wait notices too.
     let mut last = Ok(());
@@ -624,5 +624,5 @@ fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
     assert_eq!(gpu.take_interrupts(), 1);
     assert!(drv.handle_interrupt().unwrap().software);
     drv.shutdown(&gpu);
-    assert!(gpu.read32(gpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET) == 0, "streams off");
+    assert!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET) == 0, "streams off");
 }

@@ -3,10 +3,10 @@
 
 mod common;
 
+use baregpu_radeon_r5xx::{RingConfig, USER_SCRATCH};
+use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use common::*;
-use gpu_regs::r5xx::cp::SCRATCH_REG0;
 use proptest::prelude::*;
-use radeon_r5xx::{RingConfig, USER_SCRATCH};
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]

@@ -2,7 +2,7 @@
 //!
 //! - `encode_dispatch_buffer`: building a typical command buffer (program, two inputs, an
 //!   output, a constant, cache invalidations, domain, start, wait, flushes: 22 commands, 53
-//!   words) with `ati-ctm`'s builders, in words per second.
+//!   words) with `baregpu-ati-ctm`'s builders, in words per second.
 //! - `saxpy_64x64`: the whole SAXPY workload through the driver and the in-process emulated
 //!   R520 (assemble, load, fill inputs, dispatch, wait, compare 4096 outputs), in kernel
 //!   elements per second.
@@ -15,7 +15,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
-use ati_ctm::command::{
+use baregpu_ati_ctm::command::{
     CommandBuffer, CondLoc, CondTest, CtmCommands, DataFormat, Domain, Format, GpuAddress, Height,
     InputIndex, OutputIndex, OutputMask, Tiling,
 };

@@ -1,10 +1,10 @@
 //! CTM compute on a Radeon R5xx from a bare-metal OS: the workloads the QEMU demos and the
 //! host tests run, each checked element by element against a host computation.
 //!
-//! A workload assembles its DPP program (`dpp-asm`), validates the executable (`ati-ctm`'s
+//! A workload assembles its DPP program (`baregpu-dpp-asm`), validates the executable (`baregpu-ati-ctm`'s
 //! ch. 4 loader), places it and its surfaces in DMA memory, builds a CTM command buffer with
-//! `ati-ctm`'s Table 3 builders and dispatches it through the R5xx ring
-//! ([`radeon_r5xx::ctm`]), then reads the outputs back through the MC address translation of
+//! `baregpu-ati-ctm`'s Table 3 builders and dispatches it through the R5xx ring
+//! ([`baregpu_radeon_r5xx::ctm`]), then reads the outputs back through the MC address translation of
 //! §2.1.4.
 //!
 //! * [`vector_add`], [`saxpy`]: linear inputs and outputs.
@@ -24,20 +24,22 @@
 use core::fmt;
 use core::time::Duration;
 
-use ati_ctm::addressing;
-use ati_ctm::command::{
+use baregpu_ati_ctm::addressing;
+use baregpu_ati_ctm::command::{
     CommandBuffer, CondLoc, CondTest, CtmCommands, CtmError, DataFormat, Domain, Format,
     GpuAddress, Height, InputIndex, OutputIndex, OutputMask, Tiling,
 };
-use ati_ctm::elf::{DppExecutable, ElfError};
-use dpp_asm::{BuildError, Instruction, Words, assemble_executable};
-use gpu_hal::RegisterIo;
-use gpu_hal::dma::{DmaAllocator, DmaError, DmaRegion};
-use gpu_hal::time::Clock;
-use radeon_r5xx::ctm::{self, CtmCommandBuffer, CtmFault, CtmLoadError, CtmProgram, CtmWaitError};
-use radeon_r5xx::{InitError, R5xx, SubmitError};
+use baregpu_ati_ctm::elf::{DppExecutable, ElfError};
+use baregpu_dpp_asm::{BuildError, Instruction, Words, assemble_executable};
+use baregpu_hal::RegisterIo;
+use baregpu_hal::dma::{DmaAllocator, DmaError, DmaRegion};
+use baregpu_hal::time::Clock;
+use baregpu_radeon_r5xx::ctm::{
+    self, CtmCommandBuffer, CtmFault, CtmLoadError, CtmProgram, CtmWaitError,
+};
+use baregpu_radeon_r5xx::{InitError, R5xx, SubmitError};
 
-pub use dpp_asm::examples;
+pub use baregpu_dpp_asm::examples;
 
 /// How long one dispatch may take before it counts as hung (the emulated device runs a
 /// 64x64 domain in milliseconds; under TCG on a loaded 2-core host, allow far more).

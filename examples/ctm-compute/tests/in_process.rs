@@ -5,13 +5,13 @@
 
 mod common;
 
+use baregpu_radeon_r5xx::R5xx;
+use baregpu_radeon_r5xx::ctm::CtmFault;
 use common::*;
 use ctm_compute::{
     Report, SAXPY_A, WorkloadError, caches_and_counters, not_idle_fault, reduce, saxpy, stencil,
     vector_add,
 };
-use radeon_r5xx::R5xx;
-use radeon_r5xx::ctm::CtmFault;
 
 fn run(
     w: fn(&mut R5xx<&Gpu, ModelClock<'_>>, &Gpu) -> Result<Report, WorkloadError>,
@@ -94,7 +94,9 @@ fn a_program_error_is_reported_from_ctm_status() {
         assert_eq!(status_before.fault, None);
         let err = ctm_compute::unconfigured_input(drv, gpu).unwrap_err();
         match err {
-            WorkloadError::Wait(radeon_r5xx::ctm::CtmWaitError::Fault(CtmFault::Program(_))) => {}
+            WorkloadError::Wait(baregpu_radeon_r5xx::ctm::CtmWaitError::Fault(
+                CtmFault::Program(_),
+            )) => {}
             e => panic!("expected a program fault, got {e}"),
         }
         assert!(matches!(drv.ctm_status().fault, Some(CtmFault::Program(_))));
@@ -103,15 +105,15 @@ fn a_program_error_is_reported_from_ctm_status() {
 
 #[test]
 fn the_loader_accepts_every_assembled_example() {
-    use ati_ctm::elf::DppExecutable;
+    use baregpu_ati_ctm::elf::DppExecutable;
     for (name, source) in ctm_compute::examples::ALL {
-        let mut insts = [dpp_asm::Instruction::default(); 32];
+        let mut insts = [baregpu_dpp_asm::Instruction::default(); 32];
         let mut words = [[0u32; 6]; 32];
         let mut elf = [0u8; 4096];
-        let len = dpp_asm::assemble_executable(source, &mut insts, &mut words, &mut elf)
+        let len = baregpu_dpp_asm::assemble_executable(source, &mut insts, &mut words, &mut elf)
             .unwrap_or_else(|e| panic!("{name}: {e:?}"));
         let exe = DppExecutable::parse(&elf[..len]).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let n = dpp_asm::assemble(source, &mut insts).unwrap();
+        let n = baregpu_dpp_asm::assemble(source, &mut insts).unwrap();
         assert_eq!(exe.instruction_count() as usize, n, "{name}");
         let loaded: Vec<u32> = exe.instruction_words().collect();
         assert_eq!(loaded, words[..n].concat(), "{name}: .text is the encoded program");

@@ -1,12 +1,12 @@
-//! How a hobby OS links `gpu-hal` and `gpu-regs`.
+//! How a hobby OS links `baregpu-hal` and `baregpu-regs`.
 //!
 //! A kernel maps a GPU's register BAR as uncached memory and wraps it in `MmioRegion`; from then
 //! on every access is typed. Here a heap buffer stands in for the BAR so the tour runs on the
 //! host: `cargo run -p register-tour`.
 
-use gpu_hal::{MmioRegion, Register, RegisterIo, RegisterIoExt};
-use gpu_regs::r5xx::cp::{CP_ME_CNTL, CP_RB_CNTL, SCRATCH_REG0, cp_me_cntl};
-use gpu_regs::vc4::v3d::{V3D_IDENT0, V3D_INTCTL};
+use baregpu_hal::{MmioRegion, Register, RegisterIo, RegisterIoExt};
+use baregpu_regs::r5xx::cp::{CP_ME_CNTL, CP_RB_CNTL, SCRATCH_REG0, cp_me_cntl};
+use baregpu_regs::vc4::v3d::{V3D_IDENT0, V3D_INTCTL};
 use std::ptr::NonNull;
 
 /// Size of the stand-in register BAR (64 KiB, like the R5xx register aperture).

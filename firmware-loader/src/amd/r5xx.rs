@@ -46,11 +46,11 @@
 //! reload (after a GPU reset, say), disable the command streams first, as above.
 //!
 //! ```
-//! use firmware_loader::amd::{CpMicrocode, r5xx};
+//! use baregpu_firmware::amd::{CpMicrocode, r5xx};
 //!
 //! /// `file` is `radeon/R520_cp.bin` as the OS read it; `io` the R5xx register BAR.
 //! fn load_cp_microcode(
-//!     io: &impl gpu_hal::RegisterIo,
+//!     io: &impl baregpu_hal::RegisterIo,
 //!     file: &[u8],
 //! ) -> Result<r5xx::UploadReport, Box<dyn core::error::Error>> {
 //!     let fw = CpMicrocode::parse(file)?; // no register touched if this fails
@@ -64,8 +64,8 @@
 use core::cell::Cell;
 use core::fmt;
 
-use gpu_hal::{RegisterIo, RegisterIoExt};
-use gpu_regs::r5xx::cp::{
+use baregpu_hal::{RegisterIo, RegisterIoExt};
+use baregpu_regs::r5xx::cp::{
     CP_CSQ_CNTL, CP_ME_CNTL, CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_ME_RAM_RADDR,
     cp_me_cntl,
 };

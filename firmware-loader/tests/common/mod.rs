@@ -4,9 +4,9 @@
 
 use std::cell::RefCell;
 
-use firmware_loader::amd::MeRamEntry;
-use gpu_hal::{Register, RegisterIo};
-use gpu_regs::r5xx::cp::{
+use baregpu_firmware::amd::MeRamEntry;
+use baregpu_hal::{Register, RegisterIo};
+use baregpu_regs::r5xx::cp::{
     CP_CSQ_CNTL, CP_ME_CNTL, CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_ME_RAM_RADDR,
 };
 

@@ -1,4 +1,4 @@
-//! `gpu-hal`: what every driver of this framework stands on.
+//! `baregpu-hal`: what every driver of this framework stands on.
 //!
 //! - [`io`]: the [`RegisterIo`] trait (32-bit register access at byte offsets) and typed access
 //!   to generated registers ([`RegisterIoExt::read`], [`write`](RegisterIoExt::write),

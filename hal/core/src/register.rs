@@ -1,4 +1,4 @@
-//! Traits implemented by the generated register types (crate `gpu-regs`).
+//! Traits implemented by the generated register types (crate `baregpu-regs`).
 //!
 //! A register type is a `#[repr(transparent)]` newtype over its raw `u32` value that knows its
 //! offset. Access rights are part of the type: only [`Readable`] registers can be read and only

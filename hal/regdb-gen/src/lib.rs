@@ -1,5 +1,5 @@
 //! Register database tooling: load `hal/regdb/<family>.toml`, lint it, and generate typed
-//! register blocks (used by the `gpu-regs` build script).
+//! register blocks (used by the `baregpu-regs` build script).
 
 pub mod codegen;
 pub mod coverage;

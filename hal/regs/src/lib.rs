@@ -6,8 +6,8 @@
 //!
 //! ```
 //! # #[cfg(feature = "r5xx")] {
-//! use gpu_hal::{Register, RegisterIoExt};
-//! use gpu_regs::r5xx::cp::CP_ME_RAM_ADDR;
+//! use baregpu_hal::{Register, RegisterIoExt};
+//! use baregpu_regs::r5xx::cp::CP_ME_RAM_ADDR;
 //! assert_eq!(CP_ME_RAM_ADDR::OFFSET, 0x7d4); // amd-r5xx-acceleration §11.1
 //! # }
 //! ```
@@ -16,10 +16,10 @@
 //!
 //! ```
 //! # #[cfg(feature = "r5xx")] {
-//! use gpu_hal::{RegisterIo, RegisterIoExt};
-//! use gpu_regs::r5xx::cp::{CP_CSQ_ADDR, CP_CSQ_STAT, CP_ME_CNTL, CP_RB_CNTL, SCRATCH_REG0};
+//! use baregpu_hal::{RegisterIo, RegisterIoExt};
+//! use baregpu_regs::r5xx::cp::{CP_CSQ_ADDR, CP_CSQ_STAT, CP_ME_CNTL, CP_RB_CNTL, SCRATCH_REG0};
 //!
-//! fn bring_up(io: &impl RegisterIo, log2_qwords: u8) -> Result<(), gpu_hal::FieldOverflow> {
+//! fn bring_up(io: &impl RegisterIo, log2_qwords: u8) -> Result<(), baregpu_hal::FieldOverflow> {
 //!     io.write(CP_RB_CNTL::RESET.try_with_rb_bufsz(log2_qwords)?);
 //!     let status = io.read::<CP_CSQ_STAT>(); // read-only: readable, not writable
 //!     io.write(CP_CSQ_ADDR::from_raw(0)); // write-only: writable, not readable
@@ -34,22 +34,22 @@
 //! Access rights are checked by the compiler. Writing a read-only register does not build:
 //!
 //! ```compile_fail
-//! # use gpu_hal::{RegisterIo, RegisterIoExt};
-//! fn f(io: &impl RegisterIo) { io.write(gpu_regs::r5xx::cp::CP_CSQ_STAT::from_raw(0)); }
+//! # use baregpu_hal::{RegisterIo, RegisterIoExt};
+//! fn f(io: &impl RegisterIo) { io.write(baregpu_regs::r5xx::cp::CP_CSQ_STAT::from_raw(0)); }
 //! ```
 //!
 //! nor does reading a write-only one,
 //!
 //! ```compile_fail
-//! # use gpu_hal::{RegisterIo, RegisterIoExt};
-//! fn f(io: &impl RegisterIo) { let _ = io.read::<gpu_regs::r5xx::cp::CP_CSQ_ADDR>(); }
+//! # use baregpu_hal::{RegisterIo, RegisterIoExt};
+//! fn f(io: &impl RegisterIo) { let _ = io.read::<baregpu_regs::r5xx::cp::CP_CSQ_ADDR>(); }
 //! ```
 //!
 //! nor reading an array without an index:
 //!
 //! ```compile_fail
-//! # use gpu_hal::{RegisterIo, RegisterIoExt};
-//! fn f(io: &impl RegisterIo) { let _ = io.read::<gpu_regs::r5xx::cp::SCRATCH_REG0>(); }
+//! # use baregpu_hal::{RegisterIo, RegisterIoExt};
+//! fn f(io: &impl RegisterIo) { let _ = io.read::<baregpu_regs::r5xx::cp::SCRATCH_REG0>(); }
 //! ```
 //!
 //! Registers that exist once per engine (falcon) or channel (PFIFO USER area) are in blocks

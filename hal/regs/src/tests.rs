@@ -2,9 +2,9 @@
 //! layouts are written by hand so every expected value below is computed from the TOML.
 
 use crate::fixture::{REGISTERS, ctl, engine};
+use baregpu_hal::register::{FieldOverflow, InvalidEnumValue};
+use baregpu_hal::{Array, Register, RegisterIo, RegisterIoExt};
 use core::cell::RefCell;
-use gpu_hal::register::{FieldOverflow, InvalidEnumValue};
-use gpu_hal::{Array, Register, RegisterIo, RegisterIoExt};
 use std::collections::BTreeMap;
 use std::format;
 use std::vec::Vec;

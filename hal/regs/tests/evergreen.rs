@@ -4,11 +4,11 @@
 
 mod common;
 
+use baregpu_hal::{Array, Register, RegisterIoExt};
+use baregpu_regs::evergreen::cb::CB_COLOR0_INFO;
+use baregpu_regs::evergreen::cp::{CP_ME_CNTL, SCRATCH_REG0};
+use baregpu_regs::evergreen::vgt::{VGT_GS_MODE, vgt_gs_mode};
 use common::{Access, Recorder};
-use gpu_hal::{Array, Register, RegisterIoExt};
-use gpu_regs::evergreen::cb::CB_COLOR0_INFO;
-use gpu_regs::evergreen::cp::{CP_ME_CNTL, SCRATCH_REG0};
-use gpu_regs::evergreen::vgt::{VGT_GS_MODE, vgt_gs_mode};
 
 #[test]
 fn halting_the_micro_engines_is_one_read_modify_write_of_cp_me_cntl() {

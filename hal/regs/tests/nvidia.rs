@@ -4,10 +4,10 @@
 
 mod common;
 
-use gpu_hal::{Register, RegisterIoExt};
-use gpu_regs::nvidia::falcon::{CODE, CODE_INDEX, CODE_VIRT, DATA_INDEX};
-use gpu_regs::nvidia::pfifo_user::{DMA_PUT, IB_PUT};
-use gpu_regs::nvidia::pmc::BOOT_0;
+use baregpu_hal::{Register, RegisterIoExt};
+use baregpu_regs::nvidia::falcon::{CODE, CODE_INDEX, CODE_VIRT, DATA_INDEX};
+use baregpu_regs::nvidia::pfifo_user::{DMA_PUT, IB_PUT};
+use baregpu_regs::nvidia::pmc::BOOT_0;
 
 /// PDAEMON engine base on GT215 (hardware-facts.md).
 const PDAEMON: usize = 0x10_A000;
@@ -54,7 +54,8 @@ fn channel_put_pointers_live_in_the_channel_user_area() {
 
 #[test]
 fn chipset_specific_layouts_are_kept_as_variants() {
-    let variants: Vec<_> = gpu_regs::nvidia::REGISTERS.iter().filter_map(|r| r.variant).collect();
+    let variants: Vec<_> =
+        baregpu_regs::nvidia::REGISTERS.iter().filter_map(|r| r.variant).collect();
     assert!(variants.iter().any(|v| v.contains("GF100")), "{variants:?}");
     assert!(variants.len() >= 10);
 }

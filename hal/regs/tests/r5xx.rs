@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::{Access, Recorder};
-use gpu_hal::{Array, Register, RegisterIoExt};
-use gpu_regs::r5xx::cp::{
+use baregpu_hal::{Array, Register, RegisterIoExt};
+use baregpu_regs::r5xx::cp::{
     CP_CSQ_CNTL, CP_CSQ_STAT, CP_ME_CNTL, CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL,
     CP_RB_CNTL, SCRATCH_REG0, cp_csq_cntl, cp_me_cntl, cp_rb_cntl,
 };
-use gpu_regs::r5xx::tx::TX_FILTER0;
+use baregpu_regs::r5xx::tx::TX_FILTER0;
+use common::{Access, Recorder};
 
 #[test]
 fn microcode_upload_sequence_hits_addr_then_datah_datal() {
@@ -79,7 +79,7 @@ fn fence_scratch_registers_and_texture_filters_are_bounded_arrays() {
 
 #[test]
 fn the_family_table_lists_every_documented_register() {
-    let spec = gpu_regs::r5xx::REGISTERS;
+    let spec = baregpu_regs::r5xx::REGISTERS;
     assert!(spec.len() >= 280, "{}", spec.len());
     let me_ram = spec.iter().find(|r| r.name == "CP_ME_RAM_ADDR").unwrap();
     assert_eq!((me_ram.offset, me_ram.source), (0x7D4, "amd-r5xx-acceleration §11.1"));

@@ -4,11 +4,11 @@
 
 mod common;
 
-use common::{Access, Recorder};
-use gpu_hal::{Register, RegisterIoExt};
-use gpu_regs::vc4::v3d::{
+use baregpu_hal::{Register, RegisterIoExt};
+use baregpu_regs::vc4::v3d::{
     V3D_CT0CA, V3D_CT0CS, V3D_CT0EA, V3D_IDENT0, V3D_INTCTL, V3D_PCS, V3D_SRQCS, v3d_ct0cs,
 };
+use common::{Access, Recorder};
 
 /// ARM physical base of V3D on the Pi 2/3 (shared/design/hardware-facts.md).
 const V3D_BASE_PI2: usize = 0x3FC0_0000;

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use gpu_device_model::{InProcess, GpuModel, DeviceContext, PciIdentity, BarSpec};
-//! use gpu_hal::RegisterIo;
+//! use baregpu_hal::RegisterIo;
 //!
 //! struct Echo(u32);
 //! impl GpuModel for Echo {
@@ -25,9 +25,9 @@ use crate::config::{COMMAND_BUS_MASTER, COMMAND_IO, COMMAND_MEMORY};
 use crate::device::Device;
 use crate::memory::{DmaFault, GuestMemory, MemoryError, VecMemory};
 use crate::model::{GpuModel, IdentityError};
-use gpu_hal::RegisterIo;
-use gpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
-use gpu_hal::time::Clock;
+use baregpu_hal::RegisterIo;
+use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use baregpu_hal::time::Clock;
 use gpu_mailbox::{ModelState, Op, Status};
 use pci_types::{ConfigRegionAccess, PciAddress};
 use std::cell::{Cell, Ref, RefCell, RefMut};
@@ -372,7 +372,7 @@ impl<M: GpuModel> DmaAllocator for InProcess<M> {
 mod tests {
     use super::*;
     use crate::device::tests::Toy;
-    use gpu_hal::pci;
+    use baregpu_hal::pci;
 
     #[test]
     fn registers_config_space_and_probe_work_through_the_kernel_traits() {

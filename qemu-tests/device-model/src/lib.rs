@@ -11,7 +11,7 @@
 //! - [`Device`]: model + config space + memory + interrupt latch + error state, answering the
 //!   mailbox operations of `gpu-mailbox`.
 //! - [`InProcess`]: a device host tests drive through the kernel's own traits
-//!   (`gpu_hal::RegisterIo`, `pci_types::ConfigRegionAccess`, `gpu_hal::dma::DmaAllocator`).
+//!   (`baregpu_hal::RegisterIo`, `pci_types::ConfigRegionAccess`, `baregpu_hal::dma::DmaAllocator`).
 //! - [`transport`]: the ivshmem server QEMU's `ivshmem-doorbell` connects to, serving the
 //!   mailbox; and a fake QEMU client for tests.
 //!

@@ -6,8 +6,8 @@
 //! clock, which tracks host time; a 20 ms window costs 20 ms of boot and gives well under 1 %
 //! error (the CPUID values are logged for comparison).
 
+use baregpu_hal::time::Clock;
 use core::sync::atomic::{AtomicU64, Ordering};
-use gpu_hal::time::Clock;
 use x86_64::instructions::port::Port;
 
 /// PIT input clock in Hz.
@@ -104,7 +104,7 @@ pub fn now_us() -> u64 {
     now_ns() / 1000
 }
 
-/// The TSC clock as a [`gpu_hal::time::Clock`].
+/// The TSC clock as a [`baregpu_hal::time::Clock`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TscClock;
 

@@ -4,8 +4,8 @@
 //! Allocations are rounded to [`GRANULE`] bytes (a cache line) and zeroed. The free list is a
 //! fixed array so allocating DMA memory never touches the heap.
 
+use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
 use core::ptr::NonNull;
-use gpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
 use spin::Mutex;
 use x86_64::instructions::interrupts::without_interrupts;
 

@@ -3,7 +3,7 @@
 //! and the mailbox's virtual segment to the emulated GPU.
 
 use crate::mailbox::{MailboxConfig, VIRTUAL_SEGMENT};
-use gpu_hal::pci::{ConfigRegionAccess, PciAddress};
+use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
 use spin::Mutex;
 use x86_64::instructions::interrupts::without_interrupts;
 use x86_64::instructions::port::Port;

@@ -6,11 +6,11 @@
 //! must come back as requested, while the pixel order and alpha mode it answers are honoured
 //! when encoding colours. The returned bus address is masked with 0x3FFFFFFF for the ARM.
 
+use baregpu_hal::RegisterIo;
+use baregpu_hal::dma::{BusAddress, DmaError, DmaRegion};
+use baregpu_hal::time::Clock;
 use core::fmt;
 use core::ptr::NonNull;
-use gpu_hal::RegisterIo;
-use gpu_hal::dma::{BusAddress, DmaError, DmaRegion};
-use gpu_hal::time::Clock;
 
 use crate::mailbox::{Mailbox, MailboxError, Message, bus_to_arm, tag};
 

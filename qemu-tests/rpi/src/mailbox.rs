@@ -18,13 +18,13 @@
 //! uncached 0xC0000000 bus alias of ARM physical RAM (Pi 2/3). With the data cache on, the
 //! buffer would have to be cleaned before the send and invalidated before reading the reply.
 
+use baregpu_hal::barrier::{dma_rmb, dma_wmb};
+use baregpu_hal::dma::{BusAddress, DmaError, DmaRegion};
+use baregpu_hal::time::{Clock, TimedOut, poll_until};
+use baregpu_hal::{MmioRegion, RegisterIo};
 use core::fmt;
 use core::ptr::NonNull;
 use core::time::Duration;
-use gpu_hal::barrier::{dma_rmb, dma_wmb};
-use gpu_hal::dma::{BusAddress, DmaError, DmaRegion};
-use gpu_hal::time::{Clock, TimedOut, poll_until};
-use gpu_hal::{MmioRegion, RegisterIo};
 
 const READ: usize = 0x00;
 const STATUS0: usize = 0x18;

@@ -62,7 +62,7 @@ extern "C" fn rpi_main(entry_el: u64) -> ! {
 enum Failure {
     Mailbox(MailboxError),
     Framebuffer(rpi_test_image::framebuffer::FramebufferError),
-    Draw(gpu_hal::dma::DmaError),
+    Draw(baregpu_hal::dma::DmaError),
 }
 
 impl core::fmt::Display for Failure {
@@ -77,7 +77,7 @@ impl core::fmt::Display for Failure {
 
 fn run(
     uart: &mut Pl011<'_>,
-    mailbox: &mut Mailbox<gpu_hal::MmioRegion, &SystemTimer>,
+    mailbox: &mut Mailbox<baregpu_hal::MmioRegion, &SystemTimer>,
 ) -> Result<(), Failure> {
     let revision = mailbox.board_revision().map_err(Failure::Mailbox)?;
     let _ = writeln!(uart, "board revision: {revision:#010x}");

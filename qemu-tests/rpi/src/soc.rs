@@ -2,8 +2,8 @@
 //! and the BCM2835 ARM Peripherals manual (peripherals at bus 0x7E000000 = ARM 0x3F000000 on
 //! Pi 2/3).
 
+use baregpu_hal::MmioRegion;
 use core::ptr::NonNull;
-use gpu_hal::MmioRegion;
 
 /// ARM physical base of the peripheral window (bus 0x7E000000).
 pub const PERIPHERAL_BASE: usize = 0x3F00_0000;

@@ -1,7 +1,7 @@
 //! The BCM2835 system timer (CLO +0x04, CHI +0x08: a free-running 1 MHz counter), used as the
 //! [`Clock`] behind every bounded wait. QEMU models it (`bcm2835_systmr`).
 
-use gpu_hal::{MmioRegion, RegisterIo, time::Clock};
+use baregpu_hal::{MmioRegion, RegisterIo, time::Clock};
 
 const CLO: usize = 0x04;
 const CHI: usize = 0x08;

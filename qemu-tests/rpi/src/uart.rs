@@ -11,10 +11,10 @@
 //! - Transmission waits for FIFO space; every wait is bounded and a byte that cannot be queued
 //!   is dropped (logging must never hang the image).
 
+use baregpu_hal::time::{Clock, poll_until};
+use baregpu_hal::{MmioRegion, RegisterIo};
 use core::fmt;
 use core::time::Duration;
-use gpu_hal::time::{Clock, poll_until};
-use gpu_hal::{MmioRegion, RegisterIo};
 
 use crate::timer::SystemTimer;
 

@@ -2,8 +2,8 @@
 //! `DmaRegion`s at chosen bus addresses.
 #![allow(dead_code)]
 
+use baregpu_hal::dma::{BusAddress, DmaRegion};
 use core::ptr::NonNull;
-use gpu_hal::dma::{BusAddress, DmaRegion};
 
 /// `dwords` zeroed dwords of host memory seen by the "device" at `bus`.
 pub fn region(dwords: usize, bus: u64) -> DmaRegion {

@@ -5,10 +5,10 @@
 use std::cell::Cell;
 use std::time::Duration;
 
+use baregpu_hal::RegisterIo;
+use baregpu_radeon_r5xx::{R5xx, RingConfig};
 use gpu_device_model::{InProcess, InProcessOptions};
-use gpu_hal::RegisterIo;
 use r5xx_model::{Faults, R5xxModel};
-use radeon_r5xx::{R5xx, RingConfig};
 
 /// The emulated device.
 pub type Gpu = InProcess<R5xxModel>;

@@ -1,9 +1,9 @@
 //! Shared fixture: the emulated R520 in-process and a driver on it.
 #![allow(dead_code)]
 
+use baregpu_radeon_r5xx::{R5xx, RingConfig};
 use gpu_device_model::InProcess;
 use r5xx_model::R5xxModel;
-use radeon_r5xx::{R5xx, RingConfig};
 
 pub type Gpu = InProcess<R5xxModel>;
 /// The test clock, driving the model.

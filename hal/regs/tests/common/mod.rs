@@ -2,7 +2,7 @@
 //! A bus recorder: a `RegisterIo` that stores values and logs every access in order, so tests
 //! can assert the exact offsets and values a sequence of typed accesses produces.
 
-use gpu_hal::RegisterIo;
+use baregpu_hal::RegisterIo;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 

@@ -1,8 +1,8 @@
 //! The local APIC (xAPIC, MMIO at the address in IA32_APIC_BASE, identity mapped uncached):
 //! software enable, spurious vector, EOI, and the MSI address that targets this CPU.
 
+use baregpu_hal::{MmioRegion, RegisterIo};
 use core::ptr::NonNull;
-use gpu_hal::{MmioRegion, RegisterIo};
 use spin::Once;
 use x86_64::registers::model_specific::Msr;
 

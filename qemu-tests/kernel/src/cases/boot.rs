@@ -7,9 +7,9 @@ use crate::clock::{self, TscClock};
 use crate::{heap, memory};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout};
+use baregpu_hal::time::Clock;
 use core::time::Duration;
-use gpu_hal::dma::{DmaAllocator, DmaError, DmaLayout};
-use gpu_hal::time::Clock;
 
 /// Run the case.
 pub fn run(kernel: &Kernel) -> Result<(), CaseError> {

@@ -5,9 +5,9 @@
 use super::r5xx::{FIRMWARE, attach, init};
 use super::{CaseError, expect, expect_eq};
 use crate::Kernel;
+use baregpu_radeon_r5xx::RingConfig;
 use ctm_compute::{Report, WorkloadError};
 use defmt::Display2Format;
-use radeon_r5xx::RingConfig;
 
 fn workload(what: &'static str, r: Result<Report, WorkloadError>) -> Result<Report, CaseError> {
     match r {

@@ -10,9 +10,9 @@ use crate::arch::lapic::LapicError;
 use crate::bootinfo::BootInfoError;
 use crate::mailbox::{IvshmemError, MailboxError};
 use crate::memory::MemoryError;
-use gpu_hal::dma::DmaError;
-use gpu_hal::pci::PciError;
-use gpu_hal::time::TimedOut;
+use baregpu_hal::dma::DmaError;
+use baregpu_hal::pci::PciError;
+use baregpu_hal::time::TimedOut;
 
 /// Why a case (or the boot before it) failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]

@@ -8,18 +8,18 @@ use crate::clock::TscClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
+use baregpu_hal::dma::{DmaAllocator, DmaLayout};
+use baregpu_hal::time::poll_until;
+use baregpu_radeon_r5xx::{
+    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, USER_SCRATCH, pci,
+};
+use baregpu_regs::r5xx::cp::SCRATCH_REG0;
+use baregpu_ring::ib::IndirectBuffer;
+use baregpu_ring::ring::SUBMIT_ALIGN;
 use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use defmt::Debug2Format;
-use gpu_hal::dma::{DmaAllocator, DmaLayout};
-use gpu_hal::time::poll_until;
 use gpu_mailbox::{Op, r5xx_faults};
-use gpu_regs::r5xx::cp::SCRATCH_REG0;
-use gpu_ring::ib::IndirectBuffer;
-use gpu_ring::ring::SUBMIT_ALIGN;
-use radeon_r5xx::{
-    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, USER_SCRATCH, pci,
-};
 
 /// `radeon/R520_cp.bin` from Debian's firmware-amd-graphics, unmodified (embedded by build.rs).
 pub(super) static FIRMWARE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/R520_cp.bin"));
@@ -375,7 +375,10 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
         "me-ram-corrupt: microcode read-back error at entry 17",
         matches!(
             err,
-            Some(InitError::Microcode(firmware_loader::amd::LoadError::Readback { index: 17, .. }))
+            Some(InitError::Microcode(baregpu_firmware::amd::LoadError::Readback {
+                index: 17,
+                ..
+            }))
         ),
     )?;
     inject(mailbox, 0)?;

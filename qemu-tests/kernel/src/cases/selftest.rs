@@ -6,13 +6,13 @@ use crate::Kernel;
 use crate::clock::{self, TscClock};
 use crate::mailbox::{self, Mailbox, MailboxError, MailboxIo, virtual_function};
 use crate::pci::Platform;
+use baregpu_hal::RegisterIo;
+use baregpu_hal::barrier::{dma_rmb, dma_wmb};
+use baregpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::pci::{self, ConfigRegionAccess};
+use baregpu_hal::time::{Clock, poll_until};
 use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
-use gpu_hal::RegisterIo;
-use gpu_hal::barrier::{dma_rmb, dma_wmb};
-use gpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
-use gpu_hal::pci::{self, ConfigRegionAccess};
-use gpu_hal::time::{Clock, poll_until};
 use gpu_mailbox::selftest as st;
 use gpu_mailbox::{ModelState, Op, header};
 
@@ -55,7 +55,7 @@ fn device(kernel: &Kernel) -> Result<Device, CaseError> {
     expect(
         "pci: nothing else on the virtual segment",
         // SAFETY: reading the ID dword of an empty slot has no effect.
-        unsafe { platform.read(gpu_hal::pci::PciAddress::new(1, 0, 1, 0), 0) } == u32::MAX,
+        unsafe { platform.read(baregpu_hal::pci::PciAddress::new(1, 0, 1, 0), 0) } == u32::MAX,
     )?;
     // SAFETY: offset 4 (command) of the virtual function; enabling decode is what a driver does.
     unsafe {

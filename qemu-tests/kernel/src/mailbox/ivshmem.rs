@@ -11,9 +11,9 @@
 
 use crate::arch::{idt, lapic};
 use crate::pci::PortConfig;
+use baregpu_hal::pci::{self, ConfigRegionAccess, PciAddress, PciFunction};
+use baregpu_hal::{MmioRegion, RegisterIo};
 use core::ptr::NonNull;
-use gpu_hal::pci::{self, ConfigRegionAccess, PciAddress, PciFunction};
-use gpu_hal::{MmioRegion, RegisterIo};
 use gpu_mailbox::{IVSHMEM_DEVICE, IVSHMEM_VENDOR, SHMEM_SIZE, VECTOR_IRQ, VECTORS};
 
 /// Buses scanned for the ivshmem function (q35 without bridges uses bus 0 only; a few more

@@ -15,12 +15,12 @@ mod ivshmem;
 pub use ivshmem::{IvshmemError, attach};
 
 use crate::clock::TscClock;
+use baregpu_hal::barrier::{dma_rmb, dma_wmb};
+use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
+use baregpu_hal::time::{TimedOut, poll_until};
+use baregpu_hal::{MmioRegion, RegisterIo};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
-use gpu_hal::barrier::{dma_rmb, dma_wmb};
-use gpu_hal::pci::{ConfigRegionAccess, PciAddress};
-use gpu_hal::time::{TimedOut, poll_until};
-use gpu_hal::{MmioRegion, RegisterIo};
 use gpu_mailbox::{
     IVSHMEM_DOORBELL, IVSHMEM_IVPOSITION, MAGIC, MODEL_PEER, Op, Status, VECTOR_REQUEST, VERSION,
     completion, header, request,

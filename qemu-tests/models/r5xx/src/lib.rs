@@ -5,7 +5,7 @@
 //!
 //! # What is emulated
 //!
-//! - **Register file** (BAR0, 64 KiB) from the generated database `gpu_regs::r5xx::REGISTERS`:
+//! - **Register file** (BAR0, 64 KiB) from the generated database `baregpu_regs::r5xx::REGISTERS`:
 //!   write masks, reset values, read-only and write-only registers and fields
 //!   (module `regfile`). Side-effect registers are handled explicitly below.
 //! - **ME RAM** (§5.12, §5.13): 256 × 40 bits behind `CP_ME_RAM_ADDR`/`RADDR`/`DATAH`/`DATAL`
@@ -102,10 +102,10 @@ mod regfile;
 pub use faults::{BadFault, Faults};
 pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK};
 
+use baregpu_hal::register::{Array, Register};
+use baregpu_regs::r5xx::{cp, rbbm, us};
 use ctm_model::{CtmEngine, DmaMemory};
 use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
-use gpu_hal::register::{Array, Register};
-use gpu_regs::r5xx::{cp, rbbm, us};
 use me_ram::MeRam;
 use pm4::{Class, Header};
 use regfile::{REG_SPACE, RegisterFile};
@@ -688,7 +688,7 @@ impl R5xxModel {
                 let [consumed, code, error] = cp::CTM_STATUS::FIELDS else {
                     unreachable!("CTM_STATUS has three fields")
                 };
-                let place = |f: &gpu_hal::register::FieldSpec, v: u32| (v << f.lsb) & f.mask();
+                let place = |f: &baregpu_hal::register::FieldSpec, v: u32| (v << f.lsb) & f.mask();
                 place(consumed, u32::from(self.ctm.consumed))
                     | place(code, self.ctm.error.unwrap_or(0))
                     | place(error, u32::from(self.ctm.error.is_some()))

@@ -1,5 +1,5 @@
 //! The register file behind BAR0, built from the generated register database
-//! (`gpu_regs::r5xx::REGISTERS`: §11 plus the reviewed additions from public drivers).
+//! (`baregpu_regs::r5xx::REGISTERS`: §11 plus the reviewed additions from public drivers).
 //!
 //! Every documented register keeps its stored value with the database's semantics:
 //! - a write changes only the bits of `write_mask` (the writable fields); read-only registers
@@ -12,8 +12,8 @@
 //! Offsets the database does not list read 0 and ignore writes (a hole in the register
 //! backbone). Registers with side effects are handled by the model before or after the store.
 
-use gpu_hal::register::RegisterSpec;
-use gpu_regs::r5xx::REGISTERS;
+use baregpu_hal::register::RegisterSpec;
+use baregpu_regs::r5xx::REGISTERS;
 use std::sync::OnceLock;
 
 /// Bytes of register space (BAR0).

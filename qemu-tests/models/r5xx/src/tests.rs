@@ -2,8 +2,8 @@
 //! hand with the bit layouts of §6.1 (no encoder crate).
 
 use super::*;
+use baregpu_hal::RegisterIo;
 use gpu_device_model::InProcess;
-use gpu_hal::RegisterIo;
 use gpu_mailbox::ModelState;
 
 const RING: u32 = 0x10_0000;
@@ -130,7 +130,7 @@ impl Bench {
 fn pci_identity_is_r520_with_a_64k_register_bar() {
     // hardware-facts.md: R520 1002:7100; BAR0 = 64 KiB of registers.
     let b = Bench::new();
-    let f = gpu_hal::pci::probe(&b.gpu, b.gpu.pci_address()).unwrap();
+    let f = baregpu_hal::pci::probe(&b.gpu, b.gpu.pci_address()).unwrap();
     assert_eq!((f.vendor, f.device, f.class), (0x1002, 0x7100, 0x03_0000));
     assert_eq!(f.memory_bar(0).map(|(_, size)| size), Some(0x1_0000));
 }

@@ -2,10 +2,10 @@
 //! `ConfigRegionAccess`, registers through `RegisterIo`, buffers from a `DmaAllocator`,
 //! interrupts handled then acknowledged in the device and the mailbox.
 
+use baregpu_hal::RegisterIo;
+use baregpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::pci::{self, PciAddress};
 use gpu_device_model::{InProcess, InProcessOptions};
-use gpu_hal::RegisterIo;
-use gpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
-use gpu_hal::pci::{self, PciAddress};
 use gpu_mailbox::selftest as ds;
 use gpu_mailbox::{ModelState, Status};
 use pci_types::ConfigRegionAccess;
@@ -83,7 +83,7 @@ fn dma_round_trip_through_allocated_buffers() {
     let dst = gpu.allocate(DmaLayout::new(256, 256).unwrap()).unwrap();
     let words: Vec<u32> = (0..64).map(|i| i * 0x0101_0101).collect();
     src.write_slice(0, &words).unwrap();
-    gpu_hal::barrier::dma_wmb();
+    baregpu_hal::barrier::dma_wmb();
 
     assert_eq!(driver.transfer(&src, 256, ds::DMA_CMD_TO_DEVICE), ds::DMA_STATUS_DONE);
     let sum = words.iter().fold(0u32, |s, w| s.wrapping_add(*w));
