@@ -189,22 +189,46 @@ pub(crate) fn eval(op: AluOp, a: u32, b: u32, c: u32) -> (u32, Option<bool>) {
         Muladd => out(ftz(mul_legacy(x, y)) + f(c)),
         MuladdIeee => out(ftz(x * y) + f(c)),
         Cnde => {
-            if x == 0.0 { b } else { c }
+            if x == 0.0 {
+                b
+            } else {
+                c
+            }
         }
         Cndgt => {
-            if x > 0.0 { b } else { c }
+            if x > 0.0 {
+                b
+            } else {
+                c
+            }
         }
         Cndge => {
-            if x >= 0.0 { b } else { c }
+            if x >= 0.0 {
+                b
+            } else {
+                c
+            }
         }
         CndeInt => {
-            if a == 0 { b } else { c }
+            if a == 0 {
+                b
+            } else {
+                c
+            }
         }
         CndgtInt => {
-            if (a as i32) > 0 { b } else { c }
+            if (a as i32) > 0 {
+                b
+            } else {
+                c
+            }
         }
         CndgeInt => {
-            if (a as i32) >= 0 { b } else { c }
+            if (a as i32) >= 0 {
+                b
+            } else {
+                c
+            }
         }
     };
     (v, None)

@@ -6,8 +6,8 @@
 
 use super::error::ShaderErrorKind as E;
 use super::isa::{
-    AluOp, Chip, CmSlots, EgSlots, Kind, alu_cf_inst, cf_inst, fetch_format, field, flag,
-    rat_inst, src_sel,
+    AluOp, Chip, CmSlots, EgSlots, Kind, alu_cf_inst, cf_inst, fetch_format, field, flag, rat_inst,
+    src_sel,
 };
 
 /// CF COND (CF_WORD1 9:8): which threads a conditional CF instruction considers.
@@ -169,7 +169,8 @@ pub fn decode_cf(w0: u32, w1: u32, chip: Chip) -> Result<DecodedCf, E> {
     // CF_ALU_WORD1 CF_INST is 4 bits at 29:26 and always >= 8; every CF_WORD1 and export
     // CF_INST (8 bits at 29:22) is below 0x80. Bit 29 tells them apart.
     if flag(w1, 29) {
-        return decode_alu_cf(w0, w1, chip).map(|a| DecodedCf { inst: CfInst::Alu(a), end_of_program: false });
+        return decode_alu_cf(w0, w1, chip)
+            .map(|a| DecodedCf { inst: CfInst::Alu(a), end_of_program: false });
     }
     let inst = field(w1, 22, 8);
     if inst >= 0x40 {
@@ -199,7 +200,9 @@ pub fn decode_cf(w0: u32, w1: u32, chip: Chip) -> Result<DecodedCf, E> {
     let decoded = match inst {
         cf_inst::NOP => CfInst::Nop,
         cf_inst::TC => CfInst::Fetch { addr, count: field(w1, 10, 6) + 1 },
-        cf_inst::VC if chip == Chip::Evergreen => CfInst::Fetch { addr, count: field(w1, 10, 6) + 1 },
+        cf_inst::VC if chip == Chip::Evergreen => {
+            CfInst::Fetch { addr, count: field(w1, 10, 6) + 1 }
+        }
         cf_inst::CF_END if chip == Chip::Cayman => CfInst::End,
         cf_inst::VC | cf_inst::CF_END => return Err(E::CfInstNotOnChip { inst, chip }),
         cf_inst::LOOP_END => flow(FlowOp::LoopEnd),
@@ -214,8 +217,13 @@ pub fn decode_cf(w0: u32, w1: u32, chip: Chip) -> Result<DecodedCf, E> {
         cf_inst::WAIT_ACK => CfInst::WaitAck,
         // GDS 0x03, LOOP_START 0x04, CALL 0x12, CALL_FS 0x13, RETURN 0x14, EMIT/CUT 0x15-0x17,
         // KILL 0x18, TC_ACK/VC_ACK 0x1B/0x1C, JUMPTABLE 0x1D, GLOBAL_WAVE_SYNC 0x1E, HALT 0x1F.
-        0x03 | cf_inst::LOOP_START | cf_inst::CALL | cf_inst::CALL_FS | cf_inst::RETURN
-        | 0x15..=0x18 | 0x1B..=0x1F => return Err(E::UnsupportedCfInst(inst)),
+        0x03
+        | cf_inst::LOOP_START
+        | cf_inst::CALL
+        | cf_inst::CALL_FS
+        | cf_inst::RETURN
+        | 0x15..=0x18
+        | 0x1B..=0x1F => return Err(E::UnsupportedCfInst(inst)),
         // Cayman's LDS_DEALLOC, PUSH_WQM, POP_WQM, ELSE_WQM, JUMP_ANY (A8).
         0x21..=0x25 if chip == Chip::Cayman => return Err(E::UnsupportedCfInst(inst)),
         _ => return Err(E::UnknownCfInst(inst)),
@@ -288,7 +296,9 @@ fn decode_export(w0: u32, w1: u32, inst: u32, chip: Chip) -> Result<DecodedCf, E
     // RW_REL 22, INDEX_GPR 29:23, ELEM_SIZE 31:30.
     let rat = field(w0, 0, 4);
     let op = match (field(w0, 4, 6), chip) {
-        (rat_inst::STORE_RAW, Chip::Evergreen) | (rat_inst::STORE_DWORD, Chip::Cayman) => RatOp::Store,
+        (rat_inst::STORE_RAW, Chip::Evergreen) | (rat_inst::STORE_DWORD, Chip::Cayman) => {
+            RatOp::Store
+        }
         (rat_inst::ADD, _) => RatOp::Add,
         (other, chip) => return Err(E::UnsupportedRatInst { inst: other, chip }),
     };
@@ -445,7 +455,12 @@ pub fn decode_alu(w0: u32, w1: u32, chip: Chip) -> Result<AluInst, E> {
     };
     if is_op3 {
         // WORD1_OP3: SRC2_SEL 8:0, SRC2_REL 9, SRC2_CHAN 11:10, SRC2_NEG 12, ALU_INST 17:13.
-        src[2] = Src { sel: field(w1, 0, 9), chan: field(w1, 10, 2) as u8, neg: flag(w1, 12), abs: false };
+        src[2] = Src {
+            sel: field(w1, 0, 9),
+            chan: field(w1, 10, 2) as u8,
+            neg: flag(w1, 12),
+            abs: false,
+        };
         rel[2] = flag(w1, 9);
     } else {
         // WORD1_OP2: SRC0_ABS 0, SRC1_ABS 1, UPDATE_EXEC_MASK 2, UPDATE_PRED 3, WRITE_MASK 4,
@@ -575,7 +590,11 @@ fn assign_slots(insts: &[AluInst], chip: Chip) -> Result<[Option<AluInst>; 5], E
     let present: Vec<&AluInst> = slots.iter().flatten().collect();
     for (k, a) in present.iter().enumerate() {
         for b in &present[k + 1..] {
-            if a.writes_gpr() && b.writes_gpr() && a.dst_gpr == b.dst_gpr && a.dst_chan == b.dst_chan {
+            if a.writes_gpr()
+                && b.writes_gpr()
+                && a.dst_gpr == b.dst_gpr
+                && a.dst_chan == b.dst_chan
+            {
                 return Err(E::WriteConflict { gpr: a.dst_gpr as u8, chan: a.dst_chan });
             }
         }

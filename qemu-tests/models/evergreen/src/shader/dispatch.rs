@@ -107,7 +107,8 @@ impl Dispatch {
             let Some(wave) = self.wave.as_mut() else { break };
             let at = Location { group: wave.group, wave: wave.index, cf: wave.cf };
             if self.stats.units >= self.limits.dispatch_units {
-                return self.fail(E::DispatchBudgetExceeded { limit: self.limits.dispatch_units }, at);
+                return self
+                    .fail(E::DispatchBudgetExceeded { limit: self.limits.dispatch_units }, at);
             }
             if wave.units >= self.limits.wave_units {
                 return self.fail(E::WaveBudgetExceeded { limit: self.limits.wave_units }, at);
@@ -115,7 +116,8 @@ impl Dispatch {
             wave.units += 1;
             self.stats.units += 1;
             used += 1;
-            let mut ctx = Ctx { state: &self.state, mem, gprs: &mut self.gprs, stats: &mut self.stats };
+            let mut ctx =
+                Ctx { state: &self.state, mem, gprs: &mut self.gprs, stats: &mut self.stats };
             match wave.step(&mut ctx) {
                 Ok(Progress::Continue) => {}
                 Ok(Progress::Finished) => {

@@ -289,11 +289,7 @@ impl fmt::Display for ShaderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "shader core error {:#06x}: {:?}", self.code(), self.kind)?;
         if let Some(at) = self.at {
-            write!(
-                f,
-                " (group {:?}, wave {}, CF instruction {})",
-                at.group, at.wave, at.cf
-            )?;
+            write!(f, " (group {:?}, wave {}, CF instruction {})", at.group, at.wave, at.cf)?;
         }
         Ok(())
     }

@@ -426,7 +426,12 @@ mod tests {
         for (i, a) in OPS.iter().enumerate() {
             assert!(core::ptr::eq(a.op.info(), a), "{} has one row", a.name);
             for b in &OPS[i + 1..] {
-                assert!(!(a.op3 == b.op3 && a.code == b.code), "{} / {} share a code", a.name, b.name);
+                assert!(
+                    !(a.op3 == b.op3 && a.code == b.code),
+                    "{} / {} share a code",
+                    a.name,
+                    b.name
+                );
             }
             // OP2 and OP3 words are told apart by ALU_WORD1 17:15 (OP3 ALU_INST 17:13 >= 4).
             if a.op3 {

@@ -56,8 +56,8 @@ impl FlatMemory {
 
     fn range(&self, address: u64, len: usize) -> Result<core::ops::Range<usize>, MemoryFault> {
         let fault = MemoryFault { address, len };
-        let start = usize::try_from(address.checked_sub(self.base).ok_or(fault)?)
-            .map_err(|_| fault)?;
+        let start =
+            usize::try_from(address.checked_sub(self.base).ok_or(fault)?).map_err(|_| fault)?;
         let end = start.checked_add(len).ok_or(fault)?;
         if end > self.bytes.len() {
             return Err(fault);

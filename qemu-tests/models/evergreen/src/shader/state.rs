@@ -264,7 +264,8 @@ mod tests {
     #[test]
     fn mesa_r32_uint_rat_passes_the_rules() {
         // evergreen-compute A3: INFO 0x04104134, ATTRIB NON_DISP_TILING_ORDER, DIM 255.
-        let regs = RatRegs { base: 0x12, info: 0x0410_4134, attrib: 0x10, dim: 255, ..Default::default() };
+        let regs =
+            RatRegs { base: 0x12, info: 0x0410_4134, attrib: 0x10, dim: 255, ..Default::default() };
         let s = RatSurface::parse(&regs, 0, true).unwrap();
         assert_eq!(s, RatSurface { base: 0x1200, elements: 256 });
         // Without RAT (bit 26) the CB is a colour target, not a RAT.
@@ -273,6 +274,9 @@ mod tests {
         // FLOAT number type: stores allowed, atomics not (§8.6 rule 6).
         let float = RatRegs { info: 0x0410_7134, ..regs };
         assert!(RatSurface::parse(&float, 0, false).is_ok());
-        assert!(matches!(RatSurface::parse(&float, 0, true), Err(ShaderErrorKind::RatState { .. })));
+        assert!(matches!(
+            RatSurface::parse(&float, 0, true),
+            Err(ShaderErrorKind::RatState { .. })
+        ));
     }
 }

@@ -326,13 +326,16 @@ impl Wave {
             FlowOp::Pop => self.pop_n(f.pop_count)?,
             FlowOp::LoopStartDx10 | FlowOp::LoopStartNoAl => {
                 let remaining = match f.op {
-                    FlowOp::LoopStartNoAl => Some(state.loop_consts[(f.cf_const & 31) as usize] & 0xFFF),
+                    FlowOp::LoopStartNoAl => {
+                        Some(state.loop_consts[(f.cf_const & 31) as usize] & 0xFFF)
+                    }
                     _ => None,
                 };
                 if self.active == 0 || remaining == Some(0) {
                     self.pc = f.addr;
                 } else {
-                    let frame = LoopFrame { entry: self.active, broken: 0, continued: 0, remaining };
+                    let frame =
+                        LoopFrame { entry: self.active, broken: 0, continued: 0, remaining };
                     self.push(Frame::Loop(frame), state)?;
                 }
             }
@@ -409,7 +412,8 @@ impl Wave {
                 let k = u64::from(kc.first + i);
                 if k < cb_consts {
                     for c in 0..4 {
-                        run.kcache[set][i as usize][c] = ctx.mem.read_u32(cb_base + k * 16 + 4 * c as u64)?;
+                        run.kcache[set][i as usize][c] =
+                            ctx.mem.read_u32(cb_base + k * 16 + 4 * c as u64)?;
                     }
                 }
             }
@@ -476,7 +480,12 @@ impl Wave {
 
     /// One instruction group: every slot reads its sources before any slot writes (VLIW), PV
     /// and PS then hold this group's results for the next group.
-    fn alu_group(&mut self, ctx: &mut Ctx<'_>, run: &mut AluRun, group: &AluGroup) -> Result<(), E> {
+    fn alu_group(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        run: &mut AluRun,
+        group: &AluGroup,
+    ) -> Result<(), E> {
         let state = ctx.state;
         let mut results = [[0u32; LANES]; 5];
         let mut passed = [0u64; 5];
