@@ -17,24 +17,19 @@ fn float_arithmetic_and_compare() {
     let alu = [
         // x ADD R2.x = KC0[0].x + KC0[0].y: W0 = SRC0 128 (0x80) | SRC1 128<<13 (0x10_0000) |
         // SRC1_CHAN 1<<23 (0x80_0000); W1 = ADD 0<<7 | 0x10 | 0x40_0000.
-        0x0090_0080,
-        0x0040_0010,
+        [0x0090_0080, 0x0040_0010],
         // y MUL R2.y = KC0[0].x * literal.x: W0 = 0x80 | SRC1 253<<13 (0x1F_A000); W1 = MUL
         // 1<<7 (0x80) | 0x10 | 0x40_0000 | chan y.
-        0x001F_A080,
-        0x2040_0090,
+        [0x001F_A080, 0x2040_0090],
         // z MAX R2.z = KC0[0].z, -KC0[0].w: W0 = 0x80 | SRC0_CHAN 2<<10 (0x800) | 0x10_0000 |
         // SRC1_CHAN 3<<23 (0x180_0000) | SRC1_NEG 1<<25 (0x200_0000); W1 = MAX 3<<7 (0x180) |
         // 0x10 | 0x40_0000 | chan z.
-        0x0390_0880,
-        0x4040_0190,
+        [0x0390_0880, 0x4040_0190],
         // w SETGT R2.w = KC0[0].w > KC0[0].x: W0 = 0x80 | 3<<10 (0xC00) | 0x10_0000 | LAST;
         // W1 = SETGT 9<<7 (0x480) | 0x10 | 0x40_0000 | chan w.
-        0x8010_0C80,
-        0x6040_0490,
+        [0x8010_0C80, 0x6040_0490],
         // Literals X = 1.5, Y = padding.
-        0x3FC0_0000,
-        0,
+        [0x3FC0_0000, 0],
     ];
     for chip in CHIPS {
         // 2 + -3, 2 * 1.5, max(0.5, -8), 8 > 2.
@@ -47,24 +42,19 @@ fn integer_arithmetic_and_shifts() {
     let alu = [
         // x ADD_INT R2.x = KC0[1].x + KC0[1].y: W0 = SRC0 129 (0x81) | SRC1 129<<13
         // (0x10_2000) | SRC1_CHAN 1<<23 (0x80_0000); W1 = 0x34<<7 (0x1A00) | 0x10 | 0x40_0000.
-        0x0090_2081,
-        0x0040_1A10,
+        [0x0090_2081, 0x0040_1A10],
         // y SUB_INT R2.y = KC0[1].y - KC0[1].x: W0 = 0x81 | SRC0_CHAN 1<<10 (0x400) |
         // 0x10_2000; W1 = 0x35<<7 (0x1A80) | 0x10 | 0x40_0000 | chan y.
-        0x0010_2481,
-        0x2040_1A90,
+        [0x0010_2481, 0x2040_1A90],
         // z ASHR_INT R2.z = KC0[1].z >> KC0[2].z: W0 = 0x81 | 2<<10 (0x800) | SRC1 130<<13
         // (0x10_4000) | SRC1_CHAN 2<<23 (0x100_0000); W1 = 0x15<<7 (0xA80) | 0x10 | 0x40_0000 |
         // chan z.
-        0x0110_4881,
-        0x4040_0A90,
+        [0x0110_4881, 0x4040_0A90],
         // w LSHL_INT R2.w = KC0[2].x << literal.x: W0 = SRC0 130 (0x82) | SRC1 253<<13
         // (0x1F_A000) | LAST; W1 = 0x17<<7 (0xB80) | 0x10 | 0x40_0000 | chan w.
-        0x801F_A082,
-        0x6040_0B90,
+        [0x801F_A082, 0x6040_0B90],
         // Literal X = 36: shift counts use bits 4:0, so << 4.
-        36,
-        0,
+        [36, 0],
     ];
     for chip in CHIPS {
         // 7 + -2; -2 - 7; 0x8000_0000 >> 4 (arithmetic); 0x1234_5678 << 4.
@@ -78,19 +68,15 @@ fn integer_compares_and_logic() {
     let alu = [
         // x SETGT_UINT R2.x = KC0[1].y >u KC0[1].x: W0 = 0x81 | 1<<10 (0x400) | 129<<13
         // (0x10_2000); W1 = 0x3E<<7 (0x1F00) | 0x10 | 0x40_0000.
-        0x0010_2481,
-        0x0040_1F10,
+        [0x0010_2481, 0x0040_1F10],
         // y SETGT_INT R2.y, same sources: W1 = 0x3B<<7 (0x1D80) | 0x10 | 0x40_0000 | chan y.
-        0x0010_2481,
-        0x2040_1D90,
+        [0x0010_2481, 0x2040_1D90],
         // z XOR_INT R2.z = KC0[2].x ^ KC0[2].y: W0 = 0x82 | 130<<13 (0x10_4000) | 1<<23
         // (0x80_0000); W1 = 0x32<<7 (0x1900) | 0x10 | 0x40_0000 | chan z.
-        0x0090_4082,
-        0x4040_1910,
+        [0x0090_4082, 0x4040_1910],
         // w MIN_INT R2.w = min(KC0[1].y, KC0[1].x): W0 = 0x0010_2481 | LAST; W1 = 0x37<<7
         // (0x1B80) | 0x10 | 0x40_0000 | chan w.
-        0x8010_2481,
-        0x6040_1B90,
+        [0x8010_2481, 0x6040_1B90],
     ];
     for chip in CHIPS {
         // 0xFFFF_FFFE >u 7 (true: ~0), -2 > 7 (false: 0), XOR, min(-2, 7).
@@ -105,26 +91,21 @@ fn three_source_operations() {
         // x MULADD R2.x = KC0[0].x * KC0[0].y + KC0[0].w: W0 = 0x80 | 128<<13 (0x10_0000) |
         // 1<<23 (0x80_0000); W1_OP3 = SRC2 128 (0x80) | SRC2_CHAN 3<<10 (0xC00) | MULADD
         // 0x14<<13 (0x2_8000) | 0x40_0000.
-        0x0090_0080,
-        0x0042_8C80,
+        [0x0090_0080, 0x0042_8C80],
         // y CNDE_INT R2.y = KC0[1].x == 0 ? KC0[2].x : KC0[2].y: W0 = 0x81 | 130<<13
         // (0x10_4000); W1 = SRC2 130 (0x82) | 1<<10 (0x400) | 0x1C<<13 (0x3_8000) | 0x40_0000 |
         // chan y.
-        0x0010_4081,
-        0x2043_8482,
+        [0x0010_4081, 0x2043_8482],
         // z BFE_UINT R2.z = bits [KC0[2].z, +KC0[2].w) of KC0[2].x: W0 = 0x82 | 130<<13
         // (0x10_4000) | 2<<23 (0x100_0000); W1 = 0x82 | 3<<10 (0xC00) | 4<<13 (0x8000) |
         // 0x40_0000 | chan z.
-        0x0110_4082,
-        0x4040_8C82,
+        [0x0110_4082, 0x4040_8C82],
         // w BFI_INT R2.w = (lit.x & KC0[2].x) | (~lit.x & KC0[2].y): W0 = SRC0 253 (0xFD) |
         // 130<<13 (0x10_4000) | LAST; W1 = 0x82 | 1<<10 (0x400) | 6<<13 (0xC000) | 0x40_0000 |
         // chan w.
-        0x8010_40FD,
-        0x6040_C482,
+        [0x8010_40FD, 0x6040_C482],
         // Literal X = 0x0000_FFFF.
-        0x0000_FFFF,
-        0,
+        [0x0000_FFFF, 0],
     ];
     for chip in CHIPS {
         // 2 * -3 + 8; 7 != 0 selects src2; (0x1234_5678 >> 4) & 0xFFF; low half of src1,
@@ -141,21 +122,17 @@ fn conversions_and_24_bit_multiply() {
     let alu = [
         // x FLT_TO_INT R2.x = KC0[0].y: W0 = 0x80 | 1<<10 (0x400); W1 = 0x50<<7 (0x2800) |
         // 0x10 | 0x40_0000.
-        0x0000_0480,
-        0x0040_2810,
+        [0x0000_0480, 0x0040_2810],
         // y MOV R2.y = inline -1 (SRC0 251 = 0xFB); W1 = MOV 0x19<<7 (0xC80) | 0x10 |
         // 0x40_0000 | chan y.
-        0x0000_00FB,
-        0x2040_0C90,
+        [0x0000_00FB, 0x2040_0C90],
         // z MULADD_UINT24 R2.z = KC0[1].w * KC0[2].w + KC0[1].x: W0 = 0x81 | 3<<10 (0xC00) |
         // 130<<13 (0x10_4000) | 3<<23 (0x180_0000); W1 = SRC2 129 (0x81) | 0x10<<13 (0x2_0000)
         // | 0x40_0000 | chan z.
-        0x0190_4C81,
-        0x4042_0081,
+        [0x0190_4C81, 0x4042_0081],
         // w/t INT_TO_FLT R2.w = KC0[1].y: W0 = 0x81 | 1<<10 (0x400) | LAST; W1 = 0x9B<<7
         // (0x4D80) | 0x10 | 0x40_0000 | chan w.
-        0x8000_0481,
-        0x6040_4D90,
+        [0x8000_0481, 0x6040_4D90],
     ];
     for chip in CHIPS {
         // -3.0 -> -3; -1 moved bit-exact; 100 * 12 + 7; -2 -> -2.0.
@@ -168,21 +145,17 @@ fn conversions_and_24_bit_multiply() {
 fn evergreen_transcendental_and_multiply_in_t() {
     let alu = [
         // g1 x MOV R2.x = KC0[0].w: W0 = 0x80 | 3<<10 (0xC00); W1 = 0xC80 | 0x10 | 0x40_0000.
-        0x0000_0C80,
-        0x0040_0C90,
+        [0x0000_0C80, 0x0040_0C90],
         // g1 t RECIP_IEEE R2.y = 1 / KC0[0].w (t-only, so it takes t whatever its chan):
         // W0 = 0xC80 | LAST; W1 = 0x86<<7 (0x4300) | 0x10 | 0x40_0000 | chan y.
-        0x8000_0C80,
-        0x2040_4310,
+        [0x8000_0C80, 0x2040_4310],
         // g2 t MULHI_UINT R2.z = hi(KC0[1].y * KC0[1].w): W0 = 0x81 | 1<<10 (0x400) | 129<<13
         // (0x10_2000) | 3<<23 (0x180_0000) | LAST; W1 = 0x92<<7 (0x4900) | 0x10 | 0x40_0000 |
         // chan z.
-        0x8190_2481,
-        0x4040_4910,
+        [0x8190_2481, 0x4040_4910],
         // g3 t MULLO_INT R2.w = KC0[1].y * KC0[1].x: W0 = 0x0010_2481 | LAST; W1 = 0x8F<<7
         // (0x4780) | 0x10 | 0x40_0000 | chan w.
-        0x8010_2481,
-        0x6040_4790,
+        [0x8010_2481, 0x6040_4790],
     ];
     // hi(0xFFFF_FFFE * 100) = 99; -2 * 7 = -14.
     let want = [fb(8.0), fb(0.125), 99, (-14i32) as u32];
@@ -195,36 +168,24 @@ fn evergreen_transcendental_and_multiply_in_t() {
 fn cayman_replicated_transcendental_and_multiply() {
     let alu = [
         // g1 x MOV R2.x = KC0[0].w | LAST.
-        0x8000_0C80,
-        0x0040_0C90,
+        [0x8000_0C80, 0x0040_0C90],
         // g2 x/y/z RECIP_IEEE src KC0[0].w (W0 0xC80, LAST on z); W1 = 0x86<<7 (0x4300) |
         // 0x40_0000 | chan, WRITE_MASK (0x10) only on y.
-        0x0000_0C80,
-        0x0040_4300,
-        0x0000_0C80,
-        0x2040_4310,
-        0x8000_0C80,
-        0x4040_4300,
+        [0x0000_0C80, 0x0040_4300],
+        [0x0000_0C80, 0x2040_4310],
+        [0x8000_0C80, 0x4040_4300],
         // g3 x/y/z/w MULHI_UINT KC0[1].y, KC0[1].w (W0 0x0190_2481, LAST on w); W1 = 0x92<<7
         // (0x4900) | 0x40_0000 | chan, WRITE_MASK only on z.
-        0x0190_2481,
-        0x0040_4900,
-        0x0190_2481,
-        0x2040_4900,
-        0x0190_2481,
-        0x4040_4910,
-        0x8190_2481,
-        0x6040_4900,
+        [0x0190_2481, 0x0040_4900],
+        [0x0190_2481, 0x2040_4900],
+        [0x0190_2481, 0x4040_4910],
+        [0x8190_2481, 0x6040_4900],
         // g4 x/y/z/w MULLO_INT KC0[1].y, KC0[1].x (W0 0x0010_2481, LAST on w); W1 = 0x8F<<7
         // (0x4780) | 0x40_0000 | chan, WRITE_MASK only on w.
-        0x0010_2481,
-        0x0040_4780,
-        0x0010_2481,
-        0x2040_4780,
-        0x0010_2481,
-        0x4040_4780,
-        0x8010_2481,
-        0x6040_4790,
+        [0x0010_2481, 0x0040_4780],
+        [0x0010_2481, 0x2040_4780],
+        [0x0010_2481, 0x4040_4780],
+        [0x8010_2481, 0x6040_4790],
     ];
     let want = [fb(8.0), fb(0.125), 99, (-14i32) as u32];
     assert_eq!(run_alu(Chip::Cayman, &alu), Ok(want));
@@ -235,20 +196,16 @@ fn source_and_result_modifiers() {
     let alu = [
         // x ADD R2.x = |KC0[0].y| + -KC0[0].x: W0 = 0x80 | 1<<10 (0x400) | 128<<13 (0x10_0000)
         // | SRC1_NEG 1<<25 (0x200_0000); W1 = SRC0_ABS 1 | 0x10 | 0x40_0000.
-        0x0210_0480,
-        0x0040_0011,
+        [0x0210_0480, 0x0040_0011],
         // y MUL R2.y = KC0[0].w * KC0[0].z, OMOD x2: W0 = 0x80 | 3<<10 (0xC00) | 0x10_0000 |
         // 2<<23 (0x100_0000); W1 = OMOD 1<<5 (0x20) | MUL 0x80 | 0x10 | 0x40_0000 | chan y.
-        0x0110_0C80,
-        0x2040_00B0,
+        [0x0110_0C80, 0x2040_00B0],
         // z MOV R2.z = KC0[0].w, CLAMP: W0 = 0xC80; W1 = 0xC80 | 0x10 | 0x40_0000 | chan z |
         // CLAMP 1<<31.
-        0x0000_0C80,
-        0xC040_0C90,
+        [0x0000_0C80, 0xC040_0C90],
         // w MOV R2.w = KC0[0].y, OMOD /2 (3<<5 = 0x60), CLAMP: W0 = 0x480 | LAST; W1 = 0x60 |
         // 0xC80 | 0x10 | 0x40_0000 | chan w | CLAMP.
-        0x8000_0480,
-        0xE040_0CF0,
+        [0x8000_0480, 0xE040_0CF0],
     ];
     for chip in CHIPS {
         // 3 - 2; 8 * 0.5 * 2; clamp(8) = 1; clamp(-3 / 2) = 0.
@@ -260,19 +217,15 @@ fn source_and_result_modifiers() {
 fn inline_constants() {
     let alu = [
         // x ADD R2.x = 1.0 (249 = 0xF9) + 0.5 (252<<13 = 0x1F_8000); W1 = 0x10 | 0x40_0000.
-        0x001F_80F9,
-        0x0040_0010,
+        [0x001F_80F9, 0x0040_0010],
         // y SUB_INT R2.y = int 1 (250 = 0xFA) - int -1 (251<<13 = 0x1F_6000); W1 = 0x1A80 |
         // 0x10 | 0x40_0000 | chan y.
-        0x001F_60FA,
-        0x2040_1A90,
+        [0x001F_60FA, 0x2040_1A90],
         // z MOV R2.z = -(0.0): SRC0 248 (0xF8) | SRC0_NEG 1<<12 (0x1000); W1 = 0xC80 | 0x10 |
         // 0x40_0000 | chan z.
-        0x0000_10F8,
-        0x4040_0C90,
+        [0x0000_10F8, 0x4040_0C90],
         // w MOV R2.w = int -1 (0xFB) | LAST; W1 = 0xC80 | 0x10 | 0x40_0000 | chan w.
-        0x8000_00FB,
-        0x6040_0C90,
+        [0x8000_00FB, 0x6040_0C90],
     ];
     for chip in CHIPS {
         assert_eq!(run_alu(chip, &alu), Ok([fb(1.5), 2, 0x8000_0000, u32::MAX]), "{chip:?}");
@@ -283,14 +236,11 @@ fn inline_constants() {
 fn kcache_sets_lines_and_bounds() {
     let alu = [
         // x MOV R2.x = KC1[0].y: SRC0 160 (0xA0) | 1<<10 (0x400); W1 = 0xC80 | 0x10 | 0x40_0000.
-        0x0000_04A0,
-        0x0040_0C90,
+        [0x0000_04A0, 0x0040_0C90],
         // y MOV R2.y = KC0[31].x: SRC0 159 (0x9F); W1 ... | chan y.
-        0x0000_009F,
-        0x2040_0C90,
+        [0x0000_009F, 0x2040_0C90],
         // z MOV R2.z = KC0[2].y: 0x82 | 1<<10 | LAST; W1 ... | chan z.
-        0x8000_0482,
-        0x4040_0C90,
+        [0x8000_0482, 0x4040_0C90],
     ];
     for chip in CHIPS {
         let mut m = mem();
@@ -306,7 +256,7 @@ fn kcache_sets_lines_and_bounds() {
         assert_eq!(get(&mut m, RAT0, 2), [fb(17.0), 0]);
     }
     // KC1[16] (SRC0 176 = 0xB0): set 1 is LOCK_1, only 16 constants are locked.
-    let err = [0x8000_00B0, 0x0040_0C90];
+    let err = [[0x8000_00B0, 0x0040_0C90]];
     for chip in CHIPS {
         assert_eq!(
             run_alu(chip, &err),
@@ -323,21 +273,16 @@ fn predicate_set_and_predicated_instructions() {
         // g1 w PRED_SETGT_INT R2.w = KC0[1].x > KC0[1].w (7 > 100, fails), UPDATE_PRED:
         // W0 = 0x81 | 129<<13 (0x10_2000) | 3<<23 (0x180_0000) | LAST; W1 = UPDATE_PRED 1<<3
         // (0x8) | 0x10 | 0x43<<7 (0x2180) | 0x40_0000 | chan w.
-        0x8190_2081,
-        0x6040_2198,
+        [0x8190_2081, 0x6040_2198],
         // g2 x MOV R2.x = 1.0, PRED_SEL_ONE 3<<29 (0x6000_0000): skipped.
-        0x6000_00F9,
-        0x0040_0C90,
+        [0x6000_00F9, 0x0040_0C90],
         // g2 y MOV R2.y = 1.0, PRED_SEL_ZERO 2<<29 (0x4000_0000) | LAST: runs.
-        0xC000_00F9,
-        0x2040_0C90,
+        [0xC000_00F9, 0x2040_0C90],
         // g3 z PRED_SETE_INT R2.z = KC0[1].x == KC0[1].x (passes), UPDATE_PRED: W0 = 0x81 |
         // 0x10_2000 | LAST; W1 = 0x8 | 0x10 | 0x42<<7 (0x2100) | 0x40_0000 | chan z.
-        0x8010_2081,
-        0x4040_2118,
+        [0x8010_2081, 0x4040_2118],
         // g4 x MOV R2.x = KC0[0].w, PRED_SEL_ONE | LAST: runs now.
-        0xE000_0C80,
-        0x0040_0C90,
+        [0xE000_0C80, 0x0040_0C90],
     ];
     for chip in CHIPS {
         assert_eq!(run_alu(chip, &alu), Ok([fb(8.0), fb(1.0), 0, fb(1.0)]), "{chip:?}");

@@ -51,9 +51,10 @@ fn run_fetch(
         (Chip::Cayman, 1) => 0x8040_0000,
         (Chip::Cayman, _) => 0x8040_0400,
     };
-    let cf = cat(&[0x0000_0004, 0xA004_0000, 0x0000_0006, fetch_cf], store_r2(chip));
+    let cf = cat(&[[0x0000_0004, 0xA004_0000], [0x0000_0006, fetch_cf]], store_r2(chip));
     // @4 MOV R3.x = literal.x: W0 = 253 | LAST; W1 = 0xC80 | 0x10 | DST_GPR 3<<21 (0x60_0000).
-    let clauses = cat(&[0x8000_00FD, 0x0060_0C90, index, 0], fetches);
+    let mut clauses = vec![[0x8000_00FD, 0x0060_0C90], [index, 0]];
+    clauses.extend(fetches.chunks_exact(2).map(|c| [c[0], c[1]]));
     let mut m = fetch_mem();
     load_program(&mut m, &cf, 4, &clauses);
     let stats = run(s, &mut m).map_err(|e| e.kind)?;
@@ -177,28 +178,21 @@ fn fetch_byte_indexed_buffer_and_errors() {
 
 /// R2 = (1, 2, 3, 4) from literals, then a RAT 0 store at dword R0.x = 0 with `store` words.
 fn run_store(
-    chip: Chip,
-    store: &[u32],
+    store: &[Slot],
     s: DispatchState,
     m: &mut FlatMemory,
 ) -> Result<Stats, ShaderErrorKind> {
     // CF0 ALU @4, 6 slots: COUNT 5<<18 (0x14_0000) | 0x2000_0000 | BARRIER.
-    let cf = cat(&[0x0000_0004, 0xA014_0000], store);
+    let cf = cat(&[[0x0000_0004, 0xA014_0000]], store);
     let clauses = [
         // MOV R2.x/y/z/w = literal.x/y/z/w: W0 = 253 | SRC0_CHAN c<<10 (| LAST on w);
         // W1 = 0xC80 | 0x10 | 0x40_0000 | DST_CHAN c<<29.
-        0x0000_00FD,
-        0x0040_0C90,
-        0x0000_04FD,
-        0x2040_0C90,
-        0x0000_08FD,
-        0x4040_0C90,
-        0x8000_0CFD,
-        0x6040_0C90,
-        1,
-        2,
-        3,
-        4,
+        [0x0000_00FD, 0x0040_0C90],
+        [0x0000_04FD, 0x2040_0C90],
+        [0x0000_08FD, 0x4040_0C90],
+        [0x8000_0CFD, 0x6040_0C90],
+        [1, 2],
+        [3, 4],
     ];
     load_program(m, &cf, 4, &clauses);
     run(s, m).map_err(|e| e.kind)
@@ -209,13 +203,13 @@ fn rat_store_comp_mask_and_bounds() {
     for chip in CHIPS {
         // COMP_MASK x and z (5<<12 = 0x5000): Evergreen WORD1 0x95E0_5000 (STORE_RAW, END),
         // Cayman 0x95C0_5000 (STORE_DWORD) then CF_END.
-        let store: &[u32] = match chip {
-            Chip::Evergreen => &[0x0001_2020, 0x95E0_5000],
-            Chip::Cayman => &[0x0001_2140, 0x95C0_5000, 0, 0x8800_0000],
+        let store: &[Slot] = match chip {
+            Chip::Evergreen => &[[0x0001_2020, 0x95E0_5000]],
+            Chip::Cayman => &[[0x0001_2140, 0x95C0_5000], [0, 0x8800_0000]],
         };
         let mut m = mem();
         put(&mut m, RAT0, &[0xEEEE_EEEE; 6]);
-        run_store(chip, store, state(chip), &mut m).unwrap();
+        run_store(store, state(chip), &mut m).unwrap();
         assert_eq!(
             get(&mut m, RAT0, 6),
             [1, 0xEEEE_EEEE, 3, 0xEEEE_EEEE, 0xEEEE_EEEE, 0xEEEE_EEEE]
@@ -226,7 +220,7 @@ fn rat_store_comp_mask_and_bounds() {
         put(&mut m, RAT0, &[0xEEEE_EEEE; 6]);
         let mut s = state(chip);
         s.rats[0] = rat_u32(RAT0, 2);
-        let stats = run_store(chip, store_r2(chip), s, &mut m).unwrap();
+        let stats = run_store(store_r2(chip), s, &mut m).unwrap();
         assert_eq!(get(&mut m, RAT0, 4), [1, 2, 0xEEEE_EEEE, 0xEEEE_EEEE], "{chip:?}");
         assert_eq!((stats.rat_dwords, stats.rat_dropped), (2, 2));
     }
@@ -238,14 +232,14 @@ fn rat_store_comp_mask_and_bounds() {
 fn rat_store_opcode_per_chip() {
     let mut m = mem();
     // The Evergreen store words (without END_OF_PROGRAM: 0x95C0_F000) on Cayman, CF_END after.
-    let eg_on_cm = [0x0001_2020, 0x95C0_F000, 0, 0x8800_0000];
+    let eg_on_cm = [[0x0001_2020, 0x95C0_F000], [0, 0x8800_0000]];
     assert_eq!(
-        run_store(Chip::Cayman, &eg_on_cm, state(Chip::Cayman), &mut m),
+        run_store(&eg_on_cm, state(Chip::Cayman), &mut m),
         Err(ShaderErrorKind::UnsupportedRatInst { inst: 2, chip: Chip::Cayman })
     );
-    let cm_on_eg = [0x0001_2140, 0x95E0_F000];
+    let cm_on_eg = [[0x0001_2140, 0x95E0_F000]];
     assert_eq!(
-        run_store(Chip::Evergreen, &cm_on_eg, state(Chip::Evergreen), &mut m),
+        run_store(&cm_on_eg, state(Chip::Evergreen), &mut m),
         Err(ShaderErrorKind::UnsupportedRatInst { inst: 20, chip: Chip::Evergreen })
     );
 }
@@ -257,9 +251,9 @@ fn rat_atomic_add() {
     // (0x180_0000) = 0x0180_2070. WORD1 = COMP_MASK 1<<12 | MEM_RAT 0x56<<22 (0x1580_0000) |
     // BARRIER (| END_OF_PROGRAM on Evergreen) = 0x95A0_1000 / 0x9580_1000.
     for chip in CHIPS {
-        let cf: &[u32] = match chip {
-            Chip::Evergreen => &[0x0180_2070, 0x95A0_1000],
-            Chip::Cayman => &[0x0180_2070, 0x9580_1000, 0, 0x8800_0000],
+        let cf: &[Slot] = match chip {
+            Chip::Evergreen => &[[0x0180_2070, 0x95A0_1000]],
+            Chip::Cayman => &[[0x0180_2070, 0x9580_1000], [0, 0x8800_0000]],
         };
         let mut m = mem();
         put(&mut m, RAT0, &[1000]);
@@ -286,7 +280,7 @@ fn rat_state_errors() {
         let run_with = |m: &mut FlatMemory, f: &dyn Fn(&mut DispatchState)| {
             let mut s = state(chip);
             f(&mut s);
-            run_store(chip, store_r2(chip), s, m)
+            run_store(store_r2(chip), s, m)
         };
         // INFO without RAT (bit 26): a colour target, not a RAT.
         assert_eq!(

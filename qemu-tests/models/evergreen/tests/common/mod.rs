@@ -8,7 +8,7 @@
 
 pub use evergreen_model::shader::{
     Chip, Dispatch, DispatchState, FlatMemory, Limits, RatRegs, ShaderError, ShaderErrorKind,
-    ShaderMemory, Stats, StepResult,
+    Stats, StepResult,
 };
 
 /// Program address (SQ_PGM_START_LS = 0x10).
@@ -23,6 +23,9 @@ pub const RAT0: u64 = 0x8000;
 pub const BUF_A: u64 = 0x1_0000;
 /// Second input buffer.
 pub const BUF_B: u64 = 0x2_0000;
+
+/// One 64-bit slot: a CF instruction, an ALU instruction, two literal dwords, half a fetch.
+pub type Slot = [u32; 2];
 
 /// Both chips, for tests whose words are the same on each.
 pub const CHIPS: [Chip; 2] = [Chip::Evergreen, Chip::Cayman];
@@ -122,39 +125,36 @@ pub fn const_u(m: &mut FlatMemory, cb: u64, k: u64, v: [u32; 4]) {
 ///   WRITE_IND 1 << 13 (0x2000) | RW_GPR 2 << 15 (0x1_0000) | INDEX_GPR 0 << 23 = 0x0001_2020.
 ///   WORD1 = COMP_MASK 0xF << 12 (0xF000) | END_OF_PROGRAM 1 << 21 (0x20_0000) | CF_INST 0x57
 ///   << 22 (0x15C0_0000) | BARRIER 1 << 31 = 0x95E0_F000.
-pub const EG_HARNESS: [u32; 4] = [0x8400_0004, 0xA03C_0401, 0x0001_2020, 0x95E0_F000];
+pub const EG_HARNESS: [Slot; 2] = [[0x8400_0004, 0xA03C_0401], [0x0001_2020, 0x95E0_F000]];
 
 /// The Cayman harness: CF0 as on Evergreen; CF1 STORE_DWORD (RAT_INST 20 << 4 = 0x140:
 /// WORD0 = 0x0001_2140) without END_OF_PROGRAM (WORD1 = 0x95C0_F000); CF2 CF_END: WORD0 0,
 /// WORD1 = CF_INST 0x20 << 22 (0x0800_0000) | BARRIER = 0x8800_0000.
-pub const CM_HARNESS: [u32; 6] =
-    [0x8400_0004, 0xA03C_0401, 0x0001_2140, 0x95C0_F000, 0, 0x8800_0000];
+pub const CM_HARNESS: [Slot; 3] =
+    [[0x8400_0004, 0xA03C_0401], [0x0001_2140, 0x95C0_F000], [0, 0x8800_0000]];
 
 /// An ALU group holding one NOP: WORD0 = LAST 1 << 31; WORD1 = ALU_INST NOP 0x1A << 7 (0xD00),
 /// WRITE_MASK 0.
-pub const NOP_GROUP: [u32; 2] = [0x8000_0000, 0x0000_0D00];
+pub const NOP_GROUP: Slot = [0x8000_0000, 0x0000_0D00];
 
-/// Load the harness for `chip` with `alu` (pairs of words, at most 16 slots) as the clause,
-/// padded with NOP groups to the 16 slots CF0 declares.
-pub fn load_harness(m: &mut FlatMemory, chip: Chip, alu: &[u32]) {
-    assert!(alu.len() % 2 == 0 && alu.len() <= 32);
-    let cf: &[u32] = match chip {
+/// Load the harness for `chip` with `alu` (at most 16 slots) as the clause, padded with NOP
+/// groups to the 16 slots CF0 declares.
+pub fn load_harness(m: &mut FlatMemory, chip: Chip, alu: &[Slot]) {
+    assert!(alu.len() <= 16);
+    let cf: &[Slot] = match chip {
         Chip::Evergreen => &EG_HARNESS,
         Chip::Cayman => &CM_HARNESS,
     };
-    put(m, PROG, cf);
-    let mut words = alu.to_vec();
-    while words.len() < 32 {
-        words.extend_from_slice(&NOP_GROUP);
-    }
-    put(m, PROG + 4 * 8, &words);
+    let mut clause = alu.to_vec();
+    clause.resize(16, NOP_GROUP);
+    load_program(m, cf, 4, &clause);
 }
 
 /// Run the harness with `alu` on one thread; R2.xyzw as stored to RAT 0 dwords 0-3.
 pub fn run_alu_with(
     m: &mut FlatMemory,
     chip: Chip,
-    alu: &[u32],
+    alu: &[Slot],
 ) -> Result<[u32; 4], ShaderErrorKind> {
     load_harness(m, chip, alu);
     run(state(chip), m).map_err(|e| e.kind)?;
@@ -163,7 +163,7 @@ pub fn run_alu_with(
 }
 
 /// [`run_alu_with`] on fresh memory holding the standard constants (see [`std_constants`]).
-pub fn run_alu(chip: Chip, alu: &[u32]) -> Result<[u32; 4], ShaderErrorKind> {
+pub fn run_alu(chip: Chip, alu: &[Slot]) -> Result<[u32; 4], ShaderErrorKind> {
     let mut m = mem();
     std_constants(&mut m);
     run_alu_with(&mut m, chip, alu)
@@ -188,10 +188,10 @@ pub fn fb(x: f32) -> u32 {
 }
 
 /// Write a CF program at [`PROG`] and its clauses from CF index `clauses_at` (64-bit units).
-pub fn load_program(m: &mut FlatMemory, cf: &[u32], clauses_at: u64, clauses: &[u32]) {
-    assert!(cf.len() as u64 <= clauses_at * 2, "CF program overlaps its clauses");
-    put(m, PROG, cf);
-    put(m, PROG + clauses_at * 8, clauses);
+pub fn load_program(m: &mut FlatMemory, cf: &[Slot], clauses_at: u64, clauses: &[Slot]) {
+    assert!(cf.len() as u64 <= clauses_at, "CF program overlaps its clauses");
+    put(m, PROG, cf.as_flattened());
+    put(m, PROG + clauses_at * 8, clauses.as_flattened());
 }
 
 /// The end of a program: a RAT 0 store of R2 at dword R0.x with COMP_MASK x, then the end.
@@ -199,22 +199,22 @@ pub fn load_program(m: &mut FlatMemory, cf: &[u32], clauses_at: u64, clauses: &[
 /// COMP_MASK 1<<12 (0x1000) | END_OF_PROGRAM (0x20_0000) | 0x57<<22 (0x15C0_0000) | BARRIER =
 /// 0x95E0_1000. Cayman: STORE_DWORD 0x0001_2140 / 0x95C0_1000 (no END_OF_PROGRAM), then CF_END
 /// 0 / 0x8800_0000.
-pub fn store_r2x(chip: Chip) -> &'static [u32] {
+pub fn store_r2x(chip: Chip) -> &'static [Slot] {
     match chip {
-        Chip::Evergreen => &[0x0001_2020, 0x95E0_1000],
-        Chip::Cayman => &[0x0001_2140, 0x95C0_1000, 0, 0x8800_0000],
+        Chip::Evergreen => &[[0x0001_2020, 0x95E0_1000]],
+        Chip::Cayman => &[[0x0001_2140, 0x95C0_1000], [0, 0x8800_0000]],
     }
 }
 
 /// As [`store_r2x`] with COMP_MASK xyzw (0xF << 12 = 0xF000).
-pub fn store_r2(chip: Chip) -> &'static [u32] {
+pub fn store_r2(chip: Chip) -> &'static [Slot] {
     match chip {
-        Chip::Evergreen => &[0x0001_2020, 0x95E0_F000],
-        Chip::Cayman => &[0x0001_2140, 0x95C0_F000, 0, 0x8800_0000],
+        Chip::Evergreen => &[[0x0001_2020, 0x95E0_F000]],
+        Chip::Cayman => &[[0x0001_2140, 0x95C0_F000], [0, 0x8800_0000]],
     }
 }
 
 /// `cf` followed by `tail`.
-pub fn cat(cf: &[u32], tail: &[u32]) -> Vec<u32> {
+pub fn cat(cf: &[Slot], tail: &[Slot]) -> Vec<Slot> {
     [cf, tail].concat()
 }
