@@ -40,7 +40,7 @@ pub fn mem() -> FlatMemory {
 /// 4<<12 | ARRAY_MODE LINEAR_ALIGNED 1<<8 | FORMAT COLOR_32 0xD<<2; ATTRIB
 /// NON_DISP_TILING_ORDER 1<<4; DIM WIDTH_MAX = elements - 1).
 pub fn rat_u32(base: u64, elements: u32) -> RatRegs {
-    assert!(elements >= 1 && elements <= 0x1_0000);
+    assert!((1..=0x1_0000).contains(&elements));
     RatRegs {
         base: (base >> 8) as u32,
         pitch: 0,
