@@ -39,8 +39,31 @@
 //! RETURN, exports other than RATs, kcache sets 2-3, other RAT operations and formats. Not
 //! checked: GPR read-port (bank swizzle) conflicts and per-group constant limits (evergreen-
 //! compute "Could not confirm").
+//!
+//! # Bounded work
+//!
+//! A work unit is one instruction for one wave: a CF instruction (an ALU or fetch clause
+//! instruction included, which decodes up to 128 slots and locks up to 64 constants), an ALU
+//! group (at most 5 slots x 64 threads), a vertex fetch (64 threads) or a RAT export (64 threads
+//! x 4 dwords). Every unit is bounded by those constants, [`Dispatch::step`] runs at most its
+//! budget of units, and [`Limits`] caps a wave (a runaway program) and a dispatch (a huge grid).
+//!
+//! # Decisions where the documents are silent
+//!
+//! - Fetch BUFFER_ID `b` reads resource slot 816 + `b` ([`CS_RESOURCE_BASE`], with the
+//!   reasoning).
+//! - R0/R1 are loaded only when SPI_COMPUTE_INPUT_CNTL enables them ([`Dispatch`]).
+//! - RAT stores: STORE_RAW on Evergreen, STORE_DWORD on Cayman, each refused on the other chip
+//!   (LLVM uses exactly these); index = dword index; ELEM_SIZE must be 0; dwords beyond the
+//!   surface (DIM) are dropped ([`wave`]).
+//! - Out-of-range vertex fetches read 0; constants beyond SQ_ALU_CONST_BUFFER_SIZE read 0;
+//!   32-bit fetches must be dword aligned ([`wave`]).
+//! - Flow-control semantics, execute-mask timing and stack accounting ([`wave`]).
+//! - Floating point: rounding, denormals, NaN, legacy MUL, conversions ([`alu`]).
+//! - Cayman (§4.2): MULLO/MULHI_* in all four slots and RECIP_IEEE in x, y, z with identical
+//!   sources; FLT_TO_UINT, INT_TO_FLT, UINT_TO_FLT are ordinary per-slot vector operations.
 
-mod alu;
+pub mod alu;
 pub mod decode;
 mod dispatch;
 pub mod error;

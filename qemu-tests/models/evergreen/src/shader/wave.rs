@@ -206,8 +206,8 @@ impl Wave {
         let at = ctx.state.program_address() + u64::from(self.pc) * 8;
         let (w0, w1) = (ctx.mem.read_u32(at)?, ctx.mem.read_u32(at + 4)?);
         let decoded = decode_cf(w0, w1, ctx.state.chip)?;
-        let next = self.pc + 1;
-        self.pc = next;
+        // Wrapping: a runaway program walks off into memory that faults, never into a panic.
+        self.pc = self.pc.wrapping_add(1);
         match decoded.inst {
             CfInst::Nop | CfInst::WaitAck => {}
             CfInst::End => return Ok(Progress::Finished),
