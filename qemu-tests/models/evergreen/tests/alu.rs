@@ -1,12 +1,12 @@
 //! ALU instruction classes, one hand-encoded group each, run through the harness (one thread;
 //! the result R2.xyzw lands in RAT 0 dwords 0-3). Constants: `common::std_constants`.
 //!
-//! Word layouts (evergreen-compute A4): ALU_WORD0 = SRC0_SEL 8:0 | SRC0_CHAN 11:10 | SRC0_NEG 12
-//! | SRC1_SEL 21:13 | SRC1_CHAN 24:23 | SRC1_NEG 25 | PRED_SEL 30:29 | LAST 31.
-//! ALU_WORD1_OP2 = SRC0_ABS 0 | SRC1_ABS 1 | UPDATE_EXEC_MASK 2 | UPDATE_PRED 3 | WRITE_MASK 4 |
-//! OMOD 6:5 | ALU_INST 17:7 | DST_GPR 27:21 | DST_CHAN 30:29 | CLAMP 31.
-//! ALU_WORD1_OP3 = SRC2_SEL 8:0 | SRC2_CHAN 11:10 | SRC2_NEG 12 | ALU_INST 17:13 | DST_GPR 27:21
-//! | DST_CHAN 30:29. Recurring pieces: KC0[k] = SRC_SEL 128 + k; DST_GPR 2 << 21 = 0x40_0000;
+//! Word layouts (Mesa sb_bc_fmt_def.inc, LLVM R600InstrFormats.td): ALU_WORD0 = SRC0_SEL 8:0 |
+//! SRC0_CHAN 11:10 | SRC0_NEG 12 | SRC1_SEL 21:13 | SRC1_CHAN 24:23 | SRC1_NEG 25 | PRED_SEL 30:29
+//! | LAST 31. ALU_WORD1_OP2 = SRC0_ABS 0 | SRC1_ABS 1 | UPDATE_EXEC_MASK 2 | UPDATE_PRED 3 |
+//! WRITE_MASK 4 | OMOD 6:5 | ALU_INST 17:7 | DST_GPR 27:21 | DST_CHAN 30:29 | CLAMP 31.
+//! ALU_WORD1_OP3 = SRC2_SEL 8:0 | SRC2_CHAN 11:10 | SRC2_NEG 12 | ALU_INST 17:13 | DST_GPR 27:21 |
+//! DST_CHAN 30:29. Recurring pieces: KC0[k] = SRC_SEL 128 + k; DST_GPR 2 << 21 = 0x40_0000;
 //! WRITE_MASK 1 << 4 = 0x10; DST_CHAN y/z/w = 0x2000_0000/0x4000_0000/0x6000_0000; LAST =
 //! 0x8000_0000; SRC1_SEL s << 13, SRC1_CHAN c << 23.
 mod common;

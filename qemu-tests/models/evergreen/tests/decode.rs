@@ -1,5 +1,5 @@
 //! The decoder on hand-derived words of every format, for both chips where the layouts or the
-//! instruction sets differ (evergreen-compute A4/A5/A8, amd-evergreen-cayman §4.1), and on
+//! instruction sets differ (Mesa/LLVM layouts, amd-evergreen-cayman §4.1), and on
 //! random words (it never panics).
 mod common;
 use common::{CHIPS, Chip, ShaderErrorKind as E};
@@ -208,7 +208,7 @@ fn clause_groups_and_literals() {
     }
 }
 
-/// The VTX_WORD0 31:26 and WORD2 bit 19 differ (A8).
+/// The VTX_WORD0 31:26 and WORD2 bit 19 differ between the chips (Mesa Cayman layouts).
 #[test]
 fn vertex_fetch_words_per_chip() {
     // FMT_32 from buffer 0, index R3.x, into R2 (memory.rs `fetch32`): Evergreen MEGA_FETCH_COUNT

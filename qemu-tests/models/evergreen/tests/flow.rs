@@ -2,7 +2,7 @@
 //! LOOP_BREAK / LOOP_CONTINUE, LOOP_START_NO_AL counted by a loop constant, boolean-constant
 //! conditions, and the stack errors.
 //!
-//! CF_WORD1 layout (evergreen-compute A4): POP_COUNT 2:0 | CF_CONST 7:3 | COND 9:8 | COUNT 15:10
+//! CF_WORD1 layout (Mesa sb_bc_fmt_def.inc): POP_COUNT 2:0 | CF_CONST 7:3 | COND 9:8 | COUNT 15:10
 //! | END_OF_PROGRAM 21 | CF_INST 29:22 | BARRIER 31 (0x8000_0000, set on every CF word here).
 //! CF_ALU_WORD1: COUNT 24:18 (slots - 1) | CF_INST 29:26 (ALU 8 = 0x2000_0000, PUSH_BEFORE 9 =
 //! 0x2400_0000, POP_AFTER 10 = 0x2800_0000) | BARRIER. CF_WORD0 / CF_ALU_WORD0 = ADDR.

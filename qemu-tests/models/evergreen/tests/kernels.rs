@@ -1,8 +1,8 @@
-//! Whole kernels in hand-built words, laid out as the LLVM R600 backend and clover do
-//! (evergreen-compute A3/A6): constant buffer 0 holds the group counts (dw0-2), global size
-//! (dw3-5), local size (dw6-8) and the arguments (dw9+: byte addresses in the global pool);
-//! global memory is read through fetch resource 1 (byte-indexed FMT_32, STRIDE 1) and written
-//! through RAT 0 (dword index = byte address >> 2). Global id x = R1.x * KC0[1].z + R0.x.
+//! Whole kernels in hand-built words, laid out as the LLVM R600 backend and clover do (LLVM
+//! R600ISelLowering, Mesa evergreen_compute.c): constant buffer 0 holds the group counts (dw0-2),
+//! global size (dw3-5), local size (dw6-8) and the arguments (dw9+: byte addresses in the global
+//! pool); global memory is read through fetch resource 1 (byte-indexed FMT_32, STRIDE 1) and
+//! written through RAT 0 (dword index = byte address >> 2). Global id x = R1.x * KC0[1].z + R0.x.
 //! Each runs over several groups with partial waves, on both chips, checked element by element
 //! against the same computation on the CPU.
 mod common;

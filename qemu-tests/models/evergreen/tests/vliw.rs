@@ -86,7 +86,7 @@ fn forwarding_needs_a_previous_group_of_the_clause() {
     );
 }
 
-/// evergreen-compute A4: a DST_CHAN that does not come after the previous instruction's goes to
+/// The Evergreen slot rule: a DST_CHAN that does not come after the previous instruction's goes to
 /// t on Evergreen; Cayman has nowhere to put it.
 #[test]
 fn out_of_order_channel_goes_to_t_on_evergreen_only() {

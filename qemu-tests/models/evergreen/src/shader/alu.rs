@@ -12,9 +12,10 @@
 //!   before the add (FMA is a separate opcode, not in the subset).
 //! - MAX is `src0 >= src1 ? src0 : src1`, MIN `src0 < src1 ? src0 : src1` (a NaN in src0 selects
 //!   src1); MAX_DX10/MIN_DX10 return the non-NaN operand.
-//! - SETxx give 1.0/0.0; SETxx_DX10 and the integer SETs give 0xFFFFFFFF/0 (A5). PRED_SETxx write
-//!   0.0 where the predicate passes and 1.0 where it fails (R600-family ISA definition: the
-//!   result counts skipped levels); drivers write them with WRITE_MASK 0.
+//! - SETxx give 1.0/0.0; SETxx_DX10 and the integer SETs give 0xFFFFFFFF/0 (Mesa r600_isa.c
+//!   result types). PRED_SETxx write 0.0 where the predicate passes and 1.0 where it fails
+//!   (R600-family ISA definition: the result counts skipped levels); drivers write them with
+//!   WRITE_MASK 0.
 //! - FLT_TO_INT / FLT_TO_UINT round to nearest even and saturate, NaN gives 0: both Mesa and
 //!   LLVM emit TRUNC before them for C casts, which only makes sense if they do not truncate.
 //! - RECIP_IEEE is correctly rounded (1/x; 1/±0 = ±inf).

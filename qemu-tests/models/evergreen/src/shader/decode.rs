@@ -1,5 +1,5 @@
 //! The decoder: CF words, ALU words and groups (with the VLIW slot rules), vertex fetch words
-//! and RAT export words, for Evergreen and Cayman. Layouts: evergreen-compute A4/A8 (Mesa
+//! and RAT export words, for Evergreen and Cayman. Layouts: Mesa
 //! `sb_bc_fmt_def.inc`, LLVM `R600InstrFormats.td`). Every word is decoded in full: an unknown
 //! opcode, a reserved value or a field the model does not implement is a typed error, never
 //! ignored.
@@ -224,7 +224,7 @@ pub fn decode_cf(w0: u32, w1: u32, chip: Chip) -> Result<DecodedCf, E> {
         | cf_inst::RETURN
         | 0x15..=0x18
         | 0x1B..=0x1F => return Err(E::UnsupportedCfInst(inst)),
-        // Cayman's LDS_DEALLOC, PUSH_WQM, POP_WQM, ELSE_WQM, JUMP_ANY (A8).
+        // Cayman's LDS_DEALLOC, PUSH_WQM, POP_WQM, ELSE_WQM, JUMP_ANY (Mesa r600_isa.c).
         0x21..=0x25 if chip == Chip::Cayman => return Err(E::UnsupportedCfInst(inst)),
         _ => return Err(E::UnknownCfInst(inst)),
     };
@@ -555,9 +555,10 @@ pub fn decode_clause(words: &[u32], chip: Chip) -> Result<Vec<AluGroup>, E> {
     Ok(groups)
 }
 
-/// Place a group's instructions in their slots (evergreen-compute A4: vector slot = DST_CHAN in
-/// x, y, z, w order; on Evergreen a t-only operation, or an instruction whose DST_CHAN does not
-/// come after the previous one, goes to t, which is last) and check the chip's rules.
+/// Place a group's instructions in their slots (the Mesa r600 assembler's rules: vector slot =
+/// DST_CHAN in x, y, z, w order; on Evergreen a t-only operation, or an instruction whose
+/// DST_CHAN does not come after the previous one, goes to t, which is last) and check the
+/// chip's rules.
 fn assign_slots(insts: &[AluInst], chip: Chip) -> Result<[Option<AluInst>; 5], E> {
     let mut slots: [Option<AluInst>; 5] = [None; 5];
     let mut prev: Option<u8> = None;
@@ -690,7 +691,8 @@ pub struct VtxFetch {
     pub offset: u32,
 }
 
-/// Decode a vertex fetch. Evergreen and Cayman differ in VTX_WORD0 31:26 and WORD2 bit 19 (A8).
+/// Decode a vertex fetch. Evergreen and Cayman differ in VTX_WORD0 31:26 and WORD2 bit 19 (Mesa
+/// sb_bc_fmt_def.inc Cayman layouts).
 pub fn decode_vtx(w: [u32; 4], chip: Chip) -> Result<VtxFetch, E> {
     // VTX_WORD0: VC_INST 4:0, FETCH_TYPE 6:5, FETCH_WHOLE_QUAD 7, BUFFER_ID 15:8, SRC_GPR 22:16,
     // SRC_REL 23, SRC_SEL_X 25:24; Evergreen MEGA_FETCH_COUNT 31:26; Cayman SRC_SEL_Y 27:26,
@@ -709,8 +711,9 @@ pub fn decode_vtx(w: [u32; 4], chip: Chip) -> Result<VtxFetch, E> {
     if flag(w[0], 23) {
         return Err(unsupported("SRC_REL", 1));
     }
+    // Evergreen's MEGA_FETCH_COUNT is ignored: the load size comes from DATA_FORMAT (Mesa uses
+    // MEGA_FETCH_COUNT values that differ from the load size).
     if chip == Chip::Cayman {
-        // MEGA_FETCH_COUNT (Evergreen) is ignored: the load size comes from DATA_FORMAT (A4).
         if field(w[0], 28, 2) != 0 {
             return Err(unsupported("STRUCTURED_READ", field(w[0], 28, 2)));
         }

@@ -186,7 +186,7 @@ pub enum Kind {
     Int,
 }
 
-/// The ALU operations of the subset (amd-evergreen-cayman §4.2; evergreen-compute A5).
+/// The ALU operations of the subset (amd-evergreen-cayman §4.2; numbers from Mesa r600_isa.c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // The names are the ISA's mnemonics.
 pub enum AluOp {
@@ -306,8 +306,8 @@ use CmSlots::{AllFour, Vector as CmVec, XyzPlusOptionalW};
 use EgSlots::{Any, Trans, Vector};
 use Kind::{FloatToFloat as FF, FloatToInt as FI, Int as II, IntToFloat as IF};
 
-/// Every operation the model executes. Opcode numbers: evergreen-compute A5 (Mesa
-/// `r600_isa.c`, Evergreen/Cayman columns); the ones beyond A5's list (MIN/MAX_DX10, SET*_DX10,
+/// Every operation the model executes. Opcode numbers: Mesa `r600_isa.c` (Evergreen/Cayman
+/// columns; LLVM agrees); the ones beyond the core compute list (MIN/MAX_DX10, SET*_DX10,
 /// FRACT..RNDNE, MIN/MAX_INT/UINT, the other PRED_SET*/CND*, BFE_INT) from the same table.
 pub static OPS: &[OpInfo] = &[
     op2(AluOp::Add, "ADD", 0x00, 2, Any, CmVec, FF),

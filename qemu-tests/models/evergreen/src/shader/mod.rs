@@ -37,8 +37,8 @@
 //!
 //! Not modelled (typed errors): LDS and GDS operations, textures, relative addressing, CALL /
 //! RETURN, exports other than RATs, kcache sets 2-3, other RAT operations and formats. Not
-//! checked: GPR read-port (bank swizzle) conflicts and per-group constant limits (evergreen-
-//! compute "Could not confirm").
+//! checked: GPR read-port (bank swizzle) conflicts and per-group constant limits (the public
+//! sources do not pin them down).
 //!
 //! # Bounded work
 //!

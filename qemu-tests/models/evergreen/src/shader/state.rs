@@ -8,7 +8,7 @@ use super::isa::{Chip, field, flag};
 /// First fetch-resource slot of the compute stage: a vertex fetch with BUFFER_ID `b` reads
 /// resource slot `CS_RESOURCE_BASE + b` (SET_RESOURCE dw1 = slot * 8).
 ///
-/// Decision (evergreen-compute "Could not confirm"): amd-evergreen-cayman §3.1 says a CS "runs
+/// Decision (an open question): amd-evergreen-cayman §3.1 says a CS "runs
 /// on resources shared with LS shader", which would put BUFFER_ID 0 at the LS base 656; Mesa's
 /// evergreen compute path binds every compute vertex buffer and constant buffer at 816 + n (its
 /// CS resource block, after PS 0, VS 176, GS 336, HS 496, LS 656) and nothing at the LS slots,
@@ -30,7 +30,7 @@ pub const MAX_LDS_DWORDS: u32 = 8192;
 pub const WAVE_SIZE: u32 = 64;
 
 /// The CB_COLORn registers of one colour buffer bound as a RAT (raw values, amd-evergreen-cayman
-/// §8.6 and evergreen-compute A3 for the field layout).
+/// §8.6; field layout from Mesa evergreend.h / evergreen_state.c).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RatRegs {
     /// CB_COLORn_BASE: address >> 8.
@@ -49,7 +49,8 @@ pub struct RatRegs {
     pub dim: u32,
 }
 
-/// Everything one dispatch reads. Register names and addresses: evergreen-compute A2/A3.
+/// Everything one dispatch reads. Register names and addresses: Mesa evergreend.h and
+/// evergreen_compute.c.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DispatchState {
     /// Which chip's encodings and rules apply.
@@ -145,7 +146,7 @@ impl DispatchState {
     }
 }
 
-/// A vertex-fetch buffer resource (evergreen-compute A3, Mesa evergreen_state.c layout).
+/// A vertex-fetch buffer resource (Mesa evergreen_state.c layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BufferResource {
     pub base: u64,
@@ -263,7 +264,7 @@ mod tests {
 
     #[test]
     fn mesa_r32_uint_rat_passes_the_rules() {
-        // evergreen-compute A3: INFO 0x04104134, ATTRIB NON_DISP_TILING_ORDER, DIM 255.
+        // Mesa's R32_UINT RAT: INFO 0x04104134, ATTRIB NON_DISP_TILING_ORDER, DIM 255.
         let regs =
             RatRegs { base: 0x12, info: 0x0410_4134, attrib: 0x10, dim: 255, ..Default::default() };
         let s = RatSurface::parse(&regs, 0, true).unwrap();

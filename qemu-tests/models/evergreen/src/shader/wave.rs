@@ -14,9 +14,10 @@
 //! - `POP` pops POP_COUNT entries; the active mask becomes the last popped one, minus threads
 //!   that broke out of (or continued) the innermost loop. It continues with the next
 //!   instruction (Mesa and LLVM point ADDR there).
-//! - `LOOP_START_DX10` ignores the loop constants (Mesa: "LOOP_START_DX10 ignores the
-//!   LOOP_CONFIG registers", so its loops are not limited to 4095 iterations): the loop runs
-//!   until every thread has broken, and a runaway loop ends on the wave budget.
+//! - `LOOP_START_DX10` ignores the loop constants (Mesa's r600 compiler records that this form,
+//!   unlike the other LOOP_START variants, does not read them and is not capped at 4095
+//!   iterations): the loop runs until every thread has broken, and a runaway loop ends on the
+//!   wave budget.
 //!   `LOOP_START_NO_AL` takes its trip count from loop constant CF_CONST (COUNT 11:0; Mesa's
 //!   160 = 0x01000FFF is 4095 iterations). With no active thread, or a count of 0, both jump to
 //!   ADDR (the instruction after LOOP_END) without pushing.
@@ -26,8 +27,8 @@
 //!   iteration at ADDR with every thread that did not break (while the trip count lasts), or
 //!   pops the loop and restores the mask the loop started with.
 //! - An ALU clause runs with the mask it started with; PRED_SET* with UPDATE_EXEC_MASK sets the
-//!   new mask (threads passing) when the clause ends, before ALU_POP_AFTER / ALU_ELSE_AFTER
-//!   (Mesa r600 sb: "exec mask is already updated" for everything after the clause).
+//!   new mask (threads passing) when the clause ends, before ALU_POP_AFTER / ALU_ELSE_AFTER (a
+//!   Mesa r600 sb scheduling fix relies on the new mask covering everything after the clause).
 //! - Stack capacity: a PUSH entry is one element, a loop four (one full entry); SQ_PGM_RESOURCES
 //!   STACK_SIZE entries hold four elements each (Mesa's accounting for Evergreen/Cayman).
 //!   Needing more is [`E::StackOverflow`].
@@ -553,12 +554,12 @@ impl Wave {
 
     // ---- memory ----
 
-    /// Vertex fetch from a buffer resource: element address = base + index * STRIDE + OFFSET
-    /// (evergreen-compute A3). An element not wholly inside the buffer (W1 = bytes - 1) reads as
-    /// all zero before the swizzles, like D3D10 out-of-bounds buffer loads (the hardware bounds
-    /// check; CLAMP_X is not modelled). Components the format lacks read as 0 (y, z) and 1 (w).
-    /// The resource's DST_SEL (word 3) applies first, then the instruction's; 7 leaves the
-    /// destination channel unwritten.
+    /// Vertex fetch from a buffer resource: element address = base + index * STRIDE + OFFSET (Mesa
+    /// evergreen_state.c and the LLVM R600 loads agree). An element not wholly inside the buffer
+    /// (W1 = bytes - 1) reads as all zero before the swizzles, like D3D10 out-of-bounds buffer
+    /// loads (the hardware bounds check; CLAMP_X is not modelled). Components the format lacks read
+    /// as 0 (y, z) and 1 (w). The resource's DST_SEL (word 3) applies first, then the
+    /// instruction's; 7 leaves the destination channel unwritten.
     fn vertex_fetch(&mut self, ctx: &mut Ctx<'_>, f: &VtxFetch) -> Result<(), E> {
         let state = ctx.state;
         if f.buffer_id as usize >= CS_RESOURCE_COUNT {

@@ -2,8 +2,8 @@
 //! "harness" program that runs one ALU clause and stores R2.xyzw through RAT 0.
 //!
 //! Every instruction word in these tests is written out in hex with its derivation from the bit
-//! layouts of evergreen-compute A4/A5/A8 (field value << first bit); nothing here encodes
-//! instructions from field values.
+//! layouts (Mesa sb_bc_fmt_def.inc, LLVM R600InstrFormats.td; field value << first bit); nothing
+//! here encodes instructions from field values.
 #![allow(dead_code)]
 
 pub use evergreen_model::shader::{
@@ -36,7 +36,7 @@ pub fn mem() -> FlatMemory {
 }
 
 /// CB_COLORn registers of a linear R32_UINT buffer RAT of `elements` dwords at `base`
-/// (evergreen-compute A3: INFO 0x04104134 = RAT 1<<26 | BLEND_BYPASS 1<<20 | NUMBER_TYPE UINT
+/// (as Mesa programs one: INFO 0x04104134 = RAT 1<<26 | BLEND_BYPASS 1<<20 | NUMBER_TYPE UINT
 /// 4<<12 | ARRAY_MODE LINEAR_ALIGNED 1<<8 | FORMAT COLOR_32 0xD<<2; ATTRIB
 /// NON_DISP_TILING_ORDER 1<<4; DIM WIDTH_MAX = elements - 1).
 pub fn rat_u32(base: u64, elements: u32) -> RatRegs {
@@ -52,9 +52,9 @@ pub fn rat_u32(base: u64, elements: u32) -> RatRegs {
     }
 }
 
-/// An 8-dword buffer resource (evergreen-compute A3): W0 base 31:0, W1 bytes - 1, W2 STRIDE
-/// 18:8 | DATA_FORMAT 25:20 | NUM_FORMAT_ALL 27:26 (1 = INT), W3 DST_SEL X/Y/Z/W = 0/1/2/3 at
-/// 3/6/9/12 (= 0x3440), W7 TYPE 3 << 30 (valid buffer). `w2` and `w3` are given in hex by the
+/// An 8-dword buffer resource (Mesa evergreen_state.c layout): W0 base 31:0, W1 bytes - 1, W2
+/// STRIDE 18:8 | DATA_FORMAT 25:20 | NUM_FORMAT_ALL 27:26 (1 = INT), W3 DST_SEL X/Y/Z/W = 0/1/2/3
+/// at 3/6/9/12 (= 0x3440), W7 TYPE 3 << 30 (valid buffer). `w2` and `w3` are given in hex by the
 /// caller.
 pub fn resource(base: u64, bytes: u32, w2: u32, w3: u32) -> [u32; 8] {
     [base as u32, bytes - 1, w2, w3, 0, 0, 0, 0xC000_0000]
