@@ -49,6 +49,7 @@ enum Status {
 /// One dispatch in flight. Groups run in x, then y, then z order, the waves of a group in
 /// order; waves run one after the other (nothing in the subset lets waves communicate except
 /// RAT atomics, which are order-independent).
+#[derive(Debug)]
 pub struct Dispatch {
     state: DispatchState,
     limits: Limits,
@@ -200,5 +201,18 @@ impl Dispatch {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The command processor keeps a dispatch in its model state, which the framework moves
+    /// between threads.
+    #[test]
+    fn dispatch_is_send() {
+        fn send<T: Send>() {}
+        send::<Dispatch>();
     }
 }

@@ -8,14 +8,14 @@ use super::isa::{Chip, field, flag};
 /// First fetch-resource slot of the compute stage: a vertex fetch with BUFFER_ID `b` reads
 /// resource slot `CS_RESOURCE_BASE + b` (SET_RESOURCE dw1 = slot * 8).
 ///
-/// Decision (an open question): amd-evergreen-cayman §3.1 says a CS "runs
-/// on resources shared with LS shader", which would put BUFFER_ID 0 at the LS base 656; Mesa's
-/// evergreen compute path binds every compute vertex buffer and constant buffer at 816 + n (its
-/// CS resource block, after PS 0, VS 176, GS 336, HS 496, LS 656) and nothing at the LS slots,
-/// and that driver ran OpenCL kernels on real Evergreen/Cayman boards. A driver that followed
-/// §3.1 literally would read unset slots on hardware as Mesa's layout implies, so the model
-/// follows the working driver: 816. (The CS does share the LS *program and constant cache*
-/// registers, SQ_PGM_*_LS and SQ_ALU_CONST_*_LS; those are what §3.1's sentence fits.)
+/// Decision (an open question): amd-evergreen-cayman §3.1 says a CS "runs on resources shared
+/// with LS shader", which would put BUFFER_ID 0 at the LS base 656. Mesa's Evergreen compute
+/// path binds its compute vertex and constant buffers at 816 + n, a CS block of its own after
+/// PS 0, VS 176, GS 336, HS 496 and LS 656 (Mesa evergreend.h), and that driver (clover) ran
+/// OpenCL kernels on real Evergreen and Cayman boards; if BUFFER_ID 0 read slot 656 there, its
+/// kernels would have fetched unset resources. The model follows the working driver: 816. The
+/// CS does share the LS program and constant-cache registers (SQ_PGM_*_LS,
+/// SQ_ALU_CONST_*_LS), which is what §3.1's sentence fits.
 pub const CS_RESOURCE_BASE: usize = 816;
 /// Fetch-resource slots of the compute stage (816..992; the fetch shader's block starts at 992).
 pub const CS_RESOURCE_COUNT: usize = 176;

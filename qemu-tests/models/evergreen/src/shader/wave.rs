@@ -73,6 +73,7 @@ impl Frame {
     }
 }
 
+#[derive(Debug)]
 struct AluRun {
     cf: AluCf,
     groups: Vec<AluGroup>,
@@ -86,6 +87,7 @@ struct AluRun {
     exec_update: Option<u64>,
 }
 
+#[derive(Debug)]
 enum Phase {
     Cf,
     Alu(Box<AluRun>),
@@ -107,6 +109,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// One wave in flight.
+#[derive(Debug)]
 pub(crate) struct Wave {
     /// Thread-group id.
     pub group: [u32; 3],
