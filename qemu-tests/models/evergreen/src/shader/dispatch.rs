@@ -144,14 +144,8 @@ impl Dispatch {
         StepResult::Error(e)
     }
 
-    /// Start the next wave: zero its GPRs, load the thread start state (Mesa r600_shader.c,
-    /// LLVM R600ISelLowering): R0.xyz = thread id in the group when
-    /// SPI_COMPUTE_INPUT_CNTL.TID_IN_GROUP_ENA (bit 0), R1.xyz = group id when TGID_ENA
-    /// (bit 1); .w and everything else 0.
-    ///
-    /// Decision (an open question: §3.2 says program the enables to 0, Mesa programs 7): the
-    /// ids are loaded only when enabled. Mesa's kernels read R0/R1 and ran on hardware with the
-    /// enables set; nothing shows the hardware loads them without.
+    /// Start the next wave: zero its GPRs and load the thread start state as
+    /// [`DispatchState::input_cntl`] describes.
     fn start_wave(&mut self) -> bool {
         if self.exhausted {
             return false;

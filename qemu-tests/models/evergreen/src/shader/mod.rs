@@ -52,7 +52,8 @@
 //!
 //! - Fetch BUFFER_ID `b` reads resource slot 816 + `b` ([`CS_RESOURCE_BASE`], with the
 //!   reasoning).
-//! - R0/R1 are loaded only when SPI_COMPUTE_INPUT_CNTL enables them ([`Dispatch`]).
+//! - R0/R1 are loaded only when SPI_COMPUTE_INPUT_CNTL enables them
+//!   ([`DispatchState::input_cntl`]).
 //! - RAT stores: STORE_RAW on Evergreen, STORE_DWORD on Cayman, each refused on the other chip
 //!   (LLVM uses exactly these); index = dword index; ELEM_SIZE must be 0; dwords beyond the
 //!   surface (DIM) are dropped ([`wave`]).

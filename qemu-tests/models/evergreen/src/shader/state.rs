@@ -59,7 +59,11 @@ pub struct DispatchState {
     pub pgm_start: u32,
     /// SQ_PGM_RESOURCES_LS (0x288D4): NUM_GPRS 7:0, STACK_SIZE 15:8, DX10_CLAMP 21.
     pub pgm_resources: u32,
-    /// SPI_COMPUTE_INPUT_CNTL (0x286E8): TID_IN_GROUP_ENA bit 0, TGID_ENA bit 1.
+    /// SPI_COMPUTE_INPUT_CNTL (0x286E8): TID_IN_GROUP_ENA bit 0 loads R0.xyz with the thread id
+    /// in the group, TGID_ENA bit 1 loads R1.xyz with the group id (Mesa r600_shader.c, LLVM
+    /// R600ISelLowering). Decision (an open question: §3.2 says program both 0, Mesa programs
+    /// 7): the ids are loaded only when enabled, since the kernels that read them ran on
+    /// hardware with the enables set and nothing shows the hardware loads them without.
     pub input_cntl: u32,
     /// SPI_COMPUTE_NUM_THREAD_X/Y/Z (0x286EC/F0/F4): threads per group.
     pub num_threads: [u32; 3],
