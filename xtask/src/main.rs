@@ -347,20 +347,14 @@ fn test_job() -> ExitCode {
     if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
-/// Rewrite the stale generated register modules.
+/// Rewrite the stale generated register modules (`regdb generate`).
 fn regen_job() -> ExitCode {
-    match regdb_gen::regenerate() {
-        Ok(written) => {
-            for path in &written {
-                println!("xtask: wrote {}", path.display());
-            }
-            println!("xtask regen: {} generated files rewritten", written.len());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("xtask: {e}");
-            ExitCode::FAILURE
-        }
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "-p", "regdb-gen", "--bin", "regdb", "--", "generate"]);
+    if run("regenerate hal/regs/src/generated", &mut cmd) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -496,35 +496,28 @@ impl Generator<'_> {
         let _ = writeln!(out, "    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]");
         let _ = writeln!(out, "    pub struct {ty};");
         let chipsets = self.chipsets_expr(i.chipsets.as_deref());
-        match (i.count, i.stride) {
-            (Some(count), Some(stride)) => {
-                let _ = writeln!(out, "    impl baregpu_hal::register::InstanceArray for {ty} {{");
-                let _ = writeln!(out, "        type Family = Family;");
-                let _ = writeln!(out, "        type Block = Block;");
-                let _ = writeln!(out, "        const NAME: &'static str = {};", rust_str(&i.name));
-                let _ = writeln!(out, "        const BASE: usize = {};", hex(i.base));
-                let _ = writeln!(out, "        const FIRST: usize = {};", i.first.unwrap_or(0));
-                let _ = writeln!(out, "        const COUNT: usize = {count};");
-                let _ = writeln!(out, "        const STRIDE: usize = {};", hex(stride));
-                let _ = writeln!(
-                    out,
-                    "        const CHIPSETS: baregpu_hal::register::Chipsets<Chipset> = {chipsets};"
-                );
-                let _ = writeln!(out, "    }}");
-            }
-            _ => {
-                let _ = writeln!(out, "    impl baregpu_hal::register::Instance for {ty} {{");
-                let _ = writeln!(out, "        type Family = Family;");
-                let _ = writeln!(out, "        type Block = Block;");
-                let _ = writeln!(out, "        const NAME: &'static str = {};", rust_str(&i.name));
-                let _ = writeln!(out, "        const BASE: usize = {};", hex(i.base));
-                let _ = writeln!(
-                    out,
-                    "        const CHIPSETS: baregpu_hal::register::Chipsets<Chipset> = {chipsets};"
-                );
-                let _ = writeln!(out, "    }}");
-            }
-        }
+        let (kind, extra) = match (i.count, i.stride) {
+            (Some(count), Some(stride)) => (
+                "InstanceArray",
+                format!(
+                    "        const FIRST: usize = {};\n        const COUNT: usize = {count};\n        const STRIDE: usize = {};\n",
+                    i.first.unwrap_or(0),
+                    hex(stride)
+                ),
+            ),
+            _ => ("Instance", String::new()),
+        };
+        let _ = writeln!(out, "    impl baregpu_hal::register::{kind} for {ty} {{");
+        let _ = writeln!(out, "        type Family = Family;");
+        let _ = writeln!(out, "        type Block = Block;");
+        let _ = writeln!(out, "        const NAME: &'static str = {};", rust_str(&i.name));
+        let _ = writeln!(out, "        const BASE: usize = {};", hex(i.base));
+        out.push_str(&extra);
+        let _ = writeln!(
+            out,
+            "        const CHIPSETS: baregpu_hal::register::Chipsets<Chipset> = {chipsets};"
+        );
+        let _ = writeln!(out, "    }}");
     }
 
     fn register(&self, out: &mut String, block: &Block, r: &Register) {

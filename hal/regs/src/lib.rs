@@ -6,10 +6,10 @@
 //!
 //! | feature | module | document |
 //! |---|---|---|
-//! | `r5xx` | [`r5xx`] | amd-r5xx-acceleration §11 |
-//! | `vc4` | [`vc4`] | broadcom-videocore-iv-3d §10 |
-//! | `evergreen` | [`evergreen`] | amd-evergreen-cayman-acceleration |
-//! | `nvidia` | [`nvidia`] | nvidia-hardware-envytools |
+//! | `r5xx` | `r5xx` | amd-r5xx-acceleration §11 |
+//! | `vc4` | `vc4` | broadcom-videocore-iv-3d §10 |
+//! | `evergreen` | `evergreen` | amd-evergreen-cayman-acceleration |
+//! | `nvidia` | `nvidia` | nvidia-hardware-envytools |
 //!
 //! One module per family, one submodule per block, one type per register, keeping the vendor's
 //! register names so the documents can be searched for them:
@@ -72,7 +72,7 @@
 //!
 //! # Families, bases and chipsets in the type
 //!
-//! Every register knows its family (`Register::Family`, e.g. [`r5xx::Family`]) and where its
+//! Every register knows its family (`Register::Family`, e.g. `r5xx::Family`) and where its
 //! offset counts from (`Register::Base`). Registers of a block that exists once per engine or
 //! channel (the nVidia falcon IO space, the PFIFO USER area) are reached only through one of the
 //! block's generated instances:
