@@ -479,13 +479,12 @@ fn operand(l: &mut Line<'_, '_>) -> R<Operand> {
     let mut neg = false;
     let mut abs = false;
     if l.peek() == Some(Tok::Punct('-')) {
-        let adjacent_number = matches!(l.peek2(), Some(Tok::Num(_)))
-            && l.toks[l.i + 1].start == l.toks[l.i].start + 1;
-        if adjacent_number {
-            l.i += 1;
-            let k = l.i;
-            let Some(Tok::Num(t)) = l.peek() else { unreachable!("checked") };
-            l.i += 1;
+        // `-` right before a number is its sign; otherwise it is the NEG modifier.
+        if let Some(Tok::Num(t)) = l.peek2()
+            && l.toks[l.i + 1].start == l.toks[l.i].start + 1
+        {
+            let k = l.i + 1;
+            l.i += 2;
             let bits = number_bits(t, true).ok_or(l.fail_at(k, ErrorKind::BadNumber))?;
             return Ok(Operand::new(Src::value(bits)));
         }

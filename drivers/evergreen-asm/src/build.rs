@@ -14,8 +14,10 @@
 //! `ELSE` take a [`Label`].
 //!
 //! Every CF instruction sets `BARRIER`: the builder does not track dependencies between
-//! clauses, and a clause must not start before the one computing its inputs has finished (the
-//! LLVM backend sets it on every CF instruction of compute kernels too).
+//! clauses, and a clause must not start before the one computing its inputs has finished.
+//!
+//! A call that returns an error records nothing (it may end the open clause, as any CF
+//! instruction would), so a caller may report the error and go on.
 
 use crate::alu::{AluSrc, AluWord, Sel};
 use crate::error::{Error, ErrorKind};
@@ -217,43 +219,48 @@ impl<'n> Builder<'n> {
         Ok(self.cf_count - 1)
     }
 
-    fn push_stack(&mut self, n: u32) -> Result<(), Error> {
-        self.depth += n;
-        self.max_depth = self.max_depth.max(self.depth);
-        if self.max_depth > u32::from(u8::MAX) {
+    /// Records CF instruction `node` that pops `pop` then pushes `push` stack entries, after
+    /// checking that it can (a failed call records nothing).
+    fn cf_stack(&mut self, node: CfNode, pop: u32, push: u32) -> Result<u32, Error> {
+        let Some(depth) = self.depth.checked_sub(pop) else {
+            return Err(self.err(ErrorKind::StackUnderflow));
+        };
+        if depth + push > u32::from(u8::MAX) {
             return Err(self.err(ErrorKind::Capacity("stack levels")));
         }
-        Ok(())
+        let cf = self.cf(node)?;
+        self.depth = depth + push;
+        self.max_depth = self.max_depth.max(self.depth);
+        Ok(cf)
     }
 
-    fn pop_stack(&mut self, n: u32) -> Result<(), Error> {
-        self.depth = self.depth.checked_sub(n).ok_or(self.err(ErrorKind::StackUnderflow))?;
-        Ok(())
-    }
-
-    fn cf_mut(&mut self, i: usize) -> &mut CfNode {
+    /// The clause CF node at `i` with its instruction count set to `n`.
+    fn set_clause_len(&mut self, i: usize, n: usize) {
         match &mut self.nodes[i].kind {
-            NodeKind::Cf(c) => c,
-            _ => unreachable!("clause index points at a CF node"),
+            NodeKind::Cf(CfNode::Alu { slots, .. }) => *slots = n as u16,
+            NodeKind::Cf(CfNode::Fetch { count, .. }) => *count = n as u8,
+            _ => {}
         }
     }
 
-    /// Ends the open clause: rejects it if empty and locks the kcache lines of an ALU clause.
+    /// Ends the open clause: rejects it if empty (leaving it open, so every later call and
+    /// [`Builder::finish`] report it too) and locks the kcache lines of an ALU clause.
     fn close_clause(&mut self) -> Result<(), Error> {
-        let Some(c) = self.clause.take() else { return Ok(()) };
+        let Some(c) = self.clause else { return Ok(()) };
         match self.nodes[c].kind {
             NodeKind::Cf(CfNode::Alu { slots: 0, .. } | CfNode::Fetch { count: 0, .. }) => {
-                Err(self.node_err(c, ErrorKind::EmptyClause))
+                return Err(self.node_err(c, ErrorKind::EmptyClause));
             }
             NodeKind::Cf(CfNode::Alu { .. }) => {
                 let kc = self.kcache_sets(c)?;
-                if let CfNode::Alu { kcache, .. } = self.cf_mut(c) {
+                if let NodeKind::Cf(CfNode::Alu { kcache, .. }) = &mut self.nodes[c].kind {
                     *kcache = kc;
                 }
-                Ok(())
             }
-            _ => Ok(()),
+            _ => {}
         }
+        self.clause = None;
+        Ok(())
     }
 
     /// The constant lines (buffer, 16-constant line) the ALU slots after node `c` read, added
@@ -298,17 +305,15 @@ impl<'n> Builder<'n> {
         Ok(())
     }
 
-    fn use_label(&mut self, label: Label) -> Result<Target, Error> {
-        let i = usize::from(label.0);
-        if i >= self.nlabels {
-            return Err(self.err(ErrorKind::UndefinedLabel));
-        }
-        let at = self.label_pos.take().unwrap_or((self.line, self.col));
-        self.labels[i].used_at.get_or_insert(at);
-        Ok(Target::Label(label))
-    }
-
-    fn check_pop(&self, pop_count: u8) -> Result<(), Error> {
+    /// Records a flow-control instruction; `push` stack entries are pushed on fall-through.
+    fn flow(
+        &mut self,
+        inst: CfInst,
+        target: Target,
+        pop_count: u8,
+        pop: u32,
+        push: u32,
+    ) -> Result<u32, Error> {
         if pop_count > 7 {
             return Err(self.err(crate::isa::EncodeError::OutOfRange {
                 field: "POP_COUNT",
@@ -316,18 +321,36 @@ impl<'n> Builder<'n> {
                 max: 7,
             }));
         }
+        self.cf_stack(CfNode::Flow { inst, target, pop_count }, pop, push)
+    }
+
+    /// Records a flow-control instruction jumping to `label`.
+    fn labeled(
+        &mut self,
+        inst: CfInst,
+        label: Label,
+        pop_count: u8,
+        push: u32,
+    ) -> Result<(), Error> {
+        let i = usize::from(label.0);
+        let at = self.label_pos.take().unwrap_or((self.line, self.col));
+        if i >= self.nlabels {
+            return Err(Error { line: at.0, col: at.1, kind: ErrorKind::UndefinedLabel });
+        }
+        self.flow(inst, Target::Label(label), pop_count, 0, push)?;
+        self.labels[i].used_at.get_or_insert(at);
         Ok(())
     }
 
     /// Opens an ALU clause; [`Builder::group`] adds to it until the next CF instruction.
     pub fn alu(&mut self, inst: AluCfInst) -> Result<(), Error> {
-        self.cf(CfNode::Alu { inst, kcache: [Kcache::NONE; 2], slots: 0 })?;
-        match inst {
-            AluCfInst::AluPushBefore => self.push_stack(1)?,
-            AluCfInst::AluPopAfter => self.pop_stack(1)?,
-            AluCfInst::AluPop2After => self.pop_stack(2)?,
-            AluCfInst::Alu | AluCfInst::AluElseAfter => {}
-        }
+        let (pop, push) = match inst {
+            AluCfInst::AluPushBefore => (0, 1),
+            AluCfInst::AluPopAfter => (1, 0),
+            AluCfInst::AluPop2After => (2, 0),
+            AluCfInst::Alu | AluCfInst::AluElseAfter => (0, 0),
+        };
+        self.cf_stack(CfNode::Alu { inst, kcache: [Kcache::NONE; 2], slots: 0 }, pop, push)?;
         self.clause = Some(self.len - 1);
         Ok(())
     }
@@ -348,8 +371,8 @@ impl<'n> Builder<'n> {
         if self.ended {
             return Err(self.err(ErrorKind::CodeAfterEnd));
         }
-        let clause = match self.clause {
-            Some(c) if matches!(self.nodes[c].kind, NodeKind::Cf(CfNode::Alu { .. })) => c,
+        let (clause, slots) = match self.clause.map(|c| (c, self.nodes[c].kind)) {
+            Some((c, NodeKind::Cf(CfNode::Alu { slots, .. }))) => (c, slots),
             _ => return Err(self.err(ErrorKind::AluOutsideClause)),
         };
         let g = group::build(self.chip, insts).map_err(|(kind, i)| {
@@ -376,12 +399,12 @@ impl<'n> Builder<'n> {
         }
         let nslots = g.slots.iter().flatten().count();
         let lit_slots = g.nlit.div_ceil(2);
-        let NodeKind::Cf(CfNode::Alu { slots, .. }) = self.nodes[clause].kind else {
-            unreachable!("checked above")
-        };
         let new_slots = usize::from(slots) + nslots + lit_slots;
         if new_slots > 128 {
             return Err(self.err(ErrorKind::ClauseTooLong));
+        }
+        if self.len + nslots + usize::from(g.nlit > 0) > self.nodes.len() {
+            return Err(self.err(ErrorKind::Capacity("nodes")));
         }
         let mut remaining = nslots;
         for p in g.slots.iter().flatten() {
@@ -393,9 +416,7 @@ impl<'n> Builder<'n> {
             let n = (lit_slots * 2) as u8;
             self.push_node(NodeKind::Literals { values: g.literals, n }, self.line, self.col)?;
         }
-        if let CfNode::Alu { slots, .. } = self.cf_mut(clause) {
-            *slots = new_slots as u16;
-        }
+        self.set_clause_len(clause, new_slots);
         Ok(())
     }
 
@@ -416,21 +437,16 @@ impl<'n> Builder<'n> {
         if self.ended {
             return Err(self.err(ErrorKind::CodeAfterEnd));
         }
-        let clause = match self.clause {
-            Some(c) if matches!(self.nodes[c].kind, NodeKind::Cf(CfNode::Fetch { .. })) => c,
+        let (clause, count) = match self.clause.map(|c| (c, self.nodes[c].kind)) {
+            Some((c, NodeKind::Cf(CfNode::Fetch { count, .. }))) => (c, count),
             _ => return Err(self.err(ErrorKind::FetchOutsideClause)),
         };
         fetch.encode(self.chip).map_err(|e| self.err(e))?;
-        let NodeKind::Cf(CfNode::Fetch { count, .. }) = self.nodes[clause].kind else {
-            unreachable!("checked above")
-        };
         if count == 64 {
             return Err(self.err(ErrorKind::ClauseTooLong));
         }
         self.push_node(NodeKind::Fetch(*fetch), self.line, self.col)?;
-        if let CfNode::Fetch { count, .. } = self.cf_mut(clause) {
-            *count += 1;
-        }
+        self.set_clause_len(clause, usize::from(count) + 1);
         Ok(())
     }
 
@@ -439,35 +455,25 @@ impl<'n> Builder<'n> {
         self.cf(CfNode::Nop { eop: false }).map(drop)
     }
 
-    fn flow(&mut self, inst: CfInst, target: Target, pop_count: u8) -> Result<u32, Error> {
-        self.check_pop(pop_count)?;
-        self.cf(CfNode::Flow { inst, target, pop_count })
-    }
-
     /// `JUMP label`: jump if no thread is active, popping `pop_count` entries when taken.
     pub fn jump(&mut self, label: Label, pop_count: u8) -> Result<(), Error> {
-        let t = self.use_label(label)?;
-        self.flow(CfInst::Jump, t, pop_count).map(drop)
+        self.labeled(CfInst::Jump, label, pop_count, 0)
     }
 
     /// `PUSH label`: push the active mask; jump (popping `pop_count`) if no thread is active.
     pub fn push(&mut self, label: Label, pop_count: u8) -> Result<(), Error> {
-        let t = self.use_label(label)?;
-        self.flow(CfInst::Push, t, pop_count)?;
-        self.push_stack(1)
+        self.labeled(CfInst::Push, label, pop_count, 1)
     }
 
     /// `ELSE label`: invert the active mask under the stack top; jump (popping `pop_count`)
     /// if no thread is active afterwards.
     pub fn else_(&mut self, label: Label, pop_count: u8) -> Result<(), Error> {
-        let t = self.use_label(label)?;
-        self.flow(CfInst::Else, t, pop_count).map(drop)
+        self.labeled(CfInst::Else, label, pop_count, 0)
     }
 
     /// `POP`: pop `pop_count` entries.
     pub fn pop(&mut self, pop_count: u8) -> Result<(), Error> {
-        self.flow(CfInst::Pop, Target::Next, pop_count)?;
-        self.pop_stack(pop_count.into())
+        self.flow(CfInst::Pop, Target::Next, pop_count, pop_count.into(), 0).map(drop)
     }
 
     /// `LOOP_START_DX10`: opens a loop that runs until every thread has left it.
@@ -476,11 +482,11 @@ impl<'n> Builder<'n> {
             return Err(self.err(ErrorKind::Capacity("nested loops")));
         }
         let id = self.next_loop;
+        let cf = self.flow(CfInst::LoopStartDx10, Target::Loop(id), 0, 0, 1)?;
         self.next_loop = self.next_loop.wrapping_add(1);
-        let cf = self.flow(CfInst::LoopStartDx10, Target::Loop(id), 0)?;
         self.loops[self.loop_depth] = OpenLoop { node: self.len - 1, cf, id };
         self.loop_depth += 1;
-        self.push_stack(1)
+        Ok(())
     }
 
     /// `LOOP_BREAK`: the active threads leave the innermost loop; when none is left in it,
@@ -489,7 +495,7 @@ impl<'n> Builder<'n> {
         let Some(open) = self.loop_depth.checked_sub(1).map(|d| self.loops[d]) else {
             return Err(self.err(ErrorKind::BreakOutsideLoop));
         };
-        self.flow(CfInst::LoopBreak, Target::Loop(open.id), pop_count).map(drop)
+        self.flow(CfInst::LoopBreak, Target::Loop(open.id), pop_count, 0, 0).map(drop)
     }
 
     /// `LOOP_END` of the innermost loop.
@@ -498,7 +504,7 @@ impl<'n> Builder<'n> {
             return Err(self.err(ErrorKind::UnbalancedLoop));
         };
         let open = self.loops[d];
-        let end = self.flow(CfInst::LoopEnd, Target::Cf(open.cf + 1), 0)?;
+        let end = self.flow(CfInst::LoopEnd, Target::Cf(open.cf + 1), 0, 1, 0)?;
         self.loop_depth = d;
         for node in &mut self.nodes[open.node..self.len] {
             if let NodeKind::Cf(CfNode::Flow { inst, target, .. }) = &mut node.kind
@@ -507,7 +513,7 @@ impl<'n> Builder<'n> {
                 *target = Target::Cf(if *inst == CfInst::LoopStartDx10 { end + 1 } else { end });
             }
         }
-        self.pop_stack(1)
+        Ok(())
     }
 
     /// A RAT export (store or atomic). With `end_of_program` set (Evergreen only) it ends the
@@ -619,14 +625,15 @@ impl<'n> Builder<'n> {
                             w.encode(chip)
                         }
                         CfNode::Flow { inst, target, pop_count } => {
+                            // Labels were checked above and loops are balanced, so every
+                            // target is known here.
                             let addr = match target {
-                                Target::Next => cf_idx as u32 + 1,
-                                Target::Cf(n) => n,
-                                Target::Label(l) => {
-                                    self.labels[usize::from(l.0)].cf.expect("checked above")
-                                }
-                                Target::Loop(_) => unreachable!("loops are balanced"),
+                                Target::Next => Some(cf_idx as u32 + 1),
+                                Target::Cf(n) => Some(n),
+                                Target::Label(l) => self.labels[usize::from(l.0)].cf,
+                                Target::Loop(_) => None,
                             };
+                            let addr = addr.ok_or(at(ErrorKind::UndefinedLabel))?;
                             CfWord { addr, pop_count, ..CfWord::new(inst) }.encode(chip)
                         }
                         CfNode::Nop { eop } => {

@@ -32,8 +32,6 @@ const SCL_CYCLES: [[u8; 3]; 4] = [[2, 1, 0], [1, 2, 2], [2, 1, 2], [2, 2, 1]];
 pub(crate) struct Placed {
     /// The instruction as written (a Cayman copy keeps the original destination channel).
     pub inst: AluInst,
-    /// The slot.
-    pub slot: Slot,
     /// `DST_CHAN` of this slot's word.
     pub dst_chan: Chan,
     /// `WRITE_MASK` of this slot's word.
@@ -152,7 +150,6 @@ fn occupy(
     }
     *cell = Some(Placed {
         inst: *inst,
-        slot,
         dst_chan,
         write,
         lit: [0; 3],
@@ -204,7 +201,7 @@ fn place(chip: Chip, g: &mut Group, inst: &AluInst, i: usize) -> Result<(), Erro
                 CmUnit::Xyz => &[Slot::X, Slot::Y, Slot::Z],
             };
             for &s in copies {
-                let c = s.chan().expect("vector slot");
+                let c = Chan::from_index(s.index());
                 occupy(g, inst, s, c, write && c == chan, i)?;
             }
             Ok(())

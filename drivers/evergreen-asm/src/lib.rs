@@ -11,8 +11,10 @@
 //! * [`examples`]: vector add, SAXPY, an atomic reduction, an if/else kernel and a loop.
 //!
 //! Everything writes into caller buffers (`no_std`, no allocation): a [`Node`] buffer records
-//! the program (one node per CF instruction, ALU slot instruction, literal group and fetch),
-//! a `u32` buffer receives the words.
+//! the program (one node per CF instruction, ALU slot instruction, literal group and fetch;
+//! the examples need at most 31 nodes of 68 bytes), a `u32` buffer receives the words (at most
+//! 66 for the examples). The builder's own state (labels, loops) is about 1.6 KiB, the text
+//! assembler adds 2 KiB for the tokens of one line.
 //!
 //! ```
 //! use baregpu_evergreen_asm::{Chip, Node, assemble, examples};
@@ -33,7 +35,7 @@
 //!
 //! | statement | instruction |
 //! |---|---|
-//! | `name:` | label: the next CF instruction (ends an open clause) |
+//! | `name:` | label: the next CF instruction (ends an open clause); `x:` … `t:` are slot prefixes, not labels |
 //! | `alu`, `alu_push_before`, `alu_pop_after`, `alu_pop2_after`, `alu_else_after` | ALU clause (`CF_ALU_WORD*`, `CF_INST` 8/9/10/11/15); ALU groups follow |
 //! | `fetch` | vertex-fetch clause of the chip: VC on Evergreen, TC on Cayman (§4.1) |
 //! | `tc`, `vc` | TC clause (both chips), VC clause (Evergreen only); `vfetch` lines follow |

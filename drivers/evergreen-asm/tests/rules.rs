@@ -415,3 +415,53 @@ fn builder_rejects_an_empty_group() {
     let e = b.group(&[]).unwrap_err();
     assert_eq!((e.line, e.col, e.kind), (7, 1, ErrorKind::EmptyGroup));
 }
+
+#[test]
+fn a_failed_builder_call_records_nothing() {
+    let build = |with_errors: bool| -> Vec<u32> {
+        let mut nodes = [Node::EMPTY; 32];
+        let mut b = Builder::new(CM, &mut nodes);
+        let x = Chan::X;
+        let mov = AluInst::new(AluOp::Mov, Dst::gpr(1, x), &[Src::gpr(0, x).into()]);
+        if with_errors {
+            assert_eq!(b.pop(1).unwrap_err().kind, ErrorKind::StackUnderflow);
+            assert_eq!(b.loop_end().unwrap_err().kind, ErrorKind::UnbalancedLoop);
+            assert_eq!(b.group(&[mov]).unwrap_err().kind, ErrorKind::AluOutsideClause);
+        }
+        b.alu(AluCfInst::Alu).unwrap();
+        if with_errors {
+            let clash = AluInst::new(AluOp::Mov, Dst::gpr(2, x), &[Src::gpr(0, x).into()]);
+            assert_eq!(b.group(&[mov, clash]).unwrap_err().kind, ErrorKind::SlotTaken(Slot::X));
+        }
+        b.group(&[mov]).unwrap();
+        let l = b.new_label().unwrap();
+        if with_errors {
+            assert!(matches!(b.jump(l, 9).unwrap_err().kind, ErrorKind::Encode(_)));
+            assert_eq!(b.alu(AluCfInst::AluPopAfter).unwrap_err().kind, ErrorKind::StackUnderflow);
+        }
+        b.jump(l, 0).unwrap();
+        b.bind(l).unwrap();
+        b.end().unwrap();
+        if with_errors {
+            assert_eq!(b.nop().unwrap_err().kind, ErrorKind::CodeAfterEnd);
+        }
+        let mut out = vec![0u32; 64];
+        let info = b.finish(&mut out).unwrap();
+        out.truncate(info.words);
+        out
+    };
+    assert_eq!(build(true), build(false));
+}
+
+#[test]
+fn an_empty_clause_stays_an_error() {
+    let mut nodes = [Node::EMPTY; 8];
+    let mut b = Builder::new(EG, &mut nodes);
+    b.at(1, 1);
+    b.alu(AluCfInst::Alu).unwrap();
+    b.at(2, 1);
+    assert_eq!(b.nop().unwrap_err(), Error { line: 1, col: 1, kind: ErrorKind::EmptyClause });
+    assert_eq!(b.end().unwrap_err().kind, ErrorKind::EmptyClause);
+    let mut out = [0u32; 16];
+    assert_eq!(b.finish(&mut out).unwrap_err().kind, ErrorKind::EmptyClause);
+}

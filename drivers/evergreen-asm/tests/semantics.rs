@@ -136,26 +136,9 @@ impl Machine<'_> {
     fn alu_clause(&self, a: &CfAluWord, gpr: &mut [[[u32; 4]; 128]], active: &mut u64) {
         let base = a.addr as usize * 2;
         let end = base + 2 * (usize::from(a.count) + 1);
-        let mut i = base;
-        while i < end {
-            let mut group = Vec::new();
-            loop {
-                let w = AluWord::decode([self.words[i], self.words[i + 1]], self.chip).unwrap();
-                i += 2;
-                group.push(w);
-                if w.last {
-                    break;
-                }
-            }
-            let lits = group
-                .iter()
-                .flat_map(|w| w.src.iter().take(w.op.src_count()))
-                .filter(|s| s.sel == Sel::Literal)
-                .map(|s| s.chan.index() + 1)
-                .max()
-                .unwrap_or(0);
-            let literals = &self.words[i..i + lits];
-            i += lits.next_multiple_of(2);
+        for common::Group { insts: group, literals } in
+            common::split_alu_clause(&self.words[base..end], self.chip)
+        {
             // Every instruction reads the registers as they were before the group.
             let before = gpr.to_vec();
             let mut exec = *active;

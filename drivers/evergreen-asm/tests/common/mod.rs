@@ -60,7 +60,10 @@ pub fn walk(words: &[u32], chip: Chip) -> Walk {
             CfInstruction::Alu(a) => {
                 let start = a.addr as usize * 2;
                 let slots = usize::from(a.count) + 1;
-                clauses.push((i, Clause::Alu(alu_clause(&words[start..start + 2 * slots], chip))));
+                clauses.push((
+                    i,
+                    Clause::Alu(split_alu_clause(&words[start..start + 2 * slots], chip)),
+                ));
             }
             CfInstruction::Cf(c) if matches!(c.inst, CfInst::Tc | CfInst::Vc) => {
                 assert_eq!(c.addr % 2, 0, "fetch clauses start on 128 bits");
@@ -85,7 +88,7 @@ pub fn walk(words: &[u32], chip: Chip) -> Walk {
 
 /// Splits an ALU clause body into groups: instructions up to `LAST`, then as many literal
 /// dwords as the highest literal channel read, padded to an even count.
-fn alu_clause(body: &[u32], chip: Chip) -> Vec<Group> {
+pub fn split_alu_clause(body: &[u32], chip: Chip) -> Vec<Group> {
     let mut groups = Vec::new();
     let mut i = 0;
     while i < body.len() {
