@@ -9,9 +9,10 @@
 //! slots, §4.2), except [`REDUCE_ADD`], which uses the 24-bit `muladd_uint24` (valid while the
 //! group id and the local size stay below 2^24).
 //!
-//! Floating-point results are those of IEEE-754 single precision with round-to-nearest-even
-//! for normal (non-denormal) inputs; the kernels use `mul_ieee` and `add` in separate
-//! instructions so that no fused multiply-add is involved.
+//! Floating-point results equal the CPU's `f32` arithmetic (IEEE-754, round to nearest even)
+//! whenever the inputs and results are normal numbers (the ALU may flush denormals); the
+//! kernels use `mul_ieee` and `add` as separate instructions, so no fused multiply-add is
+//! involved.
 
 /// Vector add, f32: `c[gid] = a[gid] + b[gid]`.
 ///
