@@ -25,6 +25,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-radeon-r5xx",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
+    "baregpu-evergreen-asm",
     "ctm-compute",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
