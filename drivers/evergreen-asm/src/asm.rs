@@ -376,7 +376,7 @@ impl<'s, 'n> Asm<'s, 'n> {
         }
         if is(m, "mem_rat") || is(m, "mem_rat_cacheless") {
             let cf = if is(m, "mem_rat") { RatCfInst::MemRat } else { RatCfInst::MemRatCacheless };
-            let r = rat(l, cf)?;
+            let r = rat(l, cf, self.b.chip())?;
             return self.b.rat(&r);
         }
         let simple: [(&str, CfFn<'n>); 5] = [
@@ -621,14 +621,18 @@ fn vfetch(l: &mut Line<'_, '_>, chip: Chip) -> R<VtxFetch> {
 }
 
 /// `mem_rat[_cacheless] op ratN[rI.x], rD.mask[, eop]`.
-fn rat(l: &mut Line<'_, '_>, cf: RatCfInst) -> R<RatExport> {
+fn rat(l: &mut Line<'_, '_>, cf: RatCfInst, chip: Chip) -> R<RatExport> {
     let k = l.i;
-    let op_name = l.word("a RAT operation (store_raw, add)")?;
-    let op = RatInst::ALL
-        .iter()
-        .copied()
-        .find(|o| is(o.mnemonic(), op_name))
-        .ok_or(l.fail_at(k, ErrorKind::UnknownMnemonic))?;
+    let op_name = l.word("a RAT operation (store, store_raw, store_dword, add)")?;
+    let op = if is(op_name, "store") {
+        RatInst::store_for(chip)
+    } else {
+        RatInst::ALL
+            .iter()
+            .copied()
+            .find(|o| is(o.mnemonic(), op_name))
+            .ok_or(l.fail_at(k, ErrorKind::UnknownMnemonic))?
+    };
     let k = l.i;
     let w = l.word("a RAT ratN")?;
     let id = match prefixed(w, "rat", 15) {

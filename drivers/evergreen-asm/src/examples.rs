@@ -17,7 +17,7 @@
 /// Vector add, f32: `c[gid] = a[gid] + b[gid]`.
 ///
 /// Arguments: dword 9 = byte address of `a`, dword 10 = of `b`, dword 11 = of `c`.
-/// Reads `a[gid]`, `b[gid]`; writes `c[gid]` (one dword, `STORE_RAW`, cacheless).
+/// Reads `a[gid]`, `b[gid]`; writes `c[gid]` (one dword, the chip's cacheless global store).
 pub const VECTOR_ADD: &str = "\
 ; c[gid] = a[gid] + b[gid] (f32)
 alu
@@ -33,7 +33,7 @@ fetch
     vfetch r5.x___, r3.y, vb1           ; b[gid]
 alu
     add r4.x, r4.x, r5.x
-mem_rat_cacheless store_raw rat0[r6.x], r4.x
+mem_rat_cacheless store rat0[r6.x], r4.x
 end
 ";
 
@@ -57,7 +57,7 @@ fetch
 alu
     mul_ieee r4.x, cb0[2].y, r4.x       ; a * x[gid]
     add r4.x, r4.x, r5.x                ; + y[gid]
-mem_rat_cacheless store_raw rat0[r6.x], r4.x
+mem_rat_cacheless store rat0[r6.x], r4.x
 end
 ";
 
@@ -112,7 +112,7 @@ alu
     lshr_int r7.x, r4.x, 1              ; v / 2
 pop 1
 done:
-mem_rat_cacheless store_raw rat0[r6.x], r7.x
+mem_rat_cacheless store rat0[r6.x], r7.x
 end
 ";
 
@@ -151,7 +151,7 @@ alu
     { lshr_int r4.y, r4.y, 1            ; v >>= 1
       add_int r7.x, r7.x, 1 }           ; count++ (same group: reads the old values)
 loop_end
-mem_rat_cacheless store_raw rat0[r6.x], r7.x
+mem_rat_cacheless store rat0[r6.x], r7.x
 end
 ";
 

@@ -530,10 +530,14 @@ raw_enum! {
 raw_enum! {
     /// `RAT_INST`: the operation a RAT export performs (only the supported subset).
     RatInst: "RAT_INST" {
-        /// `STORE_RAW`: write the `COMP_MASK` channels of `RW_GPR` at dword `INDEX_GPR.x`.
+        /// `STORE_RAW` (Evergreen): write the `COMP_MASK` channels of `RW_GPR` at dword
+        /// `INDEX_GPR.x`.
         StoreRaw = 2,
         /// `ADD`: atomically add `RW_GPR.x` to the dword at `INDEX_GPR.x` (no return value).
         Add = 7,
+        /// `STORE_DWORD` (Cayman): the Cayman form of the cacheless global store, same operands
+        /// as `STORE_RAW`.
+        StoreDword = 0x14,
     }
 }
 
@@ -543,7 +547,26 @@ impl RatInst {
         match self {
             RatInst::StoreRaw => "store_raw",
             RatInst::Add => "add",
+            RatInst::StoreDword => "store_dword",
         }
+    }
+
+    /// The global dword store of `chip`: `STORE_RAW` on Evergreen, `STORE_DWORD` on Cayman
+    /// (LLVM R600 backend: `RAT_WRITE_CACHELESS_32_eg` uses RAT_INST 2, Cayman's
+    /// `RAT_STORE_DWORD` uses 0x14; neither chip's compiler emits the other's form, so each is
+    /// accepted on its own chip only).
+    pub const fn store_for(chip: Chip) -> RatInst {
+        match chip {
+            Chip::Evergreen => RatInst::StoreRaw,
+            Chip::Cayman => RatInst::StoreDword,
+        }
+    }
+
+    /// Whether `chip` has this operation (the stores are chip-specific, see
+    /// [`store_for`](Self::store_for)).
+    fn check_chip(self, chip: Chip) -> Result<(), EncodeError> {
+        only_on(chip, Chip::Evergreen, "STORE_RAW", matches!(self, RatInst::StoreRaw))?;
+        only_on(chip, Chip::Cayman, "STORE_DWORD", matches!(self, RatInst::StoreDword))
     }
 }
 
@@ -634,6 +657,7 @@ impl RatExport {
     /// Encodes both words for `chip`.
     pub fn encode(&self, chip: Chip) -> Result<[u32; 2], EncodeError> {
         only_on(chip, Chip::Evergreen, "END_OF_PROGRAM", self.end_of_program)?;
+        self.rat_inst.check_chip(chip)?;
         let w0 = put("RAT_ID", self.rat_id.into(), 0, 4)?
             | self.rat_inst.raw() << 4
             | put("RAT_INDEX_MODE", self.rat_index_mode.into(), 11, 2)?
@@ -659,10 +683,12 @@ impl RatExport {
         if chip == Chip::Cayman {
             reserved("CF_ALLOC_EXPORT_WORD1_BUF 21 (Cayman)", w[1], 21, 1)?;
         }
+        let rat_inst = RatInst::from_raw(get(w[0], 4, 6))?;
+        rat_inst.check_chip(chip)?;
         Ok(Self {
             cf_inst: RatCfInst::from_raw(get(w[1], 22, 8))?,
             rat_id: get(w[0], 0, 4) as u8,
-            rat_inst: RatInst::from_raw(get(w[0], 4, 6))?,
+            rat_inst,
             rat_index_mode: get(w[0], 11, 2) as u8,
             export_type: ExportType::from_raw(get(w[0], 13, 2))?,
             rw_gpr: get(w[0], 15, 7) as u8,

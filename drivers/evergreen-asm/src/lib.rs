@@ -43,7 +43,7 @@
 //! | `jump L[, pop=N]`, `push L[, pop=N]`, `else L[, pop=N]` | `JUMP`/`PUSH`/`ELSE` to label `L` (`POP_COUNT` N, default 0) |
 //! | `pop [N]` | `POP` N entries (default 1); `ADDR` = next instruction |
 //! | `loop_start_dx10`, `loop_end`, `loop_break [pop=N]` | DX10 loop; addresses filled from the nesting |
-//! | `mem_rat_cacheless store_raw ratR[rI.x], rD.mask[, eop]` | `MEM_RAT_CACHELESS` `STORE_RAW`: the `mask` channels of `rD` to dword index `rI.x` of RAT R |
+//! | `mem_rat_cacheless store ratR[rI.x], rD.mask[, eop]` | `MEM_RAT_CACHELESS` global store: the `mask` channels of `rD` to dword index `rI.x` of RAT R; `STORE_RAW` on Evergreen, `STORE_DWORD` on Cayman (`store_raw`/`store_dword` name one form explicitly and are rejected on the other chip) |
 //! | `mem_rat add ratR[rI.x], rD.x[, eop]` | `MEM_RAT` `ADD`: atomically add `rD.x` at dword `rI.x` (either CF form takes either op) |
 //! | `end` | end of program: `NOP` + `END_OF_PROGRAM` on Evergreen (A7), `CF_END` on Cayman |
 //! | `cf_end` | `CF_END` (Cayman only) |

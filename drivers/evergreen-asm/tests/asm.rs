@@ -243,7 +243,7 @@ jump skip, pop=1
 alu_pop_after
     mov r5.x, -|r4.x|
 skip:
-mem_rat_cacheless store_raw rat0[r2.x], r5.x
+mem_rat_cacheless store rat0[r2.x], r5.x
 end";
     for chip in Chip::ALL {
         let mut nodes = [Node::EMPTY; 32];
@@ -284,8 +284,15 @@ end";
         )])
         .unwrap();
         b.bind(skip).unwrap();
-        b.rat(&RatExport::indexed(RatCfInst::MemRatCacheless, RatInst::StoreRaw, 0, 2, 5, 1))
-            .unwrap();
+        b.rat(&RatExport::indexed(
+            RatCfInst::MemRatCacheless,
+            RatInst::store_for(chip),
+            0,
+            2,
+            5,
+            1,
+        ))
+        .unwrap();
         b.end().unwrap();
         let mut built = [0u32; 128];
         let info = b.finish(&mut built).unwrap();

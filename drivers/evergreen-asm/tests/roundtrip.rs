@@ -182,7 +182,7 @@ proptest! {
                     }
                 }
                 Item::Store(index, data, mask) => {
-                    let r = RatExport::indexed(RatCfInst::MemRatCacheless, RatInst::StoreRaw, 0, *index, *data, *mask);
+                    let r = RatExport::indexed(RatCfInst::MemRatCacheless, RatInst::store_for(chip), 0, *index, *data, *mask);
                     b.rat(&r).unwrap();
                     exports.push(r);
                 }

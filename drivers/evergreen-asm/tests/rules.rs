@@ -325,6 +325,22 @@ fn end_of_program_on_cayman() {
 }
 
 #[test]
+fn each_chip_has_its_own_global_store() {
+    use baregpu_evergreen_asm::EncodeError;
+    let raw = "alu\n mov r1.x, r0.x\nmem_rat_cacheless store_raw rat0[r0.x], r1.x\nend";
+    let dword = "alu\n mov r1.x, r0.x\nmem_rat_cacheless store_dword rat0[r0.x], r1.x\nend";
+    let not_on = |what, chip| ErrorKind::Encode(EncodeError::NotOnChip { what, chip });
+    rejects(CM, raw, 3, 1, not_on("STORE_RAW", CM));
+    rejects(EG, dword, 3, 1, not_on("STORE_DWORD", EG));
+    assert!(common::asm(raw, EG).1.words > 0);
+    assert!(common::asm(dword, CM).1.words > 0);
+    // `store` picks the chip's form.
+    let neutral = "alu\n mov r1.x, r0.x\nmem_rat_cacheless store rat0[r0.x], r1.x\nend";
+    assert_eq!(common::asm(neutral, EG).0, common::asm(raw, EG).0);
+    assert_eq!(common::asm(neutral, CM).0, common::asm(dword, CM).0);
+}
+
+#[test]
 fn cf_end_on_evergreen() {
     rejects(EG, "nop\ncf_end", 2, 1, ErrorKind::CfEndOnEvergreen);
     assert!(common::asm("nop\ncf_end", CM).1.words > 0);

@@ -230,7 +230,7 @@ impl Machine<'_> {
             let index = regs[usize::from(r.index_gpr)][0] as usize;
             let v = regs[usize::from(r.rw_gpr)][0];
             match r.rat_inst {
-                RatInst::StoreRaw => self.mem[index] = v,
+                RatInst::StoreRaw | RatInst::StoreDword => self.mem[index] = v,
                 RatInst::Add => self.mem[index] = self.mem[index].wrapping_add(v),
             }
         }
