@@ -86,8 +86,9 @@ pub enum RingConfigError {
     BadWriteback {
         /// Byte offset requested in the writeback region.
         offset: usize,
-        /// Its bus address (when the offset is inside the region).
-        address: BusAddress,
+        /// Its bus address; `None` when region address + offset passes the top of the bus
+        /// space.
+        address: Option<BusAddress>,
     },
 }
 
@@ -101,8 +102,11 @@ impl fmt::Display for RingConfigError {
             RingConfigError::BadBase { address } => {
                 write!(f, "ring at {address} is not dword-aligned below 4 GiB")
             }
-            RingConfigError::BadWriteback { offset, address } => {
+            RingConfigError::BadWriteback { offset, address: Some(address) } => {
                 write!(f, "read-pointer writeback at offset {offset} ({address}) is unusable")
+            }
+            RingConfigError::BadWriteback { offset, address: None } => {
+                write!(f, "read-pointer writeback at offset {offset} is past the bus space")
             }
         }
     }
@@ -207,15 +211,18 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
         {
             return Err(RingConfigError::BadSize { bytes });
         }
+        // Checked sums: a region near the top of the bus space must be refused, not wrapped
+        // into a small CP_RB_BASE / CP_RB_RPTR_ADDR.
         let base = region.bus_address();
-        if !base.0.is_multiple_of(4) || base.0 + bytes as u64 > 1 << 32 {
+        if !base.0.is_multiple_of(4) || !base.fits_below(bytes as u64, 1 << 32) {
             return Err(RingConfigError::BadBase { address: base });
         }
         let wb = writeback.borrow();
-        let wb_address = wb.bus_address().offset(writeback_offset as u64);
+        let wb_address = wb.bus_address().checked_offset(writeback_offset as u64);
         let bad_wb =
             RingConfigError::BadWriteback { offset: writeback_offset, address: wb_address };
-        if !wb_address.0.is_multiple_of(4) || wb_address.0 + 4 > 1 << 32 {
+        let Some(wb_address) = wb_address else { return Err(bad_wb) };
+        if !wb_address.0.is_multiple_of(4) || !wb_address.fits_below(4, 1 << 32) {
             return Err(bad_wb);
         }
         wb.write_u32(writeback_offset, 0).map_err(|_| bad_wb)?;
@@ -256,8 +263,10 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
 
     /// CP_RB_RPTR_ADDR for the writeback dword (address bits 31:2, no swap).
     pub fn cp_rb_rptr_addr(&self) -> CP_RB_RPTR_ADDR {
-        let address = self.writeback.borrow().bus_address().offset(self.writeback_offset as u64);
-        CP_RB_RPTR_ADDR::RESET.with_rb_rptr_addr(address.low() >> 2)
+        // `new` checked that region address + offset + 4 <= 4 GiB, so the 32-bit sum is exact.
+        let address =
+            self.writeback.borrow().bus_address().low().wrapping_add(self.writeback_offset as u32);
+        CP_RB_RPTR_ADDR::RESET.with_rb_rptr_addr(address >> 2)
     }
 
     /// The ring memory.

@@ -477,8 +477,10 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
         io.write(CP_RB_WPTR::RESET.with_rb_wptr(0));
         io.write(self.ring.cp_rb_rptr_addr());
         let (wb, _) = self.ring.writeback();
-        let scratch = wb.bus_address().offset(WB_SCRATCH_OFFSET as u64);
-        io.write(SCRATCH_ADDR::RESET.with_scratch_addr(scratch.low()));
+        // The ring checked that the writeback page reaches WB_RPTR_OFFSET below 4 GiB, and the
+        // scratch area lies before it: the 32-bit sum is exact.
+        let scratch = wb.bus_address().low().wrapping_add(WB_SCRATCH_OFFSET as u32);
+        io.write(SCRATCH_ADDR::RESET.with_scratch_addr(scratch));
         io.write(SCRATCH_UMSK::RESET.with_scratch_umsk((1 << SCRATCH_COUNT) - 1));
         io.write(cntl);
         io.write(csq_mode());

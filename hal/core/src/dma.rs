@@ -11,9 +11,23 @@ use volatile::VolatilePtr;
 pub struct BusAddress(pub u64);
 
 impl BusAddress {
-    /// The address `bytes` further on.
-    pub const fn offset(self, bytes: u64) -> BusAddress {
-        BusAddress(self.0 + bytes)
+    /// The address `bytes` further on, or `None` if that passes the top of the 64-bit bus
+    /// space. (There is deliberately no unchecked `offset`: bus addresses come from
+    /// allocators and device fields, and a wrapped sum would name unrelated memory.)
+    pub const fn checked_offset(self, bytes: u64) -> Option<BusAddress> {
+        match self.0.checked_add(bytes) {
+            Some(a) => Some(BusAddress(a)),
+            None => None,
+        }
+    }
+
+    /// Whether the `bytes` bytes starting here end at or below `limit` (exclusive end
+    /// address, e.g. `1 << 32` for a 32-bit address field); `false` if the end overflows.
+    pub const fn fits_below(self, bytes: u64, limit: u64) -> bool {
+        match self.0.checked_add(bytes) {
+            Some(end) => end <= limit,
+            None => false,
+        }
     }
     /// Low 32 bits.
     pub const fn low(self) -> u32 {
@@ -240,9 +254,38 @@ mod tests {
         let mut out = [0; 4];
         r.read_slice(0, &mut out).unwrap();
         assert_eq!(out, [9, 8, 0, 5]);
-        assert_eq!(r.bus_address().offset(8), BusAddress(0x1008));
+        assert_eq!(r.bus_address().checked_offset(8), Some(BusAddress(0x1008)));
         r.zero();
         r.read_slice(0, &mut out).unwrap();
         assert_eq!(out, [0; 4]);
+    }
+
+    /// The top of each width a bus address or address field holds (32-bit CP registers,
+    /// 40-bit masters, the 64-bit bus) minus `below`.
+    fn near_top() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        (prop_oneof![Just(32u32), Just(40), Just(64)], 0u64..=4096).prop_map(|(width, below)| {
+            let top = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+            top - below
+        })
+    }
+
+    proptest::proptest! {
+        /// `checked_offset` is the exact sum or `None`, never a wrapped address, and
+        /// `fits_below` agrees with it.
+        #[test]
+        fn offsets_near_the_top_are_exact_or_refused(a in near_top(), bytes in 0u64..=8192) {
+            let sum = u128::from(a) + u128::from(bytes);
+            match BusAddress(a).checked_offset(bytes) {
+                Some(b) => proptest::prop_assert_eq!(u128::from(b.0), sum),
+                None => proptest::prop_assert!(sum > u128::from(u64::MAX)),
+            }
+            for limit in [1u64 << 32, 1 << 40, u64::MAX] {
+                proptest::prop_assert_eq!(
+                    BusAddress(a).fits_below(bytes, limit),
+                    sum <= u128::from(limit)
+                );
+            }
+        }
     }
 }
