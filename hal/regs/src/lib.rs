@@ -55,6 +55,7 @@
 //! Registers that exist once per engine (falcon) or channel (PFIFO USER area) are in blocks
 //! marked relative: `io.at(engine_base).read::<CODE_INDEX>()`.
 #![no_std]
+#![forbid(unsafe_code)]
 
 /// Radeon R5xx (R520 … R580) registers: amd-r5xx-acceleration §11, plus facts the document
 /// omits from public drivers (named in each register's source).

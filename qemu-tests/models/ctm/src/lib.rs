@@ -73,6 +73,8 @@
 //! - [`fp`]: §3.6 floating point.
 //! - [`memory`]: the [`Memory`] trait, [`FlatMemory`], [`DmaMemory`] for a `DeviceContext`.
 
+#![forbid(unsafe_code)]
+
 pub mod cache;
 pub mod dpp;
 pub mod engine;

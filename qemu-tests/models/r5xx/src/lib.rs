@@ -94,6 +94,8 @@
 //! is served in a few thousand ticks and cannot starve the server; it reports
 //! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside WAIT_SEMAPHORE/WAIT_MEM.
 
+#![forbid(unsafe_code)]
+
 mod faults;
 mod me_ram;
 pub mod pm4;
