@@ -156,15 +156,7 @@ fn one_unit_slices_give_the_synchronous_result() {
         }
         // r0 = (i, j, 0, 0); out0 = c0 * c1 + c2 per element, after a few loop-free ALU ops.
         let alu = [0, CONST_ADDRS_012, CONST_ADDRS_012, RGB_A_SRC0 | RGB_B_SRC1, 0, RGB_C_SRC2];
-        let out = [
-            OUT_ALL_LAST,
-            CONST_ADDRS_012,
-            CONST_ADDRS_012,
-            RGB_A_SRC0 | RGB_B_SRC1,
-            A_A_SRC0 | A_B_SRC1,
-            RGB_C_SRC2 | A_C_SRC2,
-        ];
-        load_program(m, &[alu, alu, out]);
+        load_program(m, &[alu, alu, CONST_OUT]);
     };
     let cmds = vec![
         vec![0xC001_0200, 1], // init_perf_counters (enabled)
