@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-time (idempotent) set-up of a fresh Debian bookworm machine for this project:
-#  - the pinned Rust nightly with rust-src, rustfmt, clippy and the bare-metal targets;
+#  - the pinned Rust nightly with rust-src, rustfmt, clippy, miri and the bare-metal targets,
+#    Miri's sysroot, and cargo-fuzz (pinned) for the fuzz smoke of `cargo xtask test`;
 #  - Debian sources for bookworm-backports (QEMU 10) and non-free-firmware (firmware-amd-graphics),
 #    as deb822 files signed by the same keyring as the existing debian.sources;
 #  - QEMU (x86_64 and arm system emulators) and the AMD GPU firmware blobs.
@@ -20,14 +21,25 @@ want_targets="x86_64-unknown-none aarch64-unknown-none"
 have=$(rustup +"$toolchain" target list --installed 2>/dev/null || true)
 missing=0
 for t in $want_targets; do grep -qx "$t" <<<"$have" || missing=1; done
-for c in rust-src rustfmt clippy; do
+for c in rust-src rustfmt clippy miri; do
     rustup +"$toolchain" component list --installed 2>/dev/null | grep -q "^$c" || missing=1
 done
 if [ "$missing" = 1 ]; then
-    log "installing Rust $toolchain with rust-src, rustfmt, clippy and bare-metal targets"
+    log "installing Rust $toolchain with rust-src, rustfmt, clippy, miri and bare-metal targets"
     rustup toolchain install "$toolchain" --profile minimal \
-        --component rust-src,rustfmt,clippy \
+        --component rust-src,rustfmt,clippy,miri \
         --target x86_64-unknown-none,aarch64-unknown-none
+fi
+# Miri's sysroot (built once from rust-src; `cargo miri setup` is a no-op when it is current).
+if ! cargo +"$toolchain" miri setup --print-sysroot >/dev/null 2>&1; then
+    log "building Miri's sysroot"
+    cargo +"$toolchain" miri setup
+fi
+# cargo-fuzz, pinned (built with the pinned nightly): the fuzz targets in fuzz/.
+cargo_fuzz_version=0.13.2
+if [ "$(cargo +"$toolchain" fuzz --version 2>/dev/null)" != "cargo-fuzz $cargo_fuzz_version" ]; then
+    log "installing cargo-fuzz $cargo_fuzz_version"
+    cargo +"$toolchain" install cargo-fuzz --version "$cargo_fuzz_version" --locked
 fi
 
 # --- Debian packages --------------------------------------------------------------------------

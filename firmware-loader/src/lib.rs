@@ -16,6 +16,7 @@
 //! Errors: [`FirmwareError`] (the image is malformed; nothing was written) and
 //! [`amd::r5xx::LoadError`] (the device refused, was not ready or did not keep what was written).
 #![no_std]
+#![forbid(unsafe_code)]
 
 pub mod amd;
 mod error;

@@ -105,7 +105,7 @@ impl IbDescriptor {
         if dwords == 0 || dwords > MAX_IB_DWORDS {
             return Err(IbError::BadSize { dwords });
         }
-        if base.0 + dwords as u64 * 4 > 1 << 32 {
+        if !base.fits_below(dwords as u64 * 4, 1 << 32) {
             return Err(IbError::AddressOutOfRange { address: base, dwords });
         }
         Ok(IbDescriptor { base, dwords: dwords as u32, ib_base, ib2_base })

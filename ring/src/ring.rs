@@ -86,8 +86,9 @@ pub enum RingConfigError {
     BadWriteback {
         /// Byte offset requested in the writeback region.
         offset: usize,
-        /// Its bus address (when the offset is inside the region).
-        address: BusAddress,
+        /// Its bus address; `None` when region address + offset passes the top of the bus
+        /// space.
+        address: Option<BusAddress>,
     },
 }
 
@@ -101,8 +102,11 @@ impl fmt::Display for RingConfigError {
             RingConfigError::BadBase { address } => {
                 write!(f, "ring at {address} is not dword-aligned below 4 GiB")
             }
-            RingConfigError::BadWriteback { offset, address } => {
+            RingConfigError::BadWriteback { offset, address: Some(address) } => {
                 write!(f, "read-pointer writeback at offset {offset} ({address}) is unusable")
+            }
+            RingConfigError::BadWriteback { offset, address: None } => {
+                write!(f, "read-pointer writeback at offset {offset} is past the bus space")
             }
         }
     }
@@ -211,17 +215,20 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
         {
             return Err(RingConfigError::BadSize { bytes });
         }
+        // Checked sums: a region near the top of the bus space must be refused, not wrapped
+        // into a small CP_RB_BASE / CP_RB_RPTR_ADDR.
         let base = region.bus_address();
-        // The base register checks alignment and reach; the whole ring must be below 4 GiB too.
+        // The base register checks alignment and reach; the whole ring must end below 4 GiB too.
         let cp_rb_base = CP_RB_BASE::RESET
             .try_with_rb_base(base)
             .ok()
-            .filter(|_| base.0 + bytes as u64 <= 1 << 32)
+            .filter(|_| base.fits_below(bytes as u64, 1 << 32))
             .ok_or(RingConfigError::BadBase { address: base })?;
         let wb = writeback.borrow();
-        let wb_address = wb.bus_address().offset(writeback_offset as u64);
+        let wb_address = wb.bus_address().checked_offset(writeback_offset as u64);
         let bad_wb =
             RingConfigError::BadWriteback { offset: writeback_offset, address: wb_address };
+        let Some(wb_address) = wb_address else { return Err(bad_wb) };
         let cp_rb_rptr_addr =
             CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(wb_address).map_err(|_| bad_wb)?;
         wb.write_u32(writeback_offset, 0).map_err(|_| bad_wb)?;

@@ -62,7 +62,7 @@ fn setup_errors() {
     // Writeback outside its region.
     assert_eq!(
         err(region(16, 0), 8),
-        RingConfigError::BadWriteback { offset: 8, address: BusAddress(WB_BUS + 8) }
+        RingConfigError::BadWriteback { offset: 8, address: Some(BusAddress(WB_BUS + 8)) }
     );
 }
 

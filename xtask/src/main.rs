@@ -155,6 +155,133 @@ fn qemu_runner(what: &str) -> Command {
     cmd
 }
 
+/// The cargo-fuzz targets (`fuzz/Cargo.toml`; the README's "Reliability" section says what
+/// each asserts). A test below keeps this list equal to the manifest's.
+const FUZZ_TARGETS: &[&str] = &[
+    "firmware_r5xx",
+    "firmware_evergreen",
+    "dpp_elf",
+    "ctm_commands",
+    "dpp_asm_text",
+    "dpp_instruction_round_trip",
+    "pm4_ring",
+    "ctm_engine",
+    "r5xx_mailbox",
+];
+
+/// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
+/// run them longer).
+const FUZZ_SMOKE_SECONDS: u32 = 5;
+
+/// Build every fuzz target once (cargo-fuzz: libFuzzer, AddressSanitizer, debug assertions),
+/// then run each from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`]; one check per
+/// target. Skipped, with a notice, when cargo-fuzz is not installed (`scripts/setup.sh`
+/// installs it).
+fn fuzz_smoke(tally: &mut Tally) {
+    let installed = cargo().args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!(
+            "xtask: cargo-fuzz is not installed (scripts/setup.sh installs it): fuzz smoke skipped"
+        );
+        return;
+    }
+    let fuzz = repo_root().join("fuzz");
+    let started = Instant::now();
+    let built = run(
+        "cargo fuzz build -a (all targets, once)",
+        cargo().current_dir(&fuzz).args(["fuzz", "build", "--debug-assertions"]),
+    );
+    tally.check("fuzz-build", built);
+    if !built {
+        return;
+    }
+    let bin = fuzz.join("target/x86_64-unknown-linux-gnu/release");
+    let scratch = repo_root().join("target/fuzz-smoke");
+    for t in FUZZ_TARGETS {
+        // New inputs go to a scratch corpus (the first directory): the seeds stay as checked in.
+        let work = scratch.join(t);
+        let _ = std::fs::create_dir_all(&work);
+        let ok = run(
+            &format!("fuzz {t} for {FUZZ_SMOKE_SECONDS} s"),
+            Command::new(bin.join(t))
+                .arg(&work)
+                .arg(fuzz.join("corpus").join(t))
+                .arg(format!("-max_total_time={FUZZ_SMOKE_SECONDS}"))
+                // A single input running this long is a hang: fail.
+                .arg("-timeout=20")
+                .arg("-rss_limit_mb=2048")
+                .arg(format!("-artifact_prefix={}/", scratch.display()))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
+        tally.check(&format!("fuzz-{t}"), ok);
+    }
+    eprintln!("xtask: fuzz smoke took {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// `cargo miri test` on the crates with `unsafe` (DMA regions, barriers, the device model's
+/// shared memory): baregpu-hal, baregpu-ring, and the gpu-device-model tests that need no
+/// file descriptors. Property tests run 4 cases each under Miri.
+fn miri_tests(tally: &mut Tally) {
+    let installed = cargo().args(["miri", "--version"]).output().is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!("xtask: Miri is not installed (scripts/setup.sh adds the component)");
+        tally.check("miri", false);
+        return;
+    }
+    let started = Instant::now();
+    // Isolation off: proptest reads PROPTEST_CASES and its regression files. Leaks: the test
+    // fixtures leak DMA buffers on purpose (a region's memory must outlive it). Weak-memory
+    // emulation off: it cannot track the byte and dword atomics the shared-memory copies mix
+    // (sequentially, never racing); data races are still detected.
+    let miri = |args: &[&str]| {
+        let mut cmd = cargo();
+        cmd.args(["miri", "test"]).args(args).env("PROPTEST_CASES", "4").env(
+            "MIRIFLAGS",
+            "-Zmiri-disable-isolation -Zmiri-ignore-leaks -Zmiri-disable-weak-memory-emulation",
+        );
+        cmd
+    };
+    cargo_tests(
+        tally,
+        "cargo miri test -p baregpu-hal",
+        &mut miri(&["-p", "baregpu-hal", "--lib"]),
+    );
+    cargo_tests(
+        tally,
+        "cargo miri test -p baregpu-ring",
+        &mut miri(&[
+            "-p",
+            "baregpu-ring",
+            "--lib",
+            "--test",
+            "ring",
+            "--test",
+            "pm4",
+            "--test",
+            "ib",
+            "--test",
+            "address_overflow",
+        ]),
+    );
+    cargo_tests(
+        tally,
+        "cargo miri test -p gpu-device-model",
+        &mut miri(&[
+            "-p",
+            "gpu-device-model",
+            "--lib",
+            "--test",
+            "dma_race",
+            "--",
+            // A million model ticks and no unsafe code: minutes under Miri for nothing.
+            "--skip",
+            "busy_models_are_ticked_to_idle_and_hung_ones_fail",
+        ]),
+    );
+    eprintln!("xtask: Miri took {:.1} s", started.elapsed().as_secs_f64());
+}
+
 /// The `N passed, N failed` line of a runner's output.
 fn parse_summary(output: &str) -> Option<(u64, u64)> {
     output.lines().rev().find_map(|line| {
@@ -321,9 +448,18 @@ fn test_job() -> ExitCode {
     let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
     tally.check("no-std-build-x86_64-target.json", ok);
 
-    // 5. Formatting and lints.
+    // 5. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
+    fuzz_smoke(&mut tally);
+    miri_tests(&mut tally);
+
+    // 6. Formatting and lints.
     let ok = run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]));
     tally.check("rustfmt", ok);
+    let ok = run(
+        "cargo fmt --check (fuzz)",
+        cargo().current_dir(repo_root().join("fuzz")).args(["fmt", "--check"]),
+    );
+    tally.check("rustfmt-fuzz", ok);
     for image in IMAGE_PACKAGES {
         let ok = run(
             &format!("cargo fmt --check ({})", image.dir),
@@ -380,6 +516,17 @@ mod tests {
         let out = "case a ... ok\nperformance:\n3 passed, 1 failed\n";
         assert_eq!(super::parse_summary(out), Some((3, 1)));
         assert_eq!(super::parse_summary("nothing"), None);
+    }
+
+    #[test]
+    fn fuzz_target_list_matches_the_fuzz_manifest() {
+        let manifest = std::fs::read_to_string(super::repo_root().join("fuzz/Cargo.toml")).unwrap();
+        let names: Vec<&str> = manifest
+            .lines()
+            .filter_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))
+            .filter(|n| *n != "baregpu-fuzz")
+            .collect();
+        assert_eq!(names, super::FUZZ_TARGETS);
     }
 
     #[test]

@@ -441,9 +441,14 @@ impl Pred {
         }
         Ok((sel.raw(), self.inv as u32))
     }
+    /// The inverse of [`Pred::encode`], with the same rule: ctm-guide §3.3.6 says `*_PRED_INV`
+    /// "Should be zero if *_PRED_SEL is set to NONE", so such a slot is refused on both sides.
     fn decode(sel: u32, inv: bool) -> Result<Self, EncodeError> {
         let sel = PredSel::from_raw(sel)?;
-        Ok(Self { sel: PredSelOpt(if sel == PredSel::None { None } else { Some(sel) }), inv })
+        let pred =
+            Self { sel: PredSelOpt(if sel == PredSel::None { None } else { Some(sel) }), inv };
+        pred.encode()?;
+        Ok(pred)
     }
 }
 
@@ -981,6 +986,10 @@ impl AluInst {
         if bits(cmn, 10, 1) != 0 || bits(cmn, 28, 4) != 0 {
             return Err(EncodeError::Invalid("ALU_WAIT/STAT_WE set on an ALU instruction"));
         }
+        // The encoder holds the pairing and modifier rules (SOP/DP partners §3.3.4,
+        // OMOD_DISABLED §3.3.5, W_OMASK on OUTPUT only §3.1): a slot it refuses is refused here
+        // with the same error, so decoding never yields an instruction that cannot be encoded.
+        inst.encode()?;
         Ok(inst)
     }
 }
@@ -1050,13 +1059,20 @@ impl Default for FcInst {
 }
 
 impl FcInst {
-    /// Encodes the slot.
-    pub fn encode(&self) -> Result<Words, EncodeError> {
+    /// §3.5.1: "Flow control predication cannot be per-channel. One of the replicate
+    /// swizzles must be used": checked by the encoder and the decoder alike.
+    fn check_pred(&self) -> Result<(), EncodeError> {
         if self.pred.sel.0 == Some(PredSel::Rgba) {
             return Err(EncodeError::Invalid(
                 "flow control predication cannot be per-channel: use a replicate select (ctm-guide §3.5.1)",
             ));
         }
+        Ok(())
+    }
+
+    /// Encodes the slot.
+    pub fn encode(&self) -> Result<Words, EncodeError> {
+        self.check_pred()?;
         let (ps, pi) = self.pred.encode()?;
         let cmn = InstType::Fc.raw()
             | (self.tex_sem_wait as u32) << 2
@@ -1086,7 +1102,7 @@ impl FcInst {
         }
         let i = w[2];
         let a = w[3];
-        Ok(Self {
+        let inst = Self {
             tex_sem_wait: bit(w[0], 2),
             alu_wait: bit(w[0], 10),
             pred: Pred::decode(bits(w[0], 3, 3), bit(w[0], 6))?,
@@ -1103,7 +1119,9 @@ impl FcInst {
             int_addr: bits(a, 8, 5) as u8,
             jump_addr: bits(a, 16, 9) as u16,
             jump_global: bit(a, 31),
-        })
+        };
+        inst.check_pred()?;
+        Ok(inst)
     }
 }
 
@@ -1207,6 +1225,18 @@ fn tex_addr_decode(h: u32) -> Result<(TempReg, [Chan; 4]), EncodeError> {
 }
 
 impl TexInst {
+    /// §3.4.2: "if you set TEX_SEM_ACQUIRE on a lookup ..., you must also set TEX_SEM_WAIT
+    /// for that instruction" (hardware allows one ACQUIRE at a time): checked by the encoder
+    /// and the decoder alike.
+    fn check_semaphore(&self) -> Result<(), EncodeError> {
+        if self.sem_acquire && !self.tex_sem_wait {
+            return Err(EncodeError::Invalid(
+                "TEX_SEM_ACQUIRE requires TEX_SEM_WAIT on the same instruction (ctm-guide §3.4.2)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Encodes the slot.
     pub fn encode(&self) -> Result<Words, EncodeError> {
         check("TEX_ID", self.input.into(), u32::from(NUM_INPUTS) - 1)?;
@@ -1219,11 +1249,7 @@ impl TexInst {
         ] {
             r.check(f)?;
         }
-        if self.sem_acquire && !self.tex_sem_wait {
-            return Err(EncodeError::Invalid(
-                "TEX_SEM_ACQUIRE requires TEX_SEM_WAIT on the same instruction (ctm-guide §3.4.2)",
-            ));
-        }
+        self.check_semaphore()?;
         let (rps, rpi) = self.rgb_pred.encode()?;
         let (aps, api) = self.alpha_pred.encode()?;
         let cmn = InstType::Tex.raw()
@@ -1256,7 +1282,7 @@ impl TexInst {
         let (dst, dst_swz) = tex_addr_decode(bits(w[2], 16, 16))?;
         let (dx, dx_swz) = tex_addr_decode(bits(w[3], 0, 16))?;
         let (dy, dy_swz) = tex_addr_decode(bits(w[3], 16, 16))?;
-        Ok(Self {
+        let inst = Self {
             op: TexOp::from_raw(bits(w[1], 22, 3))?,
             input: bits(w[1], 16, 4) as u8,
             tex_sem_wait: bit(cmn, 2),
@@ -1277,7 +1303,9 @@ impl TexInst {
             dx_swz,
             dy,
             dy_swz,
-        })
+        };
+        inst.check_semaphore()?;
+        Ok(inst)
     }
 }
 

@@ -332,10 +332,12 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
         };
         // The scratch area shares the page whose RPTR dword the ring just accepted, so
         // SCRATCH_ADDR reaches it; its setter checks that anyway (it never truncates).
-        let scratch = ring.writeback().0.bus_address().offset(WB_SCRATCH_OFFSET as u64);
-        let scratch_addr = match SCRATCH_ADDR::RESET.try_with_scratch_addr(scratch) {
-            Ok(r) => r,
-            Err(_) => {
+        let scratch = ring.writeback().0.bus_address().checked_offset(WB_SCRATCH_OFFSET as u64);
+        let scratch_addr = match scratch
+            .and_then(|a| SCRATCH_ADDR::RESET.try_with_scratch_addr(a).ok())
+        {
+            Some(r) => r,
+            None => {
                 let (ring_mem, wb_mem) = ring.into_parts();
                 dma.deallocate(ring_mem);
                 dma.deallocate(wb_mem);

@@ -24,7 +24,7 @@ pub fn dma_rmb() {
     fence(Ordering::Acquire);
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 mod arch {
     /// x86 keeps stores to write-back memory ordered with later uncached MMIO stores; `sfence`
     /// also drains write-combining buffers, should a ring ever be mapped WC.
@@ -40,7 +40,7 @@ mod arch {
     }
 }
 
-#[cfg(target_arch = "aarch64")]
+#[cfg(all(target_arch = "aarch64", not(miri)))]
 mod arch {
     /// Outer-shareable store barrier: DMA masters are outside the inner-shareable domain.
     #[inline(always)]
@@ -55,7 +55,10 @@ mod arch {
     }
 }
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+/// Other architectures, and Miri (which cannot run inline assembly): a sequentially
+/// consistent fence, at least as strong as the store/load barriers above for every access the
+/// Rust memory model describes.
+#[cfg(any(miri, not(any(target_arch = "x86_64", target_arch = "aarch64"))))]
 mod arch {
     #[inline(always)]
     pub fn store_barrier() {

@@ -2,7 +2,7 @@
 
 use core::fmt;
 use core::ptr::NonNull;
-use volatile::VolatilePtr;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 /// An address as a bus master (the GPU) sees it. Not a CPU pointer: on the Pi the bus address
 /// of RAM differs from its ARM physical address.
@@ -11,9 +11,23 @@ use volatile::VolatilePtr;
 pub struct BusAddress(pub u64);
 
 impl BusAddress {
-    /// The address `bytes` further on.
-    pub const fn offset(self, bytes: u64) -> BusAddress {
-        BusAddress(self.0 + bytes)
+    /// The address `bytes` further on, or `None` if that passes the top of the 64-bit bus
+    /// space. (There is deliberately no unchecked `offset`: bus addresses come from
+    /// allocators and device fields, and a wrapped sum would name unrelated memory.)
+    pub const fn checked_offset(self, bytes: u64) -> Option<BusAddress> {
+        match self.0.checked_add(bytes) {
+            Some(a) => Some(BusAddress(a)),
+            None => None,
+        }
+    }
+
+    /// Whether the `bytes` bytes starting here end at or below `limit` (exclusive end
+    /// address, e.g. `1 << 32` for a 32-bit address field); `false` if the end overflows.
+    pub const fn fits_below(self, bytes: u64, limit: u64) -> bool {
+        match self.0.checked_add(bytes) {
+            Some(end) => end <= limit,
+            None => false,
+        }
     }
     /// Low 32 bits.
     pub const fn low(self) -> u32 {
@@ -101,8 +115,12 @@ impl fmt::Display for DmaError {
 
 /// A block of memory both the CPU and a device access.
 ///
-/// The device may read or write it at any time, so the CPU side is accessed only through
-/// volatile operations on raw pointers, never through references. Accesses are bounds-checked.
+/// The device may read or write it at any time, so every CPU access is one relaxed 32-bit
+/// atomic load or store through a raw pointer: never a plain read or write, never a reference
+/// to the bytes. Real DMA memory is outside the Rust memory model; the atomics make the
+/// in-process models (which write the same bytes from the device side, possibly from another
+/// thread) race-free as well, which Miri checks. Ordering against the device is the job of
+/// [`crate::barrier`]. Accesses are bounds-checked.
 #[derive(Debug)]
 pub struct DmaRegion {
     cpu: NonNull<u8>,
@@ -110,7 +128,8 @@ pub struct DmaRegion {
     size: usize,
 }
 
-// SAFETY: the region owns its memory; all access is through volatile raw-pointer operations.
+// SAFETY: the region owns its memory; every access is a 32-bit atomic operation through a raw
+// pointer, valid from any thread and race-free against a device model doing the same.
 unsafe impl Send for DmaRegion {}
 
 impl DmaRegion {
@@ -151,24 +170,25 @@ impl DmaRegion {
     }
 
     #[inline]
-    fn word(&self, offset: usize) -> Result<VolatilePtr<'_, u32>, DmaError> {
+    fn word(&self, offset: usize) -> Result<&AtomicU32, DmaError> {
         self.check(offset, 4)?;
         // SAFETY: in bounds (checked above) of memory the constructor's contract keeps valid.
         let ptr = unsafe { self.cpu.add(offset) }.cast::<u32>();
-        // SAFETY: aligned (region and offset are 4-byte aligned) and valid for `&self`.
-        Ok(unsafe { VolatilePtr::new(ptr) })
+        // SAFETY: aligned (region and offset are 4-byte aligned), valid for `&self`, and only
+        // ever accessed atomically by this region and by device models (see the type docs).
+        Ok(unsafe { AtomicU32::from_ptr(ptr.as_ptr()) })
     }
 
     /// Read the dword at byte `offset`.
     #[inline]
     pub fn read_u32(&self, offset: usize) -> Result<u32, DmaError> {
-        Ok(self.word(offset)?.read())
+        Ok(self.word(offset)?.load(Ordering::Relaxed))
     }
 
     /// Write the dword at byte `offset`.
     #[inline]
     pub fn write_u32(&self, offset: usize, value: u32) -> Result<(), DmaError> {
-        self.word(offset)?.write(value);
+        self.word(offset)?.store(value, Ordering::Relaxed);
         Ok(())
     }
 
@@ -177,7 +197,7 @@ impl DmaRegion {
     pub fn write_slice(&self, offset: usize, words: &[u32]) -> Result<(), DmaError> {
         self.check(offset, words.len() * 4)?;
         for (i, w) in words.iter().enumerate() {
-            self.word(offset + i * 4)?.write(*w);
+            self.write_u32(offset + i * 4, *w)?;
         }
         Ok(())
     }
@@ -187,7 +207,7 @@ impl DmaRegion {
     pub fn read_slice(&self, offset: usize, out: &mut [u32]) -> Result<(), DmaError> {
         self.check(offset, out.len() * 4)?;
         for (i, w) in out.iter_mut().enumerate() {
-            *w = self.word(offset + i * 4)?.read();
+            *w = self.read_u32(offset + i * 4)?;
         }
         Ok(())
     }
@@ -195,9 +215,7 @@ impl DmaRegion {
     /// Set every byte to zero.
     pub fn zero(&self) {
         for offset in (0..self.size & !3).step_by(4) {
-            if let Ok(w) = self.word(offset) {
-                w.write(0);
-            }
+            let _ = self.write_u32(offset, 0);
         }
     }
 }
@@ -240,9 +258,38 @@ mod tests {
         let mut out = [0; 4];
         r.read_slice(0, &mut out).unwrap();
         assert_eq!(out, [9, 8, 0, 5]);
-        assert_eq!(r.bus_address().offset(8), BusAddress(0x1008));
+        assert_eq!(r.bus_address().checked_offset(8), Some(BusAddress(0x1008)));
         r.zero();
         r.read_slice(0, &mut out).unwrap();
         assert_eq!(out, [0; 4]);
+    }
+
+    /// The top of each width a bus address or address field holds (32-bit CP registers,
+    /// 40-bit masters, the 64-bit bus) minus `below`.
+    fn near_top() -> impl proptest::strategy::Strategy<Value = u64> {
+        use proptest::prelude::*;
+        (prop_oneof![Just(32u32), Just(40), Just(64)], 0u64..=4096).prop_map(|(width, below)| {
+            let top = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+            top - below
+        })
+    }
+
+    proptest::proptest! {
+        /// `checked_offset` is the exact sum or `None`, never a wrapped address, and
+        /// `fits_below` agrees with it.
+        #[test]
+        fn offsets_near_the_top_are_exact_or_refused(a in near_top(), bytes in 0u64..=8192) {
+            let sum = u128::from(a) + u128::from(bytes);
+            match BusAddress(a).checked_offset(bytes) {
+                Some(b) => proptest::prop_assert_eq!(u128::from(b.0), sum),
+                None => proptest::prop_assert!(sum > u128::from(u64::MAX)),
+            }
+            for limit in [1u64 << 32, 1 << 40, u64::MAX] {
+                proptest::prop_assert_eq!(
+                    BusAddress(a).fits_below(bytes, limit),
+                    sum <= u128::from(limit)
+                );
+            }
+        }
     }
 }

@@ -157,6 +157,7 @@
 //! (A register of another family in an R5xx PM4 stream is rejected by `baregpu-ring`'s
 //! `Pm4Writer`, whose own documentation has that check.)
 #![no_std]
+#![forbid(unsafe_code)]
 
 /// The trait implementations of one generated register, its `Default`, `Debug`,
 /// `defmt::Format` and `SPEC`; used by the generated modules (the item macros keep them small).

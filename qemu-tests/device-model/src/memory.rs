@@ -217,10 +217,11 @@ struct RawBuf {
     layout: Layout,
 }
 
-// SAFETY: the buffer is plain memory owned by this struct; all access goes through raw
-// pointers by the (single-threaded) owners of `VecMemory` handles.
+// SAFETY: the buffer is plain memory owned by this struct; after the zeroed allocation every
+// access goes through raw pointers with atomic operations (`sys::copy_*_shared`, and the
+// `DmaRegion`s an `InProcess` hands out), which are valid from any thread.
 unsafe impl Send for RawBuf {}
-// SAFETY: shared handles exist only inside one `InProcess` (not `Sync` itself).
+// SAFETY: as above: shared handles only ever access the bytes atomically.
 unsafe impl Sync for RawBuf {}
 
 impl Drop for RawBuf {
@@ -233,7 +234,8 @@ impl Drop for RawBuf {
 /// Heap-backed guest memory for in-process tests: bus address = offset.
 ///
 /// The bytes never move while any handle lives, so an allocator may hand out CPU pointers into
-/// them (see [`crate::InProcess`]); both sides use raw-pointer accesses only.
+/// them (see [`crate::InProcess`]); both sides use raw-pointer atomic accesses only, so a
+/// driver thread and the model may touch the same bytes concurrently without a data race.
 #[derive(Debug)]
 pub struct VecMemory {
     buf: Arc<RawBuf>,
@@ -286,8 +288,8 @@ impl GuestMemory for VecMemory {
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
         let offset = self.check(address, buf.len())?;
-        // SAFETY: `offset + len <= size` (checked); volatile because a driver may hold a
-        // `DmaRegion` pointer into the same bytes.
+        // SAFETY: `offset + len <= size` (checked); the bytes are only accessed atomically
+        // (a driver's `DmaRegion` into them, possibly on another thread, is atomic too).
         unsafe { sys::copy_from_shared(self.buf.ptr.as_ptr().add(offset), buf) };
         Ok(())
     }
@@ -341,6 +343,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(miri))] // a file-backed mapping: Miri cannot map files
     fn shared_file_memory_maps_and_creates_the_file() {
         let path = std::env::temp_dir().join(format!("gdm-ram-{}", std::process::id()));
         let _ = std::fs::remove_file(&path);

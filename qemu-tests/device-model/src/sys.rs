@@ -5,6 +5,8 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU8, AtomicU32};
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
@@ -13,7 +15,7 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
 /// A `MAP_SHARED` read/write mapping of a file descriptor, unmapped on drop.
 ///
 /// Other processes (QEMU, the guest) write the memory concurrently, so it is only accessed
-/// through raw pointers with volatile or atomic operations, never through Rust references.
+/// through raw pointers with atomic operations, never through references to the bytes.
 #[derive(Debug)]
 pub struct Mapping {
     ptr: NonNull<u8>,
@@ -21,7 +23,7 @@ pub struct Mapping {
 }
 
 // SAFETY: the mapping is process-wide memory; every access goes through raw pointers with
-// volatile/atomic operations, which are valid from any thread.
+// atomic operations, which are valid from any thread.
 unsafe impl Send for Mapping {}
 // SAFETY: as above; no `&`/`&mut` to the bytes is ever handed out.
 unsafe impl Sync for Mapping {}
@@ -78,33 +80,41 @@ impl Drop for Mapping {
     }
 }
 
-/// Copy `dst.len()` bytes from shared memory at `src` with volatile loads (dword loads where
-/// aligned).
+/// Copy `dst.len()` bytes from shared memory at `src` with relaxed atomic loads (32-bit
+/// where aligned, bytes at unaligned ends).
+///
+/// Shared memory is written concurrently by others (QEMU's guest, or a driver's `DmaRegion`
+/// on another thread in process), so it is only accessed atomically: plain or volatile
+/// accesses would be data races. A driver's `DmaRegion` uses 32-bit atomics too, so
+/// dword-aligned transfers use exactly the same access size on both sides.
 ///
 /// # Safety
-/// `src..src + dst.len()` must be inside a live mapping.
+/// `src..src + dst.len()` must be inside a live mapping that is only accessed atomically.
 pub unsafe fn copy_from_shared(src: *const u8, dst: &mut [u8]) {
     let mut i = 0;
     while i < dst.len() {
         // SAFETY: `i < dst.len()`, so `src + i` is inside the range the caller guarantees.
         let p = unsafe { src.add(i) };
         if (p as usize).is_multiple_of(4) && i + 4 <= dst.len() {
-            // SAFETY: aligned and in range (checked above).
-            let w = unsafe { ptr::read_volatile(p.cast::<u32>()) };
+            // SAFETY: aligned and in range (checked above); shared memory is only accessed
+            // atomically (the caller's contract).
+            let w = unsafe { AtomicU32::from_ptr(p.cast::<u32>().cast_mut()) }.load(Relaxed);
             dst[i..i + 4].copy_from_slice(&w.to_ne_bytes());
             i += 4;
         } else {
-            // SAFETY: in range.
-            dst[i] = unsafe { ptr::read_volatile(p) };
+            // SAFETY: in range; atomic as above.
+            dst[i] = unsafe { AtomicU8::from_ptr(p.cast_mut()) }.load(Relaxed);
             i += 1;
         }
     }
 }
 
-/// Copy `src` into shared memory at `dst` with volatile stores (dword stores where aligned).
+/// Copy `src` into shared memory at `dst` with relaxed atomic stores (32-bit where aligned,
+/// bytes at unaligned ends); see [`copy_from_shared`].
 ///
 /// # Safety
-/// `dst..dst + src.len()` must be inside a live writable mapping.
+/// `dst..dst + src.len()` must be inside a live writable mapping that is only accessed
+/// atomically.
 pub unsafe fn copy_to_shared(dst: *mut u8, src: &[u8]) {
     let mut i = 0;
     while i < src.len() {
@@ -112,12 +122,12 @@ pub unsafe fn copy_to_shared(dst: *mut u8, src: &[u8]) {
         let p = unsafe { dst.add(i) };
         if (p as usize).is_multiple_of(4) && i + 4 <= src.len() {
             let w = u32::from_ne_bytes([src[i], src[i + 1], src[i + 2], src[i + 3]]);
-            // SAFETY: aligned and in range (checked above).
-            unsafe { ptr::write_volatile(p.cast::<u32>(), w) };
+            // SAFETY: aligned and in range (checked above); atomic as in `copy_from_shared`.
+            unsafe { AtomicU32::from_ptr(p.cast::<u32>()) }.store(w, Relaxed);
             i += 4;
         } else {
-            // SAFETY: in range.
-            unsafe { ptr::write_volatile(p, src[i]) };
+            // SAFETY: in range; atomic as above.
+            unsafe { AtomicU8::from_ptr(p) }.store(src[i], Relaxed);
             i += 1;
         }
     }
@@ -361,7 +371,8 @@ pub fn recv_msg(sock: BorrowedFd<'_>) -> io::Result<Option<(i64, Option<OwnedFd>
     Ok(Some((i64::from_le_bytes(bytes), fd)))
 }
 
-#[cfg(test)]
+/// Miri cannot run these: they need real descriptors (sockets, eventfds, memfds).
+#[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
     use std::os::fd::AsFd;
@@ -417,5 +428,29 @@ mod tests {
         // SAFETY: inside the mapping.
         unsafe { copy_from_shared(m2.as_ptr().add(1000), &mut out) };
         assert_eq!(out, [0, 1, 2, 3]);
+    }
+}
+
+/// The shared-memory copies over heap memory (no descriptor needed, so Miri checks them too).
+#[cfg(test)]
+mod copy_tests {
+    use super::*;
+
+    #[test]
+    fn copies_round_trip_at_any_alignment_over_heap_memory() {
+        let mut backing = vec![0u32; 128];
+        let base = backing.as_mut_ptr().cast::<u8>();
+        let data: Vec<u8> = (0..=255u8).collect();
+        for start in 0..4 {
+            for len in [0, 1, 3, 4, 7, 64, 255] {
+                // SAFETY: `start + len <= 258 < 512` bytes of `backing`, which is only
+                // accessed through these copies while `base` is in use.
+                unsafe { copy_to_shared(base.add(start), &data[..len]) };
+                let mut out = vec![0u8; len];
+                // SAFETY: as above.
+                unsafe { copy_from_shared(base.add(start), &mut out) };
+                assert_eq!(out, data[..len]);
+            }
+        }
     }
 }

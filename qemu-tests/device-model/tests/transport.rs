@@ -207,3 +207,67 @@ fn a_second_client_is_turned_away() {
     enable(&mut f.qemu);
     f.finish();
 }
+
+/// A server for the socket-path tests: a fresh directory holding the guest RAM file.
+fn bind_at(
+    name: &str,
+    socket: impl Fn(&std::path::Path) -> PathBuf,
+) -> (PathBuf, PathBuf, Result<Server<Sem>, String>) {
+    let dir = std::env::temp_dir().join(format!("gdm-path-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let ram = dir.join("ram");
+    let memory = SharedFileMemory::open_q35(&ram, 1 << 20).unwrap();
+    let device = Device::new(Sem::default(), Box::new(memory)).unwrap();
+    let socket = socket(&dir);
+    let server = Server::bind(device, ServerOptions::new(&socket)).map_err(|e| e.to_string());
+    (dir, socket, server)
+}
+
+#[test]
+fn an_existing_regular_file_is_refused_and_kept() {
+    let (dir, socket, server) = bind_at("file", |d| {
+        let p = d.join("notes");
+        std::fs::write(&p, b"precious").unwrap();
+        p
+    });
+    let err = server.err().expect("a regular file is not replaced by a socket");
+    assert!(err.contains("not a socket"), "{err}");
+    assert_eq!(std::fs::read(&socket).unwrap(), b"precious");
+    // The guest RAM file itself given as the socket path (model-server refuses equal paths
+    // earlier; a second name for the same file lands here).
+    let (dir2, ram, server) = bind_at("ram", |d| d.join("ram"));
+    assert!(server.is_err());
+    assert_eq!(std::fs::metadata(&ram).unwrap().len(), 1 << 20, "guest RAM kept");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_dir_all(dir2);
+}
+
+#[test]
+fn a_stale_socket_is_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    use std::os::unix::net::UnixListener;
+    let (dir, socket, server) = bind_at("stale", |d| {
+        let p = d.join("sock");
+        drop(UnixListener::bind(&p).unwrap()); // the file stays, nobody listens: stale
+        p
+    });
+    let server = server.expect("a stale socket is replaced");
+    assert!(std::fs::metadata(&socket).unwrap().file_type().is_socket());
+    assert!(std::os::unix::net::UnixStream::connect(&socket).is_ok(), "the new server listens");
+    drop(server);
+    assert!(!socket.exists(), "the server removes its own socket on exit");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn exit_removes_only_the_servers_own_socket() {
+    let (dir, socket, server) = bind_at("own", |d| d.join("sock"));
+    let server = server.unwrap();
+    // Someone replaces the socket with a file while the server runs: exit leaves it alone.
+    std::fs::remove_file(&socket).unwrap();
+    std::fs::write(&socket, b"not ours").unwrap();
+    drop(server);
+    assert_eq!(std::fs::read(&socket).unwrap(), b"not ours");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -23,6 +23,7 @@
 //!
 //! All fields are little-endian `u32` at the byte offsets given here.
 #![no_std]
+#![forbid(unsafe_code)]
 
 /// ivshmem-doorbell PCI vendor ID (Red Hat, Inc.).
 pub const IVSHMEM_VENDOR: u16 = 0x1AF4;

@@ -55,6 +55,12 @@ pub enum CliError {
     Repeated(&'static str),
     /// A value that is not valid UTF-8 where text is needed.
     NotUnicode(&'static str),
+    /// `--socket` and `--guest-ram` name the same path: binding the socket would replace
+    /// the guest RAM file.
+    SamePath {
+        /// The path given to both.
+        path: PathBuf,
+    },
     /// A number that does not parse.
     BadNumber {
         /// The option.
@@ -72,6 +78,11 @@ impl fmt::Display for CliError {
             CliError::Missing(o) => write!(f, "{o} is required"),
             CliError::Repeated(o) => write!(f, "{o} given more than once"),
             CliError::NotUnicode(o) => write!(f, "the value of {o} is not valid UTF-8"),
+            CliError::SamePath { path } => write!(
+                f,
+                "--socket and --guest-ram are both {}: they must be different files",
+                path.display()
+            ),
             CliError::BadNumber { option, value } => {
                 write!(f, "{option}: `{value}` is not a number")
             }
@@ -145,13 +156,19 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             }
         }
     }
-    Ok(Command::Run(Args {
+    let args = Args {
         model: model.ok_or(CliError::Missing("--model"))?,
         socket: socket.ok_or(CliError::Missing("--socket"))?,
         guest_ram: guest_ram.ok_or(CliError::Missing("--guest-ram"))?,
         ram_size: ram_size.ok_or(CliError::Missing("--ram-size"))?,
         injection: injection.unwrap_or_default(),
-    }))
+    };
+    // Other spellings of one file are caught when binding: the RAM file exists by then and
+    // the server refuses any path that is not a stale socket.
+    if args.socket == args.guest_ram {
+        return Err(CliError::SamePath { path: args.socket });
+    }
+    Ok(Command::Run(args))
 }
 
 #[cfg(test)]
@@ -194,6 +211,16 @@ mod tests {
         let mut bad = BASE.to_vec();
         bad[7] = "lots";
         assert!(matches!(p(&bad), Err(CliError::BadNumber { option: "--ram-size", .. })));
+    }
+
+    #[test]
+    fn socket_and_guest_ram_must_differ() {
+        let mut same = BASE.to_vec();
+        same[5] = "/s";
+        assert_eq!(p(&same), Err(CliError::SamePath { path: "/s".into() }));
+        same[3] = "/x/../s";
+        same[5] = "/s";
+        assert!(matches!(p(&same), Ok(Command::Run(_))), "only literal equality is a CLI error");
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! for a bad command line or unknown model, 1 for any other failure; `--die-after-requests`
 //! aborts (SIGABRT).
 
+#![forbid(unsafe_code)]
+
 mod cli;
 mod models;
 

@@ -207,3 +207,49 @@ fn bad_command_lines_exit_2_and_help_lists_models() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("selftest"));
 }
+
+/// `--socket` naming an existing regular file, or the `--guest-ram` file itself: refused with
+/// a clear message before anything is deleted.
+#[test]
+fn socket_path_that_is_not_a_stale_socket_is_refused() {
+    let dir = std::env::temp_dir().join(format!("model-server-paths-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (notes, ram) = (dir.join("notes"), dir.join("ram"));
+    std::fs::write(&notes, b"precious").unwrap();
+    // A server that accepted the path would wait for QEMU forever: bounded wait, then kill.
+    let run = |socket: &std::path::Path| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_model-server"))
+            .args(["--model", "selftest", "--socket"])
+            .arg(socket)
+            .arg("--guest-ram")
+            .arg(&ram)
+            .args(["--ram-size", &RAM.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&notes);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not a socket"), "{err}");
+    assert_eq!(std::fs::read(&notes).unwrap(), b"precious");
+    // Same path for both (the RAM file exists from the run above): refused as a command-line
+    // error; the RAM file is kept.
+    let out = run(&ram);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--socket and --guest-ram"), "{err}");
+    assert_eq!(std::fs::metadata(&ram).unwrap().len(), RAM, "guest RAM file kept");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

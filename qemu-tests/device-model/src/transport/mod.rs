@@ -48,12 +48,23 @@ pub enum TransportError {
         /// The OS error.
         source: io::Error,
     },
+    /// The socket path names an existing file that is not a socket (it is left alone).
+    NotASocket {
+        /// The path.
+        path: PathBuf,
+    },
 }
 
 impl fmt::Display for TransportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TransportError::Io { context, source } => write!(f, "{context}: {source}"),
+            TransportError::NotASocket { path } => write!(
+                f,
+                "{} exists and is not a socket; refusing to replace it (choose another --socket \
+                 path or remove the file)",
+                path.display()
+            ),
         }
     }
 }
@@ -62,8 +73,35 @@ impl std::error::Error for TransportError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             TransportError::Io { source, .. } => Some(source),
+            _ => None,
         }
     }
+}
+
+/// Identity of a file: (device, inode).
+type FileId = (u64, u64);
+
+fn file_id(meta: &std::fs::Metadata) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Make `path` free for `bind`: nothing there, or a socket file, taken to be a previous
+/// server's leftover and removed. Any other file — a regular file, a directory, the guest RAM
+/// file — is refused and left untouched. (Whether a socket is still listened on is not probed:
+/// a probing connection would be accepted by that server as its QEMU. Two servers must not be
+/// given one path.)
+fn clear_stale_socket(path: &Path) -> Result<(), TransportError> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err("inspecting the socket path")(e)),
+    };
+    if !meta.file_type().is_socket() {
+        return Err(TransportError::NotASocket { path: path.to_owned() });
+    }
+    std::fs::remove_file(path).map_err(io_err("removing a stale socket"))
 }
 
 fn io_err(context: &'static str) -> impl FnOnce(io::Error) -> TransportError {
@@ -87,7 +125,8 @@ pub enum Injection {
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
-    /// Where to listen (a stale socket file there is replaced).
+    /// Where to listen. A stale socket file there is replaced; any other existing file is
+    /// refused ([`TransportError::NotASocket`]).
     pub socket: PathBuf,
     /// Fault injection.
     pub injection: Injection,
@@ -123,6 +162,8 @@ pub struct Server<M: GpuModel> {
     epoll: Epoll,
     qemu: Option<Peer>,
     last_seq: u32,
+    /// The socket file this server created: removed on drop only if still the same file.
+    socket_id: Option<FileId>,
 }
 
 impl<M: GpuModel> Server<M> {
@@ -138,13 +179,9 @@ impl<M: GpuModel> Server<M> {
             .map(|_| EventFd::new())
             .collect::<io::Result<Vec<_>>>()
             .map_err(io_err("creating the model's eventfds"))?;
-        match std::fs::remove_file(&options.socket) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                return Err(io_err("removing a stale socket")(e));
-            }
-            _ => {}
-        }
+        clear_stale_socket(&options.socket)?;
         let listener = UnixListener::bind(&options.socket).map_err(io_err("binding the socket"))?;
+        let socket_id = std::fs::symlink_metadata(&options.socket).ok().map(|m| file_id(&m));
         listener.set_nonblocking(true).map_err(io_err("configuring the socket"))?;
         let epoll = Epoll::new().map_err(io_err("creating the epoll instance"))?;
         epoll.add(listener.as_raw_fd(), TOKEN_LISTENER).map_err(io_err("epoll_ctl"))?;
@@ -161,6 +198,7 @@ impl<M: GpuModel> Server<M> {
             epoll,
             qemu: None,
             last_seq: 0,
+            socket_id,
         };
         server.publish();
         server.mailbox.announce(
@@ -300,8 +338,13 @@ impl<M: GpuModel> Server<M> {
 }
 
 impl<M: GpuModel> Drop for Server<M> {
+    /// Remove the socket file, unless something else has taken its path since.
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.options.socket);
+        let path = &self.options.socket;
+        let now = std::fs::symlink_metadata(path).ok().map(|m| file_id(&m));
+        if now.is_some() && now == self.socket_id {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -325,7 +368,8 @@ fn handshake(
     Ok(())
 }
 
-#[cfg(test)]
+/// Miri cannot run these: they need a socket pair and eventfds.
+#[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
     use std::os::unix::net::UnixStream;

@@ -103,6 +103,8 @@ fn segments(
 pub struct LineCache {
     lines: BTreeMap<u32, Line>,
     capacity: usize,
+    /// Lines written back to memory so far (by flushes and push-outs).
+    written: u64,
 }
 
 impl fmt::Debug for LineCache {
@@ -119,12 +121,18 @@ impl fmt::Debug for LineCache {
 impl LineCache {
     /// An empty cache of at most `capacity` lines (at least one).
     pub fn new(capacity: usize) -> Self {
-        Self { lines: BTreeMap::new(), capacity: capacity.max(1) }
+        Self { lines: BTreeMap::new(), capacity: capacity.max(1), written: 0 }
     }
 
     /// Maximum number of lines before the cache makes room (see the module docs).
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// Lines written back to memory since the cache was made: each flush or push-out counts
+    /// every line holding dirty bytes once (the engine charges them as work units).
+    pub fn lines_written(&self) -> u64 {
+        self.written
     }
 
     /// Lines currently allocated.
@@ -250,6 +258,7 @@ impl LineCache {
     pub fn flush(&mut self, mem: &mut dyn Memory) -> Result<(), MemFault> {
         let mut first = None;
         for (&line, l) in self.lines.iter_mut() {
+            self.written += u64::from(l.dirty != 0);
             let mut d = l.dirty;
             while d != 0 {
                 let start = d.trailing_zeros() as usize;
@@ -299,6 +308,24 @@ pub struct Caches {
     /// Conditional output cache, read and written by the CO (inv_cond_out_cache,
     /// flush_cond_out_cache).
     pub cond_out: LineCache,
+}
+
+impl Caches {
+    /// Lines written back to memory by all caches so far ([`LineCache::lines_written`]).
+    pub fn lines_written(&self) -> u64 {
+        [
+            &self.inst,
+            &self.constf,
+            &self.consti,
+            &self.constb,
+            &self.input,
+            &self.output,
+            &self.cond_out,
+        ]
+        .iter()
+        .map(|c| c.written)
+        .sum()
+    }
 }
 
 impl Default for Caches {

@@ -63,18 +63,30 @@ impl Default for ProgramInfo {
     }
 }
 
-/// Bounds that keep a malicious program from hanging the model server.
+/// Bounds that keep a malicious program or command buffer from hanging the model server.
+///
+/// Work is counted in work units (see [`crate::engine`]'s "Work units and slices"): one per
+/// DPP instruction executed, domain element visited, command consumed and cache line written
+/// back to memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Instructions one element may execute.
+    /// Instructions one element may execute ([`crate::DppError::InstructionBudgetExceeded`]).
     pub per_element: u32,
-    /// Instructions one start_program may execute over its whole domain.
+    /// The per-dispatch limit: instructions one start_program may execute over its whole
+    /// domain ([`crate::DppError::ProgramBudgetExceeded`]). With at most 4096 x 4096 domain
+    /// elements, one dispatch costs at most `per_program + 2^24` work units (plus write-backs).
     pub per_program: u64,
+    /// Work units one command buffer may take in all, over every slice
+    /// ([`crate::CtmErrorKind::BufferBudgetExceeded`]).
+    pub per_buffer: u64,
 }
 
 impl Default for Limits {
+    /// 65,536 instructions per element, 2^26 per dispatch, 2^28 work units per command buffer
+    /// (four dispatches at their limit; about half a minute of interpreter time, spread over
+    /// as many slices as the caller's per-slice budget makes).
     fn default() -> Self {
-        Self { per_element: 65_536, per_program: 1 << 26 }
+        Self { per_element: 65_536, per_program: 1 << 26, per_buffer: 1 << 28 }
     }
 }
 
@@ -116,7 +128,10 @@ struct LoopFrame {
     inc: i32,
 }
 
+/// One processor's state for the element it is running: kept between slices.
+#[derive(Debug, Clone)]
 struct Thread {
+    pc: u32,
     temps: [[f32; 4]; TEMPS],
     pred: [bool; 4],
     alu_result: bool,
@@ -197,45 +212,74 @@ fn pred_mask(pred: &[bool; 4], sel: u32, inv: bool) -> Result<[bool; 4], DppErro
     Ok(if inv { m.map(|b| !b) } else { m })
 }
 
-/// Runs a program over elements. Instructions, constants and inputs are read through the
-/// engine's MC caches ([`Caches`], CTM guide §2.1.4), which outlive the runner; the decoded
-/// per-slot and per-index copies kept here only last one start_program, during which no
-/// invalidate command can be consumed, so they only save decoding what the caches served.
-pub struct Runner<'a> {
-    mem: &'a mut dyn Memory,
-    caches: &'a mut Caches,
-    surf: &'a Surfaces,
-    info: ProgramInfo,
-    limits: Limits,
+/// What one start_program keeps between slices: the decoded per-slot and per-index copies of
+/// what the MC caches served (no invalidate command can be consumed during a start_program,
+/// so they only save decoding), the instruction count and the element in flight.
+#[derive(Debug, Clone)]
+pub struct ProgramRun {
     insts: Vec<Option<[u32; 6]>>,
     constf: Vec<Option<[f32; 4]>>,
     consti: [Option<[i32; 3]>; 32],
     constb: [Option<bool>; 32],
     /// Instructions executed so far in this start_program.
     pub executed: u64,
+    /// The element being run, when a slice ended in the middle of it.
+    thread: Option<Box<Thread>>,
+}
+
+impl Default for ProgramRun {
+    fn default() -> Self {
+        Self {
+            insts: vec![None; INSTRUCTION_SLOTS as usize],
+            constf: vec![None; CONSTS],
+            consti: [None; 32],
+            constb: [None; 32],
+            executed: 0,
+            thread: None,
+        }
+    }
+}
+
+impl ProgramRun {
+    /// Whether an element was left in the middle of its program by the last step.
+    pub fn element_in_flight(&self) -> bool {
+        self.thread.is_some()
+    }
+}
+
+/// What [`Runner::step`] did.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    /// Instructions executed by this call.
+    pub instructions: u64,
+    /// The element's result once its program has ended; `None` when the budget ran out first
+    /// (the element continues at the next step).
+    pub result: Option<ElementResult>,
+}
+
+/// Runs a program over elements, a bounded number of instructions at a time. Instructions,
+/// constants and inputs are read through the engine's MC caches ([`Caches`], CTM guide
+/// §2.1.4), which outlive the runner; what must survive between slices is in [`ProgramRun`].
+pub struct Runner<'a> {
+    mem: &'a mut dyn Memory,
+    caches: &'a mut Caches,
+    surf: &'a Surfaces,
+    info: ProgramInfo,
+    limits: Limits,
+    run: &'a mut ProgramRun,
 }
 
 impl<'a> Runner<'a> {
-    /// A runner for one start_program, reading memory through `caches`.
+    /// A runner continuing `run`, reading memory through `caches`.
     pub fn new(
         mem: &'a mut dyn Memory,
         caches: &'a mut Caches,
         surf: &'a Surfaces,
         info: ProgramInfo,
         limits: Limits,
+        run: &'a mut ProgramRun,
     ) -> Self {
-        Self {
-            mem,
-            caches,
-            surf,
-            info,
-            limits,
-            insts: vec![None; INSTRUCTION_SLOTS as usize],
-            constf: vec![None; CONSTS],
-            consti: [None; 32],
-            constb: [None; 32],
-            executed: 0,
-        }
+        Self { mem, caches, surf, info, limits, run }
     }
 
     /// Memory and the caches, for the engine's CO and output stage.
@@ -250,7 +294,7 @@ impl<'a> Runner<'a> {
         if pc >= INSTRUCTION_SLOTS {
             return Err(DppError::PcOutOfRange);
         }
-        if let Some(w) = self.insts[pc as usize] {
+        if let Some(w) = self.run.insts[pc as usize] {
             return Ok(w);
         }
         let f = self.surf.inst.ok_or(DppError::InstructionsNotConfigured)?;
@@ -260,18 +304,18 @@ impl<'a> Runner<'a> {
             let a = mc::translate(f.base, f.pitch, f.tiling.is_tiled(), 4, x, 0);
             *word = CachedMemory::new(&mut self.caches.inst, self.mem).read_u32(a)?;
         }
-        self.insts[pc as usize] = Some(w);
+        self.run.insts[pc as usize] = Some(w);
         Ok(w)
     }
 
     fn const_f(&mut self, idx: usize) -> Result<[f32; 4], DppError> {
-        if let Some(v) = self.constf[idx] {
+        if let Some(v) = self.run.constf[idx] {
             return Ok(v);
         }
         let f = self.surf.constf.ok_or(DppError::ConstantsNotConfigured("f"))?;
         let mut m = CachedMemory::new(&mut self.caches.constf, self.mem);
         let v = mc::read_element(&mut m, f.address(idx as u32, 0), f.format)?;
-        self.constf[idx] = Some(v);
+        self.run.constf[idx] = Some(v);
         Ok(v)
     }
 
@@ -280,7 +324,7 @@ impl<'a> Runner<'a> {
     /// US_FC_INT_CONST KR/KG/KB); float formats are converted (saturating); UINT16_1 gives
     /// only the count.
     fn const_i(&mut self, idx: usize) -> Result<[i32; 3], DppError> {
-        if let Some(v) = self.consti[idx] {
+        if let Some(v) = self.run.consti[idx] {
             return Ok(v);
         }
         let f = self.surf.consti.ok_or(DppError::ConstantsNotConfigured("i"))?;
@@ -296,20 +340,20 @@ impl<'a> Runner<'a> {
             DataFormat::Float32x2 => [fl(0), fl(1), 0],
             DataFormat::Float32x4 => [fl(0), fl(1), fl(2)],
         };
-        self.consti[idx] = Some(v);
+        self.run.consti[idx] = Some(v);
         Ok(v)
     }
 
     /// Boolean constant (§3.5.3 BOOL_ADDR): true when its element is not all zero bits.
     fn const_b(&mut self, idx: usize) -> Result<bool, DppError> {
-        if let Some(v) = self.constb[idx] {
+        if let Some(v) = self.run.constb[idx] {
             return Ok(v);
         }
         let f = self.surf.constb.ok_or(DppError::ConstantsNotConfigured("b"))?;
         let mut m = CachedMemory::new(&mut self.caches.constb, self.mem);
         let raw = mc::read_raw(&mut m, f.address(idx as u32, 0), f.format)?;
         let v = raw[..f.format.bpe() as usize].iter().any(|b| *b != 0);
-        self.constb[idx] = Some(v);
+        self.run.constb[idx] = Some(v);
         Ok(v)
     }
 
@@ -341,14 +385,33 @@ impl<'a> Runner<'a> {
         Ok(mc::read_element(&mut m, f.address(x, y), f.format)?)
     }
 
-    /// Run the program for element (i, j). The processor starts with r0 = (i, j, 0, 0) and all
-    /// other temporaries zero (judgement call: the guide does not say how a program learns its
-    /// index pair; this makes an UNSCALED lookup at r0 fetch element (i, j)).
-    pub fn run(&mut self, i: u32, j: u32) -> Result<ElementResult, (u32, DppError)> {
+    /// Run the program for element (i, j) for at most `budget` instructions, starting it
+    /// unless a previous step left it in flight. The processor starts with r0 = (i, j, 0, 0)
+    /// and all other temporaries zero (judgement call: the guide does not say how a program
+    /// learns its index pair; this makes an UNSCALED lookup at r0 fetch element (i, j)).
+    pub fn step(&mut self, i: u32, j: u32, budget: u64) -> Result<Step, (u32, DppError)> {
         if self.info.uncached_output {
             return Err((self.info.start, DppError::Unsupported("uncached (UMRT) output")));
         }
+        let mut t = match self.run.thread.take() {
+            Some(t) => t,
+            None => Box::new(self.thread(i, j)),
+        };
+        let mut instructions = 0;
+        while instructions < budget {
+            instructions += 1;
+            if let Some(out) = self.instruction(&mut t)? {
+                return Ok(Step { instructions, result: Some(out) });
+            }
+        }
+        self.run.thread = Some(t);
+        Ok(Step { instructions, result: None })
+    }
+
+    /// A processor at the program start for element (i, j).
+    fn thread(&self, i: u32, j: u32) -> Thread {
         let mut t = Thread {
+            pc: self.info.start,
             temps: [[0.0; 4]; TEMPS],
             pred: [false; 4],
             alu_result: false,
@@ -365,29 +428,33 @@ impl<'a> Runner<'a> {
             },
         };
         t.temps[0] = [i as f32, j as f32, 0.0, 0.0];
-        let mut pc = self.info.start;
-        loop {
-            if t.out.instructions >= self.limits.per_element {
-                return Err((pc, DppError::InstructionBudgetExceeded));
-            }
-            if self.executed >= self.limits.per_program {
-                return Err((pc, DppError::ProgramBudgetExceeded));
-            }
-            t.out.instructions += 1;
-            self.executed += 1;
-            let w = self.fetch(pc).map_err(|e| (pc, e))?;
-            let cmn = w[0];
-            let next = match cmn & 3 {
-                0 | 1 => self.alu(&mut t, &w, cmn & 3 == 1).map(|()| pc + 1),
-                2 => self.flow(&mut t, &w, pc),
-                _ => self.tex(&mut t, &w).map(|()| pc + 1),
-            }
-            .map_err(|e| (pc, e))?;
-            if t.out.killed || pc == self.info.end || (flag(cmn, 8) && t.active) {
-                return Ok(t.out);
-            }
-            pc = next;
+        t
+    }
+
+    /// Execute the instruction at `t.pc`; the element's result when the program ends.
+    fn instruction(&mut self, t: &mut Thread) -> Result<Option<ElementResult>, (u32, DppError)> {
+        let pc = t.pc;
+        if t.out.instructions >= self.limits.per_element {
+            return Err((pc, DppError::InstructionBudgetExceeded));
         }
+        if self.run.executed >= self.limits.per_program {
+            return Err((pc, DppError::ProgramBudgetExceeded));
+        }
+        t.out.instructions += 1;
+        self.run.executed += 1;
+        let w = self.fetch(pc).map_err(|e| (pc, e))?;
+        let cmn = w[0];
+        let next = match cmn & 3 {
+            0 | 1 => self.alu(t, &w, cmn & 3 == 1).map(|()| pc + 1),
+            2 => self.flow(t, &w, pc),
+            _ => self.tex(t, &w).map(|()| pc + 1),
+        }
+        .map_err(|e| (pc, e))?;
+        if t.out.killed || pc == self.info.end || (flag(cmn, 8) && t.active) {
+            return Ok(Some(t.out));
+        }
+        t.pc = next;
+        Ok(None)
     }
 
     fn source(&mut self, t: &Thread, addr_word: u32, k: u32) -> Result<[f32; 4], DppError> {

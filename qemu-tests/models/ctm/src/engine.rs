@@ -2,8 +2,30 @@
 //! §2.2, Table 3), plus start_program's scheduling through the Conditional Operation Unit
 //! (§2.1.2, §2.1.3) and the output stage.
 //!
-//! Execution is synchronous: start_program runs the whole domain before the next command is
-//! read. What stays observable of the asynchronous hardware:
+//! # Work units and slices
+//!
+//! A command buffer is consumed incrementally: [`CtmEngine::begin`] starts one,
+//! [`CtmEngine::advance`] does at most a given number of **work units** of it and returns, so
+//! the device model around it can keep its clock, hang detection and other requests going
+//! while a long kernel runs, as hardware does. One work unit is
+//!
+//! - one command consumed (its words fetched and its effect applied),
+//! - one domain element visited by start_program (the PE's conditional test, starting the
+//!   processor, and its output stage),
+//! - one DPP instruction executed, or
+//! - one cache line written back to memory (flush commands, or a full cache pushing out).
+//!
+//! An element can be left in the middle of its program at the end of a slice and continues
+//! at the next. Everything else is indivisible: a slice stops before the next unit once its
+//! budget is spent, so it does at most `budget` units, plus the write-backs of its last step
+//! (at most [`MAX_STEP_UNITS`] in all, bounded by the caches' capacity, never by the guest).
+//! Limits on the whole: [`Limits::per_program`] instructions per start_program (the
+//! per-dispatch limit) and [`Limits::per_buffer`] work units per command buffer
+//! ([`CtmErrorKind::BufferBudgetExceeded`], error code 0x107).
+//!
+//! Command order is kept: a start_program finishes its whole domain before the next command
+//! is read (over as many slices as it takes). What stays observable of the asynchronous
+//! hardware:
 //!
 //! - **Caches (CTM guide §2.1.4).** All program memory traffic goes through the MC caches
 //!   the engine owns ([`Caches`], see [`crate::cache`]): instruction, constant and input reads
@@ -19,8 +41,8 @@
 //!   [`CtmErrorKind::NotIdle`] at that command's offset, without taking effect.
 //! - **Performance counters (§2.1.2)**: see [`PerfCounters`] for the clock model.
 
-use crate::cache::{CachedMemory, Caches, LineCache};
-use crate::dpp::{ElementResult, Limits, ProgramInfo, Runner, Surfaces};
+use crate::cache::{CachedMemory, Caches, LineCache, WRITE_CACHE_LINES};
+use crate::dpp::{ElementResult, Limits, ProgramInfo, ProgramRun, Runner, Surfaces};
 use crate::error::{CtmError, CtmErrorKind, DppError};
 use crate::mc::{self, DataFormat, SurfaceFormat};
 use crate::memory::Memory;
@@ -312,6 +334,88 @@ pub struct ExecSummary {
     pub instructions: u64,
 }
 
+/// Most work units one indivisible step of [`CtmEngine::advance`] charges beyond its budget:
+/// an element's output stage can make both write caches push out everything they hold.
+pub const MAX_STEP_UNITS: u64 = 1 + 2 * WRITE_CACHE_LINES as u64;
+
+/// Where [`CtmEngine::advance`] left the command buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// No command buffer was in flight ([`CtmEngine::begin`] starts one).
+    Idle,
+    /// More work remains: call [`CtmEngine::advance`] again.
+    Running,
+    /// The buffer was consumed completely.
+    Done(ExecSummary),
+}
+
+/// What one [`CtmEngine::advance`] call did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// Work units done by this call (see the module docs).
+    pub units: u64,
+    /// Progress, or the error that stopped the buffer (it is then no longer in flight;
+    /// commands before the failing one have taken effect).
+    pub result: Result<Progress, CtmError>,
+}
+
+/// Work units a synchronous call ([`CtmEngine::execute`]) does per slice.
+const SYNC_SLICE_UNITS: u64 = 1 << 16;
+
+/// Where a command buffer's words come from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// Host words ([`CtmEngine::execute`]).
+    Words(Vec<u32>),
+    /// Memory at an MC address, fetched as the PE consumes them (amSubmitCommandBuffer).
+    Memory(u32),
+}
+
+/// A command buffer being consumed.
+#[derive(Debug, Clone)]
+struct InFlight {
+    source: Source,
+    /// Length in words.
+    len: usize,
+    /// Index of the next command word.
+    at: usize,
+    /// Work units charged to the buffer so far.
+    units: u64,
+    summary: ExecSummary,
+    /// The start_program in progress.
+    dispatch: Option<Box<Dispatch>>,
+}
+
+/// A start_program in progress: the unit state it latched and the next element.
+#[derive(Debug, Clone)]
+struct Dispatch {
+    /// Word index of the start_program command (error offsets).
+    offset: usize,
+    state: CtmState,
+    info: ProgramInfo,
+    /// Next element (or the one in flight), row-major from (i0, j0).
+    i: u32,
+    j: u32,
+    elements: u64,
+    run: ProgramRun,
+}
+
+impl Dispatch {
+    fn done(&self) -> bool {
+        let d = self.state.domain;
+        d.i0 > d.i1 || self.j > d.j1
+    }
+
+    fn next_element(&mut self) {
+        let d = self.state.domain;
+        self.i += 1;
+        if self.i > d.i1 {
+            self.i = d.i0;
+            self.j += 1;
+        }
+    }
+}
+
 /// The CTM command engine: PE + CO + MC in front of the DPP interpreter.
 ///
 /// Besides the unit state set by commands, the engine owns the MC caches ([`Caches`]) and
@@ -331,6 +435,8 @@ pub struct CtmEngine {
     caches: Caches,
     /// Set by start_program, cleared by wait_for_idle (§2.2).
     busy: bool,
+    /// The command buffer being consumed.
+    in_flight: Option<Box<InFlight>>,
 }
 
 /// A value the CO compares: float or unsigned, by the conditional buffer's data format.
@@ -347,7 +453,8 @@ impl CtmEngine {
     }
 
     /// Back to the reset state (counters included): the caches are emptied — writes never
-    /// flushed are lost, as they would be on a hardware reset — and no program is executing.
+    /// flushed are lost, as they would be on a hardware reset —, no program is executing and
+    /// a command buffer in flight is abandoned.
     pub fn reset(&mut self) {
         *self = Self { program: self.program, limits: self.limits, ..Self::default() };
     }
@@ -383,8 +490,87 @@ impl CtmEngine {
         }
     }
 
+    /// Whether a command buffer is in flight (begun and neither done nor failed).
+    pub fn in_flight(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// Start consuming the command buffer of `size` words at MC address `address`
+    /// (amSubmitCommandBuffer, §5.1.4); [`advance`](Self::advance) does the work. The words are
+    /// fetched as the PE reaches them. Refused with [`CtmErrorKind::BufferInFlight`] while
+    /// another buffer is in flight.
+    pub fn begin(&mut self, address: u32, size: u32) -> Result<(), CtmError> {
+        self.begin_source(Source::Memory(address), size as usize)
+    }
+
+    fn begin_source(&mut self, source: Source, len: usize) -> Result<(), CtmError> {
+        if self.in_flight.is_some() {
+            return Err(CtmError { offset: 0, kind: CtmErrorKind::BufferInFlight });
+        }
+        let summary = ExecSummary::default();
+        let f = InFlight { source, len, at: 0, units: 0, summary, dispatch: None };
+        self.in_flight = Some(Box::new(f));
+        Ok(())
+    }
+
+    /// Do at most `budget` work units of the buffer in flight (plus at most
+    /// [`MAX_STEP_UNITS`] of write-backs, see the module docs) and report how far it got.
+    /// Stops at the first error; commands before it have taken effect.
+    pub fn advance(&mut self, budget: u64, mem: &mut dyn Memory) -> Slice {
+        let Some(mut f) = self.in_flight.take() else {
+            return Slice { units: 0, result: Ok(Progress::Idle) };
+        };
+        let mut used = 0u64;
+        let result = loop {
+            if f.dispatch.is_none() && f.at >= f.len {
+                break Ok(Progress::Done(f.summary));
+            }
+            if used >= budget {
+                self.in_flight = Some(f);
+                break Ok(Progress::Running);
+            }
+            let offset = f.dispatch.as_ref().map_or(f.at, |d| d.offset);
+            if f.units >= self.limits.per_buffer {
+                let kind = CtmErrorKind::BufferBudgetExceeded { units: f.units };
+                break Err(CtmError { offset, kind });
+            }
+            // Never past the slice's budget nor the buffer's.
+            let allowance = (budget - used).min(self.limits.per_buffer - f.units);
+            let written = self.caches.lines_written();
+            let (units, step) = match f.dispatch.take() {
+                Some(mut d) => {
+                    let (units, r) = self.dispatch_step(&mut d, &mut f.summary, allowance, mem);
+                    if r.is_ok() && !d.done() {
+                        f.dispatch = Some(d);
+                    }
+                    (units, r.map_err(|kind| CtmError { offset, kind }))
+                }
+                None => (1, self.command_step(&mut f, mem)),
+            };
+            let units = units + self.caches.lines_written() - written;
+            used += units;
+            f.units += units;
+            if let Err(e) = step {
+                break Err(e);
+            }
+        };
+        Slice { units: used, result }
+    }
+
+    /// Run the buffer in flight to its end, slice after slice.
+    fn finish(&mut self, mem: &mut dyn Memory) -> Result<ExecSummary, CtmError> {
+        loop {
+            match self.advance(SYNC_SLICE_UNITS, mem).result? {
+                Progress::Running => {}
+                Progress::Done(summary) => return Ok(summary),
+                Progress::Idle => return Ok(ExecSummary::default()),
+            }
+        }
+    }
+
     /// Read a command buffer of `size` words at MC address `address` (amSubmitCommandBuffer,
-    /// §5.1.4) and execute it. `max_words` bounds the read.
+    /// §5.1.4) and execute it to its end ([`begin`](Self::begin), then
+    /// [`advance`](Self::advance) until done). At most `max_words` words are read.
     pub fn execute_from_memory(
         &mut self,
         address: u32,
@@ -392,59 +578,75 @@ impl CtmEngine {
         max_words: u32,
         mem: &mut dyn Memory,
     ) -> Result<ExecSummary, CtmError> {
-        let n = size.min(max_words);
-        let mut words = Vec::with_capacity(n as usize);
-        for k in 0..n {
-            let a = address.wrapping_add(k.wrapping_mul(4));
-            let w = mem
-                .read_u32(a)
-                .map_err(|e| CtmError { offset: k as usize, kind: CtmErrorKind::Memory(e) })?;
-            words.push(w);
-        }
-        self.execute(&words, mem)
+        self.begin(address, size.min(max_words))?;
+        self.finish(mem)
     }
 
-    /// Consume a whole command buffer (§2.2). Stops at the first error; commands before it
-    /// have taken effect.
+    /// Consume a whole command buffer given as host words (§2.2), synchronously (slices of
+    /// the incremental API until done). Stops at the first error; commands before it have
+    /// taken effect.
     pub fn execute(
         &mut self,
         words: &[u32],
         mem: &mut dyn Memory,
     ) -> Result<ExecSummary, CtmError> {
-        let mut summary = ExecSummary::default();
-        let mut at = 0usize;
-        while at < words.len() {
-            let word = words[at];
-            let err = |kind| CtmError { offset: at, kind };
-            let Some(&(_, n)) = op::TABLE.iter().find(|(w, _)| *w == word) else {
-                // Same command byte and packet type, different count: a bad parameter count.
-                let kind =
-                    match op::TABLE.iter().find(|(w, _)| w & 0xC000_FFFF == word & 0xC000_FFFF) {
-                        Some(&(expected, _)) => CtmErrorKind::BadParameterCount { word, expected },
-                        None => CtmErrorKind::UnknownOpcode(word),
-                    };
-                return Err(err(kind));
-            };
-            let available = words.len() - at - 1;
-            if available < n {
-                return Err(err(CtmErrorKind::Truncated { word, needed: n, available }));
-            }
-            let params = &words[at + 1..at + 1 + n];
-            self.command(word, params, mem, &mut summary).map_err(err)?;
-            summary.commands += 1;
-            at += 1 + n;
-        }
-        Ok(summary)
+        self.begin_source(Source::Words(words.to_vec()), words.len())?;
+        self.finish(mem)
     }
 
-    /// Execute one command whose parameters have been checked for count.
+    /// Fetch and execute the command at `f.at` (one work unit).
+    fn command_step(&mut self, f: &mut InFlight, mem: &mut dyn Memory) -> Result<(), CtmError> {
+        let at = f.at;
+        let fetch = |k: usize, mem: &mut dyn Memory| match &f.source {
+            Source::Words(w) => Ok(w[k]),
+            Source::Memory(base) => mem
+                .read_u32(base.wrapping_add((k as u32).wrapping_mul(4)))
+                .map_err(|e| CtmError { offset: k, kind: CtmErrorKind::Memory(e) }),
+        };
+        let err = |kind| CtmError { offset: at, kind };
+        let word = fetch(at, mem)?;
+        let Some(&(_, n)) = op::TABLE.iter().find(|(w, _)| *w == word) else {
+            // Same command byte and packet type, different count: a bad parameter count.
+            let kind = match op::TABLE.iter().find(|(w, _)| w & 0xC000_FFFF == word & 0xC000_FFFF) {
+                Some(&(expected, _)) => CtmErrorKind::BadParameterCount { word, expected },
+                None => CtmErrorKind::UnknownOpcode(word),
+            };
+            return Err(err(kind));
+        };
+        let available = f.len - at - 1;
+        if available < n {
+            return Err(err(CtmErrorKind::Truncated { word, needed: n, available }));
+        }
+        let mut params = [0u32; 4];
+        for (k, p) in params[..n].iter_mut().enumerate() {
+            *p = fetch(at + 1 + k, mem)?;
+        }
+        let dispatch = self.command(word, &params[..n], mem).map_err(err)?;
+        f.dispatch = dispatch.map(|(state, info)| {
+            let d = state.domain;
+            let run = ProgramRun::default();
+            Box::new(Dispatch { offset: at, state, info, i: d.i0, j: d.j0, elements: 0, run })
+        });
+        f.summary.commands += 1;
+        f.at += 1 + n;
+        if let Some(d) = &f.dispatch
+            && d.done()
+        {
+            // An empty domain: nothing to schedule.
+            f.dispatch = None;
+            f.summary.programs += 1;
+        }
+        Ok(())
+    }
+
+    /// Execute one command whose parameters have been checked for count. start_program
+    /// returns the state and program it latches; its elements run in later steps.
     fn command(
         &mut self,
         word: u32,
         p: &[u32],
         mem: &mut dyn Memory,
-        summary: &mut ExecSummary,
-    ) -> Result<(), CtmErrorKind> {
+    ) -> Result<Option<(CtmState, ProgramInfo)>, CtmErrorKind> {
         let fmt = |base: u32, f: u32, h: u32| {
             SurfaceFormat::decode(base, f, h).map_err(|e| CtmErrorKind::ReservedDataFormat(e.0))
         };
@@ -497,10 +699,11 @@ impl CtmEngine {
             op::START_PROGRAM => {
                 c.start_program += 1;
                 self.busy = true;
-                self.start_program(mem, summary)?;
+                return Ok(Some((*s, self.program)));
             }
             op::WAIT_FOR_IDLE => {
-                // Execution is synchronous: the processors are already idle.
+                // The next command is read only after the dispatch has finished (module
+                // docs): the processors are already idle.
                 c.wait_for_idle += 1;
                 self.busy = false;
             }
@@ -558,7 +761,7 @@ impl CtmEngine {
             }
             _ => return Err(CtmErrorKind::UnknownOpcode(word)),
         }
-        Ok(())
+        Ok(None)
     }
 
     /// §2.1.3: test v op b at (i, j) and, when it passes, write v back (if the conditional
@@ -608,60 +811,81 @@ impl CtmEngine {
         Ok(pass)
     }
 
-    fn start_program(
+    /// One step of a start_program: visit the next element (one work unit) and run its program
+    /// for the rest of `allowance`, or continue the element in flight. Returns the work units
+    /// done, also when it fails (write-backs are charged by the caller).
+    fn dispatch_step(
         &mut self,
-        mem: &mut dyn Memory,
+        d: &mut Dispatch,
         summary: &mut ExecSummary,
+        allowance: u64,
+        mem: &mut dyn Memory,
+    ) -> (u64, Result<(), CtmErrorKind>) {
+        let visit = u64::from(!d.run.element_in_flight());
+        let executed = d.run.executed;
+        let r = self.element_step(d, summary, allowance - visit, mem);
+        (visit + d.run.executed - executed, r)
+    }
+
+    /// [`dispatch_step`](Self::dispatch_step) without the accounting: `budget` instructions.
+    fn element_step(
+        &mut self,
+        d: &mut Dispatch,
+        summary: &mut ExecSummary,
+        budget: u64,
+        mem: &mut dyn Memory,
     ) -> Result<(), CtmErrorKind> {
-        let state = self.state;
-        let d = state.domain;
-        let mut runner =
-            Runner::new(mem, &mut self.caches, &state.surfaces, self.program, self.limits);
-        let mut elements = 0u64;
-        let fail = |i, j, pc, error| CtmErrorKind::Program { i, j, pc, error };
-        let mut result = Ok(());
-        'outer: for j in d.j0..=d.j1 {
-            for i in d.i0..=d.i1 {
-                // §2.1.2 conditional execution: the PE asks the CO with the cond value.
-                if state.cond_loc == CondLocation::Pe {
-                    let (m, caches) = runner.parts();
-                    match Self::co_test(
-                        &state,
-                        m,
-                        &mut caches.cond_out,
-                        i,
-                        j,
-                        CondVal::U(state.cond_val),
-                    ) {
-                        Ok(true) => {}
-                        Ok(false) => continue,
-                        Err(e) => {
-                            result = Err(fail(i, j, self.program.start, e));
-                            break 'outer;
-                        }
+        let (i, j) = (d.i, d.j);
+        let fail = |pc, error| CtmErrorKind::Program { i, j, pc, error };
+        if !d.run.element_in_flight() {
+            // §2.1.2 conditional execution: the PE asks the CO with the cond value.
+            if d.state.cond_loc == CondLocation::Pe {
+                let v = CondVal::U(d.state.cond_val);
+                let pass = Self::co_test(&d.state, mem, &mut self.caches.cond_out, i, j, v);
+                match pass {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        d.next_element();
+                        self.dispatch_end(d, summary);
+                        return Ok(());
                     }
-                }
-                let r = match runner.run(i, j) {
-                    Ok(r) => r,
-                    Err((pc, e)) => {
-                        result = Err(fail(i, j, pc, e));
-                        break 'outer;
-                    }
-                };
-                elements += 1;
-                let (m, caches) = runner.parts();
-                if let Err(e) = Self::output(&state, m, caches, i, j, &r) {
-                    result = Err(fail(i, j, self.program.end, e));
-                    break 'outer;
+                    Err(e) => return Err(self.dispatch_failed(d, fail(d.info.start, e))),
                 }
             }
         }
-        let executed = runner.executed;
-        summary.programs += 1;
-        summary.elements += elements;
-        summary.instructions += executed;
-        self.clock(executed, executed);
-        result
+        // With nothing left after the visit, the element is only started (budget 0).
+        let step =
+            Runner::new(mem, &mut self.caches, &d.state.surfaces, d.info, self.limits, &mut d.run)
+                .step(i, j, budget);
+        let step = match step {
+            Ok(step) => step,
+            Err((pc, e)) => return Err(self.dispatch_failed(d, fail(pc, e))),
+        };
+        if let Some(r) = step.result {
+            d.elements += 1;
+            if let Err(e) = Self::output(&d.state, mem, &mut self.caches, i, j, &r) {
+                return Err(self.dispatch_failed(d, fail(d.info.end, e)));
+            }
+            d.next_element();
+        }
+        self.dispatch_end(d, summary);
+        Ok(())
+    }
+
+    /// After a step: when the domain is done, account the dispatch (counters, clocks).
+    fn dispatch_end(&mut self, d: &Dispatch, summary: &mut ExecSummary) {
+        if d.done() {
+            summary.programs += 1;
+            summary.elements += d.elements;
+            summary.instructions += d.run.executed;
+            self.clock(d.run.executed, d.run.executed);
+        }
+    }
+
+    /// A dispatch stopped on `kind`: the instructions it executed still count on the clocks.
+    fn dispatch_failed(&mut self, d: &Dispatch, kind: CtmErrorKind) -> CtmErrorKind {
+        self.clock(d.run.executed, d.run.executed);
+        kind
     }
 
     /// Program termination: conditional output test at the DPP location, then the output

@@ -81,6 +81,15 @@ pub enum CtmErrorKind {
         /// The command word.
         word: u32,
     },
+    /// The command buffer used up its work budget ([`crate::Limits::per_buffer`]) before its
+    /// end; `offset` is the command being executed. The model's bound on guest-controlled
+    /// work: a buffer of millions of start_programs cannot hold the device for days.
+    BufferBudgetExceeded {
+        /// Work units charged to the buffer.
+        units: u64,
+    },
+    /// [`crate::CtmEngine::begin`] while another command buffer is in flight.
+    BufferInFlight,
     /// start_program failed for element (i, j) at instruction `pc`.
     Program {
         /// Domain index i.
@@ -114,6 +123,8 @@ impl CtmError {
             CtmErrorKind::ReservedDataFormat(_) => 0x104,
             CtmErrorKind::Memory(_) => 0x105,
             CtmErrorKind::NotIdle { .. } => 0x106,
+            CtmErrorKind::BufferBudgetExceeded { .. } => 0x107,
+            CtmErrorKind::BufferInFlight => 0x108,
             CtmErrorKind::Program { error, .. } => {
                 0x200
                     + match error {
@@ -148,6 +159,12 @@ impl fmt::Display for CtmError {
                 f,
                 "CTM command at word {}: command {word:#010x} is not pipelined and a program \
                  may be executing (wait_for_idle required after start_program, CTM guide §2.2)",
+                self.offset
+            ),
+            CtmErrorKind::BufferBudgetExceeded { units } => write!(
+                f,
+                "CTM command at word {}: the command buffer used its budget of work ({units} \
+                 units) before its end",
                 self.offset
             ),
             kind => write!(f, "CTM command at word {}: {kind:?}", self.offset),

@@ -13,6 +13,24 @@
 //! }
 //! ```
 //!
+//! A device model runs a buffer incrementally instead, a bounded number of work units per
+//! tick (see [`engine`]'s "Work units and slices"):
+//!
+//! ```no_run
+//! # use ctm_model::{CtmEngine, FlatMemory, Progress};
+//! # let mut engine = CtmEngine::new();
+//! # let mut mem = FlatMemory::new(0, 1 << 20);
+//! engine.begin(0x1000, 64).unwrap();
+//! loop {
+//!     let slice = engine.advance(4096, &mut mem); // at most 4096 units (plus write-backs)
+//!     match slice.result {
+//!         Ok(Progress::Running) => continue, // next tick
+//!         Ok(_) => break,
+//!         Err(e) => { println!("CTM_STATUS error {:#x}", e.code()); break }
+//!     }
+//! }
+//! ```
+//!
 //! # Caches and synchronisation: what a driver must issue
 //!
 //! The model behaves like strict hardware, so the commands a driver could forget on a
@@ -55,6 +73,8 @@
 //! - [`fp`]: §3.6 floating point.
 //! - [`memory`]: the [`Memory`] trait, [`FlatMemory`], [`DmaMemory`] for a `DeviceContext`.
 
+#![forbid(unsafe_code)]
+
 pub mod cache;
 pub mod dpp;
 pub mod engine;
@@ -64,9 +84,10 @@ pub mod mc;
 pub mod memory;
 
 pub use cache::{Caches, LineCache};
-pub use dpp::{Limits, ProgramInfo};
+pub use dpp::{Limits, ProgramInfo, ProgramRun};
 pub use engine::{
-    CacheOps, CondLocation, CondTest, CtmEngine, CtmState, Domain, ExecSummary, PerfCounters, op,
+    CacheOps, CondLocation, CondTest, CtmEngine, CtmState, Domain, ExecSummary, MAX_STEP_UNITS,
+    PerfCounters, Progress, Slice, op,
 };
 pub use error::{CtmError, CtmErrorKind, DppError};
 pub use mc::{DataFormat, SurfaceFormat, Tiling};

@@ -41,16 +41,6 @@ fn copy(id: u32) -> [[u32; 6]; 2] {
     [tex(id, 0, 3), out_r3()]
 }
 
-/// out0 = c0 * c1 + c2 (OP MAD, all channels); the tests keep c1 = 1 and c2 = 0.
-const CONST_OUT: [u32; 6] = [
-    OUT_ALL_LAST,
-    CONST_ADDRS_012,
-    CONST_ADDRS_012,
-    RGB_A_SRC0 | RGB_B_SRC1,
-    A_A_SRC0 | A_B_SRC1,
-    RGB_C_SRC2 | A_C_SRC2,
-];
-
 fn set_consts(g: &mut Gpu, c0: [f32; 4]) {
     g.fill(CONST_BASE, &c0);
     g.fill(CONST_BASE + 16, &[1.0; 4]);

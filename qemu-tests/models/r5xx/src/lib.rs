@@ -94,6 +94,8 @@
 //! is served in a few thousand ticks and cannot starve the server; it reports
 //! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside WAIT_SEMAPHORE/WAIT_MEM.
 
+#![forbid(unsafe_code)]
+
 mod faults;
 mod me_ram;
 pub mod pm4;
@@ -835,8 +837,8 @@ impl R5xxModel {
             return Ok(());
         }
         let base = cp::SCRATCH_ADDR::from_raw(self.regs.stored(SCRATCH_ADDR)).scratch_addr();
-        let address = base.offset(u64::from(n) * 4).0;
-        if dev.dma_write_u32(address, value).is_err() {
+        let address = base.checked_offset(u64::from(n) * 4);
+        if address.is_none_or(|a| dev.dma_write_u32(a.0, value).is_err()) {
             return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
         }
         self.stats.scratch_writebacks += 1;

@@ -20,6 +20,8 @@
 //! - Undefined offsets in BAR0 read 0 and ignore writes.
 //! - The interrupt is mailbox line 0 (`IRQ_STATUS` bit 0).
 
+#![forbid(unsafe_code)]
+
 use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
 use gpu_mailbox::selftest as ds;
 

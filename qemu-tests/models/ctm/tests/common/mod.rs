@@ -44,6 +44,16 @@ pub const A_C_SRC2: u32 = (2 << 25) | (3 << 27);
 pub const OUT_ALL_LAST: u32 = 1 | (1 << 8) | (7 << 15) | (1 << 18);
 pub const WRITE_RGBA: u32 = (7 << 11) | (1 << 14);
 
+/// out0 = c0 * c1 + c2 (OP MAD, all channels), then the program ends (LAST).
+pub const CONST_OUT: [u32; 6] = [
+    OUT_ALL_LAST,
+    CONST_ADDRS_012,
+    CONST_ADDRS_012,
+    RGB_A_SRC0 | RGB_B_SRC1,
+    A_A_SRC0 | A_B_SRC1,
+    RGB_C_SRC2 | A_C_SRC2,
+];
+
 /// Command words.
 pub fn set_inst_fmt() -> Vec<u32> {
     vec![0xC001_0A00, INST_BASE, fmt(0, 0, F32X1)]
