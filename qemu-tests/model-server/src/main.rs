@@ -56,11 +56,12 @@ fn serve(args: Args) -> Result<(), ServerError> {
         .map_err(ServerError::Stdout)?;
     drop(out);
     server.run().map_err(ServerError::Transport)?;
+    let device = server.device();
     eprintln!(
         "model-server: QEMU disconnected after {} requests (model {}, state {:?})",
-        server.device().served(),
+        device.served(),
         entry.name,
-        server.device().state()
+        device.state()
     );
     Ok(())
 }
