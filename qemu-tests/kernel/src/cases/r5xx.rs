@@ -11,7 +11,8 @@ use crate::pci::Platform;
 use baregpu_hal::dma::{DmaAllocator, DmaLayout};
 use baregpu_hal::time::poll_until;
 use baregpu_radeon_r5xx::{
-    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, USER_SCRATCH, pci,
+    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, TestError, USER_SCRATCH,
+    pci,
 };
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use baregpu_ring::ib::IndirectBuffer;
@@ -336,6 +337,24 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let fence = check("cp-stall: fence after reset", gpu.emit_fence())?;
     check("cp-stall: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
 
+    // Slow engine (one packet per 8 engine ticks): not a hang. Every fence arrives within its
+    // timeout and nothing is reset.
+    let resets = gpu.stats().resets;
+    inject(mailbox, r5xx_faults::SLOW | (8 << r5xx_faults::SLOW_TICKS_SHIFT))?;
+    for i in 0..20 {
+        let fence = check(
+            "slow: submit",
+            gpu.submit(4, |s| {
+                s.writer().write_reg_at(USER_SCRATCH, scratch(i))?;
+                s.fence()
+            }),
+        )?;
+        check("slow: fence in time", gpu.wait(&fence, FENCE_TIMEOUT))?;
+    }
+    inject(mailbox, 0)?;
+    expect_eq("slow: no reset", gpu.stats().resets, resets)?;
+    defmt::info!("fault slow: 20 fences in time, no reset");
+
     // Bus fault on a command fetch: hang detected, function-level reset, microcode reloaded.
     inject(mailbox, r5xx_faults::DMA_FAULT)?;
     let fence = check("submit before the DMA fault", gpu.emit_fence())?;
@@ -386,6 +405,25 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
     let fence = check("fence after a clean init", gpu.emit_fence())?;
     check("me-ram-corrupt: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
+
+    // Microcode the device does not run (R520_cp.bin with its entries reversed) parses, loads
+    // and reads back, but the ring test times out; the driver leaves the streams off.
+    let mut reversed = [0u8; 2048];
+    for (dst, src) in reversed.chunks_exact_mut(8).zip(FIRMWARE.chunks_exact(8).rev()) {
+        dst.copy_from_slice(src);
+    }
+    gpu.shutdown(kernel.dma);
+    mailbox.reset()?;
+    let unknown = R5xx::init(mailbox.io(0), TscClock, kernel.dma, &reversed, RingConfig::default());
+    defmt::info!("unknown microcode: {}", Debug2Format(&unknown.as_ref().err()));
+    expect(
+        "unknown microcode: ring-test timeout",
+        matches!(unknown, Err(InitError::RingTest(TestError::TimedOut { .. }))),
+    )?;
+    mailbox.reset()?;
+    let mut gpu = init(kernel, mailbox, RingConfig::default())?;
+    let fence = check("fence after the real microcode", gpu.emit_fence())?;
+    check("unknown microcode: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
 
     // Malformed firmware never touches the device.
     let requests = mailbox.requests();
