@@ -24,12 +24,3 @@ pub fn regdb_dir() -> PathBuf {
 pub fn database_path(family: &str) -> PathBuf {
     regdb_dir().join(format!("{family}.toml"))
 }
-
-/// Directory holding the hardware documents (`../shared/docs` beside the repository), unless
-/// `GPU_DOCS_DIR` names another.
-pub fn docs_dir() -> PathBuf {
-    match std::env::var_os("GPU_DOCS_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/docs"),
-    }
-}
