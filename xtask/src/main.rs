@@ -286,7 +286,7 @@ fn parse_libtest(output: &str) -> (u64, u64) {
 
 /// Seeds the R5xx/CTM driver tests also run under (besides the default seed and run-to-idle):
 /// each gives the engines a different, reproducible interleaving with the driver.
-const EXTRA_SEEDS: [u64; 2] = [0x0DDB_A11, 0xC0FF_EE00];
+const EXTRA_SEEDS: [u64; 2] = [0x00DD_BA11, 0xC0FF_EE00];
 
 fn test_job() -> ExitCode {
     let start = Instant::now();

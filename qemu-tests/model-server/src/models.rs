@@ -2,6 +2,10 @@
 
 use gpu_device_model::GpuModel;
 
+/// Parses a `--fault` list into the model's inject switches (`GpuModel::inject`), or says why
+/// it cannot.
+pub type FaultParser = fn(&str) -> Result<u32, String>;
+
 /// A runnable model.
 pub struct ModelEntry {
     /// Name given to `--model`.
@@ -12,7 +16,7 @@ pub struct ModelEntry {
     pub create: fn() -> Box<dyn GpuModel>,
     /// `--fault LIST` to the model's inject switches (`GpuModel::inject`), or why not; `None`:
     /// the model has no injectable faults.
-    pub faults: Option<fn(&str) -> Result<u32, String>>,
+    pub faults: Option<FaultParser>,
 }
 
 /// Every model, by name.

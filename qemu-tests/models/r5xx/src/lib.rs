@@ -463,7 +463,7 @@ enum Next {
     /// The active stream has nothing: the CP is idle until the host gives it more.
     Starved,
     /// The next dword needs a second fetch: it waits for the next tick.
-    NextTick,
+    Later,
 }
 
 /// The emulated R5xx: a [`GpuModel`] with BAR0 = 64 KiB of registers.
@@ -1135,7 +1135,7 @@ impl R5xxModel {
                 if empty && self.delivery(Stream::Primary) == Delivery::BusMaster {
                     let ring_empty = (self.cp.rptr & (self.ring_dwords() - 1)) == self.wptr();
                     if !ring_empty && std::mem::replace(&mut self.cp.fetched, true) {
-                        return Ok(Next::NextTick);
+                        return Ok(Next::Later);
                     }
                     self.fetch_ring(dev)?;
                 }
@@ -1153,7 +1153,7 @@ impl R5xxModel {
             let n = ib.to_fetch.min(chunk);
             if n > 0 {
                 if std::mem::replace(&mut self.cp.fetched, true) {
-                    return Ok(Next::NextTick);
+                    return Ok(Next::Later);
                 }
                 self.fetch(stream, ib.fetch_address, n, dev)?;
                 ib.fetch_address = ib.fetch_address.saturating_add(u64::from(n) * 4);
@@ -1389,7 +1389,7 @@ impl R5xxModel {
             let word = match self.next_dword(dev)? {
                 Next::Word(w) => w,
                 Next::Starved => return Ok(Activity::Idle),
-                Next::NextTick => return Ok(Activity::Busy),
+                Next::Later => return Ok(Activity::Busy),
             };
             self.parse(word, stream, dev)?;
             if self.cp.hang.is_some() {
