@@ -22,13 +22,15 @@ use core::borrow::Borrow;
 use core::fmt;
 
 use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::register::{AddressFieldError, AddressProblem};
 use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ};
 
 use crate::pm4::{CommandSink, NoSpace, PadError, Pm4Error, Pm4Writer, TYPE2, pad_count};
 
 /// Largest indirect buffer: CP_IB_BUFSZ / CP_IB2_BUFSZ hold a dword count in bits 22:0
 /// (§11.1; §6.2.3.11 "8,192K DWORDs").
-pub const MAX_IB_DWORDS: usize = (1 << 23) - 1;
+pub const MAX_IB_DWORDS: usize = CP_IB_BUFSZ::IB_BUFSZ.mask() as usize;
+const _: () = assert!(CP_IB2_BUFSZ::IB2_BUFSZ.mask() as usize == MAX_IB_DWORDS);
 
 /// An indirect buffer the CP cannot fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,21 +76,39 @@ impl fmt::Display for IbError {
 pub struct IbDescriptor {
     base: BusAddress,
     dwords: u32,
+    /// The base as CP_IB_BASE and CP_IB2_BASE hold it, checked by their bus-address setters.
+    ib_base: CP_IB_BASE,
+    ib2_base: CP_IB2_BASE,
+}
+
+/// The [`IbError`] for a base CP_IB_BASE / CP_IB2_BASE cannot hold.
+const fn base_error(e: AddressFieldError, dwords: usize) -> IbError {
+    match e.problem {
+        AddressProblem::Misaligned { .. } => IbError::Unaligned { address: e.address },
+        AddressProblem::OutOfReach { .. } => {
+            IbError::AddressOutOfRange { address: e.address, dwords }
+        }
+    }
 }
 
 impl IbDescriptor {
     /// `dwords` (1..=[`MAX_IB_DWORDS`]) at dword-aligned `base`, ending below 4 GiB.
     pub const fn new(base: BusAddress, dwords: usize) -> Result<Self, IbError> {
-        if !base.0.is_multiple_of(4) {
-            return Err(IbError::Unaligned { address: base });
-        }
+        let ib_base = match CP_IB_BASE::RESET.try_with_ib_base(base) {
+            Ok(r) => r,
+            Err(e) => return Err(base_error(e, dwords)),
+        };
+        let ib2_base = match CP_IB2_BASE::RESET.try_with_ib2_base(base) {
+            Ok(r) => r,
+            Err(e) => return Err(base_error(e, dwords)),
+        };
         if dwords == 0 || dwords > MAX_IB_DWORDS {
             return Err(IbError::BadSize { dwords });
         }
         if base.0 + dwords as u64 * 4 > 1 << 32 {
             return Err(IbError::AddressOutOfRange { address: base, dwords });
         }
-        Ok(IbDescriptor { base, dwords: dwords as u32 })
+        Ok(IbDescriptor { base, dwords: dwords as u32, ib_base, ib2_base })
     }
 
     /// Bus address of the first dword.
@@ -103,18 +123,12 @@ impl IbDescriptor {
 
     /// CP_IB_BASE and CP_IB_BUFSZ values starting this buffer as IB1.
     pub const fn ib1_registers(&self) -> (CP_IB_BASE, CP_IB_BUFSZ) {
-        (
-            CP_IB_BASE::RESET.with_ib_base(self.base.low() >> 2),
-            CP_IB_BUFSZ::RESET.with_ib_bufsz(self.dwords),
-        )
+        (self.ib_base, CP_IB_BUFSZ::RESET.with_ib_bufsz(self.dwords))
     }
 
     /// CP_IB2_BASE and CP_IB2_BUFSZ values starting this buffer as IB2.
     pub const fn ib2_registers(&self) -> (CP_IB2_BASE, CP_IB2_BUFSZ) {
-        (
-            CP_IB2_BASE::RESET.with_ib2_base(self.base.low() >> 2),
-            CP_IB2_BUFSZ::RESET.with_ib2_bufsz(self.dwords),
-        )
+        (self.ib2_base, CP_IB2_BUFSZ::RESET.with_ib2_bufsz(self.dwords))
     }
 }
 

@@ -42,6 +42,18 @@
 //! [`write_reg_pair`](Pm4Writer::write_reg_pair) (type 1). The raw header encoders
 //! ([`type0_header`], …) are public for tests and device models.
 //!
+//! They take only [`R5xxRegister`]s: registers of the R5xx family at a fixed offset of the
+//! register window. Another family's register does not build:
+//!
+//! ```compile_fail,E0271
+//! use baregpu_ring::pm4::{Pm4Writer, SliceSink};
+//! use baregpu_regs::vc4::v3d::V3D_CT0CA;
+//! let mut buf = [0u32; 4];
+//! let mut w = Pm4Writer::new(SliceSink::new(&mut buf));
+//! // A VideoCore register in an R5xx command stream:
+//! let _ = w.write_reg(V3D_CT0CA::from_raw(0));
+//! ```
+//!
 //! # All or nothing
 //!
 //! Every packet is sized first and [`CommandSink::reserve`]d whole, so a packet is either written
@@ -49,7 +61,14 @@
 
 use core::fmt;
 
-use baregpu_hal::{Array, IndexOutOfRange, Register, Scalar, Writable};
+use baregpu_hal::{Absolute, Array, IndexOutOfRange, Register, Scalar, Writable};
+use baregpu_regs::r5xx;
+
+/// A register an R5xx PM4 stream can write: one of the R5xx family's registers at a fixed
+/// offset of the register window (implemented for every such generated register).
+pub trait R5xxRegister: Register<Family = r5xx::Family, Base = Absolute> {}
+
+impl<R: Register<Family = r5xx::Family, Base = Absolute>> R5xxRegister for R {}
 
 /// Most body dwords one packet carries: `COUNT` (bits 29:16, 14 bits) holds N - 1 (§6.1).
 pub const MAX_BODY_DWORDS: usize = 0x4000;
@@ -480,7 +499,7 @@ impl CommandSink for SliceSink<'_> {
 /// `(CP_IB_BASE, CP_IB_BUFSZ)`. Consecutiveness (each register 4 bytes after the previous one)
 /// is checked when the tuple type is used, at compile time:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0080
 /// use baregpu_ring::pm4::{Pm4Writer, SliceSink};
 /// use baregpu_regs::r5xx::cp::{CP_IB2_BASE, CP_IB_BUFSZ};
 /// let mut buf = [0u32; 4];
@@ -512,7 +531,7 @@ const fn consecutive(offsets: &[usize]) -> bool {
 
 macro_rules! register_run {
     ($n:literal: $($t:ident $i:tt),+) => {
-        impl<$($t: Writable + Scalar),+> RegisterRun for ($($t,)+) {
+        impl<$($t: R5xxRegister + Writable + Scalar),+> RegisterRun for ($($t,)+) {
             const LEN: usize = $n;
             const FIRST: usize = register_run!(@first $($t)+);
             type Values = [u32; $n];
@@ -574,7 +593,10 @@ impl<S: CommandSink> Pm4Writer<S> {
 
     /// One register, by a type-0 packet of count 1 (2 dwords, §6.1.1).
     #[inline]
-    pub fn write_reg<R: Writable + Scalar>(&mut self, value: R) -> Result<(), Pm4Error> {
+    pub fn write_reg<R: R5xxRegister + Writable + Scalar>(
+        &mut self,
+        value: R,
+    ) -> Result<(), Pm4Error> {
         let header = type0_header(R::OFFSET, 1, false)?;
         self.emit(header, &[value.to_raw()])
     }
@@ -590,7 +612,7 @@ impl<S: CommandSink> Pm4Writer<S> {
 
     /// Instance `index` of a register array, by a type-0 packet of count 1.
     #[inline]
-    pub fn write_reg_at<R: Writable + Array>(
+    pub fn write_reg_at<R: R5xxRegister + Writable + Array>(
         &mut self,
         index: usize,
         value: R,
@@ -601,7 +623,7 @@ impl<S: CommandSink> Pm4Writer<S> {
 
     /// Instances `first..first + values.len()` of a register array by one type-0 packet (the
     /// array's stride must be 4).
-    pub fn write_reg_array<R: Writable + Array>(
+    pub fn write_reg_array<R: R5xxRegister + Writable + Array>(
         &mut self,
         first: usize,
         values: &[R],
@@ -619,7 +641,7 @@ impl<S: CommandSink> Pm4Writer<S> {
 
     /// Every value to the same register (a data port), one type-0 packet with `ONE_REG_WR`
     /// (§6.1.1 bit 15).
-    pub fn write_reg_repeated<R: Writable + Scalar>(
+    pub fn write_reg_repeated<R: R5xxRegister + Writable + Scalar>(
         &mut self,
         values: &[R],
     ) -> Result<(), Pm4Error> {
@@ -638,7 +660,10 @@ impl<S: CommandSink> Pm4Writer<S> {
 
     /// Two arbitrary registers (each at most [`TYPE1_MAX_OFFSET`]) by one type-1 packet
     /// (3 dwords, §6.1.2); `second` is written last.
-    pub fn write_reg_pair<A: Writable + Scalar, B: Writable + Scalar>(
+    pub fn write_reg_pair<
+        A: R5xxRegister + Writable + Scalar,
+        B: R5xxRegister + Writable + Scalar,
+    >(
         &mut self,
         first: A,
         second: B,

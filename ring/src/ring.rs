@@ -62,7 +62,7 @@ pub type RingFull = NoSpace;
 pub const MIN_RING_DWORDS: usize = 8;
 /// Largest ring: RB_BUFSZ 22 gives 2^23 dwords; larger values clamp to 22 (§11.1), and the
 /// pointers are 23 bits (CP_RB_RPTR/CP_RB_WPTR 22:0).
-pub const MAX_RING_DWORDS: usize = 1 << 23;
+pub const MAX_RING_DWORDS: usize = 1 << CP_RB_WPTR::RB_WPTR.width;
 /// The submission alignment Linux uses (16 dwords of type-2 padding; hardware-facts.md).
 pub const SUBMIT_ALIGN: usize = 16;
 
@@ -177,6 +177,10 @@ pub struct CommandRing<B = DmaRegion, W = DmaRegion> {
     buffer: B,
     writeback: W,
     writeback_offset: usize,
+    /// The ring's base and writeback address as the CP registers hold them, checked by their
+    /// bus-address setters when the ring was made.
+    cp_rb_base: CP_RB_BASE,
+    cp_rb_rptr_addr: CP_RB_RPTR_ADDR,
     /// Size in dwords minus one.
     mask: u32,
     /// Next dword the host writes.
@@ -209,21 +213,25 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
             return Err(RingConfigError::BadSize { bytes });
         }
         let base = region.bus_address();
-        if !base.0.is_multiple_of(4) || base.0 + bytes as u64 > 1 << 32 {
-            return Err(RingConfigError::BadBase { address: base });
-        }
+        // The base register checks alignment and reach; the whole ring must be below 4 GiB too.
+        let cp_rb_base = CP_RB_BASE::RESET
+            .try_with_rb_base(base)
+            .ok()
+            .filter(|_| base.0 + bytes as u64 <= 1 << 32)
+            .ok_or(RingConfigError::BadBase { address: base })?;
         let wb = writeback.borrow();
         let wb_address = wb.bus_address().offset(writeback_offset as u64);
         let bad_wb =
             RingConfigError::BadWriteback { offset: writeback_offset, address: wb_address };
-        if !wb_address.0.is_multiple_of(4) || wb_address.0 + 4 > 1 << 32 {
-            return Err(bad_wb);
-        }
+        let cp_rb_rptr_addr =
+            CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(wb_address).map_err(|_| bad_wb)?;
         wb.write_u32(writeback_offset, 0).map_err(|_| bad_wb)?;
         Ok(CommandRing {
             buffer,
             writeback,
             writeback_offset,
+            cp_rb_base,
+            cp_rb_rptr_addr,
             mask: dwords as u32 - 1,
             head: 0,
             committed: 0,
@@ -253,13 +261,12 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
 
     /// CP_RB_BASE for this ring (address bits 31:2).
     pub fn cp_rb_base(&self) -> CP_RB_BASE {
-        CP_RB_BASE::RESET.with_rb_base(self.buffer.borrow().bus_address().low() >> 2)
+        self.cp_rb_base
     }
 
     /// CP_RB_RPTR_ADDR for the writeback dword (address bits 31:2, no swap).
     pub fn cp_rb_rptr_addr(&self) -> CP_RB_RPTR_ADDR {
-        let address = self.writeback.borrow().bus_address().offset(self.writeback_offset as u64);
-        CP_RB_RPTR_ADDR::RESET.with_rb_rptr_addr(address.low() >> 2)
+        self.cp_rb_rptr_addr
     }
 
     /// The ring memory.

@@ -89,13 +89,13 @@ fn type0_errors() {
     // Array index past the 8 scratch registers.
     assert_eq!(
         encode_err(|w| w.write_reg_at(8, SCRATCH_REG0::from_raw(0))),
-        Pm4Error::Index(IndexOutOfRange { register: "SCRATCH_REG0", index: 8, count: 8 })
+        Pm4Error::Index(IndexOutOfRange { register: "SCRATCH_REG0", index: 8, first: 0, count: 8 })
     );
     // A run SCRATCH_REG0[7..=8] leaves the array.
     let vals = [1, 2].map(SCRATCH_REG0::from_raw);
     assert_eq!(
         encode_err(|w| w.write_reg_array(7, &vals)),
-        Pm4Error::Index(IndexOutOfRange { register: "SCRATCH_REG0", index: 8, count: 8 })
+        Pm4Error::Index(IndexOutOfRange { register: "SCRATCH_REG0", index: 8, first: 0, count: 8 })
     );
     assert_eq!(
         encode_err(|w| w.write_reg_array::<SCRATCH_REG0>(0, &[])),

@@ -4,6 +4,8 @@
 //! cargo xtask main   # build everything (host, bare-metal targets, kernel target) and print
 //!                    # the register coverage per family
 //! cargo xtask test   # run every test and check; ends with `N passed, N failed, K skipped`
+//! cargo xtask regen  # rewrite the generated register modules (hal/regs/src/generated) from
+//!                    # the databases after a database or generator change
 //! ```
 //!
 //! Both expect `scripts/setup.sh` to have run (the README's commands do that first).
@@ -29,6 +31,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-radeon-r5xx",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
+    "baregpu-evergreen-asm",
     "ctm-compute",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
@@ -50,7 +53,13 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     for c in NO_STD_CRATES {
         cmd.args(["-p", c]);
     }
-    cmd.args(["--features", "baregpu-hal/defmt,baregpu-regs/defmt"]);
+    // Every register family, so each generated module is checked for bare metal (dependents
+    // enable only their own).
+    cmd.args([
+        "--features",
+        "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
+         baregpu-regs/evergreen,baregpu-regs/nvidia",
+    ]);
     match target {
         Some(t) => {
             cmd.args(["--target", t]);
@@ -415,12 +424,24 @@ fn test_job() -> ExitCode {
     if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
+/// Rewrite the stale generated register modules (`regdb generate`).
+fn regen_job() -> ExitCode {
+    let mut cmd = cargo();
+    cmd.args(["run", "--quiet", "-p", "regdb-gen", "--bin", "regdb", "--", "generate"]);
+    if run("regenerate hal/regs/src/generated", &mut cmd) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {
         Some("main") => main_job(),
         Some("test") => test_job(),
+        Some("regen") => regen_job(),
         _ => {
-            eprintln!("usage: cargo xtask <main|test>");
+            eprintln!("usage: cargo xtask <main|test|regen>");
             ExitCode::from(2)
         }
     }

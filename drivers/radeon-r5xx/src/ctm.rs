@@ -43,7 +43,7 @@ use crate::error::{FenceError, SubmitError};
 pub const DISPATCH_DWORDS: usize = 3 + 2 + 4 + 2 + 3;
 
 /// Largest command buffer: `CTM_CB_SIZE.SIZE` is 23 bits of dwords.
-pub const MAX_COMMAND_DWORDS: usize = (1 << 23) - 1;
+pub const MAX_COMMAND_DWORDS: usize = CTM_CB_SIZE::SIZE.mask() as usize;
 
 /// Why a program or command buffer could not be placed in DMA memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +166,8 @@ impl CtmProgram {
 pub struct CtmCommandBuffer {
     region: DmaRegion,
     address: GpuAddress,
+    /// `CTM_CB_BASE` for the buffer, checked by the register's bus-address setter.
+    cb_base: CTM_CB_BASE,
     capacity: usize,
     len: usize,
 }
@@ -177,7 +179,13 @@ impl CtmCommandBuffer {
             return Err(CtmLoadError::TooLarge { words: capacity, capacity: MAX_COMMAND_DWORDS });
         }
         let (region, address) = allocate(dma, capacity * 4)?;
-        Ok(CtmCommandBuffer { region, address, capacity, len: 0 })
+        // The CP fetches the buffer at its bus address (MC addresses are bus addresses here).
+        let bus = region.bus_address();
+        let Ok(cb_base) = CTM_CB_BASE::RESET.try_with_addr(bus) else {
+            dma.deallocate(region);
+            return Err(CtmLoadError::Unaddressable { bus: bus.0 });
+        };
+        Ok(CtmCommandBuffer { region, address, cb_base, capacity, len: 0 })
     }
 
     /// Replace the contents with `words` (e.g. [`baregpu_ati_ctm::CommandBuffer::as_words`]). Do not
@@ -309,9 +317,8 @@ impl<IO: RegisterIo, C: Clock> Submission<'_, IO, C> {
             US_CODE_OFFSET::RESET,
         ))?;
         w.write_reg(FG_DEPTH_SRC::from_raw(info.fg_depth_src()))?;
-        let base = CTM_CB_BASE::RESET.with_addr(commands.address().get() >> 2);
         let size = CTM_CB_SIZE::RESET.with_size(commands.len() as u32);
-        w.write_regs((base, size))?;
+        w.write_regs((commands.cb_base, size))?;
         Ok(())
     }
 }

@@ -14,7 +14,9 @@ use baregpu_regs::r5xx::cp::{
 use baregpu_regs::r5xx::rbbm::{GEN_INT_CNTL, GEN_INT_STATUS, RBBM_SOFT_RESET};
 use baregpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IndirectBuffer};
 use baregpu_ring::pm4::{Pm4Writer, pad_count};
-use baregpu_ring::ring::{CommandRing, MAX_RING_DWORDS, MIN_RING_DWORDS, SUBMIT_ALIGN, WaitError};
+use baregpu_ring::ring::{
+    CommandRing, MAX_RING_DWORDS, MIN_RING_DWORDS, RingConfigError, SUBMIT_ALIGN, WaitError,
+};
 
 use crate::error::{
     ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,
@@ -252,6 +254,8 @@ pub struct R5xx<IO: RegisterIo, C: Clock> {
     pub(crate) clock: C,
     pub(crate) config: RingConfig,
     pub(crate) ring: Ring,
+    /// `SCRATCH_ADDR` for the writeback page's scratch area (checked at `init`).
+    scratch_addr: SCRATCH_ADDR,
     /// Last fence sequence number emitted.
     pub(crate) seq: u32,
     interrupts: Interrupts,
@@ -326,11 +330,26 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
                 return Err(InitError::Ring(e));
             }
         };
+        // The scratch area shares the page whose RPTR dword the ring just accepted, so
+        // SCRATCH_ADDR reaches it; its setter checks that anyway (it never truncates).
+        let scratch = ring.writeback().0.bus_address().offset(WB_SCRATCH_OFFSET as u64);
+        let scratch_addr = match SCRATCH_ADDR::RESET.try_with_scratch_addr(scratch) {
+            Ok(r) => r,
+            Err(_) => {
+                let (ring_mem, wb_mem) = ring.into_parts();
+                dma.deallocate(ring_mem);
+                dma.deallocate(wb_mem);
+                let bad =
+                    RingConfigError::BadWriteback { offset: WB_SCRATCH_OFFSET, address: scratch };
+                return Err(InitError::Ring(bad));
+            }
+        };
         let mut gpu = R5xx {
             io,
             clock,
             config,
             ring,
+            scratch_addr,
             seq: 0,
             interrupts: Interrupts::default(),
             upload: UploadReport { entries: 0, load_writes: 0, verify_writes: 0, reads: 0 },
@@ -476,9 +495,7 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
         self.ring.reset();
         io.write(CP_RB_WPTR::RESET.with_rb_wptr(0));
         io.write(self.ring.cp_rb_rptr_addr());
-        let (wb, _) = self.ring.writeback();
-        let scratch = wb.bus_address().offset(WB_SCRATCH_OFFSET as u64);
-        io.write(SCRATCH_ADDR::RESET.with_scratch_addr(scratch.low()));
+        io.write(self.scratch_addr);
         io.write(SCRATCH_UMSK::RESET.with_scratch_umsk((1 << SCRATCH_COUNT) - 1));
         io.write(cntl);
         io.write(csq_mode());

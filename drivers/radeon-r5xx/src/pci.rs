@@ -1,13 +1,14 @@
 //! Finding an R5xx on the PCI bus and enabling it.
 //!
-//! [`probe`] identifies the function with the framework's device table (PCI IDs from
-//! shared/design/hardware-facts.md) and checks the register BAR; [`enable`] turns on memory
+//! [`probe`] identifies the function by the R5xx chipset table's PCI IDs
+//! ([`baregpu_regs::r5xx::PCI_IDS`], from Linux drm_pciids.h) and checks the register BAR; [`enable`] turns on memory
 //! decoding and bus mastering in the command register, which the CP needs to fetch the ring and
 //! write back its read pointer and scratch registers (§5.4, §5.9).
 
 use core::fmt;
 
-use baregpu_hal::pci::{self, Bar, ConfigRegionAccess, Family, PciAddress, PciError, PciFunction};
+use baregpu_hal::pci::{self, Bar, ConfigRegionAccess, PciAddress, PciError, PciFunction};
+use baregpu_regs::r5xx::{Chipset, identify_pci};
 use pci_types::{CommandRegister, EndpointHeader, PciHeader};
 
 /// Smallest usable register BAR: 64 KiB, the span of the §11 `MMReg` offsets (all below
@@ -46,9 +47,9 @@ pub struct RegisterBar {
 pub struct Probed {
     /// What probing found (IDs, class, BARs, interrupt pin).
     pub function: PciFunction,
-    /// Chip name from the device table (`R520`, `RV515`, …).
-    pub chip: &'static str,
-    /// Marketing name from the device table, for logs.
+    /// The chipset its PCI IDs name.
+    pub chip: Chipset,
+    /// Marketing name of its PCI ID range, for logs (the chipset name where the table has none).
     pub name: &'static str,
     /// The register BAR (map it and hand the mapping to [`crate::R5xx::init`]).
     pub registers: RegisterBar,
@@ -59,7 +60,7 @@ pub struct Probed {
 pub enum ProbeError {
     /// Probing failed (no function, not an endpoint, bad BAR).
     Pci(PciError),
-    /// The IDs are not an R5xx in the device table.
+    /// The IDs are not an R5xx in the chipset table.
     NotSupported {
         /// PCI vendor ID.
         vendor: u16,
@@ -97,24 +98,21 @@ impl fmt::Display for ProbeError {
     }
 }
 
-/// Probe `addr`: an R5xx from the device table (family [`Family::R5xx`]) with a register BAR
+/// Probe `addr`: an R5xx from the chipset table ([`baregpu_regs::r5xx::PCI_IDS`]) with a register BAR
 /// ([`register_bar`]) of at least [`MIN_REGISTER_BAR_SIZE`]. Reads configuration space only
 /// (BAR sizing with decoding briefly off, as `baregpu_hal::pci::probe` does); touches no register.
 pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, ProbeError> {
     let function = pci::probe(cfg, addr)?;
     let unsupported = ProbeError::NotSupported { vendor: function.vendor, device: function.device };
-    let entry = function.identify().ok_or(unsupported)?;
-    if entry.family != Family::R5xx {
-        return Err(unsupported);
-    }
+    let entry = identify_pci(function.vendor, function.device).ok_or(unsupported)?;
     let (slot, address, size) = register_bar(&function).ok_or(ProbeError::NoRegisterBar)?;
     if size < MIN_REGISTER_BAR_SIZE {
         return Err(ProbeError::RegisterBarTooSmall { size });
     }
     Ok(Probed {
         function,
-        chip: entry.chip,
-        name: entry.name,
+        chip: entry.chipset,
+        name: entry.name.unwrap_or(entry.chipset.name()),
         registers: RegisterBar { slot, address, size },
     })
 }

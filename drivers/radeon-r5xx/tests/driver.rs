@@ -14,6 +14,7 @@ use baregpu_radeon_r5xx::{
     FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError, TestError,
     USER_SCRATCH, consts, pci,
 };
+use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::{
     CP_CSQ_AVAIL, CP_CSQ_CNTL, CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_RB_RPTR,
     CP_RB_WPTR, SCRATCH_REG0,
@@ -37,7 +38,7 @@ fn probe_finds_the_r520_and_its_register_bar() {
     let gpu = gpu();
     let p = pci::probe(&gpu, gpu.pci_address()).unwrap();
     assert_eq!((p.function.vendor, p.function.device), (0x1002, 0x7100));
-    assert_eq!((p.chip, p.name), ("R520", "Radeon X1800 XT"));
+    assert_eq!((p.chip, p.name), (Chipset::R520, "Radeon X1800 XT"));
     assert_eq!(p.registers.slot, 0);
     assert_eq!(p.registers.size, 64 * 1024);
     assert_eq!(
@@ -75,7 +76,7 @@ fn probe_rejects_unknown_and_other_family_ids() {
         Err(pci::ProbeError::NotSupported { vendor: 0x1002, device: 0x6898 })
     );
     let rv515 = OtherIds(&gpu, 0x7146_1002);
-    assert_eq!(pci::probe(&rv515, gpu.pci_address()).unwrap().chip, "RV515");
+    assert_eq!(pci::probe(&rv515, gpu.pci_address()).unwrap().chip, Chipset::RV515);
 }
 
 #[test]

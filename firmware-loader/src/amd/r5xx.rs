@@ -73,14 +73,14 @@ use baregpu_regs::r5xx::cp::{
 use crate::FirmwareError;
 
 /// Width in bits of the MicroEngine RAM address, `CP_ME_RAM_ADDR.ME_RAM_ADDR` (§11.1): 8.
-pub const ME_RAM_ADDR_BITS: u32 = CP_ME_RAM_ADDR::FIELDS[0].width;
+pub const ME_RAM_ADDR_BITS: u32 = CP_ME_RAM_ADDR::ME_RAM_ADDR.width;
 
 /// Number of MicroEngine RAM entries the 8-bit address can reach: 256.
 pub const ME_RAM_ENTRIES: usize = 1 << ME_RAM_ADDR_BITS;
 
 /// Width in bits of the high part of an entry, `CP_ME_RAM_DATAH.ME_RAM_DATAH` (§11.1): 8, the
 /// top of the 40-bit entry (§5.12).
-pub const ME_RAM_HIGH_BITS: u32 = CP_ME_RAM_DATAH::FIELDS[0].width;
+pub const ME_RAM_HIGH_BITS: u32 = CP_ME_RAM_DATAH::ME_RAM_DATAH.width;
 
 /// Bytes per entry in the image file: two big-endian 32-bit words, high then low.
 pub const ENTRY_BYTES: usize = 8;
@@ -434,8 +434,7 @@ mod tests {
 
     #[test]
     fn widths_come_from_the_register_database() {
-        assert_eq!(CP_ME_RAM_ADDR::FIELDS[0].name, "ME_RAM_ADDR");
-        assert_eq!(CP_ME_RAM_DATAH::FIELDS[0].name, "ME_RAM_DATAH");
+        assert_eq!(ME_RAM_ADDR_BITS, 8);
         assert_eq!(ME_RAM_ENTRIES, 256);
         assert_eq!(ME_RAM_HIGH_BITS, 8);
         assert_eq!(CpFirmwareKind::R520.image_bytes(), 2048);

@@ -1,12 +1,35 @@
 //! Register access: the one trait drivers program against.
 //!
-//! [`RegisterIo`] moves raw 32-bit values at byte offsets. Real hardware implements it with
-//! [`crate::MmioRegion`]; host tests implement it with an in-process device model; the QEMU
-//! harness implements it with a mailbox to an out-of-process model. Drivers never see which.
-//! [`RegisterIoExt`] adds typed access to the generated registers, so a driver writes
-//! `io.modify::<CP_RB_CNTL>(|r| r.with_rb_no_update(true))` and never an offset or a mask.
+//! [`RegisterIo`] moves raw 32-bit values at byte offsets of a device's register window. Real
+//! hardware implements it with [`crate::MmioRegion`]; host tests implement it with an
+//! in-process device model; the QEMU harness implements it with a mailbox to an out-of-process
+//! model. Drivers never see which. [`RegisterIoExt`] adds typed access to the generated
+//! registers, so a driver writes `io.modify::<CP_RB_CNTL>(|r| r.with_rb_no_update(true))` and
+//! never an offset or a mask.
+//!
+//! # Bases
+//!
+//! Typed access checks where a register lives. A [`RegisterIo`] accepts only
+//! [`Absolute`] registers. Registers of a block that exists once per engine or channel (the
+//! falcon IO space, the PFIFO USER area) are reached through a [`BlockIo`] of one instance of
+//! that block, which accepts only that block's registers:
+//!
+//! ```text
+//! let pdaemon = bar0.at::<falcon::Pdaemon>();       // falcon IO space at 0x10a000
+//! pdaemon.write(falcon::CODE_INDEX::RESET.with_write_autoincrement(true));
+//! let user = bar0.at_index::<pfifo_user::UserG80>(3)?; // channel 3's USER area
+//! // bar0.read::<falcon::CODE_INDEX>() does not compile: CODE_INDEX is not absolute.
+//! ```
+//!
+//! (The generated instances live in `baregpu-regs`; its crate documentation has the compiled
+//! examples and the `compile_fail` checks.)
 
-use crate::register::{Array, IndexOutOfRange, Readable, Scalar, Writable};
+use crate::register::{
+    Absolute, Array, Base, IndexOutOfRange, Instance, InstanceArray, Readable, Register, Scalar,
+    Writable,
+};
+use core::fmt;
+use core::marker::PhantomData;
 
 /// 32-bit register access at byte offsets.
 ///
@@ -28,38 +51,62 @@ impl<T: RegisterIo + ?Sized> RegisterIo for &T {
     }
 }
 
-/// Typed register access over any [`RegisterIo`].
-pub trait RegisterIoExt: RegisterIo {
+/// Typed register access: implemented by every [`RegisterIo`] (for [`Absolute`] registers) and
+/// by [`BlockIo`] (for the registers of one block instance).
+pub trait RegisterIoExt {
+    /// The base kind of the registers this accepts.
+    type Base: Base;
+    /// The raw access underneath.
+    type Io: RegisterIo + ?Sized;
+
+    /// The raw access and the offset typed offsets are added to (0 for a [`RegisterIo`]).
+    #[doc(hidden)]
+    fn window(&self) -> (&Self::Io, usize);
+
     /// Read a register.
-    fn read<R: Readable + Scalar>(&self) -> R {
-        R::from_raw(self.read32(R::OFFSET))
+    fn read<R: Readable + Scalar + Register<Base = Self::Base>>(&self) -> R {
+        let (io, base) = self.window();
+        R::from_raw(io.read32(base + R::OFFSET))
     }
 
     /// Write a register.
-    fn write<R: Writable + Scalar>(&self, value: R) {
-        self.write32(R::OFFSET, value.to_raw())
+    fn write<R: Writable + Scalar + Register<Base = Self::Base>>(&self, value: R) {
+        let (io, base) = self.window();
+        io.write32(base + R::OFFSET, value.to_raw())
     }
 
     /// Read-modify-write a register; returns the value written.
-    fn modify<R: Readable + Writable + Scalar>(&self, f: impl FnOnce(R) -> R) -> R {
+    fn modify<R: Readable + Writable + Scalar + Register<Base = Self::Base>>(
+        &self,
+        f: impl FnOnce(R) -> R,
+    ) -> R {
         let value = f(self.read::<R>());
         self.write(value);
         value
     }
 
     /// Read instance `index` of a register array.
-    fn read_at<R: Readable + Array>(&self, index: usize) -> Result<R, IndexOutOfRange> {
-        Ok(R::from_raw(self.read32(R::offset_of(index)?)))
+    fn read_at<R: Readable + Array + Register<Base = Self::Base>>(
+        &self,
+        index: usize,
+    ) -> Result<R, IndexOutOfRange> {
+        let (io, base) = self.window();
+        Ok(R::from_raw(io.read32(base + R::offset_of(index)?)))
     }
 
     /// Write instance `index` of a register array.
-    fn write_at<R: Writable + Array>(&self, index: usize, value: R) -> Result<(), IndexOutOfRange> {
-        self.write32(R::offset_of(index)?, value.to_raw());
+    fn write_at<R: Writable + Array + Register<Base = Self::Base>>(
+        &self,
+        index: usize,
+        value: R,
+    ) -> Result<(), IndexOutOfRange> {
+        let (io, base) = self.window();
+        io.write32(base + R::offset_of(index)?, value.to_raw());
         Ok(())
     }
 
     /// Read-modify-write instance `index` of a register array; returns the value written.
-    fn modify_at<R: Readable + Writable + Array>(
+    fn modify_at<R: Readable + Writable + Array + Register<Base = Self::Base>>(
         &self,
         index: usize,
         f: impl FnOnce(R) -> R,
@@ -69,39 +116,185 @@ pub trait RegisterIoExt: RegisterIo {
         Ok(value)
     }
 
-    /// A view whose offsets are relative to `base`: for blocks that exist once per engine or
-    /// channel (falcon IO space, PFIFO channel USER area, V3D on different Pi models).
-    fn at(&self, base: usize) -> Relative<&Self> {
-        Relative { io: self, base }
+    /// The registers of block instance `I` (a falcon engine): a view whose typed accesses take
+    /// only registers of `I`'s block, at `I::BASE`.
+    fn at<I: Instance>(&self) -> BlockIo<&Self::Io, I::Block>
+    where
+        Self: RegisterIoExt<Base = Absolute>,
+    {
+        let (io, base) = self.window();
+        BlockIo::new(io, base + I::BASE)
+    }
+
+    /// The registers of instance `index` of `A` (channel `index`'s USER area), or an error if
+    /// the index is not valid.
+    fn at_index<A: InstanceArray>(
+        &self,
+        index: usize,
+    ) -> Result<BlockIo<&Self::Io, A::Block>, IndexOutOfRange>
+    where
+        Self: RegisterIoExt<Base = Absolute>,
+    {
+        let (io, base) = self.window();
+        Ok(BlockIo::new(io, base + A::base_of(index)?))
     }
 }
 
-impl<T: RegisterIo + ?Sized> RegisterIoExt for T {}
+impl<T: RegisterIo + ?Sized> RegisterIoExt for T {
+    type Base = Absolute;
+    type Io = T;
 
-/// Register access shifted by a base offset (see [`RegisterIoExt::at`]).
-#[derive(Debug, Clone, Copy)]
-pub struct Relative<IO> {
+    #[inline(always)]
+    fn window(&self) -> (&T, usize) {
+        (self, 0)
+    }
+}
+
+/// The registers of one instance of block `B`, at `base` in `io`'s register window (see
+/// [`RegisterIoExt::at`]). Typed accesses take only registers whose base is `B`.
+pub struct BlockIo<IO, B> {
     io: IO,
     base: usize,
+    block: PhantomData<fn() -> B>,
 }
 
-impl<IO: RegisterIo> Relative<IO> {
-    /// A view of `io` whose offset 0 is `base`.
+impl<IO: RegisterIo, B: Base> BlockIo<IO, B> {
+    /// A view of block `B` at `base` in `io`'s register window. Prefer
+    /// [`RegisterIoExt::at`]/[`at_index`](RegisterIoExt::at_index), which take the base from
+    /// the register database; this is for an instance the database does not list.
     pub const fn new(io: IO, base: usize) -> Self {
-        Relative { io, base }
+        BlockIo { io, base, block: PhantomData }
     }
 
-    /// The base offset.
+    /// Offset of the instance in the register window.
     pub const fn base(&self) -> usize {
         self.base
     }
-}
 
-impl<IO: RegisterIo> RegisterIo for Relative<IO> {
-    fn read32(&self, offset: usize) -> u32 {
+    /// The register window underneath.
+    pub const fn io(&self) -> &IO {
+        &self.io
+    }
+
+    /// Read the raw 32-bit value at byte `offset` of the instance (for registers the database
+    /// does not describe, such as engine-specific falcon IO registers).
+    pub fn read32(&self, offset: usize) -> u32 {
         self.io.read32(self.base + offset)
     }
-    fn write32(&self, offset: usize, value: u32) {
+
+    /// Write the raw 32-bit value at byte `offset` of the instance.
+    pub fn write32(&self, offset: usize, value: u32) {
         self.io.write32(self.base + offset, value)
+    }
+}
+
+impl<IO: RegisterIo, B: Base> RegisterIoExt for BlockIo<IO, B> {
+    type Base = B;
+    type Io = IO;
+
+    #[inline(always)]
+    fn window(&self) -> (&IO, usize) {
+        (&self.io, self.base)
+    }
+}
+
+impl<IO: Clone, B> Clone for BlockIo<IO, B> {
+    fn clone(&self) -> Self {
+        BlockIo { io: self.io.clone(), base: self.base, block: PhantomData }
+    }
+}
+
+impl<IO: Copy, B> Copy for BlockIo<IO, B> {}
+
+impl<IO, B: Base> fmt::Debug for BlockIo<IO, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BlockIo({} at {:#x})", B::NAME, self.base)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::register::{Chipsets, Family};
+    use core::cell::RefCell;
+
+    /// Records writes as (offset, value).
+    #[derive(Default)]
+    struct Bus(RefCell<[(usize, u32); 4]>, RefCell<usize>);
+
+    impl RegisterIo for Bus {
+        fn read32(&self, offset: usize) -> u32 {
+            offset as u32
+        }
+        fn write32(&self, offset: usize, value: u32) {
+            let n = *self.1.borrow();
+            self.0.borrow_mut()[n] = (offset, value);
+            *self.1.borrow_mut() = n + 1;
+        }
+    }
+
+    enum Fam {}
+    impl Family for Fam {
+        const NAME: &'static str = "test";
+        type Chipset = u8;
+    }
+    enum Engine {}
+    impl Base for Engine {
+        const NAME: &'static str = "ENGINE";
+    }
+    /// One engine at 0x1000.
+    struct E0;
+    impl Instance for E0 {
+        type Family = Fam;
+        type Block = Engine;
+        const NAME: &'static str = "E0";
+        const BASE: usize = 0x1000;
+        const CHIPSETS: Chipsets<u8> = Chipsets::All;
+    }
+    /// Channels 1..=3 at 0x8000 + i * 0x100.
+    struct Channels;
+    impl InstanceArray for Channels {
+        type Family = Fam;
+        type Block = Engine;
+        const NAME: &'static str = "CHANNELS";
+        const BASE: usize = 0x8000;
+        const FIRST: usize = 1;
+        const COUNT: usize = 3;
+        const STRIDE: usize = 0x100;
+        const CHIPSETS: Chipsets<u8> = Chipsets::All;
+    }
+    /// A register of the engine block at offset 0x10.
+    #[derive(Clone, Copy)]
+    struct Ctl(u32);
+    impl Register for Ctl {
+        type Family = Fam;
+        type Base = Engine;
+        const NAME: &'static str = "CTL";
+        const OFFSET: usize = 0x10;
+        const WRITE_MASK: u32 = u32::MAX;
+        const RESET_RAW: u32 = 0;
+        fn from_raw(raw: u32) -> Self {
+            Ctl(raw)
+        }
+        fn to_raw(self) -> u32 {
+            self.0
+        }
+    }
+    impl Readable for Ctl {}
+    impl Writable for Ctl {}
+    impl Scalar for Ctl {}
+
+    #[test]
+    fn block_views_add_the_instance_base_to_typed_accesses() {
+        let bus = Bus::default();
+        let e0 = bus.at::<E0>();
+        assert_eq!(e0.base(), 0x1000);
+        e0.write(Ctl(7));
+        assert_eq!(e0.read::<Ctl>().0, 0x1010, "the read reached base + offset");
+        bus.at_index::<Channels>(3).unwrap().write(Ctl(9));
+        assert_eq!(bus.0.borrow()[..2], [(0x1010, 7), (0x8000 + 3 * 0x100 + 0x10, 9)]);
+        let e = bus.at_index::<Channels>(4).unwrap_err();
+        assert_eq!((e.register, e.index, e.first, e.count), ("CHANNELS", 4, 1, 3));
+        assert!(bus.at_index::<Channels>(0).is_err(), "index 0 is below FIRST");
     }
 }

@@ -2,8 +2,11 @@
 //!
 //! - [`io`]: the [`RegisterIo`] trait (32-bit register access at byte offsets) and typed access
 //!   to generated registers ([`RegisterIoExt::read`], [`write`](RegisterIoExt::write),
-//!   [`modify`](RegisterIoExt::modify)); the same driver code runs on real MMIO ([`MmioRegion`])
-//!   and on an in-process device model.
+//!   [`modify`](RegisterIoExt::modify), and [`at`](RegisterIoExt::at) for engine and channel
+//!   blocks); the same driver code runs on real MMIO ([`MmioRegion`]) and on an in-process
+//!   device model.
+//! - [`register`]: the traits generated registers implement: family and base in the type,
+//!   chipset ranges, field descriptions.
 //! - [`mmio`]: a register region over `volatile` raw pointers (no reference to MMIO is created).
 //! - [`dma`]: DMA-able memory with CPU pointer and bus address, and the barriers a driver needs
 //!   before it rings a doorbell ([`barrier`]).
@@ -25,11 +28,12 @@ pub mod pci;
 pub mod register;
 pub mod time;
 
-pub use io::{RegisterIo, RegisterIoExt, Relative};
+pub use io::{BlockIo, RegisterIo, RegisterIoExt};
 pub use mmio::MmioRegion;
 pub use register::{
-    Array, FieldOverflow, FieldSpec, IndexOutOfRange, InvalidEnumValue, Readable, Register,
-    RegisterSpec, Scalar, Writable,
+    Absolute, AddressFieldError, Array, Base, ChipRange, Chipsets, Family, FieldOverflow,
+    FieldSpec, IndexOutOfRange, Instance, InstanceArray, InvalidEnumValue, Readable, Register,
+    RegisterSpec, Scalar, UnknownChipset, Writable,
 };
 
 #[cfg(feature = "defmt")]

@@ -1,4 +1,6 @@
-//! PCI discovery over `pci_types`: enumerate functions, identify supported GPUs, decode BARs.
+//! PCI discovery over `pci_types`: enumerate functions, decode BARs, and the shape of the
+//! per-family PCI match tables ([`PciMatch`], generated in `baregpu-regs` from the chipset
+//! tables) that identify supported GPUs.
 //!
 //! The platform supplies a [`ConfigRegionAccess`] (x86 port I/O, ECAM, or the QEMU harness's
 //! virtual function): drivers probe emulated and real devices the same way.
@@ -8,102 +10,28 @@ use pci_types::Bar as RawBar;
 use pci_types::{CommandRegister, EndpointHeader, HeaderType, PciHeader};
 pub use pci_types::{ConfigRegionAccess, PciAddress};
 
-/// GPU families this framework drives.
+/// One line of a family's PCI match table (generated as `baregpu_regs::<family>::PCI_IDS` from
+/// the register database's chipset table): a range of device IDs of one chipset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Family {
-    /// Radeon R5xx (X1000 series): R520, RV515, RV530, RV560, RV570, R580.
-    R5xx,
-    /// Radeon Evergreen (HD 5000).
-    Evergreen,
-    /// Radeon Northern Islands (Cayman, HD 6900).
-    Cayman,
-    /// nVidia Tesla (G80 … GT215).
-    NvidiaTesla,
-    /// nVidia Fermi (GF100 …).
-    NvidiaFermi,
-}
-
-/// PCI vendor ID of ATI/AMD.
-pub const VENDOR_ATI: u16 = 0x1002;
-/// PCI vendor ID of nVidia.
-pub const VENDOR_NVIDIA: u16 = 0x10DE;
-
-/// One line of the device match table: a range of device IDs of one chip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct DeviceMatch {
+pub struct PciMatch<C: 'static> {
     /// PCI vendor ID.
     pub vendor: u16,
     /// First device ID of the range.
     pub first: u16,
     /// Last device ID of the range (inclusive).
     pub last: u16,
-    /// Chip name (`R520`, `GT215`).
-    pub chip: &'static str,
-    /// Marketing name of the first ID, for logs.
-    pub name: &'static str,
-    /// Driver family.
-    pub family: Family,
+    /// The chipset (the family's generated `Chipset` enum).
+    pub chipset: C,
+    /// Marketing name of the range, for logs, where the database gives one.
+    pub name: Option<&'static str>,
 }
 
-impl DeviceMatch {
-    const fn one(
-        vendor: u16,
-        id: u16,
-        chip: &'static str,
-        name: &'static str,
-        family: Family,
-    ) -> Self {
-        DeviceMatch { vendor, first: id, last: id, chip, name, family }
-    }
-
+impl<C> PciMatch<C> {
     /// Whether the IDs fall in this entry.
     pub const fn matches(&self, vendor: u16, device: u16) -> bool {
         self.vendor == vendor && self.first <= device && device <= self.last
     }
-}
-
-/// Supported devices. Source: shared/design/hardware-facts.md (IDs from the Linux radeon and
-/// nouveau PCI tables); ranges there marked open-ended are listed only as far as that file names.
-pub const DEVICE_TABLE: &[DeviceMatch] = &[
-    DeviceMatch::one(VENDOR_ATI, 0x7100, "R520", "Radeon X1800 XT", Family::R5xx),
-    DeviceMatch::one(VENDOR_ATI, 0x7109, "R520", "Radeon X1800", Family::R5xx),
-    DeviceMatch {
-        vendor: VENDOR_ATI,
-        first: 0x7140,
-        last: 0x714F,
-        chip: "RV515",
-        name: "Radeon X1300/X1550",
-        family: Family::R5xx,
-    },
-    DeviceMatch {
-        vendor: VENDOR_ATI,
-        first: 0x71C0,
-        last: 0x71C7,
-        chip: "RV530",
-        name: "Radeon X1600",
-        family: Family::R5xx,
-    },
-    DeviceMatch::one(VENDOR_ATI, 0x71D2, "RV530", "Radeon X1600 (FireGL)", Family::R5xx),
-    DeviceMatch::one(VENDOR_ATI, 0x7240, "R580", "Radeon X1950 XTX", Family::R5xx),
-    DeviceMatch::one(VENDOR_ATI, 0x7244, "R580", "Radeon X1950 XT", Family::R5xx),
-    DeviceMatch::one(VENDOR_ATI, 0x7248, "R580", "Radeon X1950", Family::R5xx),
-    DeviceMatch::one(VENDOR_ATI, 0x7249, "R580", "Radeon X1900 XT", Family::R5xx),
-    DeviceMatch::one(VENDOR_ATI, 0x6898, "CYPRESS", "Radeon HD 5870", Family::Evergreen),
-    DeviceMatch::one(VENDOR_ATI, 0x6899, "CYPRESS", "Radeon HD 5850", Family::Evergreen),
-    DeviceMatch::one(VENDOR_ATI, 0x6718, "CAYMAN", "Radeon HD 6970", Family::Cayman),
-    DeviceMatch::one(VENDOR_ATI, 0x6719, "CAYMAN", "Radeon HD 6950", Family::Cayman),
-    DeviceMatch::one(VENDOR_NVIDIA, 0x0191, "G80", "GeForce 8800 GTX", Family::NvidiaTesla),
-    DeviceMatch::one(VENDOR_NVIDIA, 0x0193, "G80", "GeForce 8800 GTS", Family::NvidiaTesla),
-    DeviceMatch::one(VENDOR_NVIDIA, 0x0400, "G84", "GeForce 8600 GTS", Family::NvidiaTesla),
-    DeviceMatch::one(VENDOR_NVIDIA, 0x0402, "G84", "GeForce 8600 GT", Family::NvidiaTesla),
-    DeviceMatch::one(VENDOR_NVIDIA, 0x0CA3, "GT215", "GeForce GT 240", Family::NvidiaTesla),
-];
-
-/// The table entry for a vendor/device pair.
-pub fn identify(vendor: u16, device: u16) -> Option<&'static DeviceMatch> {
-    DEVICE_TABLE.iter().find(|m| m.matches(vendor, device))
 }
 
 /// Why a function could not be probed.
@@ -190,11 +118,6 @@ pub struct PciFunction {
 }
 
 impl PciFunction {
-    /// The supported-device table entry, if any.
-    pub fn identify(&self) -> Option<&'static DeviceMatch> {
-        identify(self.vendor, self.device)
-    }
-
     /// Memory BAR `slot` as (bus address, size).
     pub fn memory_bar(&self, slot: usize) -> Option<(u64, u64)> {
         match self.bars.get(slot).copied().flatten()? {
@@ -381,8 +304,6 @@ mod tests {
         assert!(!*cfg.decode_enabled_while_sizing.borrow());
         assert_eq!(cfg.regs.borrow()[1], 7, "command register restored");
         assert_eq!(cfg.regs.borrow()[4] & !0xF, 0xE000_0000, "BAR address restored");
-        let m = f.identify().unwrap();
-        assert_eq!((m.chip, m.family), ("R520", Family::R5xx));
     }
 
     #[test]
@@ -415,20 +336,9 @@ mod tests {
     }
 
     #[test]
-    fn device_table_identifies_each_family_and_rejects_unknown_ids() {
-        assert_eq!(identify(0x1002, 0x7145).map(|m| m.chip), Some("RV515"));
-        assert_eq!(identify(0x1002, 0x6718).map(|m| m.family), Some(Family::Cayman));
-        assert_eq!(identify(0x10DE, 0x0CA3).map(|m| m.chip), Some("GT215"));
-        assert_eq!(identify(0x1002, 0x7150), None);
-        assert_eq!(identify(0x8086, 0x7100), None);
-        for (i, a) in DEVICE_TABLE.iter().enumerate() {
-            assert!(a.first <= a.last);
-            for b in &DEVICE_TABLE[i + 1..] {
-                assert!(
-                    a.vendor != b.vendor || a.last < b.first || b.last < a.first,
-                    "{a:?} overlaps {b:?}"
-                );
-            }
-        }
+    fn a_match_entry_covers_its_vendor_and_inclusive_device_range() {
+        let m = PciMatch { vendor: 0x1002, first: 0x7140, last: 0x714F, chipset: (), name: None };
+        assert!(m.matches(0x1002, 0x7140) && m.matches(0x1002, 0x714F));
+        assert!(!m.matches(0x1002, 0x7150) && !m.matches(0x10DE, 0x7145));
     }
 }

@@ -47,7 +47,7 @@ impl Coverage {
             fields: fields.clone().count(),
             enum_fields: fields.clone().filter(|f| !f.values.is_empty()).count(),
             enum_values: fields.map(|f| f.values.len()).sum(),
-            variants: db.registers.iter().filter(|r| r.variant.is_some()).count(),
+            variants: db.registers.iter().filter(|r| r.chipsets.is_some()).count(),
             outside_doc: db
                 .registers
                 .iter()

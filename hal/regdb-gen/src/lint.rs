@@ -2,7 +2,8 @@
 //! hardware (overlapping fields, fields outside the register, two registers at one address) or
 //! produce invalid Rust names.
 
-use crate::model::{Database, Register};
+use crate::codegen::type_name;
+use crate::model::{ChipRangeText, Database, Register, parse_chip_ranges};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -52,6 +53,7 @@ pub fn lint(db: &Database) -> Vec<LintError> {
     if !db.meta.family.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
         err("meta", format!("family {:?} must be lower-case alphanumeric", db.meta.family));
     }
+    lint_chipsets(db, &mut err);
     let mut block_names = BTreeSet::new();
     for b in &db.blocks {
         if !valid_name(&b.name) {
@@ -63,11 +65,37 @@ pub fn lint(db: &Database) -> Vec<LintError> {
         if b.relative && b.base != 0 {
             err(&b.name, "a relative block has no fixed base".into());
         }
+        if !b.relative && !(b.instances.is_empty() && b.unit_classes.is_empty()) {
+            err(&b.name, "only a relative block has instances and unit classes".into());
+        }
+        let mut names = BTreeSet::new();
+        for i in &b.instances {
+            let subject = format!("{}.{}", b.name, i.name);
+            if !valid_name(&i.name) || matches!(i.name.as_str(), "BLOCK" | "UNITS") {
+                err(&subject, "invalid instance name (UPPER_SNAKE, not BLOCK or UNITS)".into());
+            }
+            if !names.insert(i.name.as_str()) {
+                err(&subject, "instance defined twice".into());
+            }
+            match (i.count, i.stride) {
+                (None, None) if i.first.is_none() => {}
+                (Some(count), Some(stride)) if count >= 1 && stride > 0 => {}
+                _ => err(&subject, "numbered instances need count >= 1 and stride > 0".into()),
+            }
+            if let Some(text) = &i.chipsets {
+                lint_chip_ranges(db, text, &subject, &mut err);
+            }
+        }
+        for u in &b.unit_classes {
+            if !valid_name(&u.name) {
+                err(&format!("{}.{}", b.name, u.name), "invalid unit class name".into());
+            }
+        }
     }
 
     let mut identities = BTreeSet::new();
     for r in &db.registers {
-        let subject = match &r.variant {
+        let subject = match &r.chipsets {
             Some(v) => format!("{} [{v}]", r.name),
             None => r.name.clone(),
         };
@@ -75,11 +103,21 @@ pub fn lint(db: &Database) -> Vec<LintError> {
         if !valid_name(&r.name) {
             err(subject, "invalid register name".into());
         }
-        if db.block(&r.block).is_none() {
-            err(subject, format!("unknown block {}", r.block));
+        match db.block(&r.block) {
+            None => err(subject, format!("unknown block {}", r.block)),
+            Some(b) => {
+                if let Some(units) = &r.units
+                    && !b.unit_classes.iter().any(|u| &u.name == units)
+                {
+                    err(subject, format!("units {units} is not a unit class of block {}", b.name));
+                }
+            }
         }
-        if !identities.insert((r.block.as_str(), r.name.as_str(), r.variant.as_deref())) {
-            err(subject, "register defined twice in its block".into());
+        if !identities.insert((r.block.as_str(), type_name(r))) {
+            err(subject, "register (type name) defined twice in its block".into());
+        }
+        if let Some(text) = &r.chipsets {
+            lint_chip_ranges(db, text, subject, &mut err);
         }
         if ![8, 16, 32].contains(&r.width) {
             err(subject, format!("width {} is not 8, 16 or 32", r.width));
@@ -150,6 +188,14 @@ fn lint_fields(r: &Register, subject: &str, err: &mut impl FnMut(&str, String)) 
         {
             err(&fs, format!("reset {reset:#x} does not fit {} bits", f.width()));
         }
+        if let Some(shift) = f.address_shift
+            && (shift + f.width() > 48 || !f.values.is_empty() || f.chipset_id)
+        {
+            err(&fs, "an address field reaches at most 2^48, with no enumeration".into());
+        }
+        if f.chipset_id && (field_access.writable() || !f.values.is_empty()) {
+            err(&fs, "a chipset id field is read-only and not enumerated".into());
+        }
         let mut value_names = BTreeSet::new();
         let mut values = BTreeSet::new();
         for v in &f.values {
@@ -190,8 +236,64 @@ fn lint_fields(r: &Register, subject: &str, err: &mut impl FnMut(&str, String)) 
     }
 }
 
+/// The chipset table: valid, unique names and ids; PCI ranges the right way round; a family
+/// with chipset id fields has ids to decode them to.
+fn lint_chipsets(db: &Database, err: &mut impl FnMut(&str, String)) {
+    let mut names = BTreeSet::new();
+    let mut ids = BTreeMap::new();
+    for c in &db.chipsets {
+        let valid = c.name.starts_with(|ch: char| ch.is_ascii_uppercase())
+            && c.name.chars().all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit());
+        if !valid || matches!(c.name.as_str(), "Self") {
+            err(&c.name, "invalid chipset name (upper-case letters and digits)".into());
+        }
+        if !names.insert(c.name.as_str()) {
+            err(&c.name, "chipset listed twice".into());
+        }
+        if let Some(id) = c.id
+            && let Some(other) = ids.insert(id, c.name.as_str())
+        {
+            err(&c.name, format!("chipset id {id:#x} is also {other}'s"));
+        }
+        for p in &c.pci {
+            if p.first > p.last {
+                err(&c.name, format!("PCI range {:#06x}-{:#06x} is reversed", p.first, p.last));
+            }
+        }
+    }
+    let id_fields = db.registers.iter().flat_map(|r| &r.fields).any(|f| f.chipset_id);
+    if id_fields && ids.is_empty() {
+        err("chipset", "chipset_id fields but no chipset has an id".into());
+    }
+}
+
+/// A chipset list names known chipsets, each `A:B` range running forwards.
+fn lint_chip_ranges(db: &Database, text: &str, subject: &str, err: &mut impl FnMut(&str, String)) {
+    let ranges = match parse_chip_ranges(text) {
+        Ok(r) => r,
+        Err(e) => return err(subject, e),
+    };
+    for range in ranges {
+        let (first, end) = match &range {
+            ChipRangeText::Only(a) | ChipRangeText::Onward(a) => (a, None),
+            ChipRangeText::Until(a, b) => (a, Some(b)),
+        };
+        let Some(i) = db.chipset_index(first) else {
+            err(subject, format!("unknown chipset {first}"));
+            continue;
+        };
+        if let Some(end) = end {
+            match db.chipset_index(end) {
+                None => err(subject, format!("unknown chipset {end}")),
+                Some(j) if j <= i => err(subject, format!("empty chipset range {first}:{end}")),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
 /// Two registers of one block must not share an address unless the document says they alias
-/// (`alias_of`) or they belong to different chipsets (`variant`).
+/// (`alias_of`) or they belong to different chipsets (`chipsets`).
 fn lint_addresses(db: &Database, err: &mut impl FnMut(&str, String)) {
     let mut by_address: BTreeMap<(&str, u64), Vec<&Register>> = BTreeMap::new();
     for r in &db.registers {
@@ -209,7 +311,7 @@ fn lint_addresses(db: &Database, err: &mut impl FnMut(&str, String)) {
                     || b.alias_of.as_deref() == Some(a.name.as_str())
                     || (a.alias_of.is_some() && a.alias_of == b.alias_of);
                 let chip_specific =
-                    matches!((&a.variant, &b.variant), (Some(x), Some(y)) if x != y);
+                    matches!((&a.chipsets, &b.chipsets), (Some(x), Some(y)) if x != y);
                 if !aliased && !chip_specific && reported.insert((a.name.clone(), b.name.clone())) {
                     err(
                         &a.name,
@@ -238,6 +340,9 @@ mod tests {
     fn db(registers: &str) -> Database {
         let text = format!(
             "[meta]\nfamily = \"t\"\ntitle = \"T\"\ndocument = \"d.txt\"\ndoc_label = \"d\"\n\
+             [[chipset]]\nname = \"NV43\"\ndescription = \"\"\nsource = \"s\"\n\
+             [[chipset]]\nname = \"G70\"\ndescription = \"\"\nsource = \"s\"\n\
+             [[chipset]]\nname = \"G80\"\ndescription = \"\"\nsource = \"s\"\n\
              [[block]]\nname = \"B\"\ndescription = \"\"\nsource = \"d §1\"\n{registers}"
         );
         Database::parse(&text).unwrap()
@@ -288,9 +393,29 @@ mod tests {
         let alias = twin.replace("offset = 0x10", "offset = 0x10\nalias_of = \"CTRL\"");
         assert_eq!(messages(&db(&format!("{GOOD}{alias}"))), Vec::<String>::new());
 
-        let a = GOOD.replace("offset = 0x10", "offset = 0x10\nvariant = \"NV43:G70\"");
-        let b = twin.replace("offset = 0x10", "offset = 0x10\nvariant = \"G70:G80\"");
+        let a = GOOD.replace("offset = 0x10", "offset = 0x10\nchipsets = \"NV43:G70\"");
+        let b = twin.replace("offset = 0x10", "offset = 0x10\nchipsets = \"G70:G80\"");
         assert_eq!(messages(&db(&format!("{a}{b}"))), Vec::<String>::new());
+    }
+
+    #[test]
+    fn chipset_ranges_name_known_chipsets_in_order() {
+        let bad = GOOD.replace("offset = 0x10", "offset = 0x10\nchipsets = \"G80:NV43\"");
+        let m = messages(&db(&bad));
+        assert!(m.iter().any(|m| m.contains("empty chipset range G80:NV43")), "{m:?}");
+        let bad = GOOD.replace("offset = 0x10", "offset = 0x10\nchipsets = \"GT215-\"");
+        let m = messages(&db(&bad));
+        assert!(m.iter().any(|m| m.contains("unknown chipset GT215")), "{m:?}");
+        let ok = GOOD.replace("offset = 0x10", "offset = 0x10\nchipsets = \"NV43, G80-\"");
+        assert_eq!(messages(&db(&ok)), Vec::<String>::new());
+    }
+
+    #[test]
+    fn address_fields_must_stay_within_reach() {
+        let bad = GOOD.replace("msb = 3\nlsb = 1", "msb = 31\nlsb = 4\naddress_shift = 24");
+        let bad = bad.replace("[[register.field.value]]\nname = \"FAST\"\nvalue = 7\n", "");
+        let m = messages(&db(&bad));
+        assert!(m.iter().any(|m| m.contains("reaches at most 2^48")), "{m:?}");
     }
 
     #[test]

@@ -11,6 +11,9 @@ use std::path::Path;
 pub struct Database {
     /// Which family and document the database describes.
     pub meta: Meta,
+    /// The family's chipsets, in the order chipset ranges are written against.
+    #[serde(default, rename = "chipset")]
+    pub chipsets: Vec<Chipset>,
     /// Register blocks, in document order.
     #[serde(default, rename = "block")]
     pub blocks: Vec<Block>,
@@ -33,6 +36,39 @@ pub struct Meta {
     pub doc_label: String,
 }
 
+/// One chip of the family.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chipset {
+    /// Name as the documents write it (`GT215`, `RV515`); also the Rust enum variant.
+    pub name: String,
+    /// The code the chip reports in a register (nVidia `PMC_BOOT_0` chipset), if any.
+    pub id: Option<u64>,
+    /// CPU physical address of the register window, for SoC parts without PCI BARs.
+    pub mmio_base: Option<u64>,
+    /// What the chip is.
+    pub description: String,
+    /// Where the facts come from.
+    pub source: String,
+    /// PCI vendor/device ID ranges of the chip.
+    #[serde(default)]
+    pub pci: Vec<PciIds>,
+}
+
+/// A range of PCI device IDs of one vendor.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PciIds {
+    /// PCI vendor ID.
+    pub vendor: u16,
+    /// First device ID.
+    pub first: u16,
+    /// Last device ID (inclusive).
+    pub last: u16,
+    /// Marketing name, for logs.
+    pub name: Option<String>,
+}
+
 /// A group of registers sharing a base address.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,11 +80,49 @@ pub struct Block {
     /// Byte address added to every register offset of the block.
     #[serde(default)]
     pub base: u64,
-    /// Offsets are relative to a base chosen at run time (engine instance, channel).
+    /// The block exists once per engine or channel: offsets count from an instance's base.
     #[serde(default)]
     pub relative: bool,
     /// Document section the block comes from.
     pub source: String,
+    /// Where the instances of a relative block are.
+    #[serde(default, rename = "instance")]
+    pub instances: Vec<Instance>,
+    /// Classes of units a register of a relative block may be limited to.
+    #[serde(default, rename = "unit_class")]
+    pub unit_classes: Vec<UnitClass>,
+}
+
+/// One place a relative block sits in the register window, or numbered places (`count`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Instance {
+    /// UPPER_SNAKE name; the Rust type is its CamelCase form (`PDAEMON` -> `Pdaemon`).
+    pub name: String,
+    /// Offset of the (first) instance in the register window.
+    pub base: u64,
+    /// Number of valid indices, for numbered instances.
+    pub count: Option<u32>,
+    /// Byte distance between numbered instances.
+    pub stride: Option<u64>,
+    /// Lowest valid index (default 0); instance `i` is at `base + i * stride`.
+    pub first: Option<u32>,
+    /// Chipsets that have the instance.
+    pub chipsets: Option<String>,
+    /// What the instance is.
+    pub description: String,
+    /// Where the facts come from.
+    pub source: String,
+}
+
+/// A class of units of a relative block (falcon "v3+ units").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitClass {
+    /// UPPER_SNAKE name.
+    pub name: String,
+    /// Which units belong to it.
+    pub description: String,
 }
 
 /// Who may read or write a register or field.
@@ -95,8 +169,10 @@ pub struct Register {
     pub count: Option<u32>,
     /// Byte distance between instances, for register arrays.
     pub stride: Option<u64>,
-    /// Chipset range the layout applies to (`G80:GF100`, `GT215-`).
-    pub variant: Option<String>,
+    /// Chipsets the layout applies to (see [`parse_chip_ranges`]).
+    pub chipsets: Option<String>,
+    /// The class of units of a relative block that have the register (a `unit_class` name).
+    pub units: Option<String>,
     /// Name of the register this one aliases (same offset, documented as such).
     pub alias_of: Option<String>,
     /// Address in the falcon I[] space, for falcon IO registers.
@@ -146,6 +222,11 @@ pub struct Field {
     pub access: Option<Access>,
     /// Reset value of the field, where documented.
     pub reset: Option<u64>,
+    /// The field holds a bus address from this bit of the address up.
+    pub address_shift: Option<u32>,
+    /// The field holds the family's chipset id (a `[[chipset]]` `id`).
+    #[serde(default)]
+    pub chipset_id: bool,
     /// Description from the document.
     #[serde(default)]
     pub description: String,
@@ -176,6 +257,41 @@ pub struct EnumValue {
     /// Meaning, from the document.
     #[serde(default)]
     pub description: String,
+}
+
+/// One range of a chipset list, as written (envytools notation, names of `[[chipset]]`s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChipRangeText {
+    /// `A`: exactly that chipset.
+    Only(String),
+    /// `A:B`: from `A` up to, not including, `B`.
+    Until(String, String),
+    /// `A-`: `A` and every later chipset.
+    Onward(String),
+}
+
+/// Parse a chipset list: comma-separated ranges, each `A`, `A:B` or `A-`.
+pub fn parse_chip_ranges(text: &str) -> Result<Vec<ChipRangeText>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let name_ok = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric());
+        let range = if let Some(first) = part.strip_suffix('-') {
+            ChipRangeText::Onward(first.to_string())
+        } else if let Some((a, b)) = part.split_once(':') {
+            ChipRangeText::Until(a.to_string(), b.to_string())
+        } else {
+            ChipRangeText::Only(part.to_string())
+        };
+        let names_ok = match &range {
+            ChipRangeText::Only(a) | ChipRangeText::Onward(a) => name_ok(a),
+            ChipRangeText::Until(a, b) => name_ok(a) && name_ok(b),
+        };
+        if !names_ok {
+            return Err(format!("{part:?} is not a chipset range (A, A:B or A-)"));
+        }
+        out.push(range);
+    }
+    Ok(out)
 }
 
 /// Why a database file could not be loaded.
@@ -218,5 +334,10 @@ impl Database {
     /// The block a register belongs to.
     pub fn block(&self, name: &str) -> Option<&Block> {
         self.blocks.iter().find(|b| b.name == name)
+    }
+
+    /// Position of a chipset in the family's order.
+    pub fn chipset_index(&self, name: &str) -> Option<usize> {
+        self.chipsets.iter().position(|c| c.name == name)
     }
 }

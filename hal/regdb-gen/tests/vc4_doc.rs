@@ -167,7 +167,10 @@ fn meta_and_block() {
     assert_eq!(db.meta.doc_label, "broadcom-videocore-iv-3d");
     assert_eq!(db.blocks.len(), 1);
     let b = &db.blocks[0];
-    assert_eq!((b.name.as_str(), b.base, b.relative), ("V3D", 0, true));
+    assert_eq!((b.name.as_str(), b.base, b.relative), ("V3D", 0, false));
+    // Appendix B Table 95: "BCM2835 0x7ec00000": the V3D block's offsets count from its window.
+    let chips: Vec<&str> = db.chipsets.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(chips[..3], ["BCM2835", "BCM21553", "BCM21654"]);
 }
 
 /// Description-table name (`V3D_CTnCS`) -> the registers it describes.

@@ -14,6 +14,16 @@ What the document describes, and where:
   ("Alias of PTIMER's TIME_LOW register [MMIO 0x9400]"). PMC has no register chapter at all; its
   registers come from corrections/nvidia.toml ([[add]], from shared/design/hardware-facts.md).
 
+Chipsets: the §2.2.2 GPU list gives the order chipset ranges are written against ("NVxx:NVyy" is
+left-inclusive, right-noninclusive in that order); the §2.2.3 comparison table gives each GPU's id
+(the PMC_BOOT_0 chipset code) and PCI device IDs. Block instances: the "falcon parameters" of an
+engine give its "BAR0 address" (PDAEMON, PDISPLAY's daemon) and §2.8.3 the G80 channel control
+areas; the other falcon engines' bases come from corrections/nvidia.toml.
+
+A register's "Present on" annotation is either a chipset range (`chipsets`) or, for the falcon
+IO space, a class of falcon units (`units`: "v3+ units", "crypto units"): which registers an
+engine has depends on its falcon version and options, not only on the chipset.
+
 Every falcon entry is checked against the indexed host/falcon address relation of §2.10.10
 (I[] address = host offset << 6, on the G98:GF119 engines this document describes); a mismatch
 is an extraction error, resolved by a reviewed [[text]] correction.
@@ -32,7 +42,6 @@ LABEL = "nvidia-hardware-envytools"
 TITLE = "nVidia Tesla / Fermi (G80 \u2026 GF100)"
 
 PTIMER_BASE = 0x9000
-PDAEMON_BASE = 0x10A000
 
 # ---------------------------------------------------------------------------------------------
 # Text helpers
@@ -76,6 +85,33 @@ def to_int(s: str) -> int:
 # Chipset / falcon-version annotations, envytools style: [G80:GF100], [GT215-], [NV40+], [v3+ only].
 CHIP = r"(?:NV|G|GT|GF|GK|GM|GP|MCP)\d+[A-Z]?"
 VARIANT_RE = re.compile(rf"^(?:{CHIP}(?::{CHIP})?[-+]?|:{CHIP}|v\d+\+?(?: only)?)$")
+
+
+# Table 18 "Present on" classes of falcon units, as database unit classes (§2.10.1 versions).
+UNIT_CLASSES = {
+    "v3+": ("V3_PLUS", "falcon units of version 3 and later (GT215+ engines, \u00a72.10.1)"),
+    "v4+": ("V4_PLUS", "falcon units of version 4 and later (some engines of GF119+, \u00a72.10.1)"),
+    "v5+": ("V5_PLUS", "falcon units of version 5 (some engines of GK208+, \u00a72.10.1)"),
+    "v0, v3": (
+        "V0_AND_V3",
+        "falcon units of versions 0 and 3 only: the host-only registers of the indexed IO window "
+        "(G98:GF119, \u00a72.10.10)",
+    ),
+    "crypto": ("CRYPTO", "units with the cryptographic coprocessor ('secretful' units, \u00a72.10.1)"),
+    "UAS": ("UAS", "units with a unified address space (Table 18 'UAS units')"),
+}
+CHIP_RANGE_RE = re.compile(rf"^{CHIP}(?::{CHIP}|-)?$")
+
+
+def presence(v: str | None) -> tuple[str | None, str | None]:
+    """A normalised "present on" annotation as (chipsets, units)."""
+    if v is None:
+        return None, None
+    if v in UNIT_CLASSES:
+        return None, UNIT_CLASSES[v][0]
+    if CHIP_RANGE_RE.match(v):
+        return v, None
+    raise ExtractError(f"unknown 'present on' annotation {v!r}")
 
 
 def norm_variant(v: str) -> str:
@@ -302,6 +338,7 @@ def parse_entries(text: str, block: str, source: str, io_space: bool) -> list[Re
             if not desc and len(fields) == 1:
                 desc = fields[0].description
 
+            chipsets, units = presence(gvariant)
             regs.append(
                 Register(
                     block=block,
@@ -312,7 +349,8 @@ def parse_entries(text: str, block: str, source: str, io_space: bool) -> list[Re
                     access=access,
                     count=count,
                     stride=stride,
-                    variant=gvariant,
+                    chipsets=chipsets,
+                    units=units,
                     io_address=io,
                     io_stride=io_stride if stride is not None else None,
                     reset=reset,
@@ -387,8 +425,8 @@ def merge_io_table(regs: list[Register], rows: list[dict], source: str) -> list[
             continue  # DATA_INDEX[n] / DATA[n], n > 0: the prose array describes them
         known = by_offset.get(row["host"])
         if known is not None:
-            if known.variant is None and row["variant"] is not None:
-                known.variant = row["variant"]
+            if known.chipsets is None and known.units is None:
+                known.chipsets, known.units = presence(row["variant"])
             if not known.description:
                 known.description = row["desc"]
             if known.name != row["name"]:
@@ -397,6 +435,7 @@ def merge_io_table(regs: list[Register], rows: list[dict], source: str) -> list[
         if row["index"] is not None:
             arrays.setdefault(row["name"], []).append(row)
             continue
+        chipsets, units = presence(row["variant"])
         out.append(
             Register(
                 block="FALCON",
@@ -404,7 +443,8 @@ def merge_io_table(regs: list[Register], rows: list[dict], source: str) -> list[
                 offset=row["host"],
                 description=row["desc"],
                 source=source,
-                variant=row["variant"],
+                chipsets=chipsets,
+                units=units,
                 io_address=row["io"],
             )
         )
@@ -415,6 +455,7 @@ def merge_io_table(regs: list[Register], rows: list[dict], source: str) -> list[
         stride = items[1]["host"] - items[0]["host"]
         if any(b["host"] - a["host"] != stride for a, b in zip(items, items[1:])):
             raise ExtractError(f"table array {name}: uneven stride")
+        chipsets, units = presence(items[0]["variant"])
         out.append(
             Register(
                 block="FALCON",
@@ -424,7 +465,8 @@ def merge_io_table(regs: list[Register], rows: list[dict], source: str) -> list[
                 source=source,
                 count=len(items),
                 stride=stride,
-                variant=items[0]["variant"],
+                chipsets=chipsets,
+                units=units,
                 io_address=items[0]["io"],
                 io_stride=stride << 6 if items[0]["io"] is not None else None,
             )
@@ -473,10 +515,136 @@ def parse_channel_area(text: str, source: str) -> list[Register]:
             r.description = clean_ws(r.description.replace(mark, ""))
         v = re.search(r"\b(nv|NV)(\d+)\+ only\b", r.description)
         if v:
-            r.variant = f"NV{v.group(2)}-"
+            r.chipsets = f"NV{v.group(2)}-"
         if notes:
             r.description = f"{r.description} [{'; '.join(notes)}]"
     return regs
+
+
+# ---------------------------------------------------------------------------------------------
+# §2.2.2 GPU list (order) and §2.2.3 comparison table (GPU id, PCI IDs)
+
+CHIP_TOKEN_RE = re.compile(r"\b(NV[0-9A-F]{1,2}T?|G[0-9]{2,3}|GT[0-9]{3}|GF[0-9]{3}|GK[0-9]{2,3}[A-Z]?|GM[0-9]{2,3}[A-Z]?|GP[0-9]{3}|GV[0-9]{3}|TU[0-9]{3}|MCP[0-9]{2}|C51|RSX)\b")
+COMPARISON_HEADER = "Name\tGPU id\tGPU generation"
+PCI_RANGE_RE = re.compile(r"0x([0-9a-f]{4})(?:-0x([0-9a-f]{4}))?")
+
+
+def parse_gpu_order(text: str) -> list[str]:
+    """The §2.2.2 list of every known GPU, in the order ranges are written against."""
+    start = text.find("The full known GPU list")
+    end = text.find("### NV1 family", start)
+    if start < 0 or end < 0:
+        raise ExtractError("\u00a72.2.2 GPU list not found")
+    names: list[str] = []
+    for line in text[start:end].splitlines()[1:]:
+        if ":" not in line:
+            continue
+        for name in CHIP_TOKEN_RE.findall(line.split(":", 1)[1]):
+            if name in names:
+                raise ExtractError(f"\u00a72.2.2 lists {name} twice")
+            names.append(name)
+    if len(names) < 50:
+        raise ExtractError(f"\u00a72.2.2 GPU list: only {len(names)} names")
+    return names
+
+
+def parse_comparison_table(text: str) -> dict[str, tuple[str, int | None, int | None, list[tuple[int, int]]]]:
+    """§2.2.3 rows: name -> (generation, GPU id, PCI vendor, PCI device ID ranges)."""
+    start = text.find("# 2.2.3 Comparison table")
+    end = text.find("# 2.3 nVidia PCI id database", start)
+    if start < 0 or end < 0:
+        raise ExtractError("\u00a72.2.3 comparison table not found")
+    rows = {}
+    for line in text[start:end].splitlines():
+        cells = line.split("\t")
+        if len(cells) < 6 or line.startswith(COMPARISON_HEADER) or not CHIP_TOKEN_RE.fullmatch(cells[0]):
+            continue
+        gpu_id = int(cells[1], 16) if re.fullmatch(r"0x[0-9a-f]{3}", cells[1]) else None
+        vendor = re.match(r"0x([0-9a-f]{4})", cells[5])
+        ranges = []
+        if len(cells) > 6:
+            for m in PCI_RANGE_RE.finditer(cells[6]):
+                first = int(m.group(1), 16)
+                ranges.append((first, int(m.group(2), 16) if m.group(2) else first))
+        rows[cells[0]] = (cells[2], gpu_id, int(vendor.group(1), 16) if vendor else None, ranges)
+    return rows
+
+
+def extract_chipsets(text: str) -> list[regdb.Chipset]:
+    order = parse_gpu_order(text)
+    table = parse_comparison_table(text)
+    chips = []
+    for name in order:
+        generation, gpu_id, vendor, ranges = table.get(name, (None, None, None, []))
+        family = f", {generation} family" if generation else ""
+        pci = [regdb.PciIds(vendor=vendor, first=a, last=b) for a, b in ranges] if vendor else []
+        chips.append(
+            regdb.Chipset(
+                name=name,
+                description=f"{name}{family}",
+                source=f"{LABEL} \u00a72.2.2 (order), \u00a72.2.3 (GPU id, PCI IDs)",
+                id=gpu_id,
+                pci=pci,
+            )
+        )
+    return chips
+
+
+# Engines whose "falcon parameters" give a BAR0 address: heading text -> instance name.
+FALCON_ENGINES = {"PDAEMON: card management microprocesor": "PDAEMON", "PDISPLAY's monitoring engine": "PDISPLAY_DAEMON"}
+
+
+def extract_falcon_instances(text: str) -> list[regdb.Instance]:
+    """Every "falcon parameters" list with a "BAR0 address": the engine (named by the heading
+    above it), its base and the chipsets of its first revision onwards."""
+    out = []
+    for m in re.finditer(r"(?m)^#+\s*falcon parameters\s*$", text):
+        block = unescape(text[m.end() : m.end() + 600])
+        base = re.search(r"BAR0 address:\s*(0x[0-9a-f]+)", block)
+        first = re.search(rf"v0:\s*({CHIP})", block)
+        if not base:
+            continue
+        headings = re.findall(r"(?m)^#+\s*(?:[\d.]+\s+)?(.+?)\s*$", unescape(text[: m.start()]))
+        heading = next((h.strip("* ") for h in reversed(headings[-4:]) if h.strip("* ") in FALCON_ENGINES), None)
+        if heading is None or not first:
+            raise ExtractError(f"falcon parameters with a BAR0 address under an unknown heading: {headings[-3:]}")
+        name = FALCON_ENGINES[heading]
+        out.append(
+            regdb.Instance(
+                name=name,
+                base=int(base.group(1), 16),
+                chipsets=f"{first.group(1)}-",
+                description=f"{name}'s falcon IO space (BAR0 address from its falcon parameters)",
+                source=f"{LABEL} falcon parameters of {heading}",
+            )
+        )
+    if {i.name for i in out} != set(FALCON_ENGINES.values()):
+        raise ExtractError(f"falcon engines found: {[i.name for i in out]}")
+    return out
+
+
+def extract_user_areas(area_text: str, source: str) -> list[regdb.Instance]:
+    """§2.8.3: where the G80 channel control areas are (channel 0 is PIO-only, elsewhere)."""
+    m = re.search(
+        r"channels (\d+)-(\d+) support DMA mode and have channel control areas at (0x[0-9a-f]+) \+ (0x[0-9a-f]+) \* channel ID",
+        clean_ws(area_text),
+    )
+    if not m:
+        raise ExtractError("\u00a72.8.3: G80 channel control area addresses not found")
+    first, last = int(m.group(1)), int(m.group(2))
+    return [
+        regdb.Instance(
+            name="USER_G80",
+            base=int(m.group(3), 16),
+            count=last - first + 1,
+            stride=int(m.group(4), 16),
+            first=first,
+            chipsets="G80:GF100",
+            description=f"channel control areas of G80:GF100 DMA channels {first}-{last}, indexed by channel ID "
+            "(GF100 moved them to BAR1)",
+            source=source,
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,6 +656,9 @@ def extract(text: str) -> Database:
     cite = lambda num: f"{LABEL} \u00a7{num}"  # noqa: E731
 
     db = Database(family=FAMILY, title=TITLE, document=DOCUMENT, doc_label=LABEL)
+    db.chipsets = extract_chipsets(text)
+    falcon_instances = extract_falcon_instances(text)
+    pdaemon_base = next(i.base for i in falcon_instances if i.name == "PDAEMON")
     db.blocks = [
         Block(
             name="PMC",
@@ -505,25 +676,28 @@ def extract(text: str) -> Database:
         ),
         Block(
             name="PFIFO_USER",
-            description="Channel control area (USER): relative to the channel's area, on G80 "
-            "BAR0 0xc00000 + 0x2000 * channel (channels 1-126; channel 0 at 0x800000 is PIO-only)",
+            description="Channel control area (USER): one per channel; its offsets count from the "
+            "channel's area (instances: the G80 areas in BAR0)",
             source=cite("2.8.3"),
             relative=True,
+            instances=extract_user_areas(section_text(lines, secs, "2.8.3"), cite("2.8.3")),
         ),
         Block(
             name="FALCON",
-            description="falcon IO space common to every falcon engine, relative to the engine's "
-            "base (PDAEMON 0x10a000, PCOPY 0x104000, PVLD 0x084000, PPDEC 0x085000, PPPP 0x086000 on "
-            "GT215); io_address is the falcon I[] address (host offset << 6, indexed addressing)",
+            description="falcon IO space common to every falcon engine; its offsets count from the "
+            "engine's base (the instances); io_address is the falcon I[] address (host offset << 6, "
+            "indexed addressing)",
             source=cite("2.10.10"),
             relative=True,
+            instances=falcon_instances,
+            unit_classes=[regdb.UnitClass(name=n, description=d) for n, d in UNIT_CLASSES.values()],
         ),
         Block(
             name="PDAEMON",
             description="PDAEMON-specific IO registers (GT215 layout; I[] addresses are those of "
             "the indexed IO space, GT215:GF119)",
             source=cite("2.5.2"),
-            base=PDAEMON_BASE,
+            base=pdaemon_base,
         ),
     ]
 

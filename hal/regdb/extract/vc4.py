@@ -11,6 +11,11 @@ a continuation line, a header, a heading or blank, every row's bits must tile th
 exactly (fields + reserved rows = 32 bits, no overlap), and every Table 48 register must get
 exactly one description table. OCR damage that breaks these rules is repaired by the reviewed
 [[text]] corrections in corrections/vc4.toml, not guessed here.
+
+Appendix B, Table 95 ("Base Addresses for V3D Registers") lists the products and the bus address
+of their V3D registers: those are the family's chipsets. The V3D block is absolute: its offsets
+count from the start of the V3D register window, wherever a platform maps it (the window's CPU
+address per chip is the chipset's `mmio_base`, from corrections/vc4.toml).
 """
 
 from __future__ import annotations
@@ -367,6 +372,33 @@ def _tables_for(t48_names: list[str], tables: dict[str, DescTable]) -> dict[str,
 # ---------------------------------------------------------------------------------------------
 
 
+TABLE95 = "Table 95: Base Addresses for V3D Registers"
+TABLE95_ROW = re.compile(r"^(BCM\d+)\t(0x[0-9a-f]{8})$")
+
+
+def parse_base_addresses(text: str) -> list[regdb.Chipset]:
+    """Appendix B, Table 95: one chipset per product, with the bus address of its V3D block."""
+    start = text.rfind(TABLE95)
+    if start < 0:
+        raise _err("Appendix B Table 95 not found")
+    chips = []
+    for line in text[start + len(TABLE95) :].splitlines():
+        m = TABLE95_ROW.match(line.strip())
+        if m:
+            chips.append(
+                regdb.Chipset(
+                    name=m.group(1),
+                    description=f"{m.group(1)}: V3D registers at bus address {m.group(2)}",
+                    source=f"{DOC_LABEL} Appendix B, Table 95",
+                )
+            )
+        elif chips and line.strip():
+            break
+    if not chips:
+        raise _err("Table 95 has no rows")
+    return chips
+
+
 def extract(text: str) -> regdb.Database:
     lines = _section(text)
     t48, after = parse_table48(lines)
@@ -385,13 +417,14 @@ def extract(text: str) -> regdb.Database:
         title="VideoCore IV V3D (Raspberry Pi 1-3)",
         document=DOCUMENT,
         doc_label=DOC_LABEL,
+        chipsets=parse_base_addresses(text),
         blocks=[
             regdb.Block(
                 name=BLOCK,
-                description="V3D 3D pipeline registers",
+                description="V3D 3D pipeline registers; offsets count from the start of the V3D "
+                "register window (4 KiB; its CPU address per chip is `Chipset::mmio_base`)",
                 source=SECTION,
                 base=0,
-                relative=True,
             )
         ],
     )

@@ -1,12 +1,16 @@
 //! Generated accessors, checked on the fixture database (`fixture/fixture.toml`), whose bit
 //! layouts are written by hand so every expected value below is computed from the TOML.
 
-use crate::fixture::{REGISTERS, ctl, engine};
-use baregpu_hal::register::{FieldOverflow, InvalidEnumValue};
-use baregpu_hal::{Array, Register, RegisterIo, RegisterIoExt};
+use crate::fixture::{Chipset, PCI_IDS, REGISTERS, ctl, engine, identify_pci};
+use baregpu_hal::dma::BusAddress;
+use baregpu_hal::register::{
+    AddressFieldError, AddressProblem, FieldOverflow, InvalidEnumValue, UnknownChipset,
+};
+use baregpu_hal::{Array, Instance, InstanceArray, Register, RegisterIo, RegisterIoExt};
 use core::cell::RefCell;
 use std::collections::BTreeMap;
 use std::format;
+use std::string::ToString;
 use std::vec::Vec;
 
 /// Records every access, like a bus analyser.
@@ -54,8 +58,24 @@ fn with_truncates_and_try_with_rejects_values_wider_than_the_field() {
 #[test]
 fn reset_value_comes_from_field_defaults() {
     assert_eq!(ctl::RB_CNTL::RESET.raw(), 0x8);
-    assert_eq!(<ctl::RB_CNTL as Register>::RESET, 0x8);
+    assert_eq!(<ctl::RB_CNTL as Register>::RESET_RAW, 0x8);
     assert_eq!(ctl::RB_CNTL::default(), ctl::RB_CNTL::RESET);
+}
+
+#[test]
+fn every_field_has_a_spec_constant_with_its_position() {
+    let f = ctl::RB_CNTL::RB_BLKSZ;
+    assert_eq!((f.name, f.lsb, f.width, f.readable, f.writable), ("RB_BLKSZ", 8, 6, true, true));
+    assert_eq!(f.mask(), 0x3f << 8);
+    assert_eq!(f.place(0x41), 1 << 8, "placed values are truncated to the width");
+    assert_eq!(ctl::RB_CNTL::BUSY.mask(), 1 << 30);
+    let (busy, kick) = (ctl::RB_CNTL::BUSY, ctl::RB_CNTL::KICK);
+    assert_eq!((busy.readable, busy.writable), (true, false), "BUSY is read-only");
+    assert_eq!((kick.readable, kick.writable), (false, true), "KICK is write-only");
+    // FIELDS lists the same constants, lowest bit first.
+    assert_eq!(ctl::RB_CNTL::FIELDS[1], ctl::RB_CNTL::RB_BLKSZ);
+    // A whole-register field is named after its register.
+    assert_eq!(ctl::STATUS::STATUS.mask(), u32::MAX);
 }
 
 #[test]
@@ -124,21 +144,104 @@ fn arrays_are_indexed_and_bounds_checked() {
 }
 
 #[test]
-fn relative_blocks_are_accessed_through_a_base() {
+fn relative_blocks_are_accessed_through_their_instances() {
     let io = Recorder::default();
-    let falcon = io.at(0x10a000);
-    falcon.write(engine::CODE_INDEX::from_raw(0).with_write_autoinc(true));
+    let daemon = io.at::<engine::Daemon>();
+    assert_eq!(daemon.base(), 0x10a000);
+    daemon.write(engine::CODE_INDEX::from_raw(0).with_write_autoinc(true));
     assert_eq!(io.regs.borrow()[&(0x10a000 + 0x180)], 1 << 24);
     assert_eq!(engine::CODE_INDEX::IO_ADDRESS, 0x6000);
+    assert_eq!(engine::CODE_INDEX::UNITS, engine::Units::V3Plus);
+    assert_eq!(<engine::Daemon as Instance>::NAME, "DAEMON");
 }
 
 #[test]
-fn chip_variants_become_distinct_types() {
-    let old = engine::CFG0_NV43_G70::from_raw(0x3fff);
-    let new = engine::CFG0_G70_G80::from_raw(0x3fff);
+fn numbered_instances_are_indexed_from_their_first_valid_index() {
+    let io = Recorder::default();
+    // CHANNELS: indices 1..4 at 0xc00000 + i * 0x2000.
+    io.at_index::<engine::Channels>(3).unwrap().write(engine::CODE_INDEX::from_raw(7));
+    assert_eq!(io.regs.borrow()[&(0xc0_0000 + 3 * 0x2000 + 0x180)], 7);
+    let below = io.at_index::<engine::Channels>(0).unwrap_err();
+    assert_eq!((below.index, below.first, below.count), (0, 1, 3));
+    assert!(io.at_index::<engine::Channels>(4).is_err());
+    assert_eq!(<engine::Channels as InstanceArray>::base_of(1), Ok(0xc0_2000));
+    assert_eq!(below.to_string(), "CHANNELS[0] is outside the valid indices 1..4");
+}
+
+#[test]
+fn chip_specific_layouts_are_distinct_types_named_by_their_range() {
+    let old = engine::CFG0_NV43_UNTIL_G70::from_raw(0x3fff);
+    let new = engine::CFG0_G70_UNTIL_G80::from_raw(0x3fff);
     assert_eq!(old.sensor(), 0xff);
     assert_eq!(new.sensor(), 0x3fff);
-    assert_eq!(engine::CFG0_G70_G80::VARIANT, "G70:G80");
+    assert!(engine::CFG0_G70_UNTIL_G80::exists_on(Chipset::G70));
+    assert!(!engine::CFG0_G70_UNTIL_G80::exists_on(Chipset::G80), "G70:G80 excludes G80");
+    assert!(!engine::CFG0_G70_UNTIL_G80::exists_on(Chipset::NV43));
+    assert!(ctl::RB_CNTL::exists_on(Chipset::NV43), "no range: every chipset");
+}
+
+#[test]
+fn instances_know_their_chipsets() {
+    let daemon = <engine::Daemon as Instance>::CHIPSETS;
+    assert!(!daemon.contains(Chipset::NV43) && daemon.contains(Chipset::G70));
+    assert!(daemon.contains(Chipset::G80), "G70- is open-ended");
+    let channels = <engine::Channels as InstanceArray>::CHIPSETS;
+    assert!(channels.contains(Chipset::NV43) && !channels.contains(Chipset::G70));
+    assert!(channels.contains(Chipset::G80));
+}
+
+#[test]
+fn chipsets_are_ordered_as_the_database_lists_them_and_decode_from_their_ids() {
+    assert_eq!(Chipset::ALL, [Chipset::NV43, Chipset::G70, Chipset::G80]);
+    assert!(Chipset::NV43 < Chipset::G70 && Chipset::G70 < Chipset::G80);
+    assert_eq!(Chipset::G80.name(), "G80");
+    assert_eq!(Chipset::from_id(0x47), Ok(Chipset::G70));
+    assert_eq!(Chipset::G70.id(), Some(0x47));
+    assert_eq!(Chipset::from_id(0x99), Err(UnknownChipset { family: "fixture", id: 0x99 }));
+    let id = ctl::ID::from_raw(0x0500_0000 | 0xfff);
+    assert_eq!(id.chip(), Ok(Chipset::G80));
+    assert_eq!(id.chip_raw(), 0x50);
+}
+
+#[test]
+fn pci_ids_identify_chipsets() {
+    assert_eq!(
+        identify_pci(0x10de, 0x0145).map(|m| (m.chipset, m.name)),
+        Some((Chipset::NV43, Some("Fixture 43")))
+    );
+    assert_eq!(identify_pci(0x10de, 0x019f).map(|m| m.chipset), Some(Chipset::G80));
+    assert_eq!(identify_pci(0x10de, 0x0150), None);
+    assert_eq!(identify_pci(0x1002, 0x0145), None, "the vendor must match too");
+    assert_eq!(PCI_IDS.len(), 2);
+}
+
+#[test]
+fn address_fields_take_bus_addresses_and_never_truncate() {
+    let r = ctl::RING_BASE::from_raw(0).with_swap(2);
+    let r = r.try_with_addr(BusAddress(0x1234_5670)).unwrap();
+    assert_eq!(r.raw(), 0x1234_5670 | 2, "bits 31:2 hold address bits 31:2; SWAP kept");
+    assert_eq!(r.addr(), BusAddress(0x1234_5670));
+    assert_eq!(
+        r.try_with_addr(BusAddress(0x1001)),
+        Err(AddressFieldError {
+            register: "RING_BASE",
+            field: "ADDR",
+            address: BusAddress(0x1001),
+            problem: AddressProblem::Misaligned { align: 4 },
+        })
+    );
+    let err = r.try_with_addr(BusAddress(0x1_0000_0000)).unwrap_err();
+    assert_eq!(err.problem, AddressProblem::OutOfReach { limit: 0x1_0000_0000 });
+    assert_eq!(
+        err.to_string(),
+        "bus:0x100000000 is beyond RING_BASE.ADDR, which reaches addresses below 0x100000000"
+    );
+    // A 32-bit field holding address bits 39:8 reaches 1 TiB, 256-byte aligned.
+    let wide = ctl::WIDE_BASE::RESET.try_with_base(BusAddress(0xAB_CDEF_0100)).unwrap();
+    assert_eq!(wide.raw(), 0xABCD_EF01);
+    assert_eq!(wide.base(), BusAddress(0xAB_CDEF_0100));
+    assert!(wide.try_with_base(BusAddress(0x100_0000_0000)).is_err());
+    assert!(wide.try_with_base(BusAddress(0x180)).is_err());
 }
 
 #[test]
@@ -159,7 +262,7 @@ fn debug_prints_fields_by_name() {
 
 #[test]
 fn the_spec_table_lists_every_register_with_its_masks() {
-    assert_eq!(REGISTERS.len(), 10);
+    assert_eq!(REGISTERS.len(), 13);
     let ctrs = REGISTERS.iter().find(|r| r.name == "CTRS").unwrap();
     assert_eq!((ctrs.offset, ctrs.count, ctrs.stride), (0x1104, 4, 8));
     assert_eq!(ctrs.instance_at(0x1104 + 16), Some(2));
@@ -169,6 +272,8 @@ fn the_spec_table_lists_every_register_with_its_masks() {
     let code = REGISTERS.iter().find(|r| r.name == "CODE_INDEX").unwrap();
     assert!(code.relative);
     assert_eq!(code.offset, 0x180);
+    let old = REGISTERS.iter().find(|r| r.name == "CFG0").unwrap();
+    assert!(old.chipsets.contains(Chipset::NV43) && !old.chipsets.contains(Chipset::G70));
 }
 
 mod properties {
@@ -189,11 +294,22 @@ mod properties {
         #[test]
         fn field_specs_agree_with_accessors(raw: u32) {
             let r = ctl::RB_CNTL::from_raw(raw);
-            let spec = ctl::RB_CNTL::FIELDS;
-            prop_assert_eq!(spec[0].get(raw), u32::from(r.rb_bufsz()));
-            prop_assert_eq!(spec[1].get(raw), u32::from(r.rb_blksz()));
-            prop_assert_eq!(spec[2].get(raw), r.mode_raw());
-            prop_assert_eq!(spec[1].set(raw, 5), r.with_rb_blksz(5).raw());
+            prop_assert_eq!(ctl::RB_CNTL::RB_BUFSZ.get(raw), u32::from(r.rb_bufsz()));
+            prop_assert_eq!(ctl::RB_CNTL::RB_BLKSZ.get(raw), u32::from(r.rb_blksz()));
+            prop_assert_eq!(ctl::RB_CNTL::MODE.get(raw), r.mode_raw());
+            prop_assert_eq!(ctl::RB_CNTL::RB_BLKSZ.set(raw, 5), r.with_rb_blksz(5).raw());
+        }
+
+        /// An address field holds exactly the aligned addresses below its reach, and gives
+        /// them back unchanged.
+        #[test]
+        fn address_fields_round_trip_or_reject(address: u64) {
+            let r = ctl::RING_BASE::RESET.try_with_addr(BusAddress(address));
+            let fits = address % 4 == 0 && address < 1 << 32;
+            prop_assert_eq!(r.is_ok(), fits);
+            if let Ok(r) = r {
+                prop_assert_eq!(r.addr(), BusAddress(address));
+            }
         }
     }
 }

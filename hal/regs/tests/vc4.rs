@@ -4,13 +4,15 @@
 
 mod common;
 
+use baregpu_hal::dma::BusAddress;
 use baregpu_hal::{Register, RegisterIoExt};
+use baregpu_regs::vc4::Chipset;
 use baregpu_regs::vc4::v3d::{
     V3D_CT0CA, V3D_CT0CS, V3D_CT0EA, V3D_IDENT0, V3D_INTCTL, V3D_PCS, V3D_SRQCS, v3d_ct0cs,
 };
 use common::{Access, Recorder};
 
-/// ARM physical base of V3D on the Pi 2/3 (shared/design/hardware-facts.md).
+/// ARM physical base of V3D on the Pi 2/3 (Linux bcm2837.dtsi: bus 0x7ec00000).
 const V3D_BASE_PI2: usize = 0x3FC0_0000;
 
 #[test]
@@ -24,15 +26,22 @@ fn ident0_reset_value_reads_as_v3d_version_2() {
 
 #[test]
 fn control_list_kick_writes_current_then_end_address_relative_to_the_base() {
-    let bus = Recorder::default();
-    let v3d = bus.at(V3D_BASE_PI2);
+    // The register window is the V3D block itself (mapped at `Chipset::mmio_base`).
+    let v3d = Recorder::default();
     // The end-address write starts the thread (Table 50), so it must come last.
-    v3d.write(V3D_CT0CA::from_raw(0).with_ctlca(0x1000_0000));
-    v3d.write(V3D_CT0EA::from_raw(0).with_ctlea(0x1000_0100));
-    assert_eq!(
-        bus.writes(),
-        [(V3D_BASE_PI2 + 0x110, 0x1000_0000), (V3D_BASE_PI2 + 0x108, 0x1000_0100)]
-    );
+    v3d.write(V3D_CT0CA::from_raw(0).try_with_ctlca(BusAddress(0x1000_0000)).unwrap());
+    v3d.write(V3D_CT0EA::from_raw(0).try_with_ctlea(BusAddress(0x1000_0100)).unwrap());
+    assert_eq!(v3d.writes(), [(0x110, 0x1000_0000), (0x108, 0x1000_0100)]);
+    assert_eq!(V3D_CT0CA::from_raw(0x1000_0000).ctlca(), BusAddress(0x1000_0000));
+}
+
+#[test]
+fn the_v3d_window_is_where_each_soc_maps_it() {
+    // Appendix B Table 95 lists the BCM2835; the Pi 2/3 SoCs come from their device trees.
+    assert_eq!(Chipset::BCM2835.mmio_base(), Some(0x2000_0000 + 0xC0_0000));
+    assert_eq!(Chipset::BCM2836.mmio_base(), Some(V3D_BASE_PI2 as u64));
+    assert_eq!(Chipset::BCM2837.mmio_base(), Some(V3D_BASE_PI2 as u64));
+    assert_eq!(Chipset::BCM21553.mmio_base(), None, "Table 95 gives only its bus address");
 }
 
 #[test]

@@ -14,6 +14,7 @@ use baregpu_radeon_r5xx::{
     FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, TestError, USER_SCRATCH,
     pci,
 };
+use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use baregpu_ring::ib::IndirectBuffer;
 use baregpu_ring::ring::SUBMIT_ALIGN;
@@ -49,7 +50,7 @@ pub(super) fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
     })?;
     defmt::info!(
         "r5xx: {=str} ({=str}) {=u16:04x}:{=u16:04x}, registers in BAR{=usize} ({=u64} KiB)",
-        probed.chip,
+        probed.chip.name(),
         probed.name,
         probed.function.vendor,
         probed.function.device,
@@ -98,7 +99,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     let probed = check("probe", pci::probe(&platform, virtual_function()))?;
     expect_eq("pci: vendor (ATI)", probed.function.vendor, 0x1002u16)?;
     expect_eq("pci: device (R520)", probed.function.device, 0x7100u16)?;
-    expect("pci: chip is R520", probed.chip == "R520")?;
+    expect("pci: chip is R520", probed.chip == Chipset::R520)?;
     expect("pci: register BAR >= 64 KiB", probed.registers.size >= 64 * 1024)?;
     Ok(())
 }

@@ -267,17 +267,13 @@ const _: () =
     assert!(rbbm::GEN_INT_CNTL::RESET.with_scratch_int_mask(true).raw() == GEN_INT_SCRATCH);
 const _: () = assert!(rbbm::GEN_INT_CNTL::RESET.with_sw_int_en(true).raw() == GEN_INT_SW);
 
-/// `RBBM_STATUS.CMDFIFO_AVAIL` (bits 6:0, Linux r100d.h): free command FIFO entries reported.
-pub const RBBM_CMDFIFO_AVAIL: u32 = 0x40;
-/// `RBBM_STATUS.CP_CMDSTRM_BUSY` (Linux r100d.h / rv515d.h).
-pub const RBBM_CP_CMDSTRM_BUSY: u32 = 1 << 16;
-/// `RBBM_STATUS.GUI_ACTIVE` (Linux r100d.h / rv515d.h).
-pub const RBBM_GUI_ACTIVE: u32 = 1 << 31;
-
-/// `CP_ME_CNTL.ME_BUSY` (§11.1).
-const ME_BUSY: u32 = 1 << 29;
-/// `CP_ME_CNTL.ME_MODE` (§11.1): 1 = free-running.
-const ME_MODE: u32 = 1 << 30;
+/// `RBBM_STATUS` as the model reports it when idle: `CMDFIFO_AVAIL` = 64 free command FIFO
+/// entries (a model choice within the 7-bit field).
+pub const RBBM_CMDFIFO_AVAIL: u32 = rbbm::RBBM_STATUS::CMDFIFO_AVAIL.place(64);
+/// `RBBM_STATUS.CP_CMDSTRM_BUSY`.
+pub const RBBM_CP_CMDSTRM_BUSY: u32 = rbbm::RBBM_STATUS::CP_CMDSTRM_BUSY.mask();
+/// `RBBM_STATUS.GUI_ACTIVE`.
+pub const RBBM_GUI_ACTIVE: u32 = rbbm::RBBM_STATUS::GUI_ACTIVE.mask();
 
 /// One of the three command streams (§5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -685,7 +681,8 @@ impl R5xxModel {
     }
 
     fn me_free_running(&self) -> bool {
-        self.regs.stored(ME_CNTL) & ME_MODE != 0
+        cp::CP_ME_CNTL::from_raw(self.regs.stored(ME_CNTL)).me_mode()
+            == cp::cp_me_cntl::MeMode::FreeRunningMode
     }
 
     /// Whether the CP parses packets now.
@@ -768,32 +765,46 @@ impl R5xxModel {
             ME_RAM_ADDR => u32::from(self.me.address()),
             ME_RAM_DATAH => self.me.read_high(),
             ME_RAM_DATAL => self.me.read_low(self.faults.me_ram_corrupt),
-            ME_CNTL => self.regs.read(ME_CNTL) | if self.busy() { ME_BUSY } else { 0 },
+            ME_CNTL => {
+                let busy = cp::CP_ME_CNTL::ME_BUSY.place(u32::from(self.busy()));
+                self.regs.read(ME_CNTL) | busy
+            }
             CP_STAT => self.cp_stat(),
+            // Read-only registers: the model places their fields from the database (pointers
+            // wrap in their 10-bit fields, as the hardware's queue pointers do).
             CSQ_STAT => {
+                use cp::CP_CSQ_STAT as R;
                 let [p, i1, _] = self.cp.queue_rptr;
                 let [pw, _, _] = self.cp.queue_wptr;
-                (p & 0x3FF) | (pw & 0x3FF) << 10 | (i1 & 0x3FF) << 20
+                R::CSQ_RPTR_PRIMARY.place(p)
+                    | R::CSQ_WPTR_PRIMARY.place(pw)
+                    | R::CSQ_RPTR_INDIRECT.place(i1)
             }
             CSQ2_STAT => {
+                use cp::CP_CSQ2_STAT as R;
                 let [_, i1w, i2w] = self.cp.queue_wptr;
                 let i2 = self.cp.queue_rptr[2];
-                (i1w & 0x3FF) | (i2 & 0x3FF) << 10 | (i2w & 0x3FF) << 20
+                R::CSQ_WPTR_INDIRECT.place(i1w)
+                    | R::CSQ_RPTR_INDIRECT2.place(i2)
+                    | R::CSQ_WPTR_INDIRECT2.place(i2w)
             }
             CSQ_AVAIL => {
-                let n = |s: Stream| (self.cp.queues[s as usize].len() as u32).min(0x3FF);
-                n(Stream::Primary) | n(Stream::Indirect1) << 10 | n(Stream::Indirect2) << 20
+                use cp::CP_CSQ_AVAIL as R;
+                // A count saturates at its field's maximum instead of wrapping.
+                let n = |s: Stream, f: baregpu_hal::FieldSpec| {
+                    let max = f.mask() >> f.lsb;
+                    f.place((self.cp.queues[s as usize].len() as u32).min(max))
+                };
+                n(Stream::Primary, R::CSQ_CNT_PRIMARY)
+                    | n(Stream::Indirect1, R::CSQ_CNT_INDIRECT)
+                    | n(Stream::Indirect2, R::CSQ_CNT_INDIRECT2)
             }
             CSQ_DATA => 0,
             CTM_STATUS => {
-                // A read-only register: the model places its fields from the database.
-                let [consumed, code, error] = cp::CTM_STATUS::FIELDS else {
-                    unreachable!("CTM_STATUS has three fields")
-                };
-                let place = |f: &baregpu_hal::register::FieldSpec, v: u32| (v << f.lsb) & f.mask();
-                place(consumed, u32::from(self.ctm.consumed))
-                    | place(code, self.ctm.error.unwrap_or(0))
-                    | place(error, u32::from(self.ctm.error.is_some()))
+                use cp::CTM_STATUS as R;
+                R::CONSUMED.place(u32::from(self.ctm.consumed))
+                    | R::ERROR_CODE.place(self.ctm.error.unwrap_or(0))
+                    | R::ERROR.place(u32::from(self.ctm.error.is_some()))
             }
             // The status bits; SW_INT_SET is a write-1-to-raise trigger and reads 0.
             GEN_INT_STATUS => self.regs.stored(GEN_INT_STATUS) & (GEN_INT_SW | GEN_INT_SCRATCH),
@@ -806,7 +817,8 @@ impl R5xxModel {
     }
 
     fn cp_stat(&self) -> u32 {
-        let bit = |b: bool, n: u32| if b { 1u32 << n } else { 0 };
+        use cp::CP_STAT as R;
+        let bit = |b: bool, f: baregpu_hal::FieldSpec| f.place(u32::from(b));
         let ring = self.delivery(Stream::Primary) == Delivery::BusMaster
             && (self.cp.rptr & (self.ring_dwords() - 1)) != self.wptr();
         let fetching = |ib: &Option<Ib>| ib.is_some_and(|ib| ib.to_fetch > 0);
@@ -814,15 +826,15 @@ impl R5xxModel {
         let csi = self.cp.packet != Packet::Header || self.cp.wait.is_some();
         let failed = self.cp.error.is_some() || self.cp.hang.is_some();
         let busy = self.busy();
-        bit(ring, 9)
-            | bit(fetching(&self.cp.ib1), 10)
-            | bit(q(Stream::Primary), 11)
-            | bit(q(Stream::Indirect1), 12)
-            | bit(csi || failed, 13)
-            | bit(fetching(&self.cp.ib2), 14)
-            | bit(q(Stream::Indirect2), 15)
-            | bit(busy, 30)
-            | bit(busy, 31)
+        bit(ring, R::CSF_PRIMARY_BUSY)
+            | bit(fetching(&self.cp.ib1), R::CSF_INDIRECT_BUSY)
+            | bit(q(Stream::Primary), R::CSQ_PRIMARY_BUSY)
+            | bit(q(Stream::Indirect1), R::CSQ_INDIRECT_BUSY)
+            | bit(csi || failed, R::CSI_BUSY)
+            | bit(fetching(&self.cp.ib2), R::CSF_INDIRECT2_BUSY)
+            | bit(q(Stream::Indirect2), R::CSQ_INDIRECT2_BUSY)
+            | bit(busy, R::CMDSTRM_BUSY)
+            | bit(busy, R::CP_BUSY)
     }
 
     /// A register write from the host or a packet, with its side effects.
@@ -935,7 +947,8 @@ impl R5xxModel {
         if self.regs.stored(SCRATCH_UMSK) & (1 << n) == 0 || dev.failed() {
             return Ok(());
         }
-        let address = u64::from(self.regs.stored(SCRATCH_ADDR) & !3) + u64::from(n) * 4;
+        let base = cp::SCRATCH_ADDR::from_raw(self.regs.stored(SCRATCH_ADDR)).scratch_addr();
+        let address = base.offset(u64::from(n) * 4).0;
         if dev.dma_write_u32(address, value).is_err() {
             return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
         }
@@ -962,7 +975,8 @@ impl R5xxModel {
             // The CTM units stay stopped until the CP is reset.
             return Err(self.fail(code, dev));
         }
-        let base = cp::CTM_CB_BASE::from_raw(self.regs.stored(CTM_CB_BASE)).addr() << 2;
+        // ADDR holds address bits 31:2: the whole address fits the low 32 bits.
+        let base = cp::CTM_CB_BASE::from_raw(self.regs.stored(CTM_CB_BASE)).addr().low();
         // Program loading (CTM guide §4.1.4): the dpp_proginfo registers, as the R5xx
         // shader unit interprets them (§11.10): START/END relative to OFFSET_ADDR.
         let code_addr = us::US_CODE_ADDR::from_raw(self.regs.stored(US_CODE_ADDR));
@@ -1042,11 +1056,17 @@ impl R5xxModel {
     /// Start the IB requested by the packet that just ended.
     fn start_ib(&mut self, target: Stream) {
         let (base, size) = match target {
-            Stream::Indirect2 => (self.regs.stored(IB2_BASE), self.regs.stored(IB2_BUFSZ)),
-            _ => (self.regs.stored(IB_BASE), self.regs.stored(IB_BUFSZ)),
+            Stream::Indirect2 => (
+                cp::CP_IB2_BASE::from_raw(self.regs.stored(IB2_BASE)).ib2_base(),
+                self.regs.stored(IB2_BUFSZ),
+            ),
+            _ => (
+                cp::CP_IB_BASE::from_raw(self.regs.stored(IB_BASE)).ib_base(),
+                self.regs.stored(IB_BUFSZ),
+            ),
         };
         let ib = Ib {
-            fetch_address: u64::from(base & !3),
+            fetch_address: base.0,
             to_fetch: size,
             to_consume: size,
             delivery: self.delivery(target),
@@ -1096,7 +1116,7 @@ impl R5xxModel {
         }
         let available = wptr.wrapping_sub(rptr) & (size - 1);
         let n = available.min(self.fetch_dwords()).min(size - rptr);
-        let base = u64::from(self.regs.stored(RB_BASE) & !3);
+        let base = cp::CP_RB_BASE::from_raw(self.regs.stored(RB_BASE)).rb_base().0;
         self.fetch(Stream::Primary, base + u64::from(rptr) * 4, n, dev)?;
         self.cp.rptr = (rptr + n) & (size - 1);
         self.cp.since_writeback = self.cp.since_writeback.saturating_add(n);
@@ -1113,7 +1133,7 @@ impl R5xxModel {
             return Ok(());
         }
         let addr = cp::CP_RB_RPTR_ADDR::from_raw(self.regs.stored(RB_RPTR_ADDR));
-        let address = u64::from(addr.raw() & !3);
+        let address = addr.rb_rptr_addr().0;
         let value = swap(self.cp.rptr, u32::from(addr.rb_rptr_swap()));
         // Address 0 is the reset value: the driver never said where the copy goes.
         if address == 0 || dev.dma_write_u32(address, value).is_err() {

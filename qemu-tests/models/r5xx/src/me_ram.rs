@@ -1,16 +1,17 @@
 //! The MicroEngine RAM and its host access ports (§5.12, §5.13, §11.1 `CP_ME_RAM_*`).
 
 use crate::microcode::{self, KnownImage};
+use baregpu_regs::r5xx::cp::{CP_ME_RAM_ADDR, CP_ME_RAM_DATAH};
 use std::cell::Cell;
 use std::ops::Range;
 
-/// Entries in the MicroEngine RAM (`CP_ME_RAM_ADDR` is 8 bits wide, §11.1; the R520 image
-/// `radeon/R520_cp.bin` holds 256 entries of 8 bytes: shared/design/hardware-facts.md).
-pub const ME_RAM_ENTRIES: usize = 256;
+/// Entries in the MicroEngine RAM: `CP_ME_RAM_ADDR` is 8 bits wide (§11.1); the R520 image
+/// `radeon/R520_cp.bin` holds 256 entries of 8 bytes (Linux r100.c).
+pub const ME_RAM_ENTRIES: usize = 1 << CP_ME_RAM_ADDR::ME_RAM_ADDR.width;
 
 /// Bits of one entry: "a 40-bit holding register which concatenates the lower 8-bits of the
 /// DATAH value to the top of the 32-bit DATAL value" (§5.12).
-pub const ME_RAM_ENTRY_MASK: u64 = (1 << 40) - 1;
+pub const ME_RAM_ENTRY_MASK: u64 = (1 << (32 + CP_ME_RAM_DATAH::ME_RAM_DATAH.width)) - 1;
 
 /// The four WAIT_SEMAPHORE semaphores, "microcode ram slots set aside for use as semaphores"
 /// at 0xFC-0xFF (§6.2.4.1): data the host and the CP write while the ME runs, not code.
@@ -91,7 +92,8 @@ impl MeRam {
     /// `CP_ME_RAM_DATAH` write.
     pub(crate) fn write_high(&mut self, value: u32) {
         if !self.read_mode {
-            self.holding = (self.holding & 0xFFFF_FFFF) | (u64::from(value & 0xFF) << 32);
+            let high = CP_ME_RAM_DATAH::ME_RAM_DATAH.get(value);
+            self.holding = (self.holding & 0xFFFF_FFFF) | (u64::from(high) << 32);
         }
     }
 
@@ -118,7 +120,7 @@ impl MeRam {
 
     /// `CP_ME_RAM_DATAH` read.
     pub(crate) fn read_high(&self) -> u32 {
-        ((self.holding >> 32) & 0xFF) as u32
+        CP_ME_RAM_DATAH::ME_RAM_DATAH.get((self.holding >> 32) as u32)
     }
 
     /// `CP_ME_RAM_DATAL` read: in read mode, loads the next entry and auto-increments.

@@ -13,7 +13,7 @@
 //! backbone). Registers with side effects are handled by the model before or after the store.
 
 use baregpu_hal::register::RegisterSpec;
-use baregpu_regs::r5xx::REGISTERS;
+use baregpu_regs::r5xx::{Chipset, REGISTERS};
 use std::sync::OnceLock;
 
 /// Bytes of register space (BAR0).
@@ -51,7 +51,7 @@ fn index_table() -> &'static [u16] {
 }
 
 /// Bits of `spec` a read returns.
-fn read_mask(spec: &RegisterSpec) -> u32 {
+fn read_mask(spec: &RegisterSpec<Chipset>) -> u32 {
     if !spec.readable {
         return 0;
     }
@@ -83,7 +83,7 @@ impl RegisterFile {
     }
 
     /// The database entry covering byte `offset`.
-    pub(crate) fn spec(offset: u32) -> Option<&'static RegisterSpec> {
+    pub(crate) fn spec(offset: u32) -> Option<&'static RegisterSpec<Chipset>> {
         let i = *index_table().get(Self::slot(offset)?)?;
         (i != UNMAPPED).then(|| &REGISTERS[usize::from(i)])
     }
