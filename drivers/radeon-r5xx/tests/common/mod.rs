@@ -105,6 +105,17 @@ pub fn paced(gpu: &Gpu) -> bool {
     gpu.device().pacing() != Pacing::RunToIdle
 }
 
+/// Under any pacing but run-to-idle, the driver's reads of the written-back read pointer saw
+/// the CP part-way (past where it was, short of the committed write pointer: it was still
+/// consuming). Prints the figures either way.
+pub fn assert_partial_consumption(gpu: &Gpu, ring: &baregpu_radeon_r5xx::Ring) {
+    let (partial, reads) = (ring.partial_reads(), ring.rptr_reads());
+    println!("ring reads that saw the CP part-way: {partial} of {reads}");
+    if paced(gpu) {
+        assert!(partial > 0, "no partial consumption observed in {reads} ring reads");
+    }
+}
+
 /// The streams so far were valid: every register write they made landed (the model dropped
 /// none: no write to a hole, a read-only register or an aperture) and the device is healthy.
 pub fn assert_clean(gpu: &Gpu) {
