@@ -292,10 +292,16 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     mailbox::set_irq_handler(Some(on_interrupt));
     x86_64::instructions::interrupts::enable();
 
+    // Interrupts off before the lock is taken: an interrupt arriving while the main thread
+    // holds it would find the driver locked, leave the device unacknowledged and, with the
+    // line still asserted, be raised again at once (a storm that starves the main thread).
+    // The engines run on their own time, so the ring's interrupt can arrive at any moment.
     let with_gpu = |f: &mut dyn FnMut(&mut Gpu) -> Result<(), CaseError>| -> Result<(), CaseError> {
-        let mut guard = GPU.lock();
-        let gpu = guard.as_mut().ok_or(CaseError::Check("r5xx: driver present"))?;
-        x86_64::instructions::interrupts::without_interrupts(|| f(gpu))
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            let mut guard = GPU.lock();
+            let gpu = guard.as_mut().ok_or(CaseError::Check("r5xx: driver present"))?;
+            f(gpu)
+        })
     };
     with_gpu(&mut |gpu| {
         gpu.raise_software_interrupt();
