@@ -3,11 +3,15 @@
 //! One batch = 256 × (type-0 CP_IB_BASE/CP_IB_BUFSZ, 3 dwords; type-3 NOP with 4 body dwords,
 //! 5 dwords; type-0 SCRATCH_REG0[1], 2 dwords) = 2560 dwords (10 KiB). Pairs to compare:
 //!
-//! - `encode_slice` (Pm4Writer into a `[u32]`) vs `copy_from_slice` (the pre-encoded batch);
+//! - `encode_slice` (Pm4Writer into a `[u32]`) vs `store_loop` (the pre-encoded batch stored
+//!   one `u32` at a time: the floor for building a stream dword by dword) and `copy_from_slice`
+//!   (vector stores, which no dword-by-dword builder can approach);
 //! - `encode_slice_large` vs `copy_from_slice_large`: 5 × 3D_DRAW_IMMD_2 of 511 body
 //!   dwords (also 10 KiB), where the per-packet cost is amortised;
 //! - `encode_ring` (Pm4Writer into a CommandRing over DMA memory, volatile stores, one commit,
-//!   simulated CP write-back) vs `copy_into_dma` (`DmaRegion::write_slice` of the batch).
+//!   simulated CP write-back) vs `volatile_store_dma` (the batch stored one volatile `u32` at a
+//!   time into the same DMA memory: the floor for the ring path) and `copy_into_dma`
+//!   (`DmaRegion::write_slice` of the batch).
 //!
 //! Quick by design: 20 samples, 1 s measurement: `cargo bench -p baregpu-ring` takes seconds.
 
@@ -15,6 +19,7 @@
 mod common;
 
 use std::hint::black_box;
+use std::sync::atomic::{Ordering, compiler_fence};
 use std::time::Duration;
 
 use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, SCRATCH_REG0};
@@ -56,6 +61,16 @@ fn bench(c: &mut Criterion) {
             let mut w = Pm4Writer::new(SliceSink::new(&mut out));
             batch(&mut w, black_box(7)).unwrap();
             black_box(w.sink().len())
+        })
+    });
+    g.bench_function("store_loop", |b| {
+        b.iter(|| {
+            for (slot, &dword) in out.iter_mut().zip(black_box(&reference)) {
+                *slot = dword;
+                // One store per dword, as a builder makes them: no merging into vector stores.
+                compiler_fence(Ordering::SeqCst);
+            }
+            black_box(out[DWORDS - 1])
         })
     });
     g.bench_function("copy_from_slice", |b| {
@@ -102,6 +117,15 @@ fn bench(c: &mut Criterion) {
             let (wb, off) = ring.writeback();
             wb.write_u32(off, wptr.rb_wptr()).unwrap();
             black_box(wptr)
+        })
+    });
+    g.bench_function("volatile_store_dma", |b| {
+        b.iter(|| {
+            let region = ring.buffer();
+            for (i, &dword) in black_box(&reference).iter().enumerate() {
+                // `write_u32` is a bounds-checked volatile store, as the ring's own.
+                let _ = region.write_u32(i * 4, dword);
+            }
         })
     });
     let dma = common::region(DWORDS, 0x20_0000);

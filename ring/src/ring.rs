@@ -197,6 +197,7 @@ pub struct CommandRing<B = DmaRegion, W = DmaRegion> {
     granted: usize,
     commits: u64,
     rptr_reads: u64,
+    partial_reads: u64,
 }
 
 impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
@@ -245,6 +246,7 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
             granted: 0,
             commits: 0,
             rptr_reads: 0,
+            partial_reads: 0,
         })
     }
 
@@ -324,6 +326,14 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
         self.rptr_reads
     }
 
+    /// Reads of the writeback read pointer that found the CP part-way: it had moved past the
+    /// cached read pointer but not yet reached the committed write pointer (the CP was still
+    /// consuming). Tests use it to show the driver ran against an engine that works on its own
+    /// time, not one that finished every doorbell before the write returned.
+    pub fn partial_reads(&self) -> u64 {
+        self.partial_reads
+    }
+
     /// Re-read the written-back read pointer and cache it if the CP could have reached it
     /// (between the cached read pointer and the last commit); otherwise keep the cached one.
     pub fn refresh_rptr(&mut self) -> Result<u32, BadReadPointer> {
@@ -337,6 +347,9 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
         let in_flight = self.committed.wrapping_sub(self.rptr) & self.mask;
         if raw > self.mask || advanced > in_flight {
             return Err(BadReadPointer { rptr: raw, cached: self.rptr, committed: self.committed });
+        }
+        if advanced > 0 && advanced < in_flight {
+            self.partial_reads += 1;
         }
         self.rptr = raw;
         Ok(raw)

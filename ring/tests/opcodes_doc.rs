@@ -1,17 +1,7 @@
 //! `Opcode::ALL` against the §6.2.1 summary table of amd-r5xx-acceleration.txt, read from the
-//! document itself (`$GPU_DOCS_DIR`, or `../shared/docs` beside the repository).
+//! document itself (found by `gpu-docs`; skipped where the documents are absent).
 
 use baregpu_ring::pm4::Opcode;
-use std::path::PathBuf;
-
-fn document() -> String {
-    let dir = match std::env::var_os("GPU_DOCS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/docs"),
-    };
-    let path = dir.join("amd-r5xx-acceleration.txt");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 /// `(name, opcode)` rows of the table between "6.2.1" and "6.2.2".
 fn summary_table(doc: &str) -> Vec<(String, u8)> {
@@ -30,7 +20,8 @@ fn summary_table(doc: &str) -> Vec<(String, u8)> {
 
 #[test]
 fn every_summary_opcode_has_a_named_constant() {
-    let table = summary_table(&document());
+    let Some(doc) = gpu_docs::document("amd-r5xx-acceleration.txt") else { return };
+    let table = summary_table(&doc);
     assert_eq!(table.len(), 28, "{table:?}");
     let ours: Vec<(String, u8)> =
         Opcode::ALL.iter().map(|(n, o)| (n.to_string(), o.raw())).collect();

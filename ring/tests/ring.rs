@@ -94,6 +94,12 @@ fn free_space_keeps_one_dword_and_is_cached() {
     assert_eq!(dwords(r.buffer()), snapshot, "a failed reserve touches no ring memory");
     r.reserve(5).unwrap();
     assert_eq!(r.cached_rptr(), 4);
+    assert_eq!(r.partial_reads(), 1, "4 of the 14 committed dwords consumed: part-way");
+    // All consumed is not part-way, and neither is no progress.
+    publish(&r, 14);
+    assert_eq!(r.refresh_rptr(), Ok(14));
+    assert_eq!(r.refresh_rptr(), Ok(14));
+    assert_eq!(r.partial_reads(), 1);
 }
 
 #[test]

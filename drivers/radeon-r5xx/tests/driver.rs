@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use baregpu_firmware::FirmwareError;
-use baregpu_firmware::amd::LoadError;
+use baregpu_firmware::amd::{CpMicrocode, LoadError, r5xx as fw};
 use baregpu_hal::dma::{DmaAllocator, DmaLayout};
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress, PciError};
 use baregpu_hal::{Register, RegisterIo, RegisterIoExt};
@@ -16,10 +16,12 @@ use baregpu_radeon_r5xx::{
 };
 use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::{
-    CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_RB_WPTR, SCRATCH_REG0,
+    CP_CSQ_AVAIL, CP_CSQ_CNTL, CP_ME_RAM_ADDR, CP_ME_RAM_DATAH, CP_ME_RAM_DATAL, CP_RB_RPTR,
+    CP_RB_WPTR, SCRATCH_REG0,
 };
 use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
 use baregpu_ring::ib::IndirectBuffer;
+use baregpu_ring::pm4::CommandSink;
 use baregpu_ring::ring::{SUBMIT_ALIGN, WaitError};
 use common::*;
 use gpu_device_model::DMA_BASE;
@@ -113,7 +115,7 @@ fn init_uploads_the_real_microcode_with_1_plus_512_writes_and_passes_the_ring_te
     // Ring test ran: the scratch register holds the packet's value, written back too.
     assert_eq!(gpu.read_at::<SCRATCH_REG0>(0).unwrap().scratch_reg0(), 0xDEAD_BEEF);
     assert_eq!(drv.scratch_writeback(0), Some(0xDEAD_BEEF));
-    assert_eq!(gpu.error_code(), 0);
+    assert_clean(&gpu);
     assert_eq!(drv.stats().doorbells, 1, "the ring test is one batch");
 }
 
@@ -158,6 +160,67 @@ fn ring_and_ib_tests_can_be_rerun() {
     drv.ib_test(&gpu).unwrap();
     assert_eq!(gpu.model().stats().ibs_started, [1, 0]);
     drv.ring_test().unwrap();
+    assert_clean(&gpu);
+}
+
+/// `R520_cp.bin` altered: none of these is microcode the model knows.
+fn altered_images() -> [(&'static str, Vec<u8>); 3] {
+    let real = firmware();
+    let reversed: Vec<u8> = real.chunks_exact(8).rev().flatten().copied().collect();
+    let mut flipped = real.clone();
+    flipped[0x40 * 8 + 7] ^= 1 << 3; // entry 0x40, DATAL bit 3
+    let mut truncated = real[..1024].to_vec();
+    truncated.resize(2048, 0);
+    [("reversed", reversed), ("bit-flipped", flipped), ("truncated and padded", truncated)]
+}
+
+#[test]
+fn microcode_the_device_does_not_run_is_a_ring_test_timeout_and_leaves_it_stopped() {
+    // Each image parses (256 entries, 8-bit high words) and reads back as written, but it is
+    // not microcode that runs PM4: the ring test times out, bounded by test_timeout.
+    for (what, image) in altered_images() {
+        let gpu = gpu();
+        let err = R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &image, small_ring()).unwrap_err();
+        match err {
+            InitError::RingTest(TestError::TimedOut { expected, found, waited }) => {
+                assert_eq!((expected, found), (0xDEAD_BEEF, 0xCAFE_DEAD), "{what}");
+                assert!(waited.waited_us >= 100_000, "{what}: {waited:?}");
+            }
+            e => panic!("{what}: expected a ring-test timeout, got {e:?}"),
+        }
+        assert!(!gpu.model().microcode_loaded(), "{what}");
+        assert_eq!(gpu.read32(CP_CSQ_CNTL::OFFSET), 0, "{what}: streams left off");
+        assert_eq!(gpu.read32(CP_RB_RPTR::OFFSET), 0, "{what}: nothing fetched");
+        assert_clean(&gpu);
+        // The same device comes up with the real image.
+        let mut drv = init(&gpu, small_ring());
+        let f = drv.emit_fence().unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    }
+}
+
+#[test]
+fn microcode_cannot_be_loaded_while_the_streams_run() {
+    // The loader checks first (§5.8 step 1): a typed error, nothing written.
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let image = firmware();
+    let microcode = CpMicrocode::parse(&image).unwrap();
+    assert_eq!(fw::upload(&gpu, &microcode), Err(LoadError::CommandStreamsEnabled { csq_mode: 4 }));
+    assert_clean(&gpu);
+    // Loading without the check: the device records the violation (error state), the next
+    // fence times out, and a function-level reset plus recover brings it back.
+    let before = drv.emit_fence().unwrap();
+    drv.wait(&before, FENCE_TIMEOUT).unwrap();
+    fw::load(&gpu, &microcode);
+    assert_eq!(gpu.error_code(), r5xx_model::error_code::ME_RAM_WRITE_WHILE_RUNNING);
+    let lost = drv.emit_fence().unwrap();
+    assert!(matches!(drv.wait(&lost, FENCE_TIMEOUT), Err(FenceError::Timeout { .. })));
+    gpu.reset();
+    drv.recover(&image).unwrap();
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_clean(&gpu);
 }
 
 // --- indirect buffers ------------------------------------------------------------------------
@@ -185,6 +248,7 @@ fn ib1_takes_three_ring_dwords_and_runs_a_padded_scratch_write() {
     assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(0x1B1));
     assert_eq!(gpu.model().stats().ibs_started, [1, 0]);
     assert_eq!(drv.stats().indirect_buffers, 1);
+    assert_clean(&gpu);
 }
 
 #[test]
@@ -215,7 +279,7 @@ fn ib2_started_from_inside_an_ib1_returns_to_it() {
     assert_eq!(drv.scratch_writeback(USER_SCRATCH + 1), Some(0x2B2));
     assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(0x1B1));
     assert_eq!(gpu.model().stats().ibs_started, [1, 1]);
-    assert_eq!(gpu.error_code(), 0);
+    assert_clean(&gpu);
 }
 
 // --- submission ----------------------------------------------------------------------------
@@ -261,7 +325,56 @@ fn ten_thousand_submissions_wrap_a_4k_ring_with_ordered_fences() {
     let dwords = 10_000u64 * 16;
     assert!(dwords / 1024 > 150);
     assert_eq!(u64::from(drv.ring().head()), (start + dwords) % 1024);
-    assert_eq!(gpu.error_code(), 0);
+    // The driver never overwrote a dword the CP had not consumed: the CP parsed exactly the
+    // packets written (the ring test's write, then per submission two type-0 writes and a NOP,
+    // and every padding filler), none cut short, none lost.
+    drv.wait_ring_idle().unwrap();
+    let parsed = gpu.model().stats().packets;
+    assert_eq!(parsed, [1 + 20_000, 0, drv.stats().padding_dwords, 10_000]);
+    assert_clean(&gpu);
+    // Waits for ring space ran against a CP that was still working: they saw its read pointer
+    // part-way between where it was and the committed write pointer.
+    assert_partial_consumption(&gpu, drv.ring());
+}
+
+#[test]
+fn fences_signal_one_after_another_while_the_cp_works_through_a_batch() {
+    // One doorbell for 48 fences; the CP consumes them over a dozen ticks (one MAX_FETCH chunk
+    // of 16 dwords, 4 fences, per tick), so a waiter sees them signal in order, a few at a time.
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let fences = drv
+        .submit(48 * 4, |s| {
+            (0..48)
+                .map(|i| {
+                    s.writer().write_reg_at(USER_SCRATCH, scratch(i))?;
+                    s.fence()
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap();
+    let last = *fences.last().unwrap();
+    let mut seen = vec![drv.last_signalled()];
+    let clock = ModelClock::new(&gpu);
+    let polled = baregpu_hal::time::poll_until(&clock, FENCE_TIMEOUT, || {
+        let now = drv.last_signalled();
+        if seen.last() != Some(&now) {
+            seen.push(now);
+        }
+        drv.fence_signalled(&last).then_some(())
+    });
+    polled.unwrap();
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "in order: {seen:?}");
+    if paced(&gpu) {
+        assert!(seen[0] < last.seq(), "in flight when the doorbell write returned: {seen:?}");
+        assert!(seen.len() > 3, "signalled a few at a time, not all at once: {seen:?}");
+    }
+    // The ring drains part by part too: 200 fences are 400 dwords, and the CP writes its read
+    // pointer back every RB_BLKSZ = 2^7 quadwords (256 dwords) on this ring, and when empty.
+    drv.submit(200 * 2, |s| (0..200).try_for_each(|_| s.fence().map(drop))).unwrap();
+    drv.wait_ring_idle().unwrap();
+    assert_partial_consumption(&gpu, drv.ring());
+    assert_clean(&gpu);
 }
 
 #[test]
@@ -280,6 +393,10 @@ fn a_batch_rings_one_doorbell_and_is_padded_to_16_dwords() {
     }
     assert_eq!(s.ring().pending_dwords(), 80);
     s.flush().unwrap();
+    if paced(&gpu) {
+        // The doorbell write advanced the CP by at most three 16-dword fetches.
+        assert!(!drv.fence_signalled(fences.last().unwrap()), "in flight after the doorbell");
+    }
     assert_eq!(rec.writes_to(CP_RB_WPTR::OFFSET) - wptr_writes, 1);
     assert_eq!(drv.stats().doorbells - doorbells, 1);
     assert_eq!(drv.ring().head() % 16, 0);
@@ -294,6 +411,37 @@ fn a_batch_rings_one_doorbell_and_is_padded_to_16_dwords() {
     };
     assert_eq!(rec.writes_to(CP_RB_WPTR::OFFSET) - wptr_writes, 2);
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_clean(&gpu);
+}
+
+#[test]
+fn back_pressure_waits_for_a_working_cp_and_never_overwrites_what_it_has_not_read() {
+    // 64-dword batches into a 1024-dword ring, never waiting on a fence: the driver must wait
+    // for ring space while the CP consumes at its own pace.
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let mut fences = Vec::new();
+    for i in 0..200u32 {
+        let f = drv
+            .submit(64, |s| {
+                for k in 0..15 {
+                    s.writer().write_reg_at(USER_SCRATCH, scratch(i * 16 + k))?;
+                }
+                s.fence()
+            })
+            .unwrap();
+        fences.push(f);
+    }
+    drv.wait(fences.last().unwrap(), FENCE_TIMEOUT).unwrap();
+    assert!(fences.iter().all(|f| drv.fence_signalled(f)));
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(199 * 16 + 14));
+    drv.wait_ring_idle().unwrap();
+    // Exactly what was written was parsed: 16 type-0 packets per batch (+ the ring test's).
+    let parsed = gpu.model().stats().packets;
+    assert_eq!(parsed, [1 + 200 * 16, 0, drv.stats().padding_dwords, 0]);
+    assert_clean(&gpu);
+    assert!(drv.ring().rptr_reads() > 0, "200 × 64 dwords through 1024 must wait for space");
+    assert_partial_consumption(&gpu, drv.ring());
 }
 
 #[test]
@@ -371,14 +519,40 @@ fn pio_mode_pushes_packets_through_the_primary_aperture() {
     // Back in bus-master mode: the ring works.
     let f = drv.emit_fence().unwrap();
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
-    // 200 packets: more than the 128-dword queue, fine while the CP drains it.
+    // 200 packets: more than the 128-dword queue (CP_CSQ_MODE.INDIRECT1_START = 16 double
+    // octwords, which the model sizes the queue by), fine while the CP drains it.
     let mut pio = drv.pio().unwrap();
     for i in 0..200 {
         pio.packets(|w| w.write_reg_at(USER_SCRATCH, scratch(i))).unwrap();
     }
     pio.finish().unwrap();
     assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(199));
-    assert_eq!(gpu.error_code(), 0, "the model's queue never overflowed");
+    assert_clean(&gpu);
+}
+
+#[test]
+fn pio_respects_the_128_dword_queue_the_driver_programmed() {
+    // 400 dwords through the 128-dword primary queue: the driver re-reads CP_CSQ_AVAIL when
+    // its estimate says the next packet would not fit, and the model (which would fail the
+    // device on dword 129) never overflows.
+    let gpu = gpu();
+    let rec = Recording::new(&gpu);
+    let mut drv = R5xx::init(&rec, ModelClock::new(&gpu), &gpu, &firmware(), small_ring()).unwrap();
+    assert_eq!(
+        gpu.model().queue_capacity(r5xx_model::Stream::Primary),
+        consts::PIO_PRIMARY_QUEUE_DWORDS
+    );
+    let avail = |rec: &Recording<'_>| {
+        rec.log.borrow().iter().filter(|(w, o, _)| !w && *o == CP_CSQ_AVAIL::OFFSET).count()
+    };
+    let mut pio = drv.pio().unwrap();
+    for i in 0..200 {
+        pio.packets(|w| w.write_reg_at(USER_SCRATCH, scratch(i))).unwrap();
+    }
+    pio.finish().unwrap();
+    assert!(avail(&rec) >= 3, "400 dwords / 128 needs at least 3 re-reads: {}", avail(&rec));
+    assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(199));
+    assert_clean(&gpu);
 }
 
 #[test]
@@ -446,6 +620,82 @@ fn cp_stall_is_a_fence_timeout_and_reset_restores_service() {
         assert!(f.seq() > stuck.seq());
     }
     assert_eq!(drv.stats().resets, 1);
+}
+
+#[test]
+fn a_slow_cp_is_not_a_hung_one() {
+    // One packet per 10 engine ticks. Under seeded pacing a clock reading (10 µs of the test
+    // clock) gives 1.5 ticks on average: a 16-dword fence batch (scratch write, fence, 12
+    // fillers = 14 packets) takes ~1 ms, a full 1024-dword ring of fences (~510 packets)
+    // ~35 ms, inside the 50 ms the test waits and the driver's 100 ms defaults. Nothing times
+    // out, nothing is reset.
+    let gpu = gpu_with(r5xx_model::Faults { slow: Some(10), ..Default::default() });
+    let mut drv = init(&gpu, small_ring());
+    for i in 0..20 {
+        let f = drv
+            .submit(4, |s| {
+                s.writer().write_reg_at(USER_SCRATCH, scratch(i))?;
+                s.fence()
+            })
+            .unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    }
+    // Back-pressure on a slow CP: 80 batches of 64 dwords through 1024 dwords.
+    for _ in 0..80 {
+        drv.submit(64, |s| (0..31).try_for_each(|_| s.fence().map(drop))).unwrap();
+    }
+    drv.wait_ring_idle().unwrap();
+    // PIO against a slow CP: the queue drains slowly, the driver waits within its timeout.
+    let mut pio = drv.pio().unwrap();
+    for i in 0..100 {
+        pio.packets(|w| w.write_reg_at(USER_SCRATCH, scratch(i))).unwrap();
+    }
+    let f = pio.fence().unwrap();
+    pio.finish().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_eq!((drv.stats().resets, drv.stats().recoveries), (0, 0));
+    assert_clean(&gpu);
+}
+
+#[test]
+fn a_cp_slower_than_the_timeout_is_reported_and_recovers() {
+    // The bound of "not hung": 60,000 ticks per packet makes one fence batch take far longer
+    // than 50 ms of the test clock. Run to idle there is no time: the batch completes anyway.
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    set_faults(&gpu, |f| f.slow = Some(60_000));
+    let f = drv.emit_fence().unwrap();
+    let waited = drv.wait(&f, FENCE_TIMEOUT);
+    if paced(&gpu) {
+        assert!(matches!(waited, Err(FenceError::Timeout { .. })), "{waited:?}");
+        set_faults(&gpu, |f| f.slow = None);
+        drv.reset().unwrap();
+    } else {
+        waited.unwrap();
+    }
+    let f = drv.emit_fence().unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_clean(&gpu);
+}
+
+#[test]
+fn a_stream_with_writes_to_no_register_is_counted_by_the_model() {
+    // A type-0 packet (§6.1.1) hand-encoded for offset 0x7EC, where no register lives (between
+    // CP_VP_ADDR_CNTL and CP_CSQ_ADDR): the CP parses it and the write goes nowhere.
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    let f = drv
+        .submit(4, |s| {
+            s.reserve(2)?;
+            let sink = s.writer().into_sink();
+            sink.push(0x7EC >> 2).map_err(baregpu_ring::pm4::Pm4Error::from)?;
+            sink.push(0x1234).map_err(baregpu_ring::pm4::Pm4Error::from)?;
+            s.fence()
+        })
+        .unwrap();
+    drv.wait(&f, FENCE_TIMEOUT).unwrap();
+    assert_eq!(gpu.model().stats().writes_dropped, 1);
+    assert_eq!(gpu.error_code(), 0, "dropped, not an error: only the count tells");
 }
 
 #[test]

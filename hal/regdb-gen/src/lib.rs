@@ -104,12 +104,3 @@ pub fn regenerate() -> Result<Vec<PathBuf>, RegenError> {
     }
     Ok(written)
 }
-
-/// Directory holding the hardware documents (`../shared/docs` beside the repository), unless
-/// `GPU_DOCS_DIR` names another.
-pub fn docs_dir() -> PathBuf {
-    match std::env::var_os("GPU_DOCS_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/docs"),
-    }
-}

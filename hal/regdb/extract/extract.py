@@ -23,9 +23,13 @@ import regdb  # noqa: E402
 FAMILIES = ["r5xx", "vc4", "evergreen", "nvidia"]
 
 
+def docs_dir() -> Path:
+    return Path(os.environ.get("GPU_DOCS_DIR") or regdb.DOCS_DIR)
+
+
 def build(family: str) -> str:
     module = importlib.import_module(family)
-    docs = Path(os.environ.get("GPU_DOCS_DIR", regdb.DOCS_DIR))
+    docs = docs_dir()
     corrections = regdb.load_corrections(family)
     text = (docs / module.DOCUMENT).read_text(encoding="utf-8")
     text = regdb.apply_text_corrections(text, corrections)
@@ -40,6 +44,9 @@ def main() -> int:
     parser.add_argument("families", nargs="*", default=FAMILIES)
     args = parser.parse_args()
 
+    if not docs_dir().is_dir():
+        print(f"hardware documents not found at {docs_dir()}; set GPU_DOCS_DIR", file=sys.stderr)
+        return 2
     stale = []
     for family in args.families:
         if family not in FAMILIES:

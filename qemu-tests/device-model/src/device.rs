@@ -5,10 +5,12 @@ use crate::config::ConfigSpace;
 use crate::context::{DeviceContext, IrqState};
 use crate::memory::GuestMemory;
 use crate::model::{Activity, GpuModel, IdentityError};
+use crate::pacing::{Pacing, SEEDED_MAX_TICKS, SplitMix64};
 use gpu_mailbox::{ModelState, Op, Status};
 
-/// Ticks a model may stay [`Activity::Busy`] after one request before it is declared hung
-/// ([`error_code::HUNG`]): a model bug cannot stall the server.
+/// Ticks a model may report [`Activity::Busy`] in a row (across requests and clock readings)
+/// before it is declared hung ([`error_code::HUNG`]): a model bug cannot stall the server.
+/// Models do small bounded work per tick, so real work goes idle or waits long before this.
 pub const TICK_BUDGET: u32 = 1_000_000;
 
 /// Framework error codes in `header::ERROR` (models use codes below
@@ -16,16 +18,16 @@ pub const TICK_BUDGET: u32 = 1_000_000;
 pub mod error_code {
     /// First code reserved for the framework.
     pub const FRAMEWORK_BASE: u32 = 0xFFFF_0000;
-    /// The model stayed busy for [`TICK_BUDGET`](super::TICK_BUDGET) ticks.
+    /// The model stayed busy for [`TICK_BUDGET`](super::TICK_BUDGET) ticks in a row.
     pub const HUNG: u32 = 0xFFFF_0001;
     /// Fault injected by the server (`--fault-after-requests`).
     pub const INJECTED: u32 = 0xFFFF_0002;
 }
 
-/// How [`Device::run`] ended.
+/// How ticking the model ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Run {
-    /// The model stopped being busy, or is (or became) failed.
+    /// The model stopped being busy, used up the ticks it was given, or is (or became) failed.
     Settled,
     /// The tick budget ran out: the model is now in the error state with [`error_code::HUNG`].
     Hung,
@@ -45,8 +47,11 @@ enum Run {
 /// - `IrqAck` clears `IRQ_STATUS` bits (lines still asserted are latched again) and returns the
 ///   new `IRQ_STATUS`.
 ///
-/// After every request the model is ticked while it reports [`Activity::Busy`], at most
-/// [`TICK_BUDGET`] times.
+/// After every request the engines advance by the device's [`Pacing`] (see
+/// [`crate::pacing`]): under `run-to-idle` the model is ticked while it reports
+/// [`Activity::Busy`]; under `seeded` by 0..=[`SEEDED_MAX_TICKS`] ticks (while busy); under
+/// `threaded` not at all (the server's engine thread ticks it). A model busy for
+/// [`TICK_BUDGET`] ticks in a row is hung.
 ///
 /// The error state (a model [`fail`](crate::DeviceContext::fail)ed, e.g. on a DMA fault or
 /// invalid command; a hang; an injected fault) behaves like hardware that hit a bus error: the
@@ -66,10 +71,15 @@ pub struct Device<M> {
     error: Option<u32>,
     served: u64,
     activity: Activity,
+    pacing: Pacing,
+    rng: SplitMix64,
+    busy_streak: u32,
+    tick_budget: u32,
 }
 
 impl<M: GpuModel> Device<M> {
-    /// Build a device from a model and the guest memory it DMAs to.
+    /// Build a device from a model and the guest memory it DMAs to, paced
+    /// [`Pacing::RunToIdle`] until [`set_pacing`](Self::set_pacing).
     pub fn new(model: M, memory: Box<dyn GuestMemory>) -> Result<Self, IdentityError> {
         let config = ConfigSpace::new(model.pci_identity())?;
         Ok(Device {
@@ -80,7 +90,30 @@ impl<M: GpuModel> Device<M> {
             error: None,
             served: 0,
             activity: Activity::Idle,
+            pacing: Pacing::RunToIdle,
+            rng: SplitMix64::new(0),
+            busy_streak: 0,
+            tick_budget: TICK_BUDGET,
         })
+    }
+
+    /// Change the pacing; a seeded pacing restarts its pseudo-random stream from the seed.
+    pub fn set_pacing(&mut self, pacing: Pacing) {
+        self.pacing = pacing;
+        if let Pacing::Seeded(seed) = pacing {
+            self.rng = SplitMix64::new(seed);
+        }
+    }
+
+    /// The pacing in force.
+    pub fn pacing(&self) -> Pacing {
+        self.pacing
+    }
+
+    /// Lower (or raise) the hang threshold from [`TICK_BUDGET`] (tests of hang detection
+    /// under a pacing that gives few ticks per request).
+    pub fn set_tick_budget(&mut self, ticks: u32) {
+        self.tick_budget = ticks.max(1);
     }
 
     fn parts(&mut self) -> (&mut M, DeviceContext<'_>) {
@@ -121,7 +154,9 @@ impl<M: GpuModel> Device<M> {
                 }
             }
         };
-        if self.run() == Run::Hung {
+        // The request may have given the engines work: until a tick says otherwise.
+        self.activity = if self.error.is_some() { Activity::Idle } else { Activity::Busy };
+        if self.advance() == Run::Hung {
             return (Status::ModelError, u32::MAX);
         }
         match result {
@@ -148,35 +183,64 @@ impl<M: GpuModel> Device<M> {
         Ok(value)
     }
 
-    /// Tick the model while it is busy (bounded by [`TICK_BUDGET`]); returns what it reported
-    /// last. A failed model is frozen: it is not ticked and reports idle.
+    /// Let time pass for the engines, as a clock reading or the server's timer does: ticks by
+    /// the pacing (none under `threaded`, where [`tick_engines`](Self::tick_engines) runs on
+    /// the engine thread). Returns what the model reported last. A failed model is frozen: it
+    /// is not ticked and reports idle.
     pub fn poll(&mut self) -> Activity {
-        self.run();
+        self.advance();
         self.activity
     }
 
-    /// [`poll`](Self::poll), telling whether the model hung during this call (and only then).
-    fn run(&mut self) -> Run {
-        self.activity = Activity::Idle;
-        for _ in 0..TICK_BUDGET {
+    /// Tick up to `max` times while the model reports [`Activity::Busy`] (the first tick
+    /// always runs), with hang detection; the engine thread of `threaded` pacing calls this.
+    /// Returns what the model reported last.
+    pub fn tick_engines(&mut self, max: u32) -> Activity {
+        self.ticks(max);
+        self.activity
+    }
+
+    /// The ticks the pacing gives one request or clock reading.
+    fn advance(&mut self) -> Run {
+        match self.pacing {
+            Pacing::RunToIdle => self.ticks(u32::MAX),
+            Pacing::Seeded(_) => {
+                let n = self.rng.up_to(SEEDED_MAX_TICKS);
+                self.ticks(n)
+            }
+            Pacing::Threaded { .. } => Run::Settled,
+        }
+    }
+
+    /// Tick at most `max` times: stop when the model reports idle or waiting (tick again later,
+    /// not now) or fails; [`Run::Hung`] when this call ended a busy streak of the tick budget.
+    fn ticks(&mut self, max: u32) -> Run {
+        for _ in 0..max {
             if self.error.is_some() {
+                self.activity = Activity::Idle;
                 return Run::Settled;
             }
             let (model, mut dev) = self.parts();
-            match model.tick(&mut dev) {
-                Activity::Busy => continue,
-                other => {
-                    self.activity = if self.error.is_some() { Activity::Idle } else { other };
-                    return Run::Settled;
-                }
+            let activity = model.tick(&mut dev);
+            if self.error.is_some() {
+                // Failed on this tick: a fault, not a hang, and frozen from now on.
+                self.activity = Activity::Idle;
+                return Run::Settled;
+            }
+            self.activity = activity;
+            if activity != Activity::Busy {
+                self.busy_streak = 0;
+                return Run::Settled;
+            }
+            self.busy_streak += 1;
+            if self.busy_streak >= self.tick_budget {
+                self.busy_streak = 0;
+                self.error = Some(error_code::HUNG);
+                self.activity = Activity::Idle;
+                return Run::Hung;
             }
         }
-        if self.error.is_some() {
-            // Failed on its last tick: a fault, not a hang.
-            return Run::Settled;
-        }
-        self.error = Some(error_code::HUNG);
-        Run::Hung
+        Run::Settled
     }
 
     /// What the model reported after the last request or poll.
@@ -190,6 +254,7 @@ impl<M: GpuModel> Device<M> {
         self.irq = IrqState::default();
         self.error = None;
         self.activity = Activity::Idle;
+        self.busy_streak = 0;
     }
 
     /// Put the device into the error state (first code wins), e.g. for fault injection.
@@ -449,6 +514,118 @@ pub(crate) mod tests {
         d.handle(W, 0, 0x14, 1);
         d.handle(Op::Reset as u32, 0, 0, 0);
         assert_eq!((d.irq_status(), d.take_irq_signals()), (0, 0), "reset clears interrupts");
+    }
+
+    fn paced(pacing: Pacing) -> Device<Toy> {
+        let mut d = device();
+        d.set_pacing(pacing);
+        enable(&mut d, COMMAND_MEMORY);
+        d
+    }
+
+    /// Ticks each of `n` register reads gives a busy Toy.
+    fn ticks_per_request(d: &mut Device<Toy>, n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                let before = d.model().ticks;
+                assert_eq!(d.handle(R, 0, 0, 0).0, Status::Ok);
+                d.model().ticks - before
+            })
+            .collect()
+    }
+
+    #[test]
+    fn seeded_pacing_gives_each_request_a_small_reproducible_number_of_ticks() {
+        let mut a = paced(Pacing::Seeded(7));
+        a.handle(W, 0, 0x18, 10_000);
+        let got = ticks_per_request(&mut a, 200);
+        assert!(got.iter().all(|&t| t <= u64::from(SEEDED_MAX_TICKS)), "{got:?}");
+        assert!(got.contains(&0) && got.contains(&u64::from(SEEDED_MAX_TICKS)), "{got:?}");
+        assert_eq!(a.activity(), Activity::Busy, "10,000 ticks of work are far from done");
+        // The same seed gives the same ticks; another seed other ones.
+        let mut b = paced(Pacing::Seeded(7));
+        b.handle(W, 0, 0x18, 10_000);
+        assert_eq!(ticks_per_request(&mut b, 200), got);
+        let mut c = paced(Pacing::Seeded(8));
+        c.handle(W, 0, 0x18, 10_000);
+        assert_ne!(ticks_per_request(&mut c, 200), got);
+        // Clock readings (poll) advance too, until the work is done.
+        let mut polls = 0;
+        while a.poll() != Activity::Idle {
+            polls += 1;
+            assert!(polls < 20_000, "bounded");
+        }
+        assert!(polls > 10_000 / SEEDED_MAX_TICKS as usize, "{polls} polls: partial progress");
+    }
+
+    #[test]
+    fn a_request_without_ticks_leaves_the_device_marked_busy() {
+        // Seed 7's first counts include 0: the request ran no tick, so the server must keep
+        // ticking (its timer) although the model has not reported anything yet.
+        let mut d = paced(Pacing::Seeded(7));
+        let mut zero = false;
+        for _ in 0..50 {
+            let before = d.model().ticks;
+            d.handle(W, 0, 0, 1);
+            if d.model().ticks == before {
+                zero = true;
+                assert_eq!(d.activity(), Activity::Busy);
+            } else {
+                assert_eq!(d.activity(), Activity::Idle);
+            }
+        }
+        assert!(zero);
+    }
+
+    #[test]
+    fn hangs_are_detected_across_requests_under_seeded_pacing_and_waiting_is_not_a_hang() {
+        let mut d = paced(Pacing::Seeded(3));
+        d.set_tick_budget(500);
+        // Waiting for many ticks is fine.
+        d.handle(W, 0, 0x1C, 1);
+        for _ in 0..2000 {
+            assert_eq!(d.handle(R, 0, 0, 0).0, Status::Ok);
+        }
+        assert_eq!(d.state(), ModelState::Ready);
+        d.handle(W, 0, 0x1C, 0);
+        // Busy forever: exactly one request reports the hang, the device is frozen after.
+        d.handle(W, 0, 0x18, u32::MAX);
+        let mut hung = 0;
+        for _ in 0..2000 {
+            if d.handle(R, 0, 0, 0).0 == Status::ModelError {
+                hung += 1;
+            }
+        }
+        assert_eq!(hung, 1);
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, error_code::HUNG));
+        // A long busy stretch broken by idle is not a hang: the streak restarts.
+        d.handle(Op::Reset as u32, 0, 0, 0);
+        for _ in 0..10 {
+            d.handle(W, 0, 0x18, 400);
+            while d.poll() == Activity::Busy {}
+        }
+        assert_eq!(d.state(), ModelState::Ready);
+    }
+
+    #[test]
+    fn threaded_pacing_leaves_ticking_to_the_engine_thread() {
+        let mut d = paced(Pacing::Threaded { ticks_per_ms: 10 });
+        d.set_tick_budget(100);
+        let ticks = d.model().ticks;
+        d.handle(W, 0, 0x18, 25);
+        assert_eq!((d.model().ticks, d.activity()), (ticks, Activity::Busy), "no tick yet");
+        assert_eq!(d.poll(), Activity::Busy, "time passing is the engine thread's job");
+        assert_eq!(d.tick_engines(10), Activity::Busy);
+        assert_eq!(d.model().ticks - ticks, 10);
+        assert_eq!(d.tick_engines(100), Activity::Idle);
+        assert_eq!(d.model().ticks - ticks, 26, "25 busy ticks and the idle one");
+        d.handle(W, 0, 0x18, u32::MAX);
+        for _ in 0..9 {
+            d.tick_engines(10);
+        }
+        assert_eq!(d.state(), ModelState::Ready);
+        d.tick_engines(10);
+        assert_eq!((d.state(), d.error_code()), (ModelState::Error, error_code::HUNG));
     }
 
     #[test]

@@ -25,6 +25,7 @@ use crate::config::{COMMAND_BUS_MASTER, COMMAND_IO, COMMAND_MEMORY};
 use crate::device::Device;
 use crate::memory::{DmaFault, GuestMemory, MemoryError, VecMemory};
 use crate::model::{GpuModel, IdentityError};
+use crate::pacing::{BadPacing, Pacing};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
 use baregpu_hal::time::Clock;
@@ -50,15 +51,20 @@ pub struct InProcessOptions {
     /// Turn on memory/I-O decoding and bus mastering at start (as if a driver had enabled the
     /// device); otherwise the command register starts at 0 like after power-on.
     pub enable: bool,
+    /// How the engines advance ([`crate::pacing`]); `None`: the environment's
+    /// `GPU_MODEL_PACING`, else [`Pacing::DEFAULT`] (seeded). `threaded` needs the server's
+    /// engine thread and is refused here.
+    pub pacing: Option<Pacing>,
 }
 
 impl Default for InProcessOptions {
-    /// 16 MiB of memory, 00:03.0, enabled.
+    /// 16 MiB of memory, 00:03.0, enabled, pacing from the environment or the default.
     fn default() -> Self {
         InProcessOptions {
             memory_size: 16 << 20,
             address: PciAddress::new(0, 0, 3, 0),
             enable: true,
+            pacing: None,
         }
     }
 }
@@ -70,6 +76,10 @@ pub enum InProcessError {
     Identity(IdentityError),
     /// The memory could not be allocated.
     Memory(MemoryError),
+    /// `GPU_MODEL_PACING` does not parse.
+    Pacing(BadPacing),
+    /// `threaded` pacing asked for in-process (there is no engine thread here).
+    ThreadedInProcess,
 }
 
 impl fmt::Display for InProcessError {
@@ -77,6 +87,11 @@ impl fmt::Display for InProcessError {
         match self {
             InProcessError::Identity(e) => write!(f, "invalid PCI identity: {e}"),
             InProcessError::Memory(e) => write!(f, "guest memory: {e}"),
+            InProcessError::Pacing(e) => write!(f, "{e}"),
+            InProcessError::ThreadedInProcess => f.write_str(
+                "threaded pacing runs on model-server's engine thread; in-process devices take \
+                 run-to-idle or seeded:<u64>",
+            ),
         }
     }
 }
@@ -107,11 +122,21 @@ impl<M: GpuModel> InProcess<M> {
         Self::with_options(model, InProcessOptions::default())
     }
 
-    /// A device built with `options`; BARs are assigned from [`BAR_WINDOW`].
+    /// A device built with `options`; BARs are assigned from [`BAR_WINDOW`]. Prints the pacing
+    /// (captured by the test harness, shown with a failing test's output).
     pub fn with_options(model: M, options: InProcessOptions) -> Result<Self, InProcessError> {
+        let pacing = Pacing::resolve(options.pacing).map_err(InProcessError::Pacing)?;
+        if let Pacing::Threaded { .. } = pacing {
+            return Err(InProcessError::ThreadedInProcess);
+        }
         let memory = VecMemory::new(options.memory_size).map_err(InProcessError::Memory)?;
         let mut device =
             Device::new(model, Box::new(memory.share())).map_err(InProcessError::Identity)?;
+        device.set_pacing(pacing);
+        println!(
+            "gpu-device-model: engine pacing {pacing} (reproduce with {}={pacing})",
+            crate::pacing::PACING_ENV
+        );
         device.config_mut().assign_bars(BAR_WINDOW);
         if options.enable {
             let command = COMMAND_MEMORY | COMMAND_IO | COMMAND_BUS_MASTER;
@@ -188,7 +213,8 @@ impl<M: GpuModel> InProcess<M> {
         self.request(Op::Reset, 0, 0, 0);
     }
 
-    /// Tick a [`crate::Activity::Waiting`] model once more (the server does this on a timer).
+    /// Let time pass for the engines ([`Device::poll`]: to idle, or the seeded pacing's next
+    /// tick count); [`ModelClock`] does this on every reading.
     pub fn poll(&self) -> crate::Activity {
         let mut device = self.device.borrow_mut();
         let activity = device.poll();
@@ -266,9 +292,9 @@ impl<M: GpuModel> Drop for InProcess<M> {
 /// Nanoseconds [`ModelClock`] advances per reading.
 pub const MODEL_CLOCK_STEP_NS: u64 = 10_000;
 
-/// A [`Clock`] for host tests: every reading lets the in-process model run
-/// ([`InProcess::poll`]) and advances time by [`MODEL_CLOCK_STEP_NS`], so a driver's bounded
-/// wait makes progress the way real time does for real hardware, deterministically.
+/// A [`Clock`] for host tests: every reading lets the in-process model's engines advance by its
+/// pacing ([`InProcess::poll`]) and advances time by [`MODEL_CLOCK_STEP_NS`], so a driver's
+/// bounded wait makes progress the way real time does for real hardware, deterministically.
 pub struct ModelClock<'a, M: GpuModel> {
     device: &'a InProcess<M>,
     now: Cell<u64>,

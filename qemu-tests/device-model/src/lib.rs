@@ -12,6 +12,8 @@
 //!   mailbox operations of `gpu-mailbox`.
 //! - [`InProcess`]: a device host tests drive through the kernel's own traits
 //!   (`baregpu_hal::RegisterIo`, `pci_types::ConfigRegionAccess`, `baregpu_hal::dma::DmaAllocator`).
+//! - [`pacing`]: how the engines advance against requests and time ([`Pacing`]: run to idle,
+//!   seeded pseudo-random partial progress, or an engine thread), the same for every model.
 //! - [`transport`]: the ivshmem server QEMU's `ivshmem-doorbell` connects to, serving the
 //!   mailbox; and a fake QEMU client for tests.
 //!
@@ -24,6 +26,7 @@ mod device;
 mod in_process;
 mod memory;
 mod model;
+pub mod pacing;
 pub mod sys;
 pub mod transport;
 
@@ -41,3 +44,4 @@ pub use memory::{
     DmaFault, DmaFaultKind, GuestMemory, MemoryError, RamLayout, SharedFileMemory, VecMemory,
 };
 pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};
+pub use pacing::{BadPacing, PACING_ENV, Pacing};

@@ -193,10 +193,16 @@ pub trait GpuModel: Send {
     /// Write the dword at byte `offset` of BAR `bar`, with its side effects.
     fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>);
 
-    /// Advance engines that run on their own. Called after every access and, while the model
-    /// reports [`Activity::Waiting`], periodically; never while the device is in its error
-    /// state (engines stay frozen until reset, though register accesses still reach the
-    /// model).
+    /// Advance engines that run on their own by one small, bounded step (e.g. one fetch of a
+    /// command stream): the framework's pacing ([`crate::pacing`]) decides how many ticks
+    /// each access, clock reading or millisecond gives, so partial progress is what a driver
+    /// normally sees. No tick may run unbounded guest-controlled work. Never called while the
+    /// device is in its error state (engines stay frozen until reset, though register
+    /// accesses still reach the model).
+    ///
+    /// A model that runs microcode it cannot execute (its instruction set undocumented) runs
+    /// only images it knows by SHA-256 and does nothing with any other (r5xx-model's
+    /// `microcode` module is the pattern).
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
         let _ = dev;
         Activity::Idle

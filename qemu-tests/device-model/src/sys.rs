@@ -164,6 +164,11 @@ impl EventFd {
         EventFd(fd)
     }
 
+    /// A second descriptor for the same counter (e.g. for another thread).
+    pub fn try_clone(&self) -> io::Result<EventFd> {
+        Ok(EventFd(self.0.try_clone()?))
+    }
+
     /// Add 1 to the counter (wakes the reader).
     pub fn signal(&self) -> io::Result<()> {
         signal_eventfd(self.0.as_raw_fd())

@@ -254,6 +254,11 @@ pub mod r5xx_faults {
     pub const DMA_FAULT: u32 = 1 << 3;
     /// Bits 15:8 name the corrupted microengine RAM entry for [`ME_RAM_CORRUPT`].
     pub const ME_RAM_ENTRY_SHIFT: u32 = 8;
+    /// The command processor is slow, not hung: it completes at most one packet per N engine
+    /// ticks, N in bits 31:16 ([`SLOW_TICKS_SHIFT`]; 0 reads as 1).
+    pub const SLOW: u32 = 1 << 4;
+    /// Bits 31:16 give N, the engine ticks per packet, for [`SLOW`].
+    pub const SLOW_TICKS_SHIFT: u32 = 16;
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Command-line parsing.
 
+use gpu_device_model::Pacing;
 use gpu_device_model::transport::Injection;
 use std::ffi::OsString;
 use std::fmt;
@@ -8,12 +9,20 @@ use std::path::PathBuf;
 /// Usage text.
 pub const USAGE: &str =
     "usage: model-server --model NAME --socket PATH --guest-ram PATH --ram-size BYTES \
-[--fault-after-requests N | --die-after-requests N]
+[--pacing SPEC] [--fault LIST] [--fault-after-requests N | --die-after-requests N]
 
   --model NAME                 the device model to run (see below)
   --socket PATH                UNIX socket QEMU's ivshmem-doorbell chardev connects to
   --guest-ram PATH             QEMU's memory-backend-file (share=on); created if absent
   --ram-size BYTES             guest RAM size (QEMU -m), e.g. 536870912, 0x20000000, 512M, 2G
+  --pacing SPEC                how the engines advance: run-to-idle, seeded:<u64> (0..=3 ticks
+                               per request and per millisecond while busy, reproducible from
+                               the seed) or threaded:<ticks-per-ms> (an engine thread on the
+                               wall clock); default: $GPU_MODEL_PACING, else seeded with the
+                               framework's default seed
+  --fault LIST                 the model's injectable faults from the start, comma-separated
+                               (r5xx: cp-stall, all-ones, me-ram-corrupt[=ENTRY], dma-fault,
+                               slow=TICKS); the guest's Inject requests change them later
   --fault-after-requests N     serve N requests, then enter the error state
   --die-after-requests N       serve N requests, then abort when the next one arrives
   --help                       this text";
@@ -31,6 +40,10 @@ pub struct Args {
     pub ram_size: u64,
     /// `--fault-after-requests` / `--die-after-requests`.
     pub injection: Injection,
+    /// `--pacing` (`None`: the environment's, else the default).
+    pub pacing: Option<Pacing>,
+    /// `--fault`, as given (the model parses it).
+    pub faults: Option<String>,
 }
 
 /// What the command line asks for.
@@ -68,6 +81,8 @@ pub enum CliError {
         /// What was given.
         value: String,
     },
+    /// A `--pacing` that does not parse.
+    BadPacing(gpu_device_model::BadPacing),
 }
 
 impl fmt::Display for CliError {
@@ -86,6 +101,7 @@ impl fmt::Display for CliError {
             CliError::BadNumber { option, value } => {
                 write!(f, "{option}: `{value}` is not a number")
             }
+            CliError::BadPacing(e) => write!(f, "--pacing: {e}"),
         }
     }
 }
@@ -113,7 +129,7 @@ pub fn parse_size(option: &'static str, text: &str) -> Result<u64, CliError> {
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliError> {
     let mut args = args.into_iter();
     let (mut model, mut socket, mut guest_ram, mut ram_size) = (None, None, None, None);
-    let mut injection = None;
+    let (mut injection, mut pacing, mut faults) = (None, None, None);
     fn set<T>(slot: &mut Option<T>, name: &'static str, value: T) -> Result<(), CliError> {
         if slot.replace(value).is_some() { Err(CliError::Repeated(name)) } else { Ok(()) }
     }
@@ -127,6 +143,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             "--socket" => "--socket",
             "--guest-ram" => "--guest-ram",
             "--ram-size" => "--ram-size",
+            "--pacing" => "--pacing",
+            "--fault" => "--fault",
             "--fault-after-requests" => "--fault-after-requests",
             "--die-after-requests" => "--die-after-requests",
             _ => return Err(CliError::UnknownOption(arg)),
@@ -138,6 +156,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             "--socket" => set(&mut socket, name, PathBuf::from(&value))?,
             "--guest-ram" => set(&mut guest_ram, name, PathBuf::from(&value))?,
             "--ram-size" => set(&mut ram_size, name, parse_size(name, &text()?)?)?,
+            "--pacing" => set(&mut pacing, name, text()?.parse().map_err(CliError::BadPacing)?)?,
+            "--fault" => set(&mut faults, name, text()?)?,
             "--fault-after-requests" => {
                 let n = parse_size(name, &text()?)?;
                 set(
@@ -162,6 +182,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
         guest_ram: guest_ram.ok_or(CliError::Missing("--guest-ram"))?,
         ram_size: ram_size.ok_or(CliError::Missing("--ram-size"))?,
         injection: injection.unwrap_or_default(),
+        pacing,
+        faults,
     };
     // Other spellings of one file are caught when binding: the RAM file exists by then and
     // the server refuses any path that is not a stale socket.
@@ -194,8 +216,15 @@ mod tests {
                 guest_ram: "/r".into(),
                 ram_size: 512 << 20,
                 injection: Injection::DieAfter(3),
+                pacing: None,
+                faults: None,
             }))
         );
+        let mut args = BASE.to_vec();
+        args.extend(["--pacing", "threaded:200", "--fault", "slow=40,cp-stall"]);
+        let Ok(Command::Run(run)) = p(&args) else { panic!("{:?}", p(&args)) };
+        assert_eq!(run.pacing, Some(Pacing::Threaded { ticks_per_ms: 200 }));
+        assert_eq!(run.faults.as_deref(), Some("slow=40,cp-stall"));
         assert!(matches!(p(&BASE), Ok(Command::Run(Args { injection: Injection::None, .. }))));
         assert_eq!(p(&["--help"]), Ok(Command::Help));
     }
@@ -211,6 +240,9 @@ mod tests {
         let mut bad = BASE.to_vec();
         bad[7] = "lots";
         assert!(matches!(p(&bad), Err(CliError::BadNumber { option: "--ram-size", .. })));
+        let mut bad = BASE.to_vec();
+        bad.extend(["--pacing", "fast"]);
+        assert!(matches!(p(&bad), Err(CliError::BadPacing(_))));
     }
 
     #[test]

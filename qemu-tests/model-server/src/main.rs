@@ -2,8 +2,9 @@
 //! connects to, until QEMU disconnects.
 //!
 //! Prints exactly one line on stdout, `model-server: ready socket=PATH`, once it listens (the
-//! runner waits for it); diagnostics go to stderr. Exit status: 0 when QEMU disconnected, 2
-//! for a bad command line or unknown model, 1 for any other failure; `--die-after-requests`
+//! runner waits for it); diagnostics go to stderr, the engine pacing first (so a failing case's
+//! log says how to reproduce it). Exit status: 0 when QEMU disconnected, 2 for a bad command
+//! line, pacing, fault list or unknown model, 1 for any other failure; `--die-after-requests`
 //! aborts (SIGABRT).
 
 #![forbid(unsafe_code)]
@@ -13,7 +14,9 @@ mod models;
 
 use cli::{Args, CliError, Command};
 use gpu_device_model::transport::{Server, ServerOptions, TransportError};
-use gpu_device_model::{Device, IdentityError, MemoryError, SharedFileMemory};
+use gpu_device_model::{
+    BadPacing, Device, IdentityError, MemoryError, PACING_ENV, Pacing, SharedFileMemory,
+};
 use std::fmt;
 use std::io::Write;
 use std::process::ExitCode;
@@ -23,6 +26,8 @@ use std::process::ExitCode;
 enum ServerError {
     Cli(CliError),
     UnknownModel(String),
+    Pacing(BadPacing),
+    Faults { model: &'static str, why: String },
     Memory(MemoryError),
     Identity(IdentityError),
     Transport(TransportError),
@@ -36,6 +41,8 @@ impl fmt::Display for ServerError {
             ServerError::UnknownModel(name) => {
                 write!(f, "unknown model `{name}`; known models: {}", models::names())
             }
+            ServerError::Pacing(e) => write!(f, "{PACING_ENV}: {e}"),
+            ServerError::Faults { model, why } => write!(f, "--fault for model {model}: {why}"),
             ServerError::Memory(e) => write!(f, "guest RAM: {e}"),
             ServerError::Identity(e) => write!(f, "model PCI identity: {e}"),
             ServerError::Transport(e) => write!(f, "{e}"),
@@ -46,11 +53,25 @@ impl fmt::Display for ServerError {
 
 fn serve(args: Args) -> Result<(), ServerError> {
     let entry = models::find(&args.model).ok_or(ServerError::UnknownModel(args.model.clone()))?;
+    let pacing = Pacing::resolve(args.pacing).map_err(ServerError::Pacing)?;
+    let mut model = (entry.create)();
+    if let Some(list) = &args.faults {
+        let fault = |why: String| ServerError::Faults { model: entry.name, why };
+        let parse = entry.faults.ok_or_else(|| fault("it has no injectable faults".into()))?;
+        let switches = parse(list).map_err(fault)?;
+        model.inject(switches);
+    }
     let memory =
         SharedFileMemory::open_q35(&args.guest_ram, args.ram_size).map_err(ServerError::Memory)?;
-    let device = Device::new((entry.create)(), Box::new(memory)).map_err(ServerError::Identity)?;
+    let device = Device::new(model, Box::new(memory)).map_err(ServerError::Identity)?;
     let mut options = ServerOptions::new(&args.socket);
     options.injection = args.injection;
+    options.pacing = pacing;
+    eprintln!(
+        "model-server: model {} engine pacing {pacing} (reproduce with --pacing {pacing}){}",
+        entry.name,
+        args.faults.as_deref().map(|f| format!(", faults {f}")).unwrap_or_default()
+    );
     let mut server = Server::bind(device, options).map_err(ServerError::Transport)?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "model-server: ready socket={}", args.socket.display())
@@ -58,11 +79,12 @@ fn serve(args: Args) -> Result<(), ServerError> {
         .map_err(ServerError::Stdout)?;
     drop(out);
     server.run().map_err(ServerError::Transport)?;
+    let device = server.device();
     eprintln!(
         "model-server: QEMU disconnected after {} requests (model {}, state {:?})",
-        server.device().served(),
+        device.served(),
         entry.name,
-        server.device().state()
+        device.state()
     );
     Ok(())
 }
@@ -84,7 +106,10 @@ fn main() -> ExitCode {
     };
     match serve(args) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e @ ServerError::UnknownModel(_)) => {
+        Err(
+            e
+            @ (ServerError::UnknownModel(_) | ServerError::Pacing(_) | ServerError::Faults { .. }),
+        ) => {
             eprintln!("model-server: {e}");
             ExitCode::from(2)
         }

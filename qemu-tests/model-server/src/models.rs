@@ -2,6 +2,10 @@
 
 use gpu_device_model::GpuModel;
 
+/// Parses a `--fault` list into the model's inject switches (`GpuModel::inject`), or says why
+/// it cannot.
+pub type FaultParser = fn(&str) -> Result<u32, String>;
+
 /// A runnable model.
 pub struct ModelEntry {
     /// Name given to `--model`.
@@ -10,6 +14,9 @@ pub struct ModelEntry {
     pub about: &'static str,
     /// A fresh instance in its reset state.
     pub create: fn() -> Box<dyn GpuModel>,
+    /// `--fault LIST` to the model's inject switches (`GpuModel::inject`), or why not; `None`:
+    /// the model has no injectable faults.
+    pub faults: Option<FaultParser>,
 }
 
 /// Every model, by name.
@@ -18,11 +25,15 @@ pub const MODELS: &[ModelEntry] = &[
         name: "selftest",
         about: "harness self-test device (gpu_mailbox::selftest datasheet)",
         create: || Box::new(selftest_model::SelftestModel::new()),
+        faults: None,
     },
     ModelEntry {
         name: "r5xx",
         about: "Radeon R520 (1002:7100) command processor (amd-r5xx-acceleration §5, §6, §11.1)",
         create: || Box::new(r5xx_model::R5xxModel::new()),
+        faults: Some(|list| {
+            list.parse::<r5xx_model::Faults>().map(|f| f.switches()).map_err(|e| e.to_string())
+        }),
     },
 ];
 

@@ -25,17 +25,23 @@ struct Server {
 
 impl Server {
     fn start(name: &str, extra: &[&str]) -> Server {
+        let mut args = vec!["--model", "selftest"];
+        args.extend(extra);
+        Self::start_with(name, &args)
+    }
+
+    fn start_with(name: &str, args: &[&str]) -> Server {
         let dir = std::env::temp_dir().join(format!("model-server-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let (socket, ram) = (dir.join("sock"), dir.join("ram"));
         let mut child = Command::new(env!("CARGO_BIN_EXE_model-server"))
-            .args(["--model", "selftest", "--socket"])
+            .args(args)
+            .arg("--socket")
             .arg(&socket)
             .arg("--guest-ram")
             .arg(&ram)
             .args(["--ram-size", &RAM.to_string()])
-            .args(extra)
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -252,4 +258,127 @@ fn socket_path_that_is_not_a_stale_socket_is_refused() {
     assert!(err.contains("--socket and --guest-ram"), "{err}");
     assert_eq!(std::fs::metadata(&ram).unwrap().len(), RAM, "guest RAM file kept");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// --- the emulated R5xx under each engine pacing -------------------------------------------------
+
+/// §11.1 register offsets (MMReg) and values, by hand.
+const CP_RB_BASE: usize = 0x700;
+const CP_RB_CNTL: usize = 0x704;
+const CP_RB_RPTR_ADDR: usize = 0x70C;
+const CP_RB_WPTR: usize = 0x714;
+const CP_CSQ_CNTL: usize = 0x740;
+const CP_ME_RAM_ADDR: usize = 0x7D4;
+const CP_ME_RAM_DATAH: usize = 0x7DC;
+const CP_ME_RAM_DATAL: usize = 0x7E0;
+/// CP_CSQ_CNTL.CSQ_MODE (31:28) 2 = "Primary BM, Indirect Disabled".
+const PRIMARY_BM: u32 = 2 << 28;
+/// A type-2 filler packet (§6.1.3).
+const TYPE2: u32 = 2 << 30;
+const RING: u64 = 0x10_0000;
+const RPTR_COPY: u64 = 0x8000;
+const RING_DWORDS: u32 = 2048;
+
+fn start_r5xx(name: &str, extra: &[&str]) -> (Server, FakeQemu, SharedFileMemory) {
+    let mut args = vec!["--model", "r5xx"];
+    args.extend(extra);
+    let server = Server::start_with(name, &args);
+    let (mut q, ram) = server.connect();
+    assert_eq!(q.request(Op::ConfigWrite, 0, 4, 0b110).unwrap(), (Status::Ok, 0));
+    (server, q, ram)
+}
+
+/// Upload R520_cp.bin (§5.12), a ring of fillers with write-back every 2 quadwords, MAX_FETCH
+/// 8 dwords (one per engine tick); then ring the doorbell once.
+fn fill_and_ring(q: &mut FakeQemu, ram: &mut SharedFileMemory) {
+    let image = std::fs::read("/lib/firmware/radeon/R520_cp.bin")
+        .expect("radeon/R520_cp.bin: run `bash scripts/setup.sh` (firmware-amd-graphics)");
+    wr(q, CP_ME_RAM_ADDR, 0);
+    for e in image.chunks_exact(8) {
+        wr(q, CP_ME_RAM_DATAH, u32::from_be_bytes([e[0], e[1], e[2], e[3]]));
+        wr(q, CP_ME_RAM_DATAL, u32::from_be_bytes([e[4], e[5], e[6], e[7]]));
+    }
+    // RB_BUFSZ 10 = 2^11 dwords, RB_BLKSZ 1 = 2 quadwords, MAX_FETCH 0 = 8 dwords.
+    wr(q, CP_RB_CNTL, 10 | 1 << 8);
+    wr(q, CP_RB_BASE, RING as u32);
+    wr(q, CP_RB_RPTR_ADDR, RPTR_COPY as u32);
+    ram.write(RPTR_COPY, &u32::MAX.to_le_bytes()).unwrap();
+    let fillers: Vec<u8> = (0..RING_DWORDS - 1).flat_map(|_| TYPE2.to_le_bytes()).collect();
+    ram.write(RING, &fillers).unwrap();
+    wr(q, CP_CSQ_CNTL, PRIMARY_BM);
+    wr(q, CP_RB_WPTR, RING_DWORDS - 1);
+}
+
+/// The written-back read pointers the guest sees polling RAM only (no requests) until the CP
+/// is done or `within` passes.
+fn poll_copy(ram: &SharedFileMemory, within: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + within;
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        let mut b = [0u8; 4];
+        ram.read(RPTR_COPY, &mut b).unwrap();
+        let v = u32::from_le_bytes(b);
+        if seen.last() != Some(&v) {
+            seen.push(v);
+        }
+        if v == RING_DWORDS - 1 {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    seen
+}
+
+#[test]
+fn r5xx_engines_advance_while_the_guest_polls_memory_under_every_pacing() {
+    // 2047 fillers at 8 dwords per tick: 256 ticks. Run to idle they are done before the
+    // doorbell request completes; seeded, the server's 1 ms timer keeps ticking while the
+    // guest only polls memory; threaded, the engine thread does. Paced, the guest sees the
+    // read pointer part-way.
+    for pacing in ["run-to-idle", "seeded:9", "threaded:20"] {
+        let (mut server, mut q, mut ram) = start_r5xx("pace", &["--pacing", pacing]);
+        fill_and_ring(&mut q, &mut ram);
+        let seen = poll_copy(&ram, Duration::from_secs(20));
+        assert_eq!(seen.last(), Some(&(RING_DWORDS - 1)), "{pacing}: done: {seen:?}");
+        if pacing == "run-to-idle" {
+            assert_eq!(seen, [RING_DWORDS - 1], "done with the doorbell");
+        } else {
+            assert!(seen.len() > 2, "{pacing}: progress seen part-way: {seen:?}");
+        }
+        assert_eq!(q.mailbox().load(header::STATE, Ordering::Acquire), ModelState::Ready as u32);
+        q.disconnect();
+        assert!(server.wait().success(), "{pacing}");
+    }
+}
+
+#[test]
+fn r5xx_faults_from_the_command_line() {
+    // cp-stall: the CP never fetches, whatever the pacing.
+    let (mut server, mut q, mut ram) =
+        start_r5xx("stall", &["--pacing", "threaded:50", "--fault", "cp-stall"]);
+    fill_and_ring(&mut q, &mut ram);
+    assert_eq!(poll_copy(&ram, Duration::from_millis(200)), [u32::MAX], "no write-back");
+    q.disconnect();
+    assert!(server.wait().success());
+    // slow: one packet per 4 ticks, still done.
+    let (mut server, mut q, mut ram) =
+        start_r5xx("slow", &["--pacing", "threaded:500", "--fault", "slow=4"]);
+    fill_and_ring(&mut q, &mut ram);
+    let seen = poll_copy(&ram, Duration::from_secs(20));
+    assert_eq!(seen.last(), Some(&(RING_DWORDS - 1)), "{seen:?}");
+    q.disconnect();
+    assert!(server.wait().success());
+    // A bad list, or faults for a model without any, is a command-line error.
+    let base = ["--socket", "/nonexistent/s", "--guest-ram", "/nonexistent/r", "--ram-size", "1M"];
+    for (model, fault, message) in [
+        ("r5xx", "melt", "unknown fault `melt`"),
+        ("selftest", "cp-stall", "has no injectable faults"),
+    ] {
+        let mut args = vec!["--model", model, "--fault", fault];
+        args.extend(base);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{model} {fault}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{err}");
+    }
 }

@@ -34,6 +34,12 @@ pub fn output_dir() -> PathBuf {
     repo_root().join("target/qemu-tests")
 }
 
+/// The model server's line naming the engine pacing a case ran under (how to reproduce it).
+fn model_pacing(case: &Case) -> Option<String> {
+    let log = std::fs::read_to_string(output_dir().join(case.name).join("model.log")).ok()?;
+    log.lines().find(|l| l.contains("engine pacing")).map(str::to_owned)
+}
+
 /// Result of one case, as reported.
 struct Report {
     case: &'static Case,
@@ -74,6 +80,9 @@ fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
                 _ => String::new(),
             }
         );
+        if !passed && let Some(pacing) = model_pacing(case) {
+            println!("    {pacing}");
+        }
         if show_logs && passed {
             let log = output_dir().join(case.name).join("log.txt");
             for line in std::fs::read_to_string(&log).unwrap_or_default().lines() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use baregpu_hal::RegisterIo;
 use baregpu_radeon_r5xx::{R5xx, RingConfig};
-use gpu_device_model::{InProcess, InProcessOptions};
+use gpu_device_model::{InProcess, InProcessOptions, Pacing};
 use r5xx_model::{Faults, R5xxModel};
 
 /// The emulated device.
@@ -98,3 +98,28 @@ pub fn set_faults(gpu: &Gpu, f: impl FnOnce(&mut Faults)) {
 
 /// Fence timeout used by tests (simulated time).
 pub const FENCE_TIMEOUT: Duration = Duration::from_millis(50);
+
+/// Whether the engines run on their own time (any pacing but run-to-idle, which finishes
+/// every doorbell before the write returns and can show no partial progress).
+pub fn paced(gpu: &Gpu) -> bool {
+    gpu.device().pacing() != Pacing::RunToIdle
+}
+
+/// Under any pacing but run-to-idle, the driver's reads of the written-back read pointer saw
+/// the CP part-way (past where it was, short of the committed write pointer: it was still
+/// consuming). Prints the figures either way.
+pub fn assert_partial_consumption(gpu: &Gpu, ring: &baregpu_radeon_r5xx::Ring) {
+    let (partial, reads) = (ring.partial_reads(), ring.rptr_reads());
+    println!("ring reads that saw the CP part-way: {partial} of {reads}");
+    if paced(gpu) {
+        assert!(partial > 0, "no partial consumption observed in {reads} ring reads");
+    }
+}
+
+/// The streams so far were valid: every register write they made landed (the model dropped
+/// none: no write to a hole, a read-only register or an aperture) and the device is healthy.
+pub fn assert_clean(gpu: &Gpu) {
+    let dropped = gpu.model().stats().writes_dropped;
+    assert_eq!(dropped, 0, "the model dropped {dropped} register writes of a valid stream");
+    assert_eq!(gpu.error_code(), 0, "device error state");
+}

@@ -20,11 +20,14 @@
 //! raises its first interrupt. The latched lines stay readable in `IRQ_STATUS` regardless.
 
 pub mod client;
+mod engine;
 pub mod mailbox;
 
 use crate::device::{Device, error_code};
 use crate::model::{Activity, GpuModel};
+use crate::pacing::Pacing;
 use crate::sys::{self, Epoll, EventFd, Mapping, Ready};
+use engine::Engine;
 use gpu_mailbox::{MODEL_PEER, SHMEM_SIZE, VECTOR_IRQ, VECTOR_REQUEST, VECTORS};
 use mailbox::SharedMailbox;
 use std::fmt;
@@ -130,20 +133,29 @@ pub struct ServerOptions {
     pub socket: PathBuf,
     /// Fault injection.
     pub injection: Injection,
-    /// How often a [`Activity::Waiting`] model is ticked, in milliseconds.
+    /// How often a model that is not idle is ticked by the clock (a [`Activity::Waiting`]
+    /// model under every pacing, a busy one under `seeded`), in milliseconds.
     pub poll_interval_ms: u16,
+    /// How the engines advance ([`crate::pacing`]); `threaded` starts the engine thread.
+    pub pacing: Pacing,
 }
 
 impl ServerOptions {
-    /// Listen on `socket`, no injection, 1 ms poll interval.
+    /// Listen on `socket`, no injection, 1 ms poll interval, run-to-idle.
     pub fn new(socket: impl Into<PathBuf>) -> Self {
-        ServerOptions { socket: socket.into(), injection: Injection::None, poll_interval_ms: 1 }
+        ServerOptions {
+            socket: socket.into(),
+            injection: Injection::None,
+            poll_interval_ms: 1,
+            pacing: Pacing::RunToIdle,
+        }
     }
 }
 
 const TOKEN_LISTENER: u64 = 1 << 32;
 const TOKEN_QEMU: u64 = 2 << 32;
 const TOKEN_VECTOR: u64 = 3 << 32;
+const TOKEN_ENGINE: u64 = 4 << 32;
 
 struct Peer {
     stream: UnixStream,
@@ -152,8 +164,15 @@ struct Peer {
 }
 
 /// An ivshmem server serving one device model.
-pub struct Server<M: GpuModel> {
-    device: Device<M>,
+///
+/// Engines advance by the options' [`Pacing`]: after each request, and on a timer of
+/// `poll_interval_ms` while the model is not idle (`run-to-idle`: waiting models; `seeded`:
+/// busy or waiting ones, so a guest polling a fence in DMA memory without register accesses
+/// still sees progress), or on the engine thread (`threaded`, see `engine`).
+pub struct Server<M: GpuModel + 'static> {
+    engine: Engine<M>,
+    /// Signalled by the engine thread after it ticked.
+    progress: EventFd,
     options: ServerOptions,
     listener: UnixListener,
     shm: OwnedFd,
@@ -166,9 +185,9 @@ pub struct Server<M: GpuModel> {
     socket_id: Option<FileId>,
 }
 
-impl<M: GpuModel> Server<M> {
+impl<M: GpuModel + 'static> Server<M> {
     /// Create the shared memory, announce the model in the mailbox header and listen.
-    pub fn bind(device: Device<M>, options: ServerOptions) -> Result<Self, TransportError> {
+    pub fn bind(mut device: Device<M>, options: ServerOptions) -> Result<Self, TransportError> {
         let shm = sys::memfd(c"gpu-mailbox", SHMEM_SIZE).map_err(io_err("creating the memfd"))?;
         let map = Mapping::new(shm.as_fd(), SHMEM_SIZE).map_err(io_err("mapping the memfd"))?;
         let mailbox = SharedMailbox::new(map).map_err(|_| TransportError::Io {
@@ -188,8 +207,14 @@ impl<M: GpuModel> Server<M> {
         for (v, fd) in doorbells.iter().enumerate() {
             epoll.add(fd.fd().as_raw_fd(), TOKEN_VECTOR | v as u64).map_err(io_err("epoll_ctl"))?;
         }
+        let progress = EventFd::new().map_err(io_err("creating the engine eventfd"))?;
+        epoll.add(progress.fd().as_raw_fd(), TOKEN_ENGINE).map_err(io_err("epoll_ctl"))?;
+        device.set_pacing(options.pacing);
+        let engine =
+            Engine::start(device, &progress).map_err(io_err("starting the engine thread"))?;
         let server = Server {
-            device,
+            engine,
+            progress,
             options,
             listener,
             shm,
@@ -201,11 +226,9 @@ impl<M: GpuModel> Server<M> {
             socket_id,
         };
         server.publish();
-        server.mailbox.announce(
-            server.device.state(),
-            server.device.error_code(),
-            server.device.served() as u32,
-        );
+        let device = server.engine.device();
+        server.mailbox.announce(device.state(), device.error_code(), device.served() as u32);
+        drop(device);
         Ok(server)
     }
 
@@ -214,28 +237,38 @@ impl<M: GpuModel> Server<M> {
         &self.options.socket
     }
 
-    /// The device (counters, model state).
-    pub fn device(&self) -> &Device<M> {
-        &self.device
+    /// The device (counters, model state), locked against the engine thread: do not hold it
+    /// across another call on the server.
+    pub fn device(&self) -> std::sync::MutexGuard<'_, Device<M>> {
+        self.engine.device()
     }
 
     /// Serve until the connected QEMU goes away (`Ok`), or a system call fails.
     pub fn run(&mut self) -> Result<(), TransportError> {
         let mut ready = Vec::new();
         loop {
-            let timeout = match self.device.activity() {
-                Activity::Waiting => i32::from(self.options.poll_interval_ms),
-                Activity::Idle | Activity::Busy => -1,
+            let activity = self.engine.device().activity();
+            let timed = match (activity, self.options.pacing) {
+                _ if self.engine.threaded() => false,
+                (Activity::Waiting, _) => true,
+                (Activity::Busy, Pacing::Seeded(_)) => true,
+                _ => false,
             };
+            let timeout = if timed { i32::from(self.options.poll_interval_ms) } else { -1 };
             self.epoll.wait(&mut ready, timeout).map_err(io_err("epoll_wait"))?;
-            if ready.is_empty() && self.device.activity() == Activity::Waiting {
-                self.device.poll();
+            if ready.is_empty() && timed {
+                self.engine.device().poll();
                 self.publish();
                 self.signal_irq();
             }
             for &Ready { token, readable, hangup } in &ready {
                 match token & !0xFFFF_FFFF {
                     TOKEN_LISTENER => self.accept()?,
+                    TOKEN_ENGINE => {
+                        self.progress.drain();
+                        self.publish();
+                        self.signal_irq();
+                    }
                     TOKEN_QEMU if self.qemu_gone(readable, hangup) => return Ok(()),
                     TOKEN_VECTOR => {
                         let vector = (token & 0xFFFF_FFFF) as usize;
@@ -300,16 +333,19 @@ impl<M: GpuModel> Server<M> {
     /// Serve every posted request (normally exactly one per doorbell).
     fn serve(&mut self) {
         while let Some(req) = self.mailbox.take_request(self.last_seq) {
-            let served = self.device.served();
+            let mut device = self.engine.device();
+            let served = device.served();
             match self.options.injection {
                 Injection::DieAfter(n) if served >= n => {
                     eprintln!("model-server: dying before request {} as asked", served + 1);
                     std::process::abort();
                 }
-                Injection::FaultAfter(n) if served >= n => self.device.fail(error_code::INJECTED),
+                Injection::FaultAfter(n) if served >= n => device.fail(error_code::INJECTED),
                 _ => {}
             }
-            let (status, value) = self.device.handle(req.op, req.bar, req.address, req.value);
+            let (status, value) = device.handle(req.op, req.bar, req.address, req.value);
+            drop(device);
+            self.engine.notify();
             self.publish();
             self.mailbox.complete(req.seq, status, value);
             self.last_seq = req.seq;
@@ -318,16 +354,13 @@ impl<M: GpuModel> Server<M> {
     }
 
     fn publish(&self) {
-        self.mailbox.set_irq_status(self.device.irq_status());
-        self.mailbox.publish_header(
-            self.device.state(),
-            self.device.error_code(),
-            self.device.served() as u32,
-        );
+        let device = self.engine.device();
+        self.mailbox.set_irq_status(device.irq_status());
+        self.mailbox.publish_header(device.state(), device.error_code(), device.served() as u32);
     }
 
     fn signal_irq(&mut self) {
-        if self.device.take_irq_signals() == 0 {
+        if self.engine.device().take_irq_signals() == 0 {
             return;
         }
         if let Some(fd) = self.qemu.as_ref().and_then(|p| p.vectors.get(VECTOR_IRQ as usize)) {
@@ -337,7 +370,7 @@ impl<M: GpuModel> Server<M> {
     }
 }
 
-impl<M: GpuModel> Drop for Server<M> {
+impl<M: GpuModel + 'static> Drop for Server<M> {
     /// Remove the socket file, unless something else has taken its path since.
     fn drop(&mut self) {
         let path = &self.options.socket;

@@ -11,7 +11,8 @@ use crate::pci::Platform;
 use baregpu_hal::dma::{DmaAllocator, DmaLayout};
 use baregpu_hal::time::poll_until;
 use baregpu_radeon_r5xx::{
-    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, USER_SCRATCH, pci,
+    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, TestError, USER_SCRATCH,
+    pci,
 };
 use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
@@ -291,10 +292,16 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     mailbox::set_irq_handler(Some(on_interrupt));
     x86_64::instructions::interrupts::enable();
 
+    // Interrupts off before the lock is taken: an interrupt arriving while the main thread
+    // holds it would find the driver locked, leave the device unacknowledged and, with the
+    // line still asserted, be raised again at once (a storm that starves the main thread).
+    // The engines run on their own time, so the ring's interrupt can arrive at any moment.
     let with_gpu = |f: &mut dyn FnMut(&mut Gpu) -> Result<(), CaseError>| -> Result<(), CaseError> {
-        let mut guard = GPU.lock();
-        let gpu = guard.as_mut().ok_or(CaseError::Check("r5xx: driver present"))?;
-        x86_64::instructions::interrupts::without_interrupts(|| f(gpu))
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            let mut guard = GPU.lock();
+            let gpu = guard.as_mut().ok_or(CaseError::Check("r5xx: driver present"))?;
+            f(gpu)
+        })
     };
     with_gpu(&mut |gpu| {
         gpu.raise_software_interrupt();
@@ -336,6 +343,24 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     defmt::info!("fault cp-stall: reset {}", Debug2Format(&report));
     let fence = check("cp-stall: fence after reset", gpu.emit_fence())?;
     check("cp-stall: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
+
+    // Slow engine (one packet per 8 engine ticks): not a hang. Every fence arrives within its
+    // timeout and nothing is reset.
+    let resets = gpu.stats().resets;
+    inject(mailbox, r5xx_faults::SLOW | (8 << r5xx_faults::SLOW_TICKS_SHIFT))?;
+    for i in 0..20 {
+        let fence = check(
+            "slow: submit",
+            gpu.submit(4, |s| {
+                s.writer().write_reg_at(USER_SCRATCH, scratch(i))?;
+                s.fence()
+            }),
+        )?;
+        check("slow: fence in time", gpu.wait(&fence, FENCE_TIMEOUT))?;
+    }
+    inject(mailbox, 0)?;
+    expect_eq("slow: no reset", gpu.stats().resets, resets)?;
+    defmt::info!("fault slow: 20 fences in time, no reset");
 
     // Bus fault on a command fetch: hang detected, function-level reset, microcode reloaded.
     inject(mailbox, r5xx_faults::DMA_FAULT)?;
@@ -387,6 +412,25 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
     let fence = check("fence after a clean init", gpu.emit_fence())?;
     check("me-ram-corrupt: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
+
+    // Microcode the device does not run (R520_cp.bin with its entries reversed) parses, loads
+    // and reads back, but the ring test times out; the driver leaves the streams off.
+    let mut reversed = [0u8; 2048];
+    for (dst, src) in reversed.chunks_exact_mut(8).zip(FIRMWARE.chunks_exact(8).rev()) {
+        dst.copy_from_slice(src);
+    }
+    gpu.shutdown(kernel.dma);
+    mailbox.reset()?;
+    let unknown = R5xx::init(mailbox.io(0), TscClock, kernel.dma, &reversed, RingConfig::default());
+    defmt::info!("unknown microcode: {}", Debug2Format(&unknown.as_ref().err()));
+    expect(
+        "unknown microcode: ring-test timeout",
+        matches!(unknown, Err(InitError::RingTest(TestError::TimedOut { .. }))),
+    )?;
+    mailbox.reset()?;
+    let mut gpu = init(kernel, mailbox, RingConfig::default())?;
+    let fence = check("fence after the real microcode", gpu.emit_fence())?;
+    check("unknown microcode: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
 
     // Malformed firmware never touches the device.
     let requests = mailbox.requests();

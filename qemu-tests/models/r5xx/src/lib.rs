@@ -38,16 +38,29 @@
 //!   `CP_CSQ_APER_INDIRECT` 0x1300-0x13FC, `CP_CSQ_APER_INDIRECT2` 0x1200-0x12FC) enqueue dwords
 //!   in write order, whatever the offset; an IB in PIO mode is still started by its BUFSZ
 //!   write and consumes BUFSZ dwords from its queue. Aperture writes to a stream that is not in
-//!   PIO mode are dropped (counted in [`Stats::pio_dropped`]); each PIO queue holds
-//!   [`PIO_QUEUE_DWORDS`] dwords, beyond which the write fails the device
+//!   PIO mode are dropped (counted in [`Stats::pio_dropped`]). The PIO queues are the command
+//!   cache split by `CP_CSQ_MODE` (§11.1): the primary queue holds `INDIRECT1_START` double
+//!   octwords (8 dwords each), indirect queue 1 `INDIRECT2_START - INDIRECT1_START`, indirect
+//!   queue 2 the rest up to location 0x5F ([`COMMAND_CACHE_DOUBLE_OCTWORDS`]); an unprogrammed
+//!   split (reset 0) leaves the primary queue no room. A write to a full queue fails the device
 //!   ([`error_code::PIO_OVERFLOW`]: real hardware would stall the bus).
-//! - **When the CP runs**: microcode loaded (all 256 ME RAM entries written since power-on, not
-//!   all zero), `CP_ME_CNTL.ME_MODE` = 1 (free-running; in single-step mode the model does not
-//!   run: it does not execute microcode instructions, so `ME_STEP` has no effect), the primary
-//!   stream not off, `RBBM_SOFT_RESET.SOFT_RESET_CP` de-asserted, no CP error. Otherwise
-//!   nothing is fetched and PIO data stays queued.
+//! - **When the CP runs**: a known microcode image in the ME RAM (module [`microcode`]: every
+//!   code entry written since power-on, and the rebuilt image's SHA-256 in [`KNOWN_IMAGES`]; any
+//!   other image runs nothing), `CP_ME_CNTL.ME_MODE` = 1 (free-running; in single-step mode the
+//!   model does not run: it does not execute microcode instructions, so `ME_STEP` has no
+//!   effect), the primary stream not off, `RBBM_SOFT_RESET.SOFT_RESET_CP` de-asserted, no CP
+//!   error or hang. Otherwise nothing is fetched and PIO data stays queued.
+//! - **Microcode writes and resets need the streams off** (§5.8 step 1 "effectively disabling
+//!   the CP"; §5.12): a `CP_ME_RAM_DATAL` write of a code entry (not a 0xFC-0xFF semaphore,
+//!   §6.2.4.1) while a stream is enabled fails the device with
+//!   [`error_code::ME_RAM_WRITE_WHILE_RUNNING`] (the ME would execute a half-written RAM);
+//!   asserting `SOFT_RESET_CP` while a stream is enabled fails it with
+//!   [`error_code::RESET_WHILE_RUNNING`].
 //! - **Scratch registers** (§5.9): a write of `SCRATCH_REGn` (by MMIO or by a packet) is copied
 //!   to guest memory at `(SCRATCH_ADDR & !3) + 4n` when `SCRATCH_UMSK` bit n is set.
+//! - **Read-pointer write-back address**: `CP_RB_RPTR_ADDR` = 0 (its reset value: never
+//!   programmed) with write-back on is a [`error_code::DMA_WRITE_FAULT`] at the first write-back
+//!   instead of a write to bus address 0, which on hardware would corrupt whatever lives there.
 //! - **Interrupts**: mailbox line [`IRQ_LINE`] follows `GEN_INT_STATUS & GEN_INT_CNTL` for the
 //!   software interrupt and the scratch interrupt. Bits from the register database (fields from
 //!   Linux `rs600d.h`, the R5xx-class IGP header, and `radeon_reg.h`): `GEN_INT_CNTL.SW_INT_EN`
@@ -71,12 +84,20 @@
 //!
 //! - **Type-0/1 writes to holes**: offsets no database register occupies, offsets beyond the
 //!   64 KiB register space and the PIO apertures (a host-only path) are dropped without error,
-//!   like writes into a hole of the register backbone ([`Stats::writes_dropped`]).
+//!   like writes into a hole of the register backbone ([`Stats::writes_dropped`]; a valid
+//!   stream drops none).
+//! - **WAIT_MEM with a bad semaphore** (§6.2.5.2: "If both ordinal 3 (SEM_LEN) and the DWORD
+//!   in memory following the semaphore value is not equal to two, the CP micro-engine will
+//!   become confused and ultimately hang the hardware"): SEM_LEN other than 2, or a second
+//!   semaphore dword other than 2 when the CP reads it, hangs the CP ([`Hang`]): it stops where
+//!   it is and reports busy, with no error code, until a soft reset — what a driver sees as a
+//!   fence that never signals.
 //!
 //! # Fault injection
 //!
-//! [`Faults`] (set with [`R5xxModel::with_faults`] / [`R5xxModel::set_faults`], or parsed from
-//! `cp-stall,all-ones,me-ram-corrupt=N,dma-fault` for a server option).
+//! [`Faults`] (set with [`R5xxModel::with_faults`] / [`R5xxModel::set_faults`], the mailbox
+//! inject switches `gpu_mailbox::r5xx_faults`, or parsed from
+//! `cp-stall,all-ones,me-ram-corrupt=N,dma-fault,slow=N` by model-server's `--fault` option).
 //!
 //! # Errors
 //!
@@ -90,19 +111,27 @@
 //!
 //! # Work per tick
 //!
-//! [`tick`](GpuModel::tick) parses at most [`DWORDS_PER_TICK`] dwords, so a ring of 8 M dwords
-//! is served in a few thousand ticks and cannot starve the server; it reports
-//! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside WAIT_SEMAPHORE/WAIT_MEM.
+//! A [`tick`](GpuModel::tick) is one fetch: at most one bus-master read of command data (one
+//! `MAX_FETCH` chunk of the ring, 8-64 dwords, or of an indirect buffer) and at most
+//! [`DWORDS_PER_TICK`] parsed dwords; it stops at the first dword that needs a second fetch.
+//! So under the framework's pacing ([`gpu_device_model::pacing`]) a doorbell is normally
+//! served over several ticks and a driver sees partly consumed rings and fences in flight; run
+//! to idle, a ring of 8 M dwords still takes only a few hundred thousand cheap ticks. It reports
+//! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside
+//! WAIT_SEMAPHORE/WAIT_MEM. (A CTM command buffer runs whole within the tick that parses its
+//! `CTM_CB_SIZE` write, bounded by the CTM engine's own budgets.)
 
 #![forbid(unsafe_code)]
 
 mod faults;
 mod me_ram;
+pub mod microcode;
 pub mod pm4;
 mod regfile;
 
-pub use faults::{BadFault, Faults};
-pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK};
+pub use faults::{BadFault, Faults, MAX_SLOW_TICKS};
+pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK, SEMAPHORE_SLOTS};
+pub use microcode::{KNOWN_IMAGES, KnownImage};
 
 use baregpu_hal::register::{Array, Register};
 use baregpu_regs::r5xx::{cp, rbbm, us};
@@ -127,12 +156,15 @@ pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
 /// The mailbox interrupt line the GPU drives.
 pub const IRQ_LINE: u32 = 1 << 0;
 
-/// Dwords parsed per [`tick`](GpuModel::tick) at most.
-pub const DWORDS_PER_TICK: u32 = 4096;
+/// Dwords parsed per [`tick`](GpuModel::tick) at most (one fetch is at most 64).
+pub const DWORDS_PER_TICK: u32 = 64;
 
-/// Capacity of each PIO command queue, in dwords (a model limit; the hardware's command cache
-/// is 0x60 double octwords shared by the three streams, §11.1 `CP_CSQ_MODE`).
-pub const PIO_QUEUE_DWORDS: usize = 256;
+/// The command cache the three queues share: locations 0..=0x5F of one double octword each
+/// (§11.1 `CP_CSQ_MODE`: "Indirect Queue #2 will reside in locations INDIRECT2_START to 0x5f").
+pub const COMMAND_CACHE_DOUBLE_OCTWORDS: u32 = 0x60;
+
+/// Dwords in a double octword (32 bytes, §11.1 `MAX_FETCH`).
+pub const DWORDS_PER_DOUBLE_OCTWORD: u32 = 8;
 
 /// Error codes in the mailbox header (`DeviceContext::fail`).
 pub mod error_code {
@@ -158,6 +190,21 @@ pub mod error_code {
     pub const PIO_OVERFLOW: u32 = 7;
     /// An indirect buffer started while its stream is off (§5.11 delivery mode OFF).
     pub const STREAM_DISABLED: u32 = 8;
+    /// A microcode entry (`CP_ME_RAM_DATAL` commit below the semaphore slots) written while a
+    /// command stream is enabled (§5.8 step 1, §5.12).
+    pub const ME_RAM_WRITE_WHILE_RUNNING: u32 = 9;
+    /// `RBBM_SOFT_RESET.SOFT_RESET_CP` asserted while a command stream is enabled (§5.8 step
+    /// 1: disable `CP_CSQ_CNTL` and `CP_CSQ_MODE` first).
+    pub const RESET_WHILE_RUNNING: u32 = 10;
+}
+
+/// Why the CP hung (it stops and reports busy, with no error code, until a soft reset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hang {
+    /// WAIT_MEM's SEM_LEN was not 2 (§6.2.5.2).
+    WaitMemLength(u32),
+    /// The dword after a WAIT_MEM semaphore was not 2 when the CP read it (§6.2.5.2).
+    WaitMemFixedWord(u32),
 }
 
 // Register offsets (bytes) the model acts on, from the generated database.
@@ -338,6 +385,13 @@ struct Cp {
     pending_ib: Option<Stream>,
     wait: Option<Wait>,
     error: Option<u32>,
+    hang: Option<Hang>,
+    /// A fetch (ring or IB) happened in the current tick: the next one waits for a new tick.
+    fetched: bool,
+    /// Packets completed since the CP soft reset.
+    packets_done: u64,
+    /// Ticks since the last packet under the `slow` fault.
+    slow_ticks: u32,
 }
 
 impl Cp {
@@ -354,6 +408,10 @@ impl Cp {
             pending_ib: None,
             wait: None,
             error: None,
+            hang: None,
+            fetched: false,
+            packets_done: 0,
+            slow_ticks: 0,
         }
     }
 
@@ -396,18 +454,30 @@ enum Stop {
     Failed,
 }
 
+/// What the parser gets next.
+enum Next {
+    /// A dword of the active stream.
+    Word(u32),
+    /// The active stream has nothing: the CP is idle until the host gives it more.
+    Starved,
+    /// The next dword needs a second fetch: it waits for the next tick.
+    Later,
+}
+
 /// The emulated R5xx: a [`GpuModel`] with BAR0 = 64 KiB of registers.
 ///
 /// Bring-up a driver must perform (each step is required by the model):
 /// 1. Enable memory decoding and bus mastering (PCI command register).
-/// 2. Upload all 256 ME RAM entries: `CP_ME_RAM_ADDR` = 0, then per entry `DATAH` then
-///    `DATAL` (§5.12). Leave `CP_ME_CNTL.ME_MODE` = 1 (its reset value).
+/// 2. With the streams off, upload a known microcode image ([`KNOWN_IMAGES`]), all 256 ME RAM
+///    entries: `CP_ME_RAM_ADDR` = 0, then per entry `DATAH` then `DATAL` (§5.12). Leave
+///    `CP_ME_CNTL.ME_MODE` = 1 (its reset value).
 /// 3. `CP_RB_CNTL` (RB_BUFSZ = log2(ring bytes / 8), RB_BLKSZ, MAX_FETCH, RB_NO_UPDATE),
 ///    `CP_RB_BASE`, `CP_RB_RPTR_ADDR`; optionally RB_RPTR_WR_ENA + `CP_RB_RPTR_WR` +
 ///    `CP_RB_WPTR` to set the read pointer (§5.8).
 /// 4. `SCRATCH_ADDR`/`SCRATCH_UMSK` for fences; `GEN_INT_CNTL` bit 25 for the software
 ///    interrupt.
-/// 5. `CP_CSQ_CNTL.CSQ_MODE` = 2 (primary BM) or 4 (primary + indirect BM), or 1/15 for PIO.
+/// 5. `CP_CSQ_CNTL.CSQ_MODE` = 2 (primary BM) or 4 (primary + indirect BM), or 1/15 for PIO
+///    with the queue split in `CP_CSQ_MODE`.
 /// 6. Write packets at `RB_BASE + 4 * WPTR`, then write `CP_RB_WPTR` (the doorbell).
 #[derive(Debug, Clone)]
 pub struct R5xxModel {
@@ -495,9 +565,39 @@ impl R5xxModel {
         self.cp.error
     }
 
-    /// Whether the ME RAM holds microcode (every entry written since power-on, not all zero).
+    /// Whether the ME RAM holds a known microcode image ([`microcode`]).
     pub fn microcode_loaded(&self) -> bool {
-        self.me.loaded()
+        self.me.identity().is_some()
+    }
+
+    /// The known microcode image the ME RAM holds, if any.
+    pub fn microcode(&self) -> Option<&'static KnownImage> {
+        self.me.identity()
+    }
+
+    /// Why the CP hung, if it did (cleared by a CP soft reset).
+    pub fn hang(&self) -> Option<Hang> {
+        self.cp.hang
+    }
+
+    /// Dwords a PIO queue holds (§11.1 `CP_CSQ_MODE` split; see the crate docs).
+    pub fn queue_capacity(&self, stream: Stream) -> usize {
+        let mode = cp::CP_CSQ_MODE::from_raw(self.regs.stored(CSQ_MODE));
+        let i1 = u32::from(mode.indirect1_start());
+        let i2 = u32::from(mode.indirect2_start());
+        let double_octwords = match stream {
+            Stream::Primary => i1,
+            Stream::Indirect1 => i2.saturating_sub(i1),
+            Stream::Indirect2 => COMMAND_CACHE_DOUBLE_OCTWORDS.saturating_sub(i2),
+        };
+        (double_octwords.min(COMMAND_CACHE_DOUBLE_OCTWORDS) * DWORDS_PER_DOUBLE_OCTWORD) as usize
+    }
+
+    /// Whether any command stream is enabled (§5.8 step 1 disables them all).
+    fn streams_enabled(&self) -> bool {
+        [Stream::Primary, Stream::Indirect1, Stream::Indirect2]
+            .iter()
+            .any(|&s| self.delivery(s) != Delivery::Off)
     }
 
     /// One ME RAM entry (40 bits), without the ports' side effects.
@@ -592,10 +692,11 @@ impl R5xxModel {
         !self.faults.cp_stall
             && !self.faults.registers_all_ones
             && self.cp.error.is_none()
+            && self.cp.hang.is_none()
             && !self.in_soft_reset()
             && self.me_free_running()
-            && self.me.loaded()
             && self.delivery(Stream::Primary) != Delivery::Off
+            && self.me.identity().is_some()
     }
 
     /// Work is queued or in progress somewhere in the CP.
@@ -609,9 +710,10 @@ impl R5xxModel {
             || self.cp.wait.is_some()
     }
 
-    /// The CP looks busy: a hung (failed) CP, or pending work while enabled.
+    /// The CP looks busy: a failed or hung CP, or pending work while enabled.
     fn busy(&self) -> bool {
         self.cp.error.is_some()
+            || self.cp.hang.is_some()
             || (self.pending()
                 && !self.in_soft_reset()
                 && self.delivery(Stream::Primary) != Delivery::Off)
@@ -724,7 +826,7 @@ impl R5xxModel {
         let fetching = |ib: &Option<Ib>| ib.is_some_and(|ib| ib.to_fetch > 0);
         let q = |s: Stream| !self.cp.queues[s as usize].is_empty();
         let csi = self.cp.packet != Packet::Header || self.cp.wait.is_some();
-        let failed = self.cp.error.is_some();
+        let failed = self.cp.error.is_some() || self.cp.hang.is_some();
         let busy = self.busy();
         bit(ring, R::CSF_PRIMARY_BUSY)
             | bit(fetching(&self.cp.ib1), R::CSF_INDIRECT_BUSY)
@@ -781,7 +883,14 @@ impl R5xxModel {
                 self.me.set_read_address(v as u8, self.faults.me_ram_corrupt);
             }
             ME_RAM_DATAH => self.me.write_high(self.regs.write(offset, value)),
-            ME_RAM_DATAL => self.me.write_low(self.regs.write(offset, value)),
+            ME_RAM_DATAL => {
+                let code = self.me.addresses_code();
+                self.me.write_low(self.regs.write(offset, value));
+                if code && self.streams_enabled() {
+                    // §5.8 step 1 / §5.12: the ME would run a half-written RAM.
+                    return Err(self.fail(error_code::ME_RAM_WRITE_WHILE_RUNNING, dev));
+                }
+            }
             IB_BUFSZ | IB2_BUFSZ => {
                 self.regs.write(offset, value);
                 if let Source::Packet { stream, last } = source {
@@ -812,6 +921,10 @@ impl R5xxModel {
             RBBM_SOFT_RESET => {
                 self.regs.write(offset, value);
                 if self.in_soft_reset() {
+                    if self.streams_enabled() {
+                        // §5.8 step 1 comes first: "effectively disabling the CP".
+                        return Err(self.fail(error_code::RESET_WHILE_RUNNING, dev));
+                    }
                     self.soft_reset_cp();
                 }
             }
@@ -909,7 +1022,7 @@ impl R5xxModel {
             self.stats.pio_dropped += 1;
             return Ok(());
         }
-        if self.cp.queues[stream as usize].len() >= PIO_QUEUE_DWORDS {
+        if self.cp.queues[stream as usize].len() >= self.queue_capacity(stream) {
             return Err(self.fail(error_code::PIO_OVERFLOW, dev));
         }
         self.cp.push(stream, value);
@@ -1024,52 +1137,60 @@ impl R5xxModel {
         let addr = cp::CP_RB_RPTR_ADDR::from_raw(self.regs.stored(RB_RPTR_ADDR));
         let address = addr.rb_rptr_addr().0;
         let value = swap(self.cp.rptr, u32::from(addr.rb_rptr_swap()));
-        if dev.dma_write_u32(address, value).is_err() {
+        // Address 0 is the reset value: the driver never said where the copy goes.
+        if address == 0 || dev.dma_write_u32(address, value).is_err() {
             return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
         }
         self.stats.rptr_writebacks += 1;
         Ok(())
     }
 
-    /// The next dword for the parser, from the active stream (fetching as needed), or `None`
-    /// when the stream is starved.
-    fn next_dword(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<u32>, Stop> {
+    /// The next dword for the parser from the active stream, fetching when its queue is empty
+    /// (one fetch per tick: a second one waits for the next tick).
+    fn next_dword(&mut self, dev: &mut DeviceContext<'_>) -> Result<Next, Stop> {
         let stream = self.cp.active();
         let chunk = self.fetch_dwords();
+        let word = |w: Option<u32>| w.map_or(Next::Starved, Next::Word);
+        let empty = self.cp.queues[stream as usize].is_empty();
         let ib = match stream {
             Stream::Primary => {
-                if self.cp.queues[0].is_empty()
-                    && self.delivery(Stream::Primary) == Delivery::BusMaster
-                {
+                if empty && self.delivery(Stream::Primary) == Delivery::BusMaster {
+                    let ring_empty = (self.cp.rptr & (self.ring_dwords() - 1)) == self.wptr();
+                    if !ring_empty && std::mem::replace(&mut self.cp.fetched, true) {
+                        return Ok(Next::Later);
+                    }
                     self.fetch_ring(dev)?;
                 }
-                return Ok(self.cp.pop(Stream::Primary));
+                return Ok(word(self.cp.pop(Stream::Primary)));
             }
             Stream::Indirect1 => self.cp.ib1,
             Stream::Indirect2 => self.cp.ib2,
         };
-        let Some(mut ib) = ib else { return Ok(None) };
+        let Some(mut ib) = ib else { return Ok(Next::Starved) };
         if ib.to_consume == 0 {
             // Exhausted in the middle of a packet (boundaries are handled in `end_packet`).
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
-        if self.cp.queues[stream as usize].is_empty() && ib.delivery == Delivery::BusMaster {
+        if empty && ib.delivery == Delivery::BusMaster {
             let n = ib.to_fetch.min(chunk);
             if n > 0 {
+                if std::mem::replace(&mut self.cp.fetched, true) {
+                    return Ok(Next::Later);
+                }
                 self.fetch(stream, ib.fetch_address, n, dev)?;
                 ib.fetch_address = ib.fetch_address.saturating_add(u64::from(n) * 4);
                 ib.to_fetch -= n;
             }
         }
-        let word = self.cp.pop(stream);
-        if word.is_some() {
+        let next = self.cp.pop(stream);
+        if next.is_some() {
             ib.to_consume -= 1;
         }
         match stream {
             Stream::Indirect2 => self.cp.ib2 = Some(ib),
             _ => self.cp.ib1 = Some(ib),
         }
-        Ok(word)
+        Ok(word(next))
     }
 
     // ---------------------------------------------------------------------------------------
@@ -1078,6 +1199,7 @@ impl R5xxModel {
     /// A packet ended: start a requested IB, then return from exhausted IBs.
     fn end_packet(&mut self) {
         self.cp.packet = Packet::Header;
+        self.cp.packets_done += 1;
         if let Some(target) = self.cp.pending_ib.take() {
             self.start_ib(target);
         }
@@ -1209,15 +1331,20 @@ impl R5xxModel {
                 self.cp.wait = Some(Wait::Semaphore { slot: slot as u8, reset });
             }
             Class::WaitMem => {
-                // §6.2.5.2: SEM_ADDR[31:2], SEM_LEN must be 2; uses IB2, so not from IB2.
+                // §6.2.5.2: SEM_ADDR[31:2], SEM_LEN; uses IB2, so not from IB2.
                 if stream == Stream::Indirect2 {
                     return Err(self.fail(error_code::IB_NESTING, dev));
                 }
-                if count != 2 || body[1] != 2 {
+                if count != 2 {
                     return Err(self.fail(error_code::INVALID_PACKET, dev));
                 }
                 self.regs.write(IB2_BASE, body[0]);
                 self.regs.write(IB2_BUFSZ, body[1]);
+                if body[1] != 2 {
+                    // "the CP micro-engine will become confused and ultimately hang".
+                    self.cp.hang = Some(Hang::WaitMemLength(body[1]));
+                    return Ok(());
+                }
                 self.cp.wait = Some(Wait::Memory { address: u64::from(body[0] & !3) });
             }
             Class::Unsupported | Class::Unknown => {
@@ -1239,30 +1366,63 @@ impl R5xxModel {
                     self.me.set_semaphore(slot, v);
                 }
             }
-            Wait::Memory { address } => match dev.dma_read_u32(address) {
-                Ok(0) => {}
-                Ok(_) => return Ok(false),
-                Err(_) => return Err(self.fail(error_code::DMA_FETCH_FAULT, dev)),
-            },
+            Wait::Memory { address } => {
+                // The semaphore and its fixed second dword (§6.2.5.2), read through IB2.
+                let mut sem = [0u8; 8];
+                if dev.dma_read(address, &mut sem).is_err() {
+                    return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+                }
+                let [v0, v1, v2, v3, f0, f1, f2, f3] = sem;
+                let fixed = u32::from_le_bytes([f0, f1, f2, f3]);
+                if fixed != 2 {
+                    self.cp.hang = Some(Hang::WaitMemFixedWord(fixed));
+                    return Ok(false);
+                }
+                if u32::from_le_bytes([v0, v1, v2, v3]) != 0 {
+                    return Ok(false);
+                }
+            }
         }
         self.cp.wait = None;
         Ok(true)
     }
 
+    /// One tick (see "Work per tick" in the crate docs).
     fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Stop> {
         if let Some(w) = self.cp.wait
             && !self.wait_done(w, dev)?
         {
-            return Ok(Activity::Waiting);
+            // A hung CP has nothing left to tick; its status shows busy.
+            let hung = self.cp.hang.is_some();
+            return Ok(if hung { Activity::Idle } else { Activity::Waiting });
         }
+        let slow = self.faults.slow.map(u32::from);
+        if let Some(ticks) = slow {
+            // One packet per `ticks` ticks: the ticks in between only pass time.
+            self.cp.slow_ticks = self.cp.slow_ticks.saturating_add(1);
+            if self.cp.slow_ticks < ticks {
+                return Ok(if self.pending() { Activity::Busy } else { Activity::Idle });
+            }
+        }
+        self.cp.fetched = false;
+        let done = self.cp.packets_done;
         for _ in 0..DWORDS_PER_TICK {
             let stream = self.cp.active();
-            let Some(word) = self.next_dword(dev)? else {
-                return Ok(Activity::Idle);
+            let word = match self.next_dword(dev)? {
+                Next::Word(w) => w,
+                Next::Starved => return Ok(Activity::Idle),
+                Next::Later => return Ok(Activity::Busy),
             };
             self.parse(word, stream, dev)?;
+            if self.cp.hang.is_some() {
+                return Ok(Activity::Idle);
+            }
             if self.cp.wait.is_some() {
                 // Check it on the next tick (it may already be satisfied).
+                return Ok(Activity::Busy);
+            }
+            if slow.is_some() && self.cp.packets_done != done {
+                self.cp.slow_ticks = 0;
                 return Ok(Activity::Busy);
             }
         }

@@ -1,6 +1,9 @@
 //! The MicroEngine RAM and its host access ports (§5.12, §5.13, §11.1 `CP_ME_RAM_*`).
 
+use crate::microcode::{self, KnownImage};
 use baregpu_regs::r5xx::cp::{CP_ME_RAM_ADDR, CP_ME_RAM_DATAH};
+use std::cell::Cell;
+use std::ops::Range;
 
 /// Entries in the MicroEngine RAM: `CP_ME_RAM_ADDR` is 8 bits wide (§11.1); the R520 image
 /// `radeon/R520_cp.bin` holds 256 entries of 8 bytes (Linux r100.c).
@@ -9,6 +12,10 @@ pub const ME_RAM_ENTRIES: usize = 1 << CP_ME_RAM_ADDR::ME_RAM_ADDR.width;
 /// Bits of one entry: "a 40-bit holding register which concatenates the lower 8-bits of the
 /// DATAH value to the top of the 32-bit DATAL value" (§5.12).
 pub const ME_RAM_ENTRY_MASK: u64 = (1 << (32 + CP_ME_RAM_DATAH::ME_RAM_DATAH.width)) - 1;
+
+/// The four WAIT_SEMAPHORE semaphores, "microcode ram slots set aside for use as semaphores"
+/// at 0xFC-0xFF (§6.2.4.1): data the host and the CP write while the ME runs, not code.
+pub const SEMAPHORE_SLOTS: Range<usize> = 0xFC..ME_RAM_ENTRIES;
 
 /// The RAM, the shared address register and the 40-bit holding register.
 ///
@@ -30,6 +37,9 @@ pub(crate) struct MeRam {
     address: u8,
     read_mode: bool,
     holding: u64,
+    /// The known image the code entries hold (`None` inside: none), or `None` when a code
+    /// entry changed since it was last computed.
+    identity: Cell<Option<Option<&'static KnownImage>>>,
 }
 
 impl MeRam {
@@ -41,6 +51,7 @@ impl MeRam {
             address: 0,
             read_mode: false,
             holding: 0,
+            identity: Cell::new(Some(None)),
         }
     }
 
@@ -95,7 +106,16 @@ impl MeRam {
         let a = usize::from(self.address);
         self.entries[a] = self.holding & ME_RAM_ENTRY_MASK;
         self.written[a] = true;
+        if !SEMAPHORE_SLOTS.contains(&a) {
+            self.identity.set(None);
+        }
         self.address = self.address.wrapping_add(1);
+    }
+
+    /// Whether the write-path address is a code entry (not a semaphore slot): the next `DATAL`
+    /// write would change microcode.
+    pub(crate) fn addresses_code(&self) -> bool {
+        !self.read_mode && !SEMAPHORE_SLOTS.contains(&usize::from(self.address))
     }
 
     /// `CP_ME_RAM_DATAH` read.
@@ -128,12 +148,20 @@ impl MeRam {
         *e = (*e & !0xFFFF_FFFF) | u64::from(value);
     }
 
-    /// Microcode present: every entry written since power-on and the image is not all zero.
+    /// The known microcode image the RAM holds ([`crate::microcode`]): every code entry
+    /// written since power-on and the image's SHA-256 in the table. Computed once per change.
     ///
-    /// §5.12 defines no "loaded" flag; a real ME with a partial or blank image executes garbage
-    /// and never parses packets. The model refuses to run instead, which is what a driver can
-    /// observe: RPTR never moves.
-    pub(crate) fn loaded(&self) -> bool {
-        self.written.iter().all(|&w| w) && self.entries.iter().any(|&e| e != 0)
+    /// §5.12 defines no "loaded" flag; a real ME with a partial, blank or foreign image executes
+    /// something else than §6 describes. The model refuses to run instead, which is what a
+    /// driver can observe: RPTR never moves.
+    pub(crate) fn identity(&self) -> Option<&'static KnownImage> {
+        if let Some(known) = self.identity.get() {
+            return known;
+        }
+        let complete =
+            self.written.iter().enumerate().all(|(i, &w)| w || SEMAPHORE_SLOTS.contains(&i));
+        let known = if complete { microcode::identify(&self.entries) } else { None };
+        self.identity.set(Some(known));
+        known
     }
 }

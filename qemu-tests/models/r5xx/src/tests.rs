@@ -1,10 +1,13 @@
 //! Tests written from the document: each cites the section it checks. PM4 dwords are built by
 //! hand with the bit layouts of §6.1 (no encoder crate).
+//!
+//! The document's semantics are checked run to idle (`Bench`: the state after the engines
+//! settled); how work spreads over ticks is checked tick by tick (`Stepper`).
 
 use super::*;
 use baregpu_hal::RegisterIo;
-use gpu_device_model::InProcess;
-use gpu_mailbox::ModelState;
+use gpu_device_model::{Device, InProcess, InProcessOptions, Pacing, VecMemory};
+use gpu_mailbox::{ModelState, Op, Status};
 
 const RING: u32 = 0x10_0000;
 const RPTR_COPY: u32 = 0x8000;
@@ -59,7 +62,9 @@ impl Bench {
     }
 
     fn with_faults(faults: Faults) -> Bench {
-        let gpu = InProcess::new(R5xxModel::with_faults(faults)).unwrap();
+        let options =
+            InProcessOptions { pacing: Some(Pacing::RunToIdle), ..InProcessOptions::default() };
+        let gpu = InProcess::with_options(R5xxModel::with_faults(faults), options).unwrap();
         Bench { gpu, wptr: 0, ring_dwords: 0 }
     }
 
@@ -82,13 +87,25 @@ impl Bench {
         u32::from_le_bytes(b)
     }
 
-    /// §5.12: ADDR = 0, then DATAH, DATAL for each of the 256 entries.
-    fn load_microcode(&self) {
+    /// §5.12: ADDR = 0, then DATAH, DATAL for each entry.
+    fn upload(&self, entries: &[(u32, u32)]) {
         self.wr(ME_RAM_ADDR, 0);
-        for i in 0..256u32 {
-            self.wr(ME_RAM_DATAH, i);
-            self.wr(ME_RAM_DATAL, 0xC0DE_0000 | i);
+        for &(high, low) in entries {
+            self.wr(ME_RAM_DATAH, high);
+            self.wr(ME_RAM_DATAL, low);
         }
+    }
+
+    /// The real R520 microcode (a known image).
+    fn load_microcode(&self) {
+        self.upload(&r520_entries());
+    }
+
+    /// A pattern the ME RAM ports can be checked with: entry i = i << 32 | 0xC0DE_0000 | i. Not
+    /// microcode: the CP does not run it.
+    fn load_pattern(&self) {
+        let pattern: Vec<(u32, u32)> = (0..256).map(|i| (i, 0xC0DE_0000 | i)).collect();
+        self.upload(&pattern);
     }
 
     /// Ring of 2^(bufsz+1) dwords at RING, write-back to RPTR_COPY, block 2^blksz quadwords,
@@ -100,6 +117,12 @@ impl Bench {
         self.wr(RB_RPTR_ADDR, RPTR_COPY);
         self.wr(CSQ_CNTL, csq_mode);
         self.ring_dwords = 1 << (bufsz.clamp(2, 22) + 1);
+    }
+
+    /// The §11.1 `CP_CSQ_MODE` queue split: primary = `i1` double octwords, indirect 1 up to
+    /// `i2`, indirect 2 the rest of the 0x60.
+    fn split(&self, i1: u32, i2: u32) {
+        self.wr(CSQ_MODE, i1 << 8 | i2);
     }
 
     /// Microcode + a 64-dword ring (bufsz 5), block 4 dwords, primary BM (+ indirect BM).
@@ -121,6 +144,75 @@ impl Bench {
 
     fn error(&self) -> (ModelState, u32) {
         (self.gpu.state(), self.gpu.error_code())
+    }
+}
+
+/// `radeon/R520_cp.bin` as (DATAH, DATAL) pairs: 256 entries of two big-endian dwords (the
+/// layout Linux radeon r100.c loads).
+fn r520_entries() -> Vec<(u32, u32)> {
+    let path = "/lib/firmware/radeon/R520_cp.bin";
+    let bytes = std::fs::read(path).unwrap_or_else(|e| {
+        panic!("{path}: {e}; install it with `bash scripts/setup.sh` (firmware-amd-graphics)")
+    });
+    assert_eq!(bytes.len(), 2048);
+    bytes
+        .chunks_exact(8)
+        .map(|e| {
+            let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            (be(&e[..4]), be(&e[4..]))
+        })
+        .collect()
+}
+
+/// A bare device whose engines advance only when the test ticks them (the threaded pacing
+/// without its thread): requests never tick.
+struct Stepper {
+    dev: Device<R5xxModel>,
+}
+
+impl Stepper {
+    fn new(faults: Faults) -> Stepper {
+        let memory = VecMemory::new(16 << 20).unwrap();
+        let mut dev = Device::new(R5xxModel::with_faults(faults), Box::new(memory)).unwrap();
+        dev.set_pacing(Pacing::Threaded { ticks_per_ms: 1 });
+        // Memory decoding and bus mastering.
+        assert_eq!(dev.handle(Op::ConfigWrite as u32, 0, 4, 0b110).0, Status::Ok);
+        Stepper { dev }
+    }
+
+    fn wr(&mut self, offset: u32, value: u32) {
+        assert_eq!(self.dev.handle(Op::MmioWrite as u32, 0, offset, value).0, Status::Ok);
+    }
+
+    fn rd(&mut self, offset: u32) -> u32 {
+        self.dev.handle(Op::MmioRead as u32, 0, offset, 0).1
+    }
+
+    fn tick(&mut self) -> Activity {
+        self.dev.tick_engines(1)
+    }
+
+    /// Microcode, a ring of 2^(bufsz+1) dwords at RING with MAX_FETCH `max_fetch`, write-back
+    /// to RPTR_COPY every 2 quadwords, primary BM; then `words` at 0 and the doorbell.
+    fn ring(&mut self, bufsz: u32, max_fetch: u32, words: &[u32]) {
+        self.wr(ME_RAM_ADDR, 0);
+        for (high, low) in r520_entries() {
+            self.wr(ME_RAM_DATAH, high);
+            self.wr(ME_RAM_DATAL, low);
+        }
+        self.wr(RB_CNTL, bufsz | 1 << 8 | max_fetch << 18);
+        self.wr(RB_BASE, RING);
+        self.wr(RB_RPTR_ADDR, RPTR_COPY);
+        self.wr(CSQ_CNTL, PRIMARY_BM_INDIRECT_BM);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.dev.memory_mut().write(u64::from(RING), &bytes).unwrap();
+        self.wr(RB_WPTR, words.len() as u32);
+    }
+
+    fn peek(&self, address: u32) -> u32 {
+        let mut b = [0u8; 4];
+        self.dev.memory().read(u64::from(address), &mut b).unwrap();
+        u32::from_le_bytes(b)
     }
 }
 
@@ -200,7 +292,7 @@ fn me_ram_read_path_loads_the_holding_register_and_auto_increments() {
     // §5.13: RADDR loads entry into the holding register and increments; DATAH then DATAL
     // read the halves; the end of the DATAL read loads the next entry and increments again.
     let b = Bench::new();
-    b.load_microcode(); // entry i = i << 32 | 0xC0DE_0000 | i
+    b.load_pattern(); // entry i = i << 32 | 0xC0DE_0000 | i
     b.wr(ME_RAM_RADDR, 0x20);
     assert_eq!(b.rd(ME_RAM_ADDR), 0x21);
     assert_eq!(b.rd(ME_RAM_DATAH), 0x20);
@@ -220,22 +312,83 @@ fn me_ram_read_path_loads_the_holding_register_and_auto_increments() {
 
 #[test]
 fn cp_does_nothing_without_microcode() {
-    // §5.12: the micro-engine parses packets only once its RAM holds microcode. A partial
-    // upload (255 of 256 entries) is not enough; the last entry starts the pending work.
+    // §5.12: the micro-engine parses packets only once its RAM holds microcode. An upload
+    // missing its last code entry (0xFB; 0xFC-0xFF are the §6.2.4.1 semaphores) is not enough.
+    // The streams are off during the upload (§5.8 step 1); enabling them starts the pending
+    // work.
     let mut b = Bench::new();
-    b.ring(5, 1, 0, PRIMARY_BM);
+    b.ring(5, 1, 0, 0);
     b.submit(&[type0(scratch(0), 1, false), 0x1234]);
+    b.wr(CSQ_CNTL, PRIMARY_BM);
     assert_eq!((b.rd(RB_RPTR), b.rd(scratch(0))), (0, 0), "nothing fetched");
     assert_eq!(b.peek(RPTR_COPY), SENTINEL, "no write-back either");
-    b.wr(ME_RAM_ADDR, 0);
-    for i in 0..255 {
-        b.wr(ME_RAM_DATAH, 0);
-        b.wr(ME_RAM_DATAL, i + 1);
-    }
+    b.wr(CSQ_CNTL, 0);
+    let image = r520_entries();
+    b.upload(&image[..0xFB]);
+    b.wr(CSQ_CNTL, PRIMARY_BM);
     assert_eq!(b.rd(RB_RPTR), 0);
-    b.wr(ME_RAM_DATAH, 0);
-    b.wr(ME_RAM_DATAL, 0xFFFF);
+    assert!(!b.gpu.model().microcode_loaded());
+    b.wr(CSQ_CNTL, 0);
+    b.wr(ME_RAM_ADDR, 0xFB);
+    b.wr(ME_RAM_DATAH, image[0xFB].0);
+    b.wr(ME_RAM_DATAL, image[0xFB].1);
+    assert_eq!(b.gpu.model().microcode().map(|k| k.file), Some("radeon/R520_cp.bin"));
+    b.wr(CSQ_CNTL, PRIMARY_BM);
     assert_eq!((b.rd(RB_RPTR), b.rd(scratch(0))), (2, 0x1234));
+}
+
+#[test]
+fn only_a_known_microcode_image_runs_pm4() {
+    // The ME's instruction set is not documented: §6 is what AMD's microcode does. Images the
+    // model does not know by SHA-256 leave the CP fetching nothing (and idle: no error).
+    let real = r520_entries();
+    let mut reversed = real.clone();
+    reversed.reverse();
+    let mut flipped = real.clone();
+    flipped[0x40].1 ^= 1 << 7;
+    let mut truncated = real[..128].to_vec();
+    truncated.resize(256, (0, 0));
+    let mut zero_but_last = vec![(0, 0); 256];
+    zero_but_last[0xFB] = (0, 1);
+    let ones = vec![(0, 1); 256];
+    let cases = [
+        ("reversed", reversed),
+        ("one bit flipped", flipped),
+        ("truncated and padded", truncated),
+        ("all zero but the last entry", zero_but_last),
+        ("all (0, 1)", ones),
+    ];
+    for (what, image) in cases {
+        let mut b = Bench::new();
+        b.upload(&image);
+        b.ring(5, 1, 0, PRIMARY_BM);
+        b.submit(&[type0(scratch(0), 1, false), 0x1234]);
+        b.gpu.poll();
+        assert_eq!((b.rd(RB_RPTR), b.rd(scratch(0))), (0, 0), "{what}: nothing fetched");
+        assert_eq!(b.error(), (ModelState::Ready, 0), "{what}");
+        assert!(b.gpu.model().microcode().is_none(), "{what}");
+    }
+}
+
+#[test]
+fn the_identity_is_the_sha256_of_the_rebuilt_file() {
+    // The rebuilt bytes are the file: (DATAH, DATAL) as big-endian dwords per entry, the four
+    // semaphore slots counted as zero (the file ships them zero).
+    let real = r520_entries();
+    let file = std::fs::read("/lib/firmware/radeon/R520_cp.bin").unwrap();
+    let mut entries = [0u64; ME_RAM_ENTRIES];
+    for (e, (high, low)) in entries.iter_mut().zip(&real) {
+        *e = u64::from(*high) << 32 | u64::from(*low);
+    }
+    assert_eq!(microcode::image_bytes(&entries)[..], file[..]);
+    assert_eq!(microcode::identify(&entries), Some(&KNOWN_IMAGES[0]));
+    // Semaphores are data: the driver's values there do not change the identity.
+    for slot in SEMAPHORE_SLOTS {
+        entries[slot] = 0x55;
+    }
+    assert_eq!(microcode::identify(&entries), Some(&KNOWN_IMAGES[0]));
+    entries[0xFB] ^= 1 << 39;
+    assert_eq!(microcode::identify(&entries), None, "bit 39 (DATAH bit 7) is code");
 }
 
 #[test]
@@ -635,6 +788,7 @@ fn primary_aperture_feeds_the_primary_stream_in_pio_mode() {
     // §5.11: writes anywhere in CP_CSQ_APER_PRIMARY (0x1000-0x11FC) are enqueued in order.
     let b = Bench::new();
     b.load_microcode();
+    b.split(16, 80);
     b.wr(CSQ_CNTL, PRIMARY_PIO);
     b.wr(APER_PRIMARY + 0x1F0, type0(scratch(0), 2, false));
     b.wr(APER_PRIMARY, 0xAA);
@@ -649,24 +803,59 @@ fn primary_aperture_feeds_the_primary_stream_in_pio_mode() {
 
 #[test]
 fn pio_data_waits_in_the_queue_until_the_cp_can_run() {
-    // §5.11 + §5.12: without microcode the queue fills (CP_CSQ_AVAIL counts it) but nothing runs.
+    // §5.11 + §5.12: without microcode the queue fills (CP_CSQ_AVAIL counts it) but nothing
+    // runs; the streams go off for the upload (§5.8 step 1) and the queue keeps its data.
     let b = Bench::new();
+    b.split(16, 80);
     b.wr(CSQ_CNTL, PRIMARY_PIO);
     b.wr(APER_PRIMARY, type0(scratch(0), 1, false));
     b.wr(APER_PRIMARY, 3);
     assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (2, 0));
     assert_eq!(b.rd(CSQ_STAT), 2 << 10, "WPTR_PRIMARY 2, RPTR_PRIMARY 0");
+    b.wr(CSQ_CNTL, 0);
     b.load_microcode();
+    assert_eq!(b.rd(scratch(0)), 0, "still off");
+    b.wr(CSQ_CNTL, PRIMARY_PIO);
     assert_eq!((b.rd(CSQ_AVAIL), b.rd(scratch(0))), (0, 3));
     assert_eq!(b.rd(CSQ_STAT), 2 << 10 | 2);
-    // A full queue is an error rather than lost data.
+}
+
+#[test]
+fn csq_mode_splits_the_command_cache_into_the_pio_queues() {
+    // §11.1 CP_CSQ_MODE: INDIRECT1_START "is also the size in double octwords of the Primary
+    // Queue", INDIRECT2_START - INDIRECT1_START that of Indirect Queue 1, Indirect Queue 2
+    // "INDIRECT2_START to 0x5f". 8 dwords per double octword. A full queue is an error rather
+    // than lost data (the CP cannot parse here: no microcode).
+    for (i1, i2, primary, indirect1, indirect2) in
+        [(16, 80, 128, 512, 128), (2, 3, 16, 8, 744), (0x30, 0x20, 384, 0, 512), (0, 0, 0, 0, 768)]
+    {
+        let b = Bench::new();
+        b.split(i1, i2);
+        let m = b.gpu.model();
+        let got =
+            [Stream::Primary, Stream::Indirect1, Stream::Indirect2].map(|s| m.queue_capacity(s));
+        assert_eq!(got, [primary, indirect1, indirect2], "split {i1:#x}/{i2:#x}");
+        drop(m);
+        b.wr(CSQ_CNTL, BOTH_PIO);
+        for (aperture, capacity) in
+            [(APER_PRIMARY, primary), (APER_INDIRECT, indirect1), (APER_INDIRECT2, indirect2)]
+        {
+            for _ in 0..capacity {
+                b.wr(aperture, TYPE2);
+            }
+            assert_eq!(b.error(), (ModelState::Ready, 0), "split {i1:#x}/{i2:#x}");
+        }
+        b.wr(APER_INDIRECT2, TYPE2);
+        assert_eq!(b.error(), (ModelState::Error, error_code::PIO_OVERFLOW));
+    }
+    // A queue programmed for 16 dwords takes 16, not 200.
     let b = Bench::new();
+    b.split(2, 80);
     b.wr(CSQ_CNTL, PRIMARY_PIO);
-    for _ in 0..PIO_QUEUE_DWORDS {
+    for i in 0..17 {
+        assert_eq!(b.error().1, 0, "dword {i}");
         b.wr(APER_PRIMARY, TYPE2);
     }
-    assert_eq!(b.error(), (ModelState::Ready, 0));
-    b.wr(APER_PRIMARY, TYPE2);
     assert_eq!(b.error(), (ModelState::Error, error_code::PIO_OVERFLOW));
 }
 
@@ -676,6 +865,7 @@ fn indirect_buffers_in_pio_mode_come_from_their_apertures() {
     // 0x1300-0x13FC, IB2 aperture 0x1200-0x12FC; CSQ_MODE 15 = both PIO.
     let b = Bench::new();
     b.load_microcode();
+    b.split(16, 32);
     b.wr(CSQ_CNTL, BOTH_PIO);
     // IB1 data first (it waits in its queue), then the primary packet that starts IB1.
     for w in [type0(IB2_BASE, 2, false), 0, 2, type0(scratch(1), 1, false), 0x11] {
@@ -707,10 +897,50 @@ fn wait_mem_waits_for_a_zero_semaphore_in_memory() {
     b.poke(sem, &[0]);
     b.gpu.poll();
     assert_eq!(b.rd(scratch(0)), 0x77);
-    // SEM_LEN other than 2 is invalid.
+    // A WAIT_MEM without its two body dwords is malformed.
     let mut b = Bench::running();
-    b.submit(&[type3(0x23, 2), sem, 3]);
+    b.submit(&[type3(0x23, 1), sem]);
     assert_eq!(b.error(), (ModelState::Error, error_code::INVALID_PACKET));
+}
+
+#[test]
+fn wait_mem_without_the_fixed_two_hangs_the_cp_until_a_soft_reset() {
+    // §6.2.5.2: "If both ordinal 3 (SEM_LEN) and the DWORD in memory following the semaphore
+    // value is not equal to two, the CP micro-engine will become confused and ultimately hang
+    // the hardware." A hang, not an error: no error code, the CP stops and looks busy.
+    let sem = 0xA000;
+    for (words, second, hang) in [
+        (vec![type3(0x23, 2), sem, 2], 3, Hang::WaitMemFixedWord(3)),
+        (vec![type3(0x23, 2), sem, 2], 0, Hang::WaitMemFixedWord(0)),
+        (vec![type3(0x23, 2), sem, 3], 2, Hang::WaitMemLength(3)),
+    ] {
+        let mut b = Bench::running();
+        b.poke(sem, &[0, second]); // the semaphore itself is free
+        let mut words = words.clone();
+        words.extend([type0(scratch(0), 1, false), 0x77]);
+        b.submit(&words);
+        for _ in 0..10 {
+            b.gpu.poll();
+        }
+        assert_eq!(b.gpu.model().hang(), Some(hang));
+        assert_eq!(b.error(), (ModelState::Ready, 0), "{hang:?}: no error code");
+        assert_eq!(b.rd(scratch(0)), 0, "{hang:?}: stopped at the WAIT_MEM");
+        assert_ne!(b.rd(RBBM_STATUS) & RBBM_GUI_ACTIVE, 0, "{hang:?}: busy");
+        assert_ne!(b.rd(CP_STAT) & 1 << 31, 0, "{hang:?}: CP_STAT.CP_BUSY");
+        // §5.8: disable, soft reset, restart at the end of the submission.
+        b.wr(CSQ_CNTL, 0);
+        b.wr(RBBM_SOFT_RESET, 1);
+        b.wr(RBBM_SOFT_RESET, 0);
+        assert_eq!(b.rd(RBBM_STATUS), RBBM_CMDFIFO_AVAIL);
+        assert_eq!(b.gpu.model().hang(), None);
+        b.wr(RB_CNTL, 5 | 1 << 8 | 1 << 31);
+        b.wr(RB_RPTR_WR, b.wptr);
+        b.wr(RB_WPTR, b.wptr);
+        b.wr(RB_CNTL, 5 | 1 << 8);
+        b.wr(CSQ_CNTL, PRIMARY_BM);
+        b.submit(&[type0(scratch(1), 1, false), 0x11]);
+        assert_eq!((b.rd(scratch(0)), b.rd(scratch(1))), (0, 0x11), "{hang:?}: recovered");
+    }
 }
 
 // --- soft reset -------------------------------------------------------------------------------
@@ -830,7 +1060,8 @@ fn ctm_bad_command_stops_the_units_and_the_cp_until_reset() {
     b.poke(CTM_CB_AT, &[0xC003_0700, 0, 0]); // set_domain needs four parameters
     b.submit(&dispatch(3, 0xF3));
     assert_eq!(ctm_status(&b), (0, 0x103, true));
-    // RBBM_SOFT_RESET resets the CP and the CTM units it feeds.
+    // RBBM_SOFT_RESET resets the CP and the CTM units it feeds (streams off first, §5.8).
+    b.wr(CSQ_CNTL, 0);
     b.wr(RBBM_SOFT_RESET, 1);
     b.wr(RBBM_SOFT_RESET, 0);
     assert_eq!(ctm_status(&b), (0, 0, false));
@@ -885,7 +1116,7 @@ fn fault_registers_read_all_ones() {
 fn fault_me_ram_corrupt_flips_one_entry_on_readback() {
     // §5.13 read path with entry 0x42 corrupted; the RAM itself is intact.
     let b = Bench::with_faults(Faults { me_ram_corrupt: Some(0x42), ..Faults::default() });
-    b.load_microcode();
+    b.load_pattern();
     b.wr(ME_RAM_RADDR, 0x41);
     assert_eq!(b.rd(ME_RAM_DATAL), 0xC0DE_0041);
     assert_eq!(b.rd(ME_RAM_DATAH), 0x42);
@@ -926,12 +1157,170 @@ fn fault_names_parse() {
             registers_all_ones: true,
             me_ram_corrupt: Some(0x10),
             dma_fault_next_fetch: true,
+            slow: None,
         }
     );
+    assert_eq!("slow=0x40".parse::<Faults>().unwrap().slow, Some(64));
+    for bad in ["slow", "slow=0", "slow=65536"] {
+        assert!(bad.parse::<Faults>().is_err(), "{bad}");
+    }
     assert_eq!("".parse::<Faults>(), Ok(Faults::default()));
     assert_eq!("me-ram-corrupt".parse::<Faults>().unwrap().me_ram_corrupt, Some(0));
     assert!("me-ram-corrupt=300".parse::<Faults>().is_err());
     assert!("melt".parse::<Faults>().is_err());
+}
+
+// --- streams must be off for microcode and resets (§5.8 step 1) ------------------------------
+
+#[test]
+fn microcode_written_while_a_stream_is_enabled_is_an_error() {
+    // §5.8 step 1 "effectively disabling the CP" precedes everything that changes the CP;
+    // §5.12 writes the RAM the ME executes from.
+    let b = Bench::running();
+    b.wr(ME_RAM_ADDR, 0x10);
+    b.wr(ME_RAM_DATAH, 0);
+    assert_eq!(b.error(), (ModelState::Ready, 0), "DATAH only loads the holding register");
+    b.wr(ME_RAM_DATAL, 0);
+    assert_eq!(b.error(), (ModelState::Error, error_code::ME_RAM_WRITE_WHILE_RUNNING));
+    // Semaphores are the exception (§6.2.4.1: written "at any time"), with any stream mode,
+    // PIO included.
+    for mode in [PRIMARY_BM, PRIMARY_PIO, BOTH_PIO] {
+        let b = Bench::running();
+        b.wr(CSQ_CNTL, mode);
+        for slot in 0xFC..=0xFF {
+            b.wr(ME_RAM_ADDR, slot);
+            b.wr(ME_RAM_DATAL, 1);
+        }
+        assert_eq!(b.error(), (ModelState::Ready, 0));
+        assert!(b.gpu.model().microcode_loaded());
+    }
+    // CP_CSQ_MODE's per-stream enables count as enabled streams too.
+    let b = Bench::new();
+    b.wr(CSQ_MODE, 1 << 29 | 1 << 28); // CSQ_INDIRECT1_ENABLE, BM
+    b.load_microcode();
+    assert_eq!(b.error(), (ModelState::Error, error_code::ME_RAM_WRITE_WHILE_RUNNING));
+}
+
+#[test]
+fn a_soft_reset_with_a_stream_enabled_is_an_error() {
+    // §5.8: "1) Write CP_CSQ_CNTL and CP_CSQ_MODE to zero" before "2) ... assert and then
+    // de-assert the Soft Reset signal".
+    let b = stalled_at_rptr_8(1, 0);
+    b.wr(RBBM_SOFT_RESET, 1);
+    assert_eq!(b.error(), (ModelState::Error, error_code::RESET_WHILE_RUNNING));
+    assert_eq!(b.rd(RB_RPTR), 8, "nothing was reset");
+    // With both registers zero it is a clean reset.
+    let b = stalled_at_rptr_8(1, 0);
+    b.wr(CSQ_CNTL, 0);
+    b.wr(CSQ_MODE, 1 << 31 | 1 << 30); // primary enabled through CP_CSQ_MODE
+    b.wr(RBBM_SOFT_RESET, 1);
+    assert_eq!(b.error(), (ModelState::Error, error_code::RESET_WHILE_RUNNING));
+    let b = stalled_at_rptr_8(1, 0);
+    b.wr(CSQ_CNTL, 0);
+    b.wr(CSQ_MODE, 0);
+    b.wr(RBBM_SOFT_RESET, 1);
+    b.wr(RBBM_SOFT_RESET, 0);
+    assert_eq!((b.error(), b.rd(RB_RPTR)), ((ModelState::Ready, 0), 0));
+}
+
+#[test]
+fn an_unprogrammed_read_pointer_address_is_a_dma_fault_not_a_write_to_zero() {
+    // §5.4: the CP writes the read pointer to CP_RB_RPTR_ADDR unless RB_NO_UPDATE. Its reset
+    // value 0 means the driver never said where: a fault, and bus address 0 stays untouched.
+    let mut b = Bench::new();
+    b.load_microcode();
+    b.ring(5, 1, 0, PRIMARY_BM);
+    b.poke(0, &[SENTINEL]);
+    b.wr(RB_RPTR_ADDR, 0);
+    b.submit(&[type0(scratch(0), 1, false), 1]);
+    assert_eq!(b.error(), (ModelState::Error, error_code::DMA_WRITE_FAULT));
+    assert_eq!(b.peek(0), SENTINEL);
+    // With RB_NO_UPDATE the address is never used.
+    let mut b = Bench::new();
+    b.load_microcode();
+    b.ring(5, 1, 1 << 27, PRIMARY_BM);
+    b.wr(RB_RPTR_ADDR, 0);
+    b.submit(&[type0(scratch(0), 1, false), 1]);
+    assert_eq!((b.error(), b.rd(scratch(0))), ((ModelState::Ready, 0), 1));
+}
+
+#[test]
+fn a_valid_stream_drops_no_writes_and_a_bad_one_is_counted() {
+    // Writes a packet makes to registers that exist all land; the ones to holes (0x7EC,
+    // between CP_VP_ADDR_CNTL and CP_CSQ_ADDR) and beyond the register space are counted.
+    let mut b = Bench::running();
+    b.wr(SCRATCH_ADDR, SCRATCH_COPY);
+    b.wr(SCRATCH_UMSK, 0xFF);
+    b.submit(&[
+        type0(scratch(0), 8, false),
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        type1(scratch(1), scratch(2)),
+        9,
+        10,
+    ]);
+    assert_eq!(b.rd(scratch(2)), 10);
+    assert_eq!(b.gpu.model().stats().writes_dropped, 0);
+    // A type-1 packet writing the hole twice and a type-0 into the PIO aperture (host-only).
+    b.submit(&[type1(0x7EC, 0x7EC), 1, 2, type0(APER_PRIMARY, 1, false), 3]);
+    assert_eq!(b.error(), (ModelState::Ready, 0), "dropped, not an error");
+    assert_eq!(b.gpu.model().stats().writes_dropped, 3);
+}
+
+// --- work per tick (the framework's pacing) ------------------------------------------------------
+
+#[test]
+fn a_tick_fetches_one_max_fetch_chunk() {
+    // §11.1 MAX_FETCH 0 = 1 double octword = 8 dwords per CP memory read; the model reads one
+    // chunk per tick, so a 32-dword submission takes four ticks and the read pointer (and its
+    // write-back every RB_BLKSZ 1 = 4 dwords) moves 8 at a time.
+    let mut words = Vec::new();
+    for v in 1..=16 {
+        words.extend([type0(scratch(0), 1, false), v]);
+    }
+    let mut s = Stepper::new(Faults::default());
+    s.ring(5, 0, &words);
+    let mut seen = Vec::new();
+    loop {
+        let activity = s.tick();
+        seen.push((s.rd(RB_RPTR), s.peek(RPTR_COPY), s.rd(scratch(0))));
+        if activity == Activity::Idle {
+            break;
+        }
+    }
+    // The last tick finds the ring empty after its chunk: idle at once.
+    assert_eq!(seen, [(8, 8, 4), (16, 16, 8), (24, 24, 12), (32, 32, 16)]);
+    // MAX_FETCH 3 = 8 double octwords = 64 dwords: one tick does it all.
+    let mut s = Stepper::new(Faults::default());
+    s.ring(6, 3, &words);
+    assert_eq!(s.tick(), Activity::Idle);
+    assert_eq!((s.rd(RB_RPTR), s.rd(scratch(0))), (32, 16));
+}
+
+#[test]
+fn fault_slow_completes_one_packet_per_n_ticks_and_is_not_a_hang() {
+    // Not a hardware behaviour: a slow engine for drivers' timeout logic. 3 packets, 5 ticks
+    // each; busy while it works, idle once done, and never an error.
+    let words = [type0(scratch(0), 1, false), 1, TYPE2, type0(scratch(0), 1, false), 3];
+    let mut s = Stepper::new(Faults { slow: Some(5), ..Faults::default() });
+    s.ring(5, 0, &words);
+    let mut ticks = 0;
+    let mut values = Vec::new();
+    while s.tick() == Activity::Busy {
+        ticks += 1;
+        values.push(s.rd(scratch(0)));
+        assert!(ticks < 100);
+    }
+    assert_eq!(ticks, 15, "{values:?}");
+    assert_eq!(values[3..6], [0, 1, 1], "the first packet completes on tick 5");
+    assert_eq!((s.rd(scratch(0)), s.dev.state()), (3, ModelState::Ready));
+    assert_ne!(s.dev.model().stats().packets[2], 0);
 }
 
 // --- robustness -------------------------------------------------------------------------------

@@ -1,0 +1,121 @@
+//! The server's side of engine pacing ([`crate::pacing`]): the device behind a lock, and under
+//! `threaded` pacing the engine thread that ticks it on the wall clock.
+//!
+//! The engine thread sleeps while the model is idle (a request wakes it), then every
+//! millisecond ticks the model up to `ticks-per-ms` times ([`Device::tick_engines`]: stops
+//! early when the model goes idle or waits; hang detection as for every pacing) and signals
+//! the server loop's `progress` eventfd, which publishes the header (state, error, interrupt
+//! latch) and delivers interrupts: all transport I/O stays on the server thread. A thread that
+//! fell behind does not catch up in bursts: each millisecond gets at most `ticks-per-ms`
+//! ticks, so the lock is held briefly.
+
+use crate::device::Device;
+use crate::model::{Activity, GpuModel};
+use crate::pacing::Pacing;
+use crate::sys::EventFd;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+struct Shared<M> {
+    device: Mutex<Device<M>>,
+    /// Signalled after a request (the model may have work).
+    work: Condvar,
+    stop: AtomicBool,
+}
+
+/// The device, and the engine thread when the pacing is `threaded`.
+pub(crate) struct Engine<M: GpuModel + 'static> {
+    shared: Arc<Shared<M>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+fn lock<M>(m: &Mutex<Device<M>>) -> MutexGuard<'_, Device<M>> {
+    // A panic while ticking is a model bug; the device state is still the best there is.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl<M: GpuModel + 'static> Engine<M> {
+    /// Wrap `device`; under `threaded` pacing start the engine thread, which signals
+    /// `progress` after the ticks of every millisecond.
+    pub(crate) fn start(device: Device<M>, progress: &EventFd) -> io::Result<Self> {
+        let pacing = device.pacing();
+        let shared = Arc::new(Shared {
+            device: Mutex::new(device),
+            work: Condvar::new(),
+            stop: AtomicBool::new(false),
+        });
+        let thread = match pacing {
+            Pacing::Threaded { ticks_per_ms } => {
+                let progress = progress.try_clone()?;
+                let shared = Arc::clone(&shared);
+                let handle = std::thread::Builder::new()
+                    .name("engines".into())
+                    .spawn(move || run_engines(&shared, ticks_per_ms, &progress))?;
+                Some(handle)
+            }
+            Pacing::RunToIdle | Pacing::Seeded(_) => None,
+        };
+        Ok(Engine { shared, thread })
+    }
+
+    /// Whether the engine thread runs (the server loop then needs no timer).
+    pub(crate) fn threaded(&self) -> bool {
+        self.thread.is_some()
+    }
+
+    /// The device, locked.
+    pub(crate) fn device(&self) -> MutexGuard<'_, Device<M>> {
+        lock(&self.shared.device)
+    }
+
+    /// A request was served: wake the engine thread if it sleeps.
+    pub(crate) fn notify(&self) {
+        self.shared.work.notify_one();
+    }
+}
+
+impl<M: GpuModel + 'static> Drop for Engine<M> {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.work.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+const MILLISECOND: Duration = Duration::from_millis(1);
+
+fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &EventFd) {
+    let stopped = || shared.stop.load(Ordering::Acquire);
+    let mut next = Instant::now();
+    loop {
+        {
+            let mut device = lock(&shared.device);
+            if device.activity() == Activity::Idle {
+                while device.activity() == Activity::Idle && !stopped() {
+                    // The timeout only bounds how late a stop is noticed.
+                    device = match shared.work.wait_timeout(device, Duration::from_millis(100)) {
+                        Ok((d, _)) => d,
+                        Err(poisoned) => poisoned.into_inner().0,
+                    };
+                }
+                next = Instant::now();
+            }
+        }
+        if stopped() {
+            return;
+        }
+        next = (next + MILLISECOND).max(Instant::now());
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        if stopped() {
+            return;
+        }
+        lock(&shared.device).tick_engines(ticks_per_ms);
+        // Only fails if the counter would overflow: the server has a wake-up pending anyway.
+        let _ = progress.signal();
+    }
+}
