@@ -634,32 +634,77 @@ pub mod cp {
     /// `CP_RB_CNTL`: Ring buffer control (size, block size, read-pointer write-back)
     ///
     /// Offset 0xc104; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h (offset and fields), evergreen.c cp_resume; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_CNTL(u32);
-    register!(CP_RB_CNTL: "CP_RB_CNTL" in "CP" (Absolute, false) at 0xc104, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_CNTL: "CP_RB_CNTL" in "CP" (Absolute, false) at 0xc104, true true scalar, mask 0x8803_3f3f, reset 0, source "Linux radeon evergreend.h (offset and fields), evergreen.c cp_resume; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_RB_CNTL` (bits 31:0): The whole register.
-        pub const CP_RB_CNTL: FieldSpec = FieldSpec::rw("CP_RB_CNTL", 0, 32);
+        /// `RB_BUFSZ` (bits 5:0): Ring size: log2 of the size in quadwords (Linux radeon evergreen.c: order_base_2(ring_size / 8))
+        pub const RB_BUFSZ: FieldSpec = FieldSpec::rw("RB_BUFSZ", 0, 6);
+        /// `RB_BLKSZ` (bits 13:8): Read-pointer write-back block size: log2 of quadwords between updates
+        pub const RB_BLKSZ: FieldSpec = FieldSpec::rw("RB_BLKSZ", 8, 6);
+        /// `BUF_SWAP` (bits 17:16): Byte swap of ring fetches (2: 32-bit swap, big-endian hosts)
+        pub const BUF_SWAP: FieldSpec = FieldSpec::rw("BUF_SWAP", 16, 2);
+        /// `RB_NO_UPDATE` (bits 27:27): Disable the read-pointer write-back
+        pub const RB_NO_UPDATE: FieldSpec = FieldSpec::rw("RB_NO_UPDATE", 27, 1);
+        /// `RB_RPTR_WR_ENA` (bits 31:31): Allow the driver to set the read pointer through CP_RB_RPTR_WR
+        pub const RB_RPTR_WR_ENA: FieldSpec = FieldSpec::rw("RB_RPTR_WR_ENA", 31, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_RB_CNTL];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_BUFSZ, Self::RB_BLKSZ, Self::BUF_SWAP, Self::RB_NO_UPDATE, Self::RB_RPTR_WR_ENA];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_RB_CNTL`](Self::CP_RB_CNTL).
+        /// [`RB_BUFSZ`](Self::RB_BUFSZ).
         #[inline]
-        pub const fn cp_rb_cntl(self) -> u32 { Self::CP_RB_CNTL.get(self.0) }
-        /// Set [`CP_RB_CNTL`](Self::CP_RB_CNTL).
+        pub const fn rb_bufsz(self) -> u8 { Self::RB_BUFSZ.get(self.0) as u8 }
+        /// Set [`RB_BUFSZ`](Self::RB_BUFSZ); bits of `value` above its 6 bits are dropped ([`try_with_rb_bufsz`](Self::try_with_rb_bufsz) rejects them instead).
         #[must_use]
         #[inline]
-        pub const fn with_cp_rb_cntl(self, value: u32) -> Self { Self(Self::CP_RB_CNTL.set(self.0, value)) }
+        pub const fn with_rb_bufsz(self, value: u8) -> Self { Self(Self::RB_BUFSZ.set(self.0, value as u32)) }
+        /// Set [`RB_BUFSZ`](Self::RB_BUFSZ), or fail if `value` does not fit its 6 bits.
+        #[inline]
+        pub const fn try_with_rb_bufsz(self, value: u8) -> Result<Self, FieldOverflow> { match Self::RB_BUFSZ.try_set("CP_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`RB_BLKSZ`](Self::RB_BLKSZ).
+        #[inline]
+        pub const fn rb_blksz(self) -> u8 { Self::RB_BLKSZ.get(self.0) as u8 }
+        /// Set [`RB_BLKSZ`](Self::RB_BLKSZ); bits of `value` above its 6 bits are dropped ([`try_with_rb_blksz`](Self::try_with_rb_blksz) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_blksz(self, value: u8) -> Self { Self(Self::RB_BLKSZ.set(self.0, value as u32)) }
+        /// Set [`RB_BLKSZ`](Self::RB_BLKSZ), or fail if `value` does not fit its 6 bits.
+        #[inline]
+        pub const fn try_with_rb_blksz(self, value: u8) -> Result<Self, FieldOverflow> { match Self::RB_BLKSZ.try_set("CP_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`BUF_SWAP`](Self::BUF_SWAP).
+        #[inline]
+        pub const fn buf_swap(self) -> u8 { Self::BUF_SWAP.get(self.0) as u8 }
+        /// Set [`BUF_SWAP`](Self::BUF_SWAP); bits of `value` above its 2 bits are dropped ([`try_with_buf_swap`](Self::try_with_buf_swap) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_buf_swap(self, value: u8) -> Self { Self(Self::BUF_SWAP.set(self.0, value as u32)) }
+        /// Set [`BUF_SWAP`](Self::BUF_SWAP), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_buf_swap(self, value: u8) -> Result<Self, FieldOverflow> { match Self::BUF_SWAP.try_set("CP_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`RB_NO_UPDATE`](Self::RB_NO_UPDATE).
+        #[inline]
+        pub const fn rb_no_update(self) -> bool { Self::RB_NO_UPDATE.get(self.0) != 0 }
+        /// Set [`RB_NO_UPDATE`](Self::RB_NO_UPDATE).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_no_update(self, value: bool) -> Self { Self(Self::RB_NO_UPDATE.set(self.0, value as u32)) }
+        /// [`RB_RPTR_WR_ENA`](Self::RB_RPTR_WR_ENA).
+        #[inline]
+        pub const fn rb_rptr_wr_ena(self) -> bool { Self::RB_RPTR_WR_ENA.get(self.0) != 0 }
+        /// Set [`RB_RPTR_WR_ENA`](Self::RB_RPTR_WR_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_rptr_wr_ena(self, value: bool) -> Self { Self(Self::RB_RPTR_WR_ENA.set(self.0, value as u32)) }
     }
     /// `CP_RB_RPTR_WR`: Ring read pointer as written by the driver (with RB_RPTR_WR_ENA)
     ///
@@ -694,62 +739,74 @@ pub mod cp {
     /// `CP_RB_RPTR_ADDR`: Read-pointer write-back address, low bits
     ///
     /// Offset 0xc10c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h (offset, RB_RPTR_SWAP), evergreen.c cp_resume (address & 0xFFFFFFFC); context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_ADDR(u32);
-    register!(CP_RB_RPTR_ADDR: "CP_RB_RPTR_ADDR" in "CP" (Absolute, false) at 0xc10c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_ADDR: "CP_RB_RPTR_ADDR" in "CP" (Absolute, false) at 0xc10c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h (offset, RB_RPTR_SWAP), evergreen.c cp_resume (address & 0xFFFFFFFC); context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_RB_RPTR_ADDR` (bits 31:0): The whole register.
-        pub const CP_RB_RPTR_ADDR: FieldSpec = FieldSpec::rw("CP_RB_RPTR_ADDR", 0, 32);
+        /// `RB_RPTR_SWAP` (bits 1:0): Byte swap of the write-back
+        pub const RB_RPTR_SWAP: FieldSpec = FieldSpec::rw("RB_RPTR_SWAP", 0, 2);
+        /// `RB_RPTR_ADDR` (bits 31:2): Bus address of the write-back dword, bits 31:2 (bits 39:32 in CP_RB_RPTR_ADDR_HI)
+        /// Holds a bus address from bit 2 up (reach 0x100000000).
+        pub const RB_RPTR_ADDR: FieldSpec = FieldSpec::rw("RB_RPTR_ADDR", 2, 30);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_RB_RPTR_ADDR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_RPTR_SWAP, Self::RB_RPTR_ADDR];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_RB_RPTR_ADDR`](Self::CP_RB_RPTR_ADDR).
+        /// [`RB_RPTR_SWAP`](Self::RB_RPTR_SWAP).
         #[inline]
-        pub const fn cp_rb_rptr_addr(self) -> u32 { Self::CP_RB_RPTR_ADDR.get(self.0) }
-        /// Set [`CP_RB_RPTR_ADDR`](Self::CP_RB_RPTR_ADDR).
+        pub const fn rb_rptr_swap(self) -> u8 { Self::RB_RPTR_SWAP.get(self.0) as u8 }
+        /// Set [`RB_RPTR_SWAP`](Self::RB_RPTR_SWAP); bits of `value` above its 2 bits are dropped ([`try_with_rb_rptr_swap`](Self::try_with_rb_rptr_swap) rejects them instead).
         #[must_use]
         #[inline]
-        pub const fn with_cp_rb_rptr_addr(self, value: u32) -> Self { Self(Self::CP_RB_RPTR_ADDR.set(self.0, value)) }
+        pub const fn with_rb_rptr_swap(self, value: u8) -> Self { Self(Self::RB_RPTR_SWAP.set(self.0, value as u32)) }
+        /// Set [`RB_RPTR_SWAP`](Self::RB_RPTR_SWAP), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_rb_rptr_swap(self, value: u8) -> Result<Self, FieldOverflow> { match Self::RB_RPTR_SWAP.try_set("CP_RB_RPTR_ADDR", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// The bus address in [`RB_RPTR_ADDR`](Self::RB_RPTR_ADDR).
+        #[inline]
+        pub const fn rb_rptr_addr(self) -> BusAddress { Self::RB_RPTR_ADDR.get_address(self.0, 2) }
+        /// Set [`RB_RPTR_ADDR`](Self::RB_RPTR_ADDR) to `address`, or fail if it is not a multiple of 4 or not below 0x100000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_rb_rptr_addr(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::RB_RPTR_ADDR.set_address("CP_RB_RPTR_ADDR", self.0, address, 2) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CP_RB_RPTR_ADDR_HI`: Read-pointer write-back address, high bits
     ///
     /// Offset 0xc110; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h (offset), evergreen.c cp_resume (upper_32_bits & 0xFF); context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_ADDR_HI(u32);
-    register!(CP_RB_RPTR_ADDR_HI: "CP_RB_RPTR_ADDR_HI" in "CP" (Absolute, false) at 0xc110, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_ADDR_HI: "CP_RB_RPTR_ADDR_HI" in "CP" (Absolute, false) at 0xc110, true true scalar, mask 0xff, reset 0, source "Linux radeon evergreend.h (offset), evergreen.c cp_resume (upper_32_bits & 0xFF); context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_ADDR_HI {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_RB_RPTR_ADDR_HI` (bits 31:0): The whole register.
-        pub const CP_RB_RPTR_ADDR_HI: FieldSpec = FieldSpec::rw("CP_RB_RPTR_ADDR_HI", 0, 32);
+        /// `RB_RPTR_ADDR_HI` (bits 7:0): Bits 39:32 of the write-back address
+        pub const RB_RPTR_ADDR_HI: FieldSpec = FieldSpec::rw("RB_RPTR_ADDR_HI", 0, 8);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_RB_RPTR_ADDR_HI];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_RPTR_ADDR_HI];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_RB_RPTR_ADDR_HI`](Self::CP_RB_RPTR_ADDR_HI).
+        /// [`RB_RPTR_ADDR_HI`](Self::RB_RPTR_ADDR_HI).
         #[inline]
-        pub const fn cp_rb_rptr_addr_hi(self) -> u32 { Self::CP_RB_RPTR_ADDR_HI.get(self.0) }
-        /// Set [`CP_RB_RPTR_ADDR_HI`](Self::CP_RB_RPTR_ADDR_HI).
+        pub const fn rb_rptr_addr_hi(self) -> u8 { Self::RB_RPTR_ADDR_HI.get(self.0) as u8 }
+        /// Set [`RB_RPTR_ADDR_HI`](Self::RB_RPTR_ADDR_HI).
         #[must_use]
         #[inline]
-        pub const fn with_cp_rb_rptr_addr_hi(self, value: u32) -> Self { Self(Self::CP_RB_RPTR_ADDR_HI.set(self.0, value)) }
+        pub const fn with_rb_rptr_addr_hi(self, value: u8) -> Self { Self(Self::RB_RPTR_ADDR_HI.set(self.0, value as u32)) }
     }
     /// `CP_RB_WPTR`: Ring write pointer, in dwords
     ///
