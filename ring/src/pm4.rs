@@ -4,7 +4,7 @@
 //! or a plain [`SliceSink`]).
 //!
 //! The writer is generic over the family's [`Pm4Family`]: how its stream writes a register.
-//! R5xx ([`R5xx`](crate::r5xx::R5xx), the default) uses type-0 packets (and type-1 pairs,
+//! R5xx ([`R5xx`], the default) uses type-0 packets (and type-1 pairs,
 //! `ONE_REG_WR` data ports); Evergreen/Cayman (`Evergreen`, feature `evergreen`) uses type-3
 //! `SET_*_REG` packets chosen by the register's range.
 //!
@@ -40,16 +40,17 @@
 //!
 //! # Register writes are typed
 //!
-//! [`Pm4Writer`] takes generated register values (`baregpu_regs::r5xx::*`), never raw offsets:
-//! [`write_reg`](Pm4Writer::write_reg), [`write_regs`](Pm4Writer::write_regs) for consecutive
-//! registers (a tuple, checked at compile time), [`write_reg_at`](Pm4Writer::write_reg_at) and
-//! [`write_reg_array`](Pm4Writer::write_reg_array) for register arrays,
-//! [`write_reg_repeated`](Pm4Writer::write_reg_repeated) for data ports (`ONE_REG_WR`), and
-//! [`write_reg_pair`](Pm4Writer::write_reg_pair) (type 1). The raw header encoders
+//! [`Pm4Writer`] takes generated register values (`baregpu_regs::<family>::*`), never raw
+//! offsets: [`write_reg`](Pm4Writer::write_reg), [`write_regs`](Pm4Writer::write_regs) for
+//! consecutive registers (a tuple, checked at compile time),
+//! [`write_reg_at`](Pm4Writer::write_reg_at) and [`write_reg_array`](Pm4Writer::write_reg_array)
+//! for register arrays; for R5xx also `write_reg_repeated` for data ports (`ONE_REG_WR`) and
+//! `write_reg_pair` (type 1, which Evergreen does not support, §9.1.2). The packet each write
+//! becomes is the family's ([`Pm4Family::register_write`]). The raw header encoders
 //! ([`type0_header`], …) are public for tests and device models.
 //!
-//! They take only [`R5xxRegister`]s: registers of the R5xx family at a fixed offset of the
-//! register window. Another family's register does not build:
+//! They take only registers of the writer's family ([`StreamRegister`]) at a fixed offset of
+//! the register window. Another family's register does not build:
 //!
 //! ```compile_fail,E0271
 //! use baregpu_ring::pm4::{Pm4Writer, SliceSink};
@@ -66,7 +67,6 @@
 //! completely or not at all ([`Pm4Error::NoSpace`]); the stream never holds half a packet.
 
 use core::fmt;
-
 use core::marker::PhantomData;
 
 use baregpu_hal::register::Family;
