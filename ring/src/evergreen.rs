@@ -145,6 +145,23 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, Evergreen> {
     pub fn writer(&mut self) -> Pm4Writer<&mut Self, Evergreen> {
         Pm4Writer::with_family(self)
     }
+
+    /// An Evergreen writer for compute state and dispatches (`SHADER_TYPE` = compute).
+    pub fn compute_writer(&mut self) -> Pm4Writer<&mut Self, EvergreenCompute> {
+        Pm4Writer::with_family(self)
+    }
+}
+
+impl<B: Borrow<DmaRegion>> IndirectBuffer<B, Evergreen> {
+    /// An Evergreen PM4 writer appending to this buffer.
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Evergreen> {
+        Pm4Writer::with_family(self)
+    }
+
+    /// An Evergreen writer for compute state and dispatches (`SHADER_TYPE` = compute).
+    pub fn compute_writer(&mut self) -> Pm4Writer<&mut Self, EvergreenCompute> {
+        Pm4Writer::with_family(self)
+    }
 }
 
 /// A register range a `SET_*` packet writes: `REG_OFFSET` counts dwords from `start`
@@ -218,24 +235,47 @@ impl Pm4Family for Evergreen {
     /// [`Pm4Error::NoRegisterPacket`]; a run leaving its range is
     /// [`Pm4Error::RegisterOutOfRange`].
     fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
-        if !offset.is_multiple_of(4) {
-            return Err(Pm4Error::UnalignedRegister { offset });
-        }
-        if offset < SYSTEM_REGISTERS_END {
-            return Ok(RegisterWrite { header: type0_header(offset, count)?, index: None });
-        }
-        let range = set_range(offset).ok_or(Pm4Error::NoRegisterPacket { offset })?;
-        // The body is REG_OFFSET and the values: at most MAX_BODY_DWORDS - 1 registers.
-        if count == 0 || count > MAX_BODY_DWORDS - 1 {
-            return Err(Pm4Error::BadCount { count });
-        }
-        let last = offset + (count - 1) * 4;
-        if last >= range.end {
-            return Err(Pm4Error::RegisterOutOfRange { offset: last, max: range.end - 4 });
-        }
-        let header = type3_header(Opcode::of(range.packet), 1 + count)?;
-        Ok(RegisterWrite { header, index: Some(((offset - range.start) >> 2) as u32) })
+        register_write(offset, count, Self::TYPE3_FLAGS)
     }
+}
+
+/// The Evergreen/Cayman dialect for compute state and dispatches: the same packets with the
+/// type-3 header's `SHADER_TYPE` bit (bit 1) set, "1: Compute Shader" (§9.1.4; the `SET_*`
+/// packets' shader type "will correspond to the shader type of the Load", §9.4.13-19).
+/// [`EvergreenRing::compute_writer`] makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvergreenCompute {}
+
+impl Pm4Family for EvergreenCompute {
+    type Registers = evergreen::Family;
+    const NOP: Opcode = Opcode::of(packets::NOP);
+    const TYPE3_FLAGS: u32 = 1 << 1;
+
+    /// As [`Evergreen`]'s, with `SHADER_TYPE` set in the `SET_*` header.
+    fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
+        register_write(offset, count, Self::TYPE3_FLAGS)
+    }
+}
+
+/// The register-write packet of both Evergreen dialects; `flags` go into a type-3 header.
+fn register_write(offset: usize, count: usize, flags: u32) -> Result<RegisterWrite, Pm4Error> {
+    if !offset.is_multiple_of(4) {
+        return Err(Pm4Error::UnalignedRegister { offset });
+    }
+    if offset < SYSTEM_REGISTERS_END {
+        return Ok(RegisterWrite { header: type0_header(offset, count)?, index: None });
+    }
+    let range = set_range(offset).ok_or(Pm4Error::NoRegisterPacket { offset })?;
+    // The body is REG_OFFSET and the values: at most MAX_BODY_DWORDS - 1 registers.
+    if count == 0 || count > MAX_BODY_DWORDS - 1 {
+        return Err(Pm4Error::BadCount { count });
+    }
+    let last = offset + (count - 1) * 4;
+    if last >= range.end {
+        return Err(Pm4Error::RegisterOutOfRange { offset: last, max: range.end - 4 });
+    }
+    let header = type3_header(Opcode::of(range.packet), 1 + count)? | flags;
+    Ok(RegisterWrite { header, index: Some(((offset - range.start) >> 2) as u32) })
 }
 
 /// Largest indirect buffer: IB_SIZE is bits 19:0 of the last dword (§9.3.1).

@@ -85,6 +85,9 @@ pub trait Pm4Family: 'static {
     type Registers: Family;
     /// The family's type-3 `NOP` (R5xx §6.2.2.1, Evergreen §9.7.2).
     const NOP: Opcode;
+    /// Bits this dialect sets in every type-3 header (Evergreen compute: `SHADER_TYPE`, bit 1,
+    /// §9.1.4); 0 for most.
+    const TYPE3_FLAGS: u32 = 0;
 
     /// The dwords before the values of a packet writing `count` consecutive registers from
     /// byte `offset`, or why no packet of the family can.
@@ -525,7 +528,7 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
     /// (1..=0x4000 dwords).
     #[inline]
     pub fn packet3(&mut self, opcode: Opcode, body: &[u32]) -> Result<(), Pm4Error> {
-        let header = type3_header(opcode, body.len())?;
+        let header = type3_header(opcode, body.len())? | F::TYPE3_FLAGS;
         self.emit(header, body)
     }
 
