@@ -268,6 +268,8 @@ fn miri_tests(tally: &mut Tally) {
             "ib",
             "--test",
             "address_overflow",
+            "--test",
+            "evergreen",
         ]),
     );
     cargo_tests(
