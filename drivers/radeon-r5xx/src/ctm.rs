@@ -236,6 +236,11 @@ pub enum CtmFault {
     /// A command that is not pipelined while a program may be executing (§2.2: it must follow
     /// a `wait_for_idle`).
     NotIdle,
+    /// The command buffer used up the CTM units' work budget for one buffer (the emulated
+    /// part's bound on guest-controlled work; split the work into more buffers).
+    BufferBudgetExceeded,
+    /// A command buffer was submitted while another was still being consumed.
+    BufferInFlight,
     /// The DPP program failed; the device's sub-code is kept.
     Program(u8),
     /// A code this driver does not know.
@@ -251,6 +256,8 @@ impl CtmFault {
             0x104 => CtmFault::ReservedDataFormat,
             0x105 => CtmFault::MemoryFault,
             0x106 => CtmFault::NotIdle,
+            0x107 => CtmFault::BufferBudgetExceeded,
+            0x108 => CtmFault::BufferInFlight,
             0x200..=0x2FF => CtmFault::Program((code & 0xFF) as u8),
             other => CtmFault::Other(other),
         }

@@ -120,3 +120,22 @@ fn the_loader_accepts_every_assembled_example() {
         assert_eq!(exe.program_info().code_end() as usize, n - 1, "{name}: US_CODE_ADDR end");
     }
 }
+
+#[test]
+fn a_buffer_over_the_devices_work_budget_is_a_typed_fault_not_a_hang() {
+    with_driver(|gpu, drv| {
+        // The emulated part bounds one command buffer's work (CTM_STATUS.ERROR_CODE 0x107);
+        // SAXPY 64x64 needs far more than 1,000 units. The driver's fence wait sees the CTM
+        // fault, not a timeout.
+        let limits = ctm_model::Limits { per_buffer: 1_000, ..ctm_model::Limits::default() };
+        gpu.model_mut().set_ctm_limits(limits);
+        match saxpy(drv, gpu).unwrap_err() {
+            WorkloadError::Wait(baregpu_radeon_r5xx::ctm::CtmWaitError::Fault(
+                CtmFault::BufferBudgetExceeded,
+            )) => {}
+            e => panic!("expected the buffer budget fault, got {e}"),
+        }
+        assert_eq!(drv.ctm_status().fault, Some(CtmFault::BufferBudgetExceeded));
+        assert_eq!(gpu.model().stats().ctm_units, 1_000, "stopped at the budget");
+    });
+}

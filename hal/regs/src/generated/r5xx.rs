@@ -1020,7 +1020,7 @@ pub mod cp {
         pub const RESET: Self = Self(0);
         /// `CONSUMED` (bits 15:0): Command buffers consumed since reset (wraps)
         pub const CONSUMED: FieldSpec = FieldSpec::ro("CONSUMED", 0, 16);
-        /// `ERROR_CODE` (bits 27:16): Why the CTM units stopped: 0x101 unknown command, 0x102 bad parameter count, 0x103 truncated buffer, 0x104 reserved data format, 0x105 memory fault, 0x106 non-pipelined command while a program may be executing, 0x2nn a DPP program error (nn: the DppError); 0 when ERROR is clear
+        /// `ERROR_CODE` (bits 27:16): Why the CTM units stopped: 0x101 unknown command, 0x102 bad parameter count, 0x103 truncated buffer, 0x104 reserved data format, 0x105 memory fault, 0x106 non-pipelined command while a program may be executing, 0x107 the command buffer's work budget used up, 0x108 a buffer submitted while another is in flight, 0x2nn a DPP program error (nn: the DppError); 0 when ERROR is clear
         pub const ERROR_CODE: FieldSpec = FieldSpec::ro("ERROR_CODE", 16, 12);
         /// `ERROR` (bits 31:31): The CTM units stopped on an error; the CP stops with them (a CP error: the driver resets and recovers the device)
         pub const ERROR: FieldSpec = FieldSpec::ro("ERROR", 31, 1);

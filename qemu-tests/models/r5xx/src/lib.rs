@@ -118,8 +118,11 @@
 //! served over several ticks and a driver sees partly consumed rings and fences in flight; run
 //! to idle, a ring of 8 M dwords still takes only a few hundred thousand cheap ticks. It reports
 //! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside
-//! WAIT_SEMAPHORE/WAIT_MEM. (A CTM command buffer runs whole within the tick that parses its
-//! `CTM_CB_SIZE` write, bounded by the CTM engine's own budgets.)
+//! WAIT_SEMAPHORE/WAIT_MEM. A CTM command buffer started by a `CTM_CB_SIZE` write runs
+//! [`CTM_UNITS_PER_TICK`] work units per tick (plus at most [`ctm_model::MAX_STEP_UNITS`] of
+//! cache write-backs), while the CP waits for it before its next dword: a kernel of any length
+//! keeps pacing, hang detection and other requests working, and a buffer that reaches the
+//! CTM engine's per-buffer budget (`ctm_model::Limits::per_buffer`) fails with its typed code.
 
 #![forbid(unsafe_code)]
 
@@ -158,6 +161,13 @@ pub const IRQ_LINE: u32 = 1 << 0;
 
 /// Dwords parsed per [`tick`](GpuModel::tick) at most (one fetch is at most 64).
 pub const DWORDS_PER_TICK: u32 = 64;
+
+/// CTM work units (instructions, domain elements, commands, cache lines written back; see
+/// `ctm_model`'s "Work units and slices") the CTM units do per tick. A 64 x 64 SAXPY takes a
+/// handful of ticks; the per-buffer budget of 2^28 units, 2^14 ticks: far below the
+/// framework's hang threshold ([`gpu_device_model::TICK_BUDGET`]), so a long kernel is slow,
+/// not hung.
+pub const CTM_UNITS_PER_TICK: u64 = 1 << 14;
 
 /// The command cache the three queues share: locations 0..=0x5F of one double octword each
 /// (§11.1 `CP_CSQ_MODE`: "Indirect Queue #2 will reside in locations INDIRECT2_START to 0x5f").
@@ -326,6 +336,10 @@ pub struct Stats {
     pub pio_dropped: u64,
     /// Type-0/1 writes dropped because they hit no register (or an aperture).
     pub writes_dropped: u64,
+    /// CTM work units done (see [`CTM_UNITS_PER_TICK`]).
+    pub ctm_units: u64,
+    /// CTM command buffers started by `CTM_CB_SIZE` writes.
+    pub ctm_buffers_started: u64,
 }
 
 /// An active indirect buffer.
@@ -488,6 +502,8 @@ pub struct R5xxModel {
     compare: Option<ScratchCompare>,
     stats: Stats,
     ctm: Ctm,
+    /// The CTM units' work bounds, kept across resets (a property of the emulated part).
+    ctm_limits: ctm_model::Limits,
 }
 
 /// The CTM units behind the project's CTM device interface (`CTM_CB_BASE`/`CTM_CB_SIZE`/
@@ -536,7 +552,15 @@ impl R5xxModel {
             compare: None,
             stats: Stats::default(),
             ctm: Ctm::default(),
+            ctm_limits: ctm_model::Limits::default(),
         }
+    }
+
+    /// Change the CTM units' work bounds (per element, per dispatch, per command buffer; the
+    /// defaults are `ctm_model::Limits::default()`): tests of the budget errors use small ones.
+    pub fn set_ctm_limits(&mut self, limits: ctm_model::Limits) {
+        self.ctm_limits = limits;
+        self.ctm.engine.limits = limits;
     }
 
     /// The CTM engine (unit state, cache and synchronisation counters, performance counters),
@@ -708,6 +732,7 @@ impl R5xxModel {
             || self.cp.ib2.is_some()
             || self.cp.packet != Packet::Header
             || self.cp.wait.is_some()
+            || self.ctm.engine.in_flight()
     }
 
     /// The CP looks busy: a failed or hung CP, or pending work while enabled.
@@ -737,6 +762,7 @@ impl R5xxModel {
         self.me.reset_ports();
         // The CTM units are fed by the CP and reset with it (unit state, caches, counters).
         self.ctm = Ctm::default();
+        self.ctm.engine.limits = self.ctm_limits;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -969,8 +995,9 @@ impl R5xxModel {
         Ok(())
     }
 
-    /// A `CTM_CB_SIZE` write from a command stream: the PE consumes the command buffer at
-    /// `CTM_CB_BASE` (CTM guide §2.2) before the CP parses its next dword. MC addresses are
+    /// A `CTM_CB_SIZE` write from a command stream: the PE starts consuming the command buffer
+    /// at `CTM_CB_BASE` (CTM guide §2.2); the CP parses its next dword once the buffer is
+    /// consumed ([`CTM_UNITS_PER_TICK`] per tick). MC addresses are
     /// bus addresses (§2.1.4 leaves the mapping to the system).
     fn ctm_submit(&mut self, size: u32, dev: &mut DeviceContext<'_>) -> Result<(), Stop> {
         if let Some(code) = self.ctm.error {
@@ -995,15 +1022,30 @@ impl R5xxModel {
             // register file masks it, so outputs are always cached.
             uncached_output: false,
         };
-        let result = {
+        // The CP waits for the CTM units before its next dword; `run` advances them.
+        if let Err(e) = self.ctm.engine.begin(base, size) {
+            self.ctm.error = Some(e.code());
+            return Err(self.fail(e.code(), dev));
+        }
+        self.stats.ctm_buffers_started += 1;
+        Ok(())
+    }
+
+    /// One tick of the CTM units: [`CTM_UNITS_PER_TICK`] work units of the buffer in flight.
+    /// `Ok(true)` when the buffer is consumed (the CP may go on).
+    fn ctm_advance(&mut self, dev: &mut DeviceContext<'_>) -> Result<bool, Stop> {
+        let slice = {
             let mut mem = DmaMemory::new(dev, 0);
-            self.ctm.engine.execute_from_memory(base, size, size, &mut mem)
+            self.ctm.engine.advance(CTM_UNITS_PER_TICK, &mut mem)
         };
-        match result {
-            Ok(_) => {
+        self.stats.ctm_units += slice.units;
+        match slice.result {
+            Ok(ctm_model::Progress::Running) => Ok(false),
+            Ok(ctm_model::Progress::Done(_)) => {
                 self.ctm.consumed = self.ctm.consumed.wrapping_add(1);
-                Ok(())
+                Ok(true)
             }
+            Ok(ctm_model::Progress::Idle) => Ok(true),
             Err(e) => {
                 self.ctm.error = Some(e.code());
                 Err(self.fail(e.code(), dev))
@@ -1404,6 +1446,9 @@ impl R5xxModel {
                 return Ok(if self.pending() { Activity::Busy } else { Activity::Idle });
             }
         }
+        if self.ctm.engine.in_flight() && !self.ctm_advance(dev)? {
+            return Ok(Activity::Busy);
+        }
         self.cp.fetched = false;
         let done = self.cp.packets_done;
         for _ in 0..DWORDS_PER_TICK {
@@ -1416,6 +1461,10 @@ impl R5xxModel {
             self.parse(word, stream, dev)?;
             if self.cp.hang.is_some() {
                 return Ok(Activity::Idle);
+            }
+            if self.ctm.engine.in_flight() {
+                // A CTM buffer started: its work begins on the next tick.
+                return Ok(Activity::Busy);
             }
             if self.cp.wait.is_some() {
                 // Check it on the next tick (it may already be satisfied).
@@ -1462,7 +1511,9 @@ impl GpuModel for R5xxModel {
     }
 
     fn reset(&mut self) {
+        let limits = self.ctm_limits;
         *self = R5xxModel::with_faults(self.faults);
+        self.set_ctm_limits(limits);
     }
 
     fn inject(&mut self, switches: u32) -> bool {

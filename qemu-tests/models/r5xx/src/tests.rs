@@ -1086,6 +1086,102 @@ fn ctm_program_registers_reach_the_engine() {
     assert_eq!((p.start, p.end, p.code_offset, p.full_flow_control), (6, 13, 4, false));
 }
 
+/// A CTM buffer of `n` wait_for_idle commands (Table 3: 0xC000_0900, one parameter): one
+/// work unit each, valid in any state.
+fn wait_for_idle_buffer(n: usize) -> Vec<u32> {
+    [ctm_model::op::WAIT_FOR_IDLE, 0].repeat(n)
+}
+
+/// Ticks `s` until idle, asserting the CTM work of every tick stays within its bound; returns
+/// (ticks, CTM units done, the fence scratch seen on each tick while the buffer was in flight).
+fn tick_ctm_to_idle(s: &mut Stepper) -> (u32, u64, Vec<u32>) {
+    let bound = CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS;
+    let (mut ticks, mut fences) = (0u32, Vec::new());
+    loop {
+        let before = s.dev.model().stats().ctm_units;
+        let activity = s.tick();
+        let units = s.dev.model().stats().ctm_units - before;
+        assert!(units <= bound, "tick {ticks}: {units} CTM units > {bound}");
+        ticks += 1;
+        if s.dev.model().ctm().in_flight() {
+            fences.push(s.rd(scratch(1)));
+        }
+        if activity == Activity::Idle {
+            return (ticks, s.dev.model().stats().ctm_units, fences);
+        }
+        assert!(ticks < 10_000, "the buffer never finished");
+    }
+}
+
+#[test]
+fn ctm_buffer_runs_a_bounded_slice_per_tick_while_the_cp_waits_for_it() {
+    // 100,000 commands = 100,000 work units: more than six ticks of CTM_UNITS_PER_TICK. The CP
+    // parses the fence after the buffer only once the buffer is consumed (CTM guide §2.2, the
+    // project's device interface: "the CP resumes after the CTM units consumed the buffer").
+    let mut s = Stepper::new(Faults::default());
+    let n = 100_000;
+    let cb = wait_for_idle_buffer(n);
+    let bytes: Vec<u8> = cb.iter().flat_map(|w| w.to_le_bytes()).collect();
+    s.dev.memory_mut().write(u64::from(CTM_CB_AT), &bytes).unwrap();
+    s.ring(6, 3, &dispatch(cb.len() as u32, 0xF5));
+    let (ticks, units, fences) = tick_ctm_to_idle(&mut s);
+    assert_eq!(units, n as u64, "one unit per command");
+    let min = n as u64 / CTM_UNITS_PER_TICK;
+    assert!(u64::from(ticks) > min, "{ticks} ticks for {units} units");
+    assert!(fences.len() as u64 >= min && fences.iter().all(|&f| f == 0), "{fences:?}");
+    assert_eq!(s.rd(scratch(1)), 0xF5, "the fence after the buffer");
+    let status = s.rd(CTM_STATUS);
+    assert_eq!((status & 0xFFFF, status >> 31), (1, 0), "consumed, no error");
+    assert_eq!(s.dev.model().ctm().cache_ops.wait_for_idle, n as u32);
+}
+
+#[test]
+fn ctm_buffer_over_its_work_budget_stops_with_code_0x107_within_bounded_ticks() {
+    // The per-buffer budget (CTM_STATUS.ERROR_CODE 0x107, register database): a buffer that
+    // would do more work stops after at most the budget, slice by slice, never in one tick.
+    let mut s = Stepper::new(Faults::default());
+    let limits = ctm_model::Limits { per_buffer: 40_000, ..ctm_model::Limits::default() };
+    s.dev.model_mut().set_ctm_limits(limits);
+    let cb = wait_for_idle_buffer(100_000);
+    let bytes: Vec<u8> = cb.iter().flat_map(|w| w.to_le_bytes()).collect();
+    s.dev.memory_mut().write(u64::from(CTM_CB_AT), &bytes).unwrap();
+    s.ring(6, 3, &dispatch(cb.len() as u32, 0xF6));
+    let (_, units, _) = tick_ctm_to_idle(&mut s);
+    assert_eq!(units, 40_000, "stopped at the budget");
+    let status = s.rd(CTM_STATUS);
+    assert_eq!(((status >> 16) & 0xFFF, status >> 31), (0x107, 1));
+    assert_eq!((s.dev.state(), s.dev.error_code()), (ModelState::Error, 0x107));
+    assert_eq!(s.rd(scratch(1)), 0, "the CP stopped with the CTM units");
+    // The limits survive the function-level reset (they are the part's, not the guest's).
+    s.dev.reset();
+    assert_eq!(s.dev.model().ctm().limits, limits);
+}
+
+#[test]
+fn a_hostile_ctm_submission_settles_every_request_within_its_work_bound() {
+    // Seeded pacing: each request advances the engines by at most SEEDED_MAX_TICKS ticks, so
+    // no request does more than that many ticks' CTM work, however long the buffer.
+    let mut s = Stepper::new(Faults::default());
+    let cb = wait_for_idle_buffer(200_000);
+    let bytes: Vec<u8> = cb.iter().flat_map(|w| w.to_le_bytes()).collect();
+    s.dev.memory_mut().write(u64::from(CTM_CB_AT), &bytes).unwrap();
+    s.ring(6, 3, &dispatch(cb.len() as u32, 0xF7));
+    s.dev.set_pacing(Pacing::Seeded(0x5EED_0013));
+    let bound = u64::from(gpu_device_model::pacing::SEEDED_MAX_TICKS)
+        * (CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS);
+    let mut requests = 0;
+    while s.rd(scratch(1)) != 0xF7 {
+        let before = s.dev.model().stats().ctm_units;
+        let _ = s.rd(CTM_STATUS);
+        let units = s.dev.model().stats().ctm_units - before;
+        assert!(units <= bound, "request {requests}: {units} CTM units > {bound}");
+        requests += 1;
+        assert!(requests < 100_000, "never finished");
+    }
+    assert_eq!(s.dev.model().stats().ctm_units, 200_000);
+    assert!(requests > 200_000 / bound as usize, "{requests} requests");
+}
+
 // --- faults ----------------------------------------------------------------------------------
 
 #[test]
