@@ -54,12 +54,12 @@ pub mod grbm {
     /// `GRBM_SOFT_RESET`: Soft reset of the graphics blocks
     ///
     /// Offset 0x8020; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct GRBM_SOFT_RESET(u32);
-    register!(GRBM_SOFT_RESET: "GRBM_SOFT_RESET" in "GRBM" (Absolute, false) at 0x8020, true true scalar, mask 0x7f6b, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
+    register!(GRBM_SOFT_RESET: "GRBM_SOFT_RESET" in "GRBM" (Absolute, false) at 0x8020, true true scalar, mask 0x7f6b, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
     impl GRBM_SOFT_RESET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -222,12 +222,12 @@ pub mod grbm {
     /// `WAIT_UNTIL`: Stall the CP until the selected units are idle (the document's "GRBM Wait Until register")
     ///
     /// Offset 0x8040; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct WAIT_UNTIL(u32);
-    register!(WAIT_UNTIL: "WAIT_UNTIL" in "GRBM" (Absolute, false) at 0x8040, true true scalar, mask 0x01fb_c500, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h");
+    register!(WAIT_UNTIL: "WAIT_UNTIL" in "GRBM" (Absolute, false) at 0x8040, true true scalar, mask 0x01fb_c500, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h");
     impl WAIT_UNTIL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -329,12 +329,12 @@ pub mod cp {
     /// `SCRATCH_REG0`: Scratch register n (ring and fence tests); array of 8
     ///
     /// Offset 0x8500, 8 instances 0x4 bytes apart; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct SCRATCH_REG0(u32);
-    register!(SCRATCH_REG0: "SCRATCH_REG0" in "CP" (Absolute, false) at 0x8500, true true array(8, 4), mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(SCRATCH_REG0: "SCRATCH_REG0" in "CP" (Absolute, false) at 0x8500, true true array(8, 4), mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl SCRATCH_REG0 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -359,12 +359,12 @@ pub mod cp {
     /// `SCRATCH_UMSK`: Scratch registers written back to memory (mask)
     ///
     /// Offset 0x8540; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct SCRATCH_UMSK(u32);
-    register!(SCRATCH_UMSK: "SCRATCH_UMSK" in "CP" (Absolute, false) at 0x8540, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(SCRATCH_UMSK: "SCRATCH_UMSK" in "CP" (Absolute, false) at 0x8540, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl SCRATCH_UMSK {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -479,12 +479,12 @@ pub mod cp {
     /// `CP_ME_CNTL`: Micro-engine control: halts the ME and the PFP
     ///
     /// Offset 0x86d8; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon (evergreend.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_CNTL(u32);
-    register!(CP_ME_CNTL: "CP_ME_CNTL" in "CP" (Absolute, false) at 0x86d8, true true scalar, mask 0x1400_0000, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon (evergreend.h) via shared/design/hardware-facts.md");
+    register!(CP_ME_CNTL: "CP_ME_CNTL" in "CP" (Absolute, false) at 0x86d8, true true scalar, mask 0x1400_0000, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
     impl CP_ME_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -518,12 +518,12 @@ pub mod cp {
     /// `CP_RB_RPTR`: Ring read pointer, in dwords
     ///
     /// Offset 0x8700; 32-bit, read-only.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR(u32);
-    register!(CP_RB_RPTR: "CP_RB_RPTR" in "CP" (Absolute, false) at 0x8700, true false scalar, mask 0, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR: "CP_RB_RPTR" in "CP" (Absolute, false) at 0x8700, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -544,12 +544,12 @@ pub mod cp {
     /// `CP_RB_WPTR_DELAY`: Write-pointer update delay
     ///
     /// Offset 0x8704; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_WPTR_DELAY(u32);
-    register!(CP_RB_WPTR_DELAY: "CP_RB_WPTR_DELAY" in "CP" (Absolute, false) at 0x8704, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_WPTR_DELAY: "CP_RB_WPTR_DELAY" in "CP" (Absolute, false) at 0x8704, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_WPTR_DELAY {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -634,12 +634,12 @@ pub mod cp {
     /// `CP_RB_CNTL`: Ring buffer control (size, block size, read-pointer write-back)
     ///
     /// Offset 0xc104; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_CNTL(u32);
-    register!(CP_RB_CNTL: "CP_RB_CNTL" in "CP" (Absolute, false) at 0xc104, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_CNTL: "CP_RB_CNTL" in "CP" (Absolute, false) at 0xc104, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -664,12 +664,12 @@ pub mod cp {
     /// `CP_RB_RPTR_WR`: Ring read pointer as written by the driver (with RB_RPTR_WR_ENA)
     ///
     /// Offset 0xc108; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_WR(u32);
-    register!(CP_RB_RPTR_WR: "CP_RB_RPTR_WR" in "CP" (Absolute, false) at 0xc108, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_WR: "CP_RB_RPTR_WR" in "CP" (Absolute, false) at 0xc108, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_WR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -694,12 +694,12 @@ pub mod cp {
     /// `CP_RB_RPTR_ADDR`: Read-pointer write-back address, low bits
     ///
     /// Offset 0xc10c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_ADDR(u32);
-    register!(CP_RB_RPTR_ADDR: "CP_RB_RPTR_ADDR" in "CP" (Absolute, false) at 0xc10c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_ADDR: "CP_RB_RPTR_ADDR" in "CP" (Absolute, false) at 0xc10c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -724,12 +724,12 @@ pub mod cp {
     /// `CP_RB_RPTR_ADDR_HI`: Read-pointer write-back address, high bits
     ///
     /// Offset 0xc110; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_ADDR_HI(u32);
-    register!(CP_RB_RPTR_ADDR_HI: "CP_RB_RPTR_ADDR_HI" in "CP" (Absolute, false) at 0xc110, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_ADDR_HI: "CP_RB_RPTR_ADDR_HI" in "CP" (Absolute, false) at 0xc110, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_ADDR_HI {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -754,12 +754,12 @@ pub mod cp {
     /// `CP_RB_WPTR`: Ring write pointer, in dwords
     ///
     /// Offset 0xc114; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_WPTR(u32);
-    register!(CP_RB_WPTR: "CP_RB_WPTR" in "CP" (Absolute, false) at 0xc114, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_WPTR: "CP_RB_WPTR" in "CP" (Absolute, false) at 0xc114, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_WPTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -784,12 +784,12 @@ pub mod cp {
     /// `CP_INT_STATUS`: CP interrupt status
     ///
     /// Offset 0xc128; 32-bit, read-only.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_INT_STATUS(u32);
-    register!(CP_INT_STATUS: "CP_INT_STATUS" in "CP" (Absolute, false) at 0xc128, true false scalar, mask 0, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
+    register!(CP_INT_STATUS: "CP_INT_STATUS" in "CP" (Absolute, false) at 0xc128, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
     impl CP_INT_STATUS {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -830,12 +830,12 @@ pub mod cp {
     /// `CP_PFP_UCODE_ADDR`: PFP microcode upload address
     ///
     /// Offset 0xc150; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_PFP_UCODE_ADDR(u32);
-    register!(CP_PFP_UCODE_ADDR: "CP_PFP_UCODE_ADDR" in "CP" (Absolute, false) at 0xc150, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_PFP_UCODE_ADDR: "CP_PFP_UCODE_ADDR" in "CP" (Absolute, false) at 0xc150, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_PFP_UCODE_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -860,12 +860,12 @@ pub mod cp {
     /// `CP_PFP_UCODE_DATA`: PFP microcode upload data (auto-increments the address)
     ///
     /// Offset 0xc154; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_PFP_UCODE_DATA(u32);
-    register!(CP_PFP_UCODE_DATA: "CP_PFP_UCODE_DATA" in "CP" (Absolute, false) at 0xc154, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_PFP_UCODE_DATA: "CP_PFP_UCODE_DATA" in "CP" (Absolute, false) at 0xc154, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_PFP_UCODE_DATA {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -890,12 +890,12 @@ pub mod cp {
     /// `CP_ME_RAM_RADDR`: ME microcode RAM read address
     ///
     /// Offset 0xc158; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_RAM_RADDR(u32);
-    register!(CP_ME_RAM_RADDR: "CP_ME_RAM_RADDR" in "CP" (Absolute, false) at 0xc158, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_ME_RAM_RADDR: "CP_ME_RAM_RADDR" in "CP" (Absolute, false) at 0xc158, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_ME_RAM_RADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -920,12 +920,12 @@ pub mod cp {
     /// `CP_ME_RAM_WADDR`: ME microcode RAM write address
     ///
     /// Offset 0xc15c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_RAM_WADDR(u32);
-    register!(CP_ME_RAM_WADDR: "CP_ME_RAM_WADDR" in "CP" (Absolute, false) at 0xc15c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_ME_RAM_WADDR: "CP_ME_RAM_WADDR" in "CP" (Absolute, false) at 0xc15c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_ME_RAM_WADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -950,12 +950,12 @@ pub mod cp {
     /// `CP_ME_RAM_DATA`: ME microcode RAM data (auto-increments the address)
     ///
     /// Offset 0xc160; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_RAM_DATA(u32);
-    register!(CP_ME_RAM_DATA: "CP_ME_RAM_DATA" in "CP" (Absolute, false) at 0xc160, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_ME_RAM_DATA: "CP_ME_RAM_DATA" in "CP" (Absolute, false) at 0xc160, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_ME_RAM_DATA {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -980,12 +980,12 @@ pub mod cp {
     /// `CP_DEBUG`: CP debug control
     ///
     /// Offset 0xc1fc; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_DEBUG(u32);
-    register!(CP_DEBUG: "CP_DEBUG" in "CP" (Absolute, false) at 0xc1fc, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_DEBUG: "CP_DEBUG" in "CP" (Absolute, false) at 0xc1fc, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_DEBUG {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1021,12 +1021,12 @@ pub mod rlc {
     /// `RLC_CNTL`: Run-list controller enable
     ///
     /// Offset 0x3f00; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RLC_CNTL(u32);
-    register!(RLC_CNTL: "RLC_CNTL" in "RLC" (Absolute, false) at 0x3f00, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(RLC_CNTL: "RLC_CNTL" in "RLC" (Absolute, false) at 0x3f00, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl RLC_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1051,12 +1051,12 @@ pub mod rlc {
     /// `RLC_UCODE_ADDR`: RLC microcode upload address
     ///
     /// Offset 0x3f2c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RLC_UCODE_ADDR(u32);
-    register!(RLC_UCODE_ADDR: "RLC_UCODE_ADDR" in "RLC" (Absolute, false) at 0x3f2c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(RLC_UCODE_ADDR: "RLC_UCODE_ADDR" in "RLC" (Absolute, false) at 0x3f2c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl RLC_UCODE_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1081,12 +1081,12 @@ pub mod rlc {
     /// `RLC_UCODE_DATA`: RLC microcode upload data
     ///
     /// Offset 0x3f30; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RLC_UCODE_DATA(u32);
-    register!(RLC_UCODE_DATA: "RLC_UCODE_DATA" in "RLC" (Absolute, false) at 0x3f30, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(RLC_UCODE_DATA: "RLC_UCODE_DATA" in "RLC" (Absolute, false) at 0x3f30, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl RLC_UCODE_DATA {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);

@@ -1,7 +1,7 @@
 //! Emulated Radeon R5xx (R520, PCI 1002:7100) command processor, written from
 //! `amd-r5xx-acceleration` §5 (Command Processor), §6 (PM4) and §11.1 (CP registers), plus the
-//! facts the document omits in `shared/design/hardware-facts.md` and the public Linux radeon
-//! headers named where used. Independent of any driver: the PM4 decoder is this crate's own.
+//! facts the document omits from the public Linux radeon driver (r100.c, r300_reg.h, rs600d.h),
+//! named where used. Independent of any driver: the PM4 decoder is this crate's own.
 //!
 //! # What is emulated
 //!
@@ -147,7 +147,7 @@ use std::collections::VecDeque;
 
 /// PCI vendor ID (ATI/AMD).
 pub const VENDOR_ID: u16 = 0x1002;
-/// PCI device ID: R520 (Radeon X1800 XT), hardware-facts.md.
+/// PCI device ID: R520 (Radeon X1800 XT), Linux radeon_pciids / PCI ID database.
 pub const DEVICE_ID: u16 = 0x7100;
 /// PCI class: display controller, VGA compatible.
 pub const CLASS: u32 = 0x03_0000;

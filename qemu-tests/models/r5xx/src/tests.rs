@@ -220,7 +220,7 @@ impl Stepper {
 
 #[test]
 fn pci_identity_is_r520_with_a_64k_register_bar() {
-    // hardware-facts.md: R520 1002:7100; BAR0 = 64 KiB of registers.
+    // R520 1002:7100 (Linux radeon PCI IDs); BAR0 = 64 KiB of registers.
     let b = Bench::new();
     let f = baregpu_hal::pci::probe(&b.gpu, b.gpu.pci_address()).unwrap();
     assert_eq!((f.vendor, f.device, f.class), (0x1002, 0x7100, 0x03_0000));
@@ -739,7 +739,7 @@ fn scratch_registers_are_written_back_under_umsk() {
     b.submit(&words);
     let copy: Vec<u32> = (0..8).map(|i| b.peek(SCRATCH_COPY + 4 * i)).collect();
     assert_eq!(copy, [SENTINEL, 0x101, SENTINEL, SENTINEL, SENTINEL, 0x105, SENTINEL, 0x107]);
-    // The hardware-facts ring test: an MMIO write of the register is copied too.
+    // Linux radeon's ring test (r100.c): an MMIO write of the register is copied too.
     b.wr(scratch(7), 0xCAFE_DEAD);
     assert_eq!(b.peek(SCRATCH_COPY + 28), 0xCAFE_DEAD);
     // A write-back outside guest memory is a DMA fault.
