@@ -72,7 +72,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
 }
 
 /// Library crates with a `defmt` feature, each built alone with it (so a feature that forgets
-/// to forward `defmt` to a dependency fails), and `error-check`, whose build with `defmt`
+/// to forward `defmt` to a dependency fails), and `api-check`, whose build with `defmt`
 /// checks that every public error type is `defmt::Format`.
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
@@ -83,7 +83,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
-    ("error-check", "defmt"),
+    ("api-check", "defmt"),
 ];
 
 /// `cargo build -p <crate> --features <defmt...> --target x86_64-unknown-none`.

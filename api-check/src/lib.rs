@@ -1,8 +1,14 @@
-//! Every public error type of the library crates, listed once and checked at compile time: each
-//! is a `core::error::Error + Send + Sync + 'static` (usable as `Box<dyn Error + Send + Sync>`
-//! and across threads), and with the `defmt` feature each is `defmt::Format` (the crates marked
-//! `+ defmt`). `tests/listed.rs` scans the crates' sources and fails when a public error type
-//! is missing here, so a new one cannot skip the checks.
+//! Checks over the public API of the library crates, in one place because they span all of
+//! them (this crate depends on every library crate and is not published).
+//!
+//! - Every public error type, listed once below and checked at compile time: each is a
+//!   `core::error::Error + Send + Sync + 'static` (usable as `Box<dyn Error + Send + Sync>` and
+//!   across threads), and with the `defmt` feature each is `defmt::Format` (the crates marked
+//!   `+ defmt`; `cargo xtask test` builds this crate so for `x86_64-unknown-none`).
+//!   `tests/listed.rs` scans the crates' sources and fails when a public error type is missing
+//!   here, so a new one cannot skip the checks.
+//! - The top README's Rust examples run as doctests of this crate ([`ReadmeExamples`], built
+//!   only under `cfg(doctest)`), so they cannot rot.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -82,3 +88,8 @@ error_types! {
         baregpu_evergreen_asm::abi::AbiError,
     ],
 }
+
+/// The repository's README.md: its Rust code blocks are doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;

@@ -3,8 +3,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use api_check::LISTED;
 use baregpu_hal::error::Chain;
-use error_check::LISTED;
 
 /// Name endings of public error types (the HAL's `FieldOverflow`, `IndexOutOfRange`,
 /// `InvalidEnumValue`, `TimedOut`, the ring's `NoSpace`, `BadReadPointer`, the driver's
@@ -66,7 +66,7 @@ fn every_public_error_type_of_every_library_crate_is_listed() {
             .filter(|n| !NOT_ERRORS.contains(n))
             .collect();
         for missing in errors.difference(&listed) {
-            problems.push(format!("{dir}: `{missing}` is not listed in error-check/src/lib.rs"));
+            problems.push(format!("{dir}: `{missing}` is not listed in api-check/src/lib.rs"));
         }
         for gone in listed.difference(&errors) {
             problems.push(format!("{dir}: `{gone}` is listed but not found in {dir}/src"));
@@ -80,7 +80,7 @@ fn every_library_crate_is_scanned() {
     let dirs: BTreeSet<&str> = LISTED.iter().map(|(dir, _)| *dir).collect();
     let manifest =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
-            .expect("error-check/Cargo.toml");
+            .expect("api-check/Cargo.toml");
     // Each library crate this crate depends on (`baregpu-*`) has its directory in the list.
     let deps = manifest.lines().filter(|l| l.starts_with("baregpu-")).count();
     assert_eq!(dirs.len(), deps, "{dirs:?} against {deps} baregpu-* dependencies");
