@@ -46,7 +46,7 @@ fn a_kernel_drives_the_r520_naming_only_the_driver_crate() {
     assert_eq!(report.load_writes, 1 + 2 * 256);
 
     // Typed registers through the re-exported HAL trait and register module.
-    assert_eq!((&gpu).read::<CP_ME_CNTL>().me_busy(), MeBusy::MicroengineNotBusy);
+    assert_eq!(gpu.read::<CP_ME_CNTL>().me_busy(), MeBusy::MicroengineNotBusy);
 
     // Packets through the re-exported ring's writer; its error converts into the driver's.
     let fence = drv
