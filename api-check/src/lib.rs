@@ -7,7 +7,7 @@
 //!   `+ defmt`; `cargo xtask test` builds this crate so for `x86_64-unknown-none`).
 //!   `tests/listed.rs` scans the crates' sources and fails when a public error type is missing
 //!   here, so a new one cannot skip the checks.
-//! - The top README's Rust examples run as doctests of this crate ([`ReadmeExamples`], built
+//! - The top README's Rust examples run as doctests of this crate (`ReadmeExamples`, built
 //!   only under `cfg(doctest)`), so they cannot rot.
 #![no_std]
 #![forbid(unsafe_code)]
