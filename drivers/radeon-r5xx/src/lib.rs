@@ -48,9 +48,12 @@
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
 //!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
 //!   e.g. after a function-level reset).
-//! - CTM compute (module `ctm`, cargo feature `ctm`, off by default): DPP programs and CTM command buffers (crate `baregpu-ati-ctm`) in DMA
-//!   memory, dispatched through the ring with the project's CTM device interface, typed CTM
-//!   faults from `CTM_STATUS`.
+//! - CTM compute (module `ctm`, cargo feature `ctm`, off by default because only the emulated
+//!   R5xx has the project's CTM device interface): DPP programs and CTM command buffers (crate
+//!   `baregpu-ati-ctm`) in DMA memory, dispatched through the ring with that interface, typed
+//!   CTM faults from `CTM_STATUS`.
+//! - One dependency: the crate re-exports what its API names ([`hal`], [`regs`], [`ring`],
+//!   [`firmware`] and its error and report types).
 //! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop.
 //!
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
