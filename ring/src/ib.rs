@@ -35,6 +35,7 @@ const _: () = assert!(CP_IB2_BUFSZ::IB2_BUFSZ.mask() as usize == MAX_IB_DWORDS);
 /// An indirect buffer the CP cannot fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum IbError {
     /// The buffer does not start on a dword (CP_IB_BASE holds address bits 31:2).
     Unaligned {
@@ -69,6 +70,8 @@ impl fmt::Display for IbError {
         }
     }
 }
+
+impl core::error::Error for IbError {}
 
 /// A finished indirect buffer as the CP sees it: bus address and length in dwords, validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -69,6 +69,7 @@ pub const SUBMIT_ALIGN: usize = 16;
 /// A ring or writeback location the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum RingConfigError {
     /// The ring is not a power of two between [`MIN_RING_DWORDS`] and [`MAX_RING_DWORDS`]
     /// dwords (`bytes` is the region size).
@@ -112,6 +113,8 @@ impl fmt::Display for RingConfigError {
     }
 }
 
+impl core::error::Error for RingConfigError {}
+
 /// The written-back read pointer is not one the CP could have reached; it was ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -134,9 +137,12 @@ impl fmt::Display for BadReadPointer {
     }
 }
 
+impl core::error::Error for BadReadPointer {}
+
 /// A blocking reservation failed; nothing was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum WaitError {
     /// Waiting cannot help: even with every committed dword consumed, at most `max` dwords
     /// would be free (the ring is too small, or uncommitted dwords fill it: commit first).
@@ -163,9 +169,18 @@ impl fmt::Display for WaitError {
             WaitError::TooLarge { needed, max } => {
                 write!(f, "{needed} dwords can never fit (at most {max} without a commit)")
             }
-            WaitError::TimedOut { needed, free, waited } => {
-                write!(f, "ring still has {free} of {needed} dwords free: {waited}")
+            WaitError::TimedOut { needed, free, .. } => {
+                write!(f, "ring still has {free} of {needed} dwords free")
             }
+        }
+    }
+}
+
+impl core::error::Error for WaitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            WaitError::TimedOut { waited, .. } => Some(waited),
+            _ => None,
         }
     }
 }

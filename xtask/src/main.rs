@@ -71,6 +71,28 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd
 }
 
+/// Library crates with a `defmt` feature, each built alone with it (so a feature that forgets
+/// to forward `defmt` to a dependency fails), and `api-check`, whose build with `defmt`
+/// checks that every public error type is `defmt::Format`.
+const DEFMT_CRATES: &[(&str, &str)] = &[
+    ("baregpu-hal", "defmt"),
+    ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
+    ("baregpu-ring", "defmt"),
+    ("baregpu-firmware", "defmt"),
+    ("baregpu-radeon-r5xx", "defmt,ctm"),
+    ("baregpu-ati-ctm", "defmt"),
+    ("baregpu-dpp-asm", "defmt"),
+    ("baregpu-evergreen-asm", "defmt"),
+    ("api-check", "defmt"),
+];
+
+/// `cargo build -p <crate> --features <defmt...> --target x86_64-unknown-none`.
+fn defmt_build(krate: &str, features: &str) -> Command {
+    let mut cmd = cargo();
+    cmd.args(["build", "-p", krate, "--features", features, "--target", "x86_64-unknown-none"]);
+    cmd
+}
+
 /// `-Z` flags that build `core`/`alloc` for the JSON kernel target.
 const BUILD_STD_ARGS: &[&str] = &[
     "-Z",
@@ -514,6 +536,13 @@ fn test_job() -> ExitCode {
     }
     let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
     tally.check("no-std-build-x86_64-target.json", ok);
+    for (krate, features) in DEFMT_CRATES {
+        let ok = run(
+            &format!("{krate} with --features {features} for x86_64-unknown-none"),
+            &mut defmt_build(krate, features),
+        );
+        tally.check(&format!("defmt-build-{krate}"), ok);
+    }
 
     // 5. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
     fuzz_smoke(&mut tally);

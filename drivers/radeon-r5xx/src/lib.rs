@@ -48,9 +48,12 @@
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
 //!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
 //!   e.g. after a function-level reset).
-//! - CTM compute ([`ctm`]): DPP programs and CTM command buffers (crate `baregpu-ati-ctm`) in DMA
-//!   memory, dispatched through the ring with the project's CTM device interface, typed CTM
-//!   faults from `CTM_STATUS`.
+//! - CTM compute (module `ctm`, cargo feature `ctm`, off by default because only the emulated
+//!   R5xx has the project's CTM device interface): DPP programs and CTM command buffers (crate
+//!   `baregpu-ati-ctm`) in DMA memory, dispatched through the ring with that interface, typed
+//!   CTM faults from `CTM_STATUS`.
+//! - One dependency: the crate re-exports what its API names ([`hal`], [`regs`], [`ring`],
+//!   [`firmware`] and its error and report types).
 //! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop.
 //!
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
@@ -59,6 +62,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "ctm")]
 pub mod ctm;
 mod driver;
 mod error;
@@ -74,3 +78,18 @@ pub use error::{
     ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,
 };
 pub use pio::{PioSession, PioSink};
+
+// What the public API names, so that this crate is the one dependency a kernel needs.
+/// The ATI CTM command builders and DPP executable loader the `ctm` module takes.
+#[cfg(feature = "ctm")]
+pub use baregpu_ati_ctm as ati_ctm;
+/// The microcode parser and loader (`FirmwareError`, `LoadError`, `UploadReport`).
+pub use baregpu_firmware as firmware;
+pub use baregpu_firmware::FirmwareError;
+pub use baregpu_firmware::amd::{CpMicrocode, LoadError, MeRamEntry, UploadReport};
+/// The HAL the driver runs on (`RegisterIo`, `Clock`, `DmaAllocator`, PCI access).
+pub use baregpu_hal as hal;
+/// The R5xx registers (amd-r5xx-acceleration §11), generated from the register database.
+pub use baregpu_regs::r5xx as regs;
+/// PM4 packets, the command ring and indirect buffers the submission API hands out.
+pub use baregpu_ring as ring;

@@ -89,6 +89,7 @@ pub const ENTRY_BYTES: usize = 8;
 /// [`CpMicrocode::parse_for`] validates against. Later R1xx-R4xx families plug in as further
 /// constants once their sizes are confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CpFirmwareKind {
     name: &'static str,
     file: &'static str,
@@ -135,6 +136,7 @@ impl CpFirmwareKind {
 /// One 40-bit MicroEngine RAM entry (§5.12): `high` goes to `CP_ME_RAM_DATAH`, `low` to
 /// `CP_ME_RAM_DATAL`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct MeRamEntry {
     /// Bits 39:32.
     pub high: u8,
@@ -251,6 +253,8 @@ fn decode_entry(chunk: &[u8]) -> MeRamEntry {
 
 /// A failed upload: the device was not ready, is gone, or did not keep the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum LoadError {
     /// `CP_CSQ_CNTL.CSQ_MODE` is not 0 ("Primary Disabled, Indirect Disabled", §11.1): a command
     /// stream is enabled and the ME could execute a half-written RAM. Nothing was written.
@@ -313,6 +317,7 @@ impl core::error::Error for LoadError {}
 
 /// What [`upload`] did, counted at the register interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct UploadReport {
     /// Entries written and verified.
     pub entries: usize,

@@ -78,6 +78,7 @@ impl DmaLayout {
 /// Why a DMA allocation or access failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum DmaError {
     /// A zero-byte allocation was requested.
     ZeroSize,
@@ -112,6 +113,8 @@ impl fmt::Display for DmaError {
         }
     }
 }
+
+impl core::error::Error for DmaError {}
 
 /// A block of memory both the CPU and a device access.
 ///

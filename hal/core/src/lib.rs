@@ -12,6 +12,7 @@
 //!   before it rings a doorbell ([`barrier`]).
 //! - [`time`]: a monotonic clock and bounded polling ([`time::poll_until`]).
 //! - [`pci`]: discovery, BAR decoding and the device match table, over `pci_types`.
+//! - [`error`](mod@error): [`Chain`](error::Chain) prints an error with its sources on one line.
 //! - [`log`]: logging macros that forward to `defmt` when the `defmt` feature is on.
 #![no_std]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -21,6 +22,7 @@ extern crate alloc;
 
 pub mod barrier;
 pub mod dma;
+pub mod error;
 pub mod io;
 pub mod log;
 pub mod mmio;

@@ -46,6 +46,8 @@ impl fmt::Display for TimedOut {
     }
 }
 
+impl core::error::Error for TimedOut {}
+
 /// A point in time after which a wait gives up.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
