@@ -976,7 +976,8 @@ fn a_maximal_submission_stays_bounded_per_request() {
             requests += 1;
             let units = b.gpu.model().stats().units;
             assert!(
-                units - last_units <= 64 * MAX_UNITS_PER_TICK,
+                units - last_units
+                    <= u64::from(gpu_device_model::pacing::SEEDED_MAX_TICKS) * MAX_UNITS_PER_TICK,
                 "one request ran {} units",
                 units - last_units
             );
