@@ -614,6 +614,20 @@ fn wait_reg_mem_waits_for_memory_and_polls_once_per_tick() {
         let _ = b.rd(GRBM_STATUS);
         assert_eq!(b.rd(SCRATCH_REG0), 0x77);
         b.ok();
+        // MEM_SPACE 0: POLL_ADDRESS_LO 15:0 is the register's dword address (SCRATCH_REG1
+        // 0x8504 >> 2); FUNCTION 5 (>=), the host writes the register later.
+        b.submit(&[t3(WAIT_REG_MEM, 6), 5, (SCRATCH_REG0 + 4) >> 2, 0, 3, 0xFF, 10]);
+        b.submit(&set_config(SCRATCH_REG0 + 8, &[0x88]));
+        assert_eq!(b.rd(SCRATCH_REG0 + 8), 0, "still waiting on the register");
+        assert_eq!(b.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY while waiting");
+        b.wr(SCRATCH_REG0 + 4, 3);
+        let _ = b.rd(GRBM_STATUS);
+        assert_eq!(b.rd(SCRATCH_REG0 + 8), 0x88);
+        b.ok();
+        // §9.6.8: "If ENGINE = PFP, only Memory is valid".
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 8 | 5, SCRATCH_REG0 >> 2, 0, 0, 0, 10]);
+        b.failed_with(ec::INVALID_PACKET);
         // FUNCTION 111 is reserved.
         let mut b = Bench::running(asic);
         b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 4 | 7, DATA, 0, 0, 0, 10]);
