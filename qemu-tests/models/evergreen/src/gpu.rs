@@ -1423,7 +1423,9 @@ impl GpuModel for EvergreenModel {
     }
 
     fn reset(&mut self) {
+        let limits = self.limits;
         *self = Self::with_faults(self.asic, self.faults);
+        self.limits = limits;
     }
 
     fn inject(&mut self, switches: u32) -> bool {

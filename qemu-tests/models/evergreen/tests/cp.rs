@@ -522,6 +522,10 @@ fn set_packets_stay_inside_their_range() {
         p.extend_from_slice(&words);
         b.submit(&p);
         assert_eq!(b.gpu.model().register(0x3_0000 + 817 * 32 + 28), 8);
+        assert_eq!(b.gpu.model().stats().writes_dropped, 0, "a valid stream drops nothing");
+        // Inside the context range but no register (0x28004): stored nowhere, counted.
+        b.submit(&set_context(0x2_8004, &[0xBAD]));
+        assert_eq!(b.gpu.model().stats().writes_dropped, 1);
         b.ok();
     }
 }
@@ -573,6 +577,12 @@ fn fences_write_32_and_64_bit_data_and_interrupt_through_the_ih_ring() {
         b.wr(IH_RB_RPTR, 16);
         b.gpu.ack_irq(IRQ_LINE);
         assert_eq!(b.gpu.irq_status() & IRQ_LINE, 0);
+        // DATA_SEL 3: the 64-bit GPU clock, which advances.
+        b.submit(&eop(FENCE, 3, 0, 0));
+        let first = u64::from(b.peek(FENCE)) | u64::from(b.peek(FENCE + 4)) << 32;
+        b.submit(&eop(FENCE, 3, 0, 0));
+        let second = u64::from(b.peek(FENCE)) | u64::from(b.peek(FENCE + 4)) << 32;
+        assert!(first > 0 && second > first, "{first} {second}");
         // A QWORD fence address must be 8-byte aligned (§9.6.2 ADDRESS_LO "[31:3]").
         b.submit(&eop(FENCE + 4, 2, 0, 1));
         b.failed_with(ec::INVALID_PACKET);
