@@ -372,6 +372,7 @@ fn r5xx_faults_from_the_command_line() {
     let base = ["--socket", "/nonexistent/s", "--guest-ram", "/nonexistent/r", "--ram-size", "1M"];
     for (model, fault, message) in [
         ("r5xx", "melt", "unknown fault `melt`"),
+        ("evergreen-cayman", "ucode-corrupt=4096", "unknown fault `ucode-corrupt=4096`"),
         ("selftest", "cp-stall", "has no injectable faults"),
     ] {
         let mut args = vec!["--model", model, "--fault", fault];
