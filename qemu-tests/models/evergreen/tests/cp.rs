@@ -1011,5 +1011,27 @@ fn a_maximal_submission_stays_bounded_per_request() {
         assert_eq!(b.gpu.state(), ModelState::Error, "{asic:?}");
         assert_eq!(b.gpu.model().stats().max_tick_units, MAX_UNITS_PER_TICK);
         assert_eq!(b.rd(SCRATCH_REG0), 99, "every IB ran first");
+        // A WAIT_REG_MEM that never passes: one poll per tick, the device stays usable (waiting
+        // is not a hang) and every request stays within the bound.
+        let gpu = InProcess::with_options(EvergreenModel::new(asic), options).unwrap();
+        let mut b = Bench { gpu, asic, wptr: 0, ring_dwords: 0 };
+        b.load_microcode();
+        b.ring(9, 1);
+        b.wr(CP_ME_CNTL, 0);
+        b.poke(DATA, &[0]);
+        let mut p = me_initialize();
+        p.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 4]);
+        b.submit(&p);
+        let mut last = b.gpu.model().stats();
+        for _ in 0..2000 {
+            let _ = b.rd(GRBM_STATUS);
+            let now = b.gpu.model().stats();
+            let bound = u64::from(gpu_device_model::pacing::SEEDED_MAX_TICKS);
+            assert!(now.units - last.units <= bound * MAX_UNITS_PER_TICK);
+            assert!(now.polls - last.polls <= bound);
+            last = now;
+        }
+        assert!(last.polls > 100, "{}", last.polls);
+        b.ok();
     }
 }
