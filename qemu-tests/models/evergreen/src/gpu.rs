@@ -1324,8 +1324,13 @@ impl EvergreenModel {
     }
 
     fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
+        let had_work = self.cp.work.is_some();
         if let Some(activity) = self.advance_work(dev)? {
             return Ok(activity);
+        }
+        if had_work {
+            // The work finished within this tick's budget: fetch again on the next tick.
+            return Ok(Activity::Busy);
         }
         let one_packet = self.faults.slow.is_some();
         for _ in 0..DWORDS_PER_TICK {
