@@ -1035,3 +1035,167 @@ fn a_maximal_submission_stays_bounded_per_request() {
         b.ok();
     }
 }
+
+// --- more packets, each from its section ------------------------------------------------------
+
+#[test]
+fn state_and_sync_packets_are_accepted_with_their_documented_bodies() {
+    const CLEAR_STATE: u32 = 0x12;
+    const MODE_CONTROL: u32 = 0x18;
+    const CONTEXT_CONTROL: u32 = 0x28;
+    const PFP_SYNC_ME: u32 = 0x42;
+    const PREAMBLE_CNTL: u32 = 0x4A;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.submit(&[
+            // §9.2.2: begin / end of clear-state initialization (commands 2 and 3 in 31:28).
+            t3(PREAMBLE_CNTL, 1),
+            2 << 28,
+            t3(PREAMBLE_CNTL, 1),
+            3 << 28,
+            // §9.4.1 CLEAR_STATE, §9.4.4 CONTEXT_CONTROL (load and shadow enables with their
+            // DW-enable bit 31), §9.6.5 PFP_SYNC_ME, §9.4.3 MODE_CONTROL CMD 001.
+            t3(CLEAR_STATE, 1),
+            0,
+            t3(CONTEXT_CONTROL, 2),
+            1 << 31 | 1,
+            1 << 31,
+            t3(PFP_SYNC_ME, 1),
+            0,
+            t3(MODE_CONTROL, 1),
+            1,
+        ]);
+        // §9.6.7: SURFACE_SYNC's COHER_CNTL, COHER_SIZE and COHER_BASE reach the CP_COHER_*
+        // registers (ENGINE, bit 31, is not part of COHER_CNTL).
+        b.submit(&[t3(SURFACE_SYNC, 4), 1 << 31 | 1 << 23 | 1 << 27, 0x10, DATA >> 8, 10]);
+        let m = b.gpu.model();
+        assert_eq!(
+            [m.register(0x85F0), m.register(0x85F4), m.register(0x85F8)],
+            [1 << 23 | 1 << 27, 0x10, DATA >> 8]
+        );
+        drop(m);
+        b.ok();
+        // §9.2.2: commands 1xxx and x1xx are reserved.
+        b.submit(&[t3(PREAMBLE_CNTL, 1), 4 << 28]);
+        b.failed_with(ec::INVALID_PACKET);
+        // §9.4.3: MODE_CONTROL CMD 000 is reserved.
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(MODE_CONTROL, 1), 0]);
+        b.failed_with(ec::INVALID_PACKET);
+    }
+}
+
+#[test]
+fn event_write_zpass_done_and_eos_write_memory() {
+    const EVENT_WRITE_EOS: u32 = 0x48;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[SENTINEL; 4]);
+        // §9.6.1: ZPASS_DONE (0x15) with EVENT_INDEX 1 is a 4-dword event: the DB's sample
+        // count at the QWORD address: none drawn, with the result-valid bit 63.
+        b.submit(&[t3(EVENT_WRITE, 3), 1 << 8 | 0x15, DATA, 0]);
+        assert_eq!([b.peek(DATA), b.peek(DATA + 4)], [0, 1 << 31]);
+        // §9.6.3: EVENT_WRITE_EOS CMD 010 stores DATA (CS_DONE 0x2F, index 6).
+        b.submit(&[t3(EVENT_WRITE_EOS, 4), 6 << 8 | 0x2F, DATA + 8, 2 << 29, 0xE05]);
+        assert_eq!(b.peek(DATA + 8), 0xE05);
+        b.ok();
+        // §9.6.2: INT_SEL 01 "Send Interrupt Only. Program DATA_SEL 000".
+        b.submit(&eop(FENCE, 1, 1, 5));
+        b.failed_with(ec::INVALID_PACKET);
+    }
+}
+
+#[test]
+fn cond_write_and_pred_exec() {
+    const COND_WRITE: u32 = 0x45;
+    const PRED_EXEC: u32 = 0x23;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[0x35, SENTINEL]);
+        // §9.5.2: POLL_SPACE memory (bit 4), WRITE_SPACE memory (bit 8), FUNCTION 3 (=) of
+        // (value & MASK) against REFERENCE: 0x35 & 0xF0 = 0x30 passes, the write happens.
+        b.submit(&[t3(COND_WRITE, 8), 1 << 8 | 1 << 4 | 3, DATA, 0, 0x30, 0xF0, DATA + 4, 0, 0x77]);
+        assert_eq!(b.peek(DATA + 4), 0x77);
+        // Reference 0x40: the test fails and the CP skips the write; WRITE_SPACE register.
+        b.submit(&[t3(COND_WRITE, 8), 1 << 4 | 3, DATA, 0, 0x40, 0xF0, SCRATCH_REG0 >> 2, 0, 9]);
+        assert_eq!(b.rd(SCRATCH_REG0), 0);
+        // §9.5.4: PRED_EXEC runs EXEC_COUNT dwords only on the selected devices (this GPU is
+        // device 0, DEVICE_SELECT bit 24).
+        let mut p = vec![t3(PRED_EXEC, 1), 2 << 24 | 3];
+        p.extend(set_config(SCRATCH_REG0, &[1]));
+        p.extend([t3(PRED_EXEC, 1), 1 << 24 | 3]);
+        p.extend(set_config(SCRATCH_REG0 + 4, &[2]));
+        b.submit(&p);
+        assert_eq!([b.rd(SCRATCH_REG0), b.rd(SCRATCH_REG0 + 4)], [0, 2]);
+        b.ok();
+    }
+}
+
+#[test]
+fn the_ih_ring_needs_its_enables_and_a_write_back_address() {
+    for asic in Asic::ALL {
+        // IH_CNTL.ENABLE_INTR off: no vector, no interrupt (counted as dropped).
+        let mut b = Bench::running(asic);
+        b.ih(6);
+        b.wr(IH_CNTL, 0);
+        b.submit(&eop(FENCE, 1, 2, 1));
+        assert_eq!((b.peek(IH_RING), b.gpu.irq_status() & IRQ_LINE), (0, 0));
+        assert_eq!(b.gpu.model().stats().ih_dropped, 1);
+        b.ok();
+        // The RLC off: the IH stays silent too.
+        let mut b = Bench::running(asic);
+        b.ih(6);
+        b.wr(RLC_CNTL, 0);
+        b.submit(&eop(FENCE, 1, 2, 1));
+        assert_eq!(b.gpu.model().stats().ih_entries, 0);
+        // Write-back enabled with the address never programmed: a DMA fault.
+        let mut b = Bench::running(asic);
+        b.ih(6);
+        b.wr(IH_WPTR_ADDR_LO, 0);
+        b.submit(&eop(FENCE, 1, 2, 1));
+        b.failed_with(ec::DMA_WRITE_FAULT);
+    }
+}
+
+#[test]
+fn cp_dma_refuses_what_it_does_not_model() {
+    // Linux radeon evergreend.h CP_DMA: SRC_SEL 1 (GDS), DST_SEL 1 (GDS), SAS/DAS (register
+    // space, COMMAND bits 26/27), SAIC/DAIC (no increment, 28/29): not modelled; SRC_SEL 3 is
+    // not defined.
+    for asic in Asic::ALL {
+        for (dw2, command, code) in [
+            (1 << 29, 4, ec::UNSUPPORTED_PACKET),
+            (1 << 20, 4, ec::UNSUPPORTED_PACKET),
+            (0, 1 << 26 | 4, ec::UNSUPPORTED_PACKET),
+            (0, 1 << 29 | 4, ec::UNSUPPORTED_PACKET),
+            (3 << 29, 4, ec::INVALID_PACKET),
+        ] {
+            let mut b = Bench::running(asic);
+            b.submit(&[t3(CP_DMA, 5), DATA, dw2, DATA + 0x100, 0, command]);
+            b.failed_with(code);
+        }
+    }
+}
+
+#[test]
+fn the_cp_reports_busy_while_a_dispatch_runs() {
+    use common::*;
+    // A kernel that loops forever keeps GUI_ACTIVE / CP_BUSY set tick after tick; the fence
+    // behind it stays unwritten (the EOP is behind the dispatch).
+    let mut s = Stepper::running(Asic::Cayman);
+    s.put(PROG as u32, &[0, 0x0A << 22 | 1 << 31]);
+    let mut ring = me_initialize();
+    ring.extend(compute_state(64));
+    ring.extend([t3c(DISPATCH_DIRECT, 4), 4, 1, 1, 1]);
+    ring.extend(eop(FENCE, 1, 0, 1));
+    s.put(FENCE, &[0]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    for _ in 0..200 {
+        s.dev.tick_engines(1);
+    }
+    assert!(s.dev.model().work_in_progress());
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY");
+    assert_eq!(s.peek(FENCE), 0);
+    assert!(s.dev.model().stats().max_tick_units <= MAX_UNITS_PER_TICK);
+}
