@@ -143,48 +143,35 @@ mod tests {
     use super::*;
     use baregpu_hal::register::{Chipsets, FieldSpec};
 
-    const fn reg(
-        name: &'static str,
-        offset: usize,
-        count: usize,
-        readable: bool,
-        writable: bool,
-        fields: &'static [FieldSpec],
-        write_mask: u32,
-        reset: u32,
-    ) -> RegisterSpec<u8> {
-        RegisterSpec {
-            name,
-            block: "T",
-            offset,
-            relative: false,
-            count,
-            stride: if count > 1 { 8 } else { 0 },
-            readable,
-            writable,
-            write_mask,
-            reset,
-            chipsets: Chipsets::All,
-            source: "test",
-            fields,
-        }
-    }
+    const BASE: RegisterSpec<u8> = RegisterSpec {
+        name: "",
+        block: "T",
+        offset: 0,
+        relative: false,
+        count: 1,
+        stride: 0,
+        readable: true,
+        writable: true,
+        write_mask: u32::MAX,
+        reset: 0,
+        chipsets: Chipsets::All,
+        source: "test",
+        fields: &[],
+    };
 
     static SPECS: [RegisterSpec<u8>; 4] = [
         // Fields 7:0 (rw) and 31 (write-only): writes keep 0x8000_00FF, reads return 0xFF.
-        reg(
-            "CNTL",
-            0x10,
-            1,
-            true,
-            true,
-            &[FieldSpec::rw("A", 0, 8), FieldSpec::wo("GO", 31, 1)],
-            0x8000_00FF,
-            0x5,
-        ),
-        reg("STATUS", 0x14, 1, true, false, &[], 0, 0x1234),
-        reg("ARRAY", 0x20, 3, true, true, &[], u32::MAX, 0),
-        reg("OTHER_CHIP", 0x40, 1, true, true, &[], u32::MAX, 0),
+        RegisterSpec {
+            name: "CNTL",
+            offset: 0x10,
+            fields: &[FieldSpec::rw("A", 0, 8), FieldSpec::wo("GO", 31, 1)],
+            write_mask: 0x8000_00FF,
+            reset: 0x5,
+            ..BASE
+        },
+        RegisterSpec { name: "STATUS", offset: 0x14, writable: false, reset: 0x1234, ..BASE },
+        RegisterSpec { name: "ARRAY", offset: 0x20, count: 3, stride: 8, ..BASE },
+        RegisterSpec { name: "OTHER_CHIP", offset: 0x40, ..BASE },
     ];
 
     #[test]

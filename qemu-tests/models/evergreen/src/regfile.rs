@@ -29,7 +29,7 @@ pub const CONSTANT_FILES: [(u32, u32); 5] = [
 /// The register file of `chip` at power-on (`gpu_device_model::regfile` applies the database).
 pub(crate) fn new(chip: Chipset) -> regfile::RegisterFile<Chipset> {
     regfile::RegisterFile::new(
-        &REGISTERS,
+        REGISTERS,
         REG_SPACE,
         |spec| spec.chipsets.contains(chip),
         &CONSTANT_FILES,

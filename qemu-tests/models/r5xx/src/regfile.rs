@@ -24,5 +24,5 @@ pub(crate) type RegisterFile = regfile::RegisterFile<Chipset>;
 
 /// A fresh register file.
 pub(crate) fn new() -> RegisterFile {
-    regfile::RegisterFile::new(&REGISTERS, REG_SPACE, |_| true, &[])
+    regfile::RegisterFile::new(REGISTERS, REG_SPACE, |_| true, &[])
 }
