@@ -1199,3 +1199,70 @@ fn the_cp_reports_busy_while_a_dispatch_runs() {
     assert_eq!(s.peek(FENCE), 0);
     assert!(s.dev.model().stats().max_tick_units <= MAX_UNITS_PER_TICK);
 }
+
+#[test]
+fn results_do_not_depend_on_the_pacing() {
+    // The same submission (IB, dispatch, EOP with interrupt) under run-to-idle and three seeds:
+    // the driver polls GRBM_STATUS.GUI_ACTIVE until idle and sees the same memory every time;
+    // paced, it sees the CP busy part of the way.
+    use common::*;
+    let n = 300usize;
+    let a: Vec<u32> = (0..n).map(|i| (i as f32 * 1.5).to_bits()).collect();
+    let b_in: Vec<u32> = (0..n).map(|i| (7.0 - i as f32).to_bits()).collect();
+    for asic in Asic::ALL {
+        let mut results = vec![];
+        for pacing in [Pacing::RunToIdle, Pacing::Seeded(1), Pacing::Seeded(2), Pacing::Seeded(3)] {
+            let options = InProcessOptions { pacing: Some(pacing), ..InProcessOptions::default() };
+            let gpu = InProcess::with_options(EvergreenModel::new(asic), options).unwrap();
+            let mut b = Bench { gpu, asic, wptr: 0, ring_dwords: 0 };
+            b.load_microcode();
+            b.ring(9, 1);
+            b.ih(6);
+            b.wr(CP_ME_CNTL, 0);
+            let mut m = mem();
+            two_input_program(
+                &mut m,
+                asic.shader_chip(),
+                DST_ARG2,
+                [0x0000_0012, 0xA000_0000],
+                [0x8080_8004, 0x0080_0010],
+            );
+            let mut cb = vec![3, 1, 1, 300, 1, 1, 100, 1, 1];
+            cb.extend([A, B, C]);
+            put(&mut m, CB0, &cb);
+            put(&mut m, POOL + u64::from(A), &a);
+            put(&mut m, POOL + u64::from(B), &b_in);
+            b.poke(0, &get(&mut m, 0, (POOL as usize + 0x8000) / 4));
+            b.poke(IB, &set_config(SCRATCH_REG0, &[0x1B]));
+            let mut p = me_initialize();
+            p.extend([t3(INDIRECT_BUFFER, 3), IB, 0, 3]);
+            p.extend(compute_state(100));
+            p.extend([t3c(DISPATCH_DIRECT, 4), 3, 1, 1, 1]);
+            p.extend(eop(FENCE, 2, 2, 0xFE_0000_0001));
+            b.submit(&p);
+            let mut busy_polls = 0;
+            while b.rd(GRBM_STATUS) >> 31 == 1 {
+                busy_polls += 1;
+                assert!(busy_polls < 1_000_000, "{asic:?} {pacing:?}: never idle");
+            }
+            b.ok();
+            if pacing != Pacing::RunToIdle {
+                assert!(busy_polls > 0, "{asic:?} {pacing:?}: the CP was busy part of the way");
+            }
+            let c: Vec<u32> = (0..n).map(|i| b.peek(POOL as u32 + C + 4 * i as u32)).collect();
+            results.push((
+                c,
+                b.rd(SCRATCH_REG0),
+                [b.peek(FENCE), b.peek(FENCE + 4)],
+                [b.peek(IH_RING), b.rd(IH_RB_WPTR)],
+            ));
+        }
+        assert!(results.windows(2).all(|w| w[0] == w[1]), "{asic:?}");
+        let (c, scratch, fence, ih) = &results[0];
+        assert_eq!(
+            f32::from_bits(c[n - 1]),
+            f32::from_bits(a[n - 1]) + f32::from_bits(b_in[n - 1])
+        );
+        assert_eq!((*scratch, *fence, *ih), (0x1B, [1, 0xFE], [181, 16]));
+    }
+}
