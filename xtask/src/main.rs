@@ -197,6 +197,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "r5xx_mailbox",
     "evergreen_asm_text",
     "evergreen_shader",
+    "evergreen_mailbox",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
