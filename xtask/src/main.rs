@@ -379,6 +379,12 @@ const IMAGE_PACKAGES: &[ImagePackage] = &[
         target: Some("aarch64-unknown-none"),
         target_dir: "../../target/rpi",
     },
+    // Its kernel; the QEMU case `bootloader-r5xx` builds and boots it.
+    ImagePackage {
+        dir: "examples/bootloader-r5xx",
+        target: Some("x86_64-unknown-none"),
+        target_dir: "../../target/bootloader-r5xx",
+    },
 ];
 
 fn image_clippy(image: &ImagePackage) -> Command {

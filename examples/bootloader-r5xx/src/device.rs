@@ -115,8 +115,10 @@ impl<C: Clock> Mailbox<C> {
         }
         let doorbell = mmio::map(bar0, size0, offset).map_err(DeviceError::Map)?;
         let shared = mmio::map(bar2, SHMEM_SIZE as u64, offset).map_err(DeviceError::Map)?;
-        poll_until(&clock, REQUEST_TIMEOUT, || (shared.read32(header::MAGIC) == MAGIC).then_some(()))
-            .map_err(DeviceError::NotReady)?;
+        poll_until(&clock, REQUEST_TIMEOUT, || {
+            (shared.read32(header::MAGIC) == MAGIC).then_some(())
+        })
+        .map_err(DeviceError::NotReady)?;
         let version = shared.read32(header::VERSION);
         if version != VERSION {
             return Err(DeviceError::Version(version));
@@ -191,9 +193,9 @@ impl<C: Clock> ConfigRegionAccess for Mailbox<C> {
         match address.segment() {
             // SAFETY: forwarded with the caller's guarantees.
             0 => unsafe { PortConfig.read(address, offset) },
-            _ if address == virtual_function() => self
-                .request(Op::ConfigRead, 0, u32::from(offset & !3), 0)
-                .unwrap_or(u32::MAX),
+            _ if address == virtual_function() => {
+                self.request(Op::ConfigRead, 0, u32::from(offset & !3), 0).unwrap_or(u32::MAX)
+            }
             _ => u32::MAX,
         }
     }

@@ -87,7 +87,8 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
 }
 
 fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u32, Error> {
-    let offset = boot_info.physical_memory_offset.into_option().ok_or(Error::NoPhysicalMemoryMap)?;
+    let offset =
+        boot_info.physical_memory_offset.into_option().ok_or(Error::NoPhysicalMemoryMap)?;
     let clock = clock::TscClock::calibrate().map_err(Error::Clock)?;
     let dma = dma::BumpDma::from_memory_map(&boot_info.memory_regions, offset)
         .ok_or(Error::NoDmaMemory)?;
@@ -115,8 +116,10 @@ fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u32, Error> {
     );
 
     let io = mailbox.io(probed.registers.slot);
-    let mut gpu = R5xx::init(io, clock, &dma, FIRMWARE, RingConfig::default()).map_err(Error::Init)?;
-    let _ = writeln!(out, "bootloader-r5xx: microcode loaded ({} bytes), ring running", FIRMWARE.len());
+    let mut gpu =
+        R5xx::init(io, clock, &dma, FIRMWARE, RingConfig::default()).map_err(Error::Init)?;
+    let _ =
+        writeln!(out, "bootloader-r5xx: microcode loaded ({} bytes), ring running", FIRMWARE.len());
     let fence = gpu.submit(16, |s| s.fence()).map_err(Error::Submit)?;
     gpu.wait(&fence, FENCE_TIMEOUT).map_err(Error::Fence)?;
     Ok(fence.seq())

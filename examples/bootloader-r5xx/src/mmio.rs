@@ -40,8 +40,8 @@ pub fn map(phys: u64, size: u64, offset: u64) -> Result<MmioRegion, MapError> {
     for page in Page::range_inclusive(first, last) {
         // SAFETY: the pages map PCI memory (a BAR), never RAM the kernel uses as normal memory;
         // only the cache attributes change.
-        let flush: MapperFlush<Size2MiB> = unsafe { tables.update_flags(page, flags) }
-            .map_err(|_| MapError::NotMapped(phys))?;
+        let flush: MapperFlush<Size2MiB> =
+            unsafe { tables.update_flags(page, flags) }.map_err(|_| MapError::NotMapped(phys))?;
         flush.flush();
     }
     let base = NonNull::new((offset + phys) as *mut u32).ok_or(MapError::NotMapped(phys))?;
