@@ -670,6 +670,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::parse_libtest;
+    use std::path::{Path, PathBuf};
 
     #[test]
     fn runner_summary_is_found_at_the_end() {
@@ -698,6 +699,39 @@ mod tests {
             .filter(|n| *n != "baregpu-fuzz")
             .collect();
         assert_eq!(names, super::FUZZ_TARGETS);
+    }
+
+    /// Every manifest that says `publish = true` is packaged and MSRV-built, and nothing else:
+    /// a crate made publishable joins the checks, a test crate cannot slip in.
+    #[test]
+    fn published_crates_are_the_manifests_with_publish_true() {
+        fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+                let path = entry.path();
+                let name = entry.file_name();
+                if path.is_dir() && name != "target" && name != ".git" {
+                    manifests(&path, out);
+                } else if name == "Cargo.toml" {
+                    out.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        manifests(&super::repo_root(), &mut found);
+        let mut published: Vec<String> = found
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .filter(|m| m.lines().any(|l| l.trim() == "publish = true"))
+            .filter_map(|m| {
+                let name = m.lines().find_map(|l| l.strip_prefix("name = \""))?;
+                Some(name.trim_end_matches('"').to_string())
+            })
+            .collect();
+        published.sort();
+        let mut expected: Vec<&str> = super::PUBLISHED_CRATES.to_vec();
+        expected.sort();
+        assert_eq!(published, expected);
+        assert_eq!(super::declared_rust_version().as_deref(), Some("1.88"));
     }
 
     #[test]
