@@ -5,26 +5,25 @@
 //! [`MmioRegion`]). In the harness the GPU is a device model running beside QEMU and reached
 //! through QEMU's `ivshmem-doorbell` PCI function: each register or configuration access is one
 //! request in a mailbox at the start of ivshmem's BAR2, announced through the doorbell in BAR0
-//! (the contract and its field offsets: the `gpu_mailbox` crate). The model performs the access
+//! (the contract: the `gpu_mailbox` crate, whose `guest` module does the exchange for this
+//! kernel and the test kernel alike). The model performs the access
 //! with all its side effects before it completes the request, so [`DeviceIo`] is a
 //! `RegisterIo` with the same ordering guarantees as MMIO. Guest RAM is shared with the model,
 //! so its DMA reaches physical addresses as a bus master's does.
 
 use crate::mmio::{self, MapError};
-use baregpu_hal::barrier::{dma_rmb, dma_wmb};
 use baregpu_hal::pci::{self, ConfigRegionAccess, PciAddress};
-use baregpu_hal::time::{Clock, TimedOut, poll_until};
+use baregpu_hal::time::Clock;
 use baregpu_hal::{MmioRegion, RegisterIo};
 use core::cell::Cell;
 use core::time::Duration;
-use gpu_mailbox::{
-    IVSHMEM_DEVICE, IVSHMEM_DOORBELL, IVSHMEM_VENDOR, MAGIC, MODEL_PEER, Op, SHMEM_SIZE, Status,
-    VECTOR_REQUEST, VERSION, completion, header, request,
-};
+use gpu_mailbox::guest::{self, ConnectError, ExchangeError, Request};
+use gpu_mailbox::{IVSHMEM_DEVICE, IVSHMEM_VENDOR, Op, SHMEM_SIZE};
 
 /// Buses scanned for the ivshmem function.
 const LAST_BUS: u8 = 3;
-/// Bound on one request (the model answers in microseconds; 1 s covers a loaded host).
+/// Bound on one request and on the wait for the model's header (the model answers in
+/// microseconds; 1 s covers a loaded host).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
 /// PCI segment on which the harness presents the emulated GPU's configuration space.
 pub const VIRTUAL_SEGMENT: u16 = 1;
@@ -38,14 +37,10 @@ pub enum DeviceError {
     MissingBar(u8),
     /// A BAR could not be mapped.
     Map(MapError),
-    /// The model never wrote its header.
-    NotReady(TimedOut),
-    /// The model speaks another mailbox version.
-    Version(u32),
-    /// A request was not completed in time.
-    TimedOut(TimedOut),
-    /// The model completed a request with this status.
-    Status(u32),
+    /// The model's header is missing or of another protocol version.
+    Connect(ConnectError),
+    /// A request failed (no completion in time, or an error status).
+    Request(ExchangeError),
 }
 
 /// x86 configuration mechanism #1 (ports 0xCF8/0xCFC) on segment 0.
@@ -115,40 +110,17 @@ impl<C: Clock> Mailbox<C> {
         }
         let doorbell = mmio::map(bar0, size0, offset).map_err(DeviceError::Map)?;
         let shared = mmio::map(bar2, SHMEM_SIZE as u64, offset).map_err(DeviceError::Map)?;
-        poll_until(&clock, REQUEST_TIMEOUT, || {
-            (shared.read32(header::MAGIC) == MAGIC).then_some(())
-        })
-        .map_err(DeviceError::NotReady)?;
-        let version = shared.read32(header::VERSION);
-        if version != VERSION {
-            return Err(DeviceError::Version(version));
-        }
-        let seq = Cell::new(shared.read32(request::SEQ));
-        Ok(Mailbox { doorbell, shared, clock, seq })
+        let seq = guest::connect(&shared, &clock, REQUEST_TIMEOUT).map_err(DeviceError::Connect)?;
+        Ok(Mailbox { doorbell, shared, clock, seq: Cell::new(seq) })
     }
 
-    /// One request: fields, then the sequence number, then the doorbell; the model's completion
-    /// carries the same sequence number.
+    /// One request (this single-threaded kernel never has two in flight).
     fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> Result<u32, DeviceError> {
         let next = self.seq.get().wrapping_add(1);
-        self.shared.write32(request::OP, op as u32);
-        self.shared.write32(request::BAR, bar);
-        self.shared.write32(request::ADDRESS, address);
-        self.shared.write32(request::VALUE, value);
-        dma_wmb(); // the fields before SEQ
-        self.shared.write32(request::SEQ, next);
         self.seq.set(next);
-        dma_wmb(); // SEQ before the doorbell
-        self.doorbell.write32(IVSHMEM_DOORBELL, (MODEL_PEER << 16) | VECTOR_REQUEST);
-        poll_until(&self.clock, REQUEST_TIMEOUT, || {
-            (self.shared.read32(completion::SEQ) == next).then_some(())
-        })
-        .map_err(DeviceError::TimedOut)?;
-        dma_rmb(); // SEQ before STATUS and VALUE
-        match self.shared.read32(completion::STATUS) {
-            s if s == Status::Ok as u32 => Ok(self.shared.read32(completion::VALUE)),
-            s => Err(DeviceError::Status(s)),
-        }
+        let fields = Request { op, bar, address, value };
+        guest::exchange(&self.shared, &self.doorbell, &self.clock, REQUEST_TIMEOUT, next, fields)
+            .map_err(DeviceError::Request)
     }
 
     /// Function-level reset of the emulated device.

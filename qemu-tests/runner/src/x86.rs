@@ -112,9 +112,11 @@ pub fn run(
         }
         Boot::Disk { image } => {
             // The bootloader's BIOS stage sets a VESA mode and stops without a VGA device.
+            // snapshot=on: guest writes go to a temporary overlay; the image stays as built and
+            // is only read-locked, so concurrent runs can share it.
             cmd.args(["-vga", "std"])
                 .arg("-drive")
-                .arg(format!("format=raw,file={}", image.display()));
+                .arg(format!("format=raw,snapshot=on,file={}", image.display()));
         }
     }
     if model.is_some() {
