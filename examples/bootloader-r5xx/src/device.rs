@@ -1,8 +1,8 @@
 //! How this kernel reaches the emulated R520 of the QEMU harness.
 //!
-//! On a real board the driver's `RegisterIo` is the register BAR itself
-//! (`crate::mmio::map(probed.registers.address, probed.registers.size, offset)`, an
-//! [`MmioRegion`]). In the harness the GPU is a device model running beside QEMU and reached
+//! A real board's `RegisterIo` is its register BAR itself (`crate::mmio::map`, an
+//! [`MmioRegion`]; `main.rs` takes that path when the PCI scan finds an R5xx). In the harness
+//! the GPU is a device model running beside QEMU and reached
 //! through QEMU's `ivshmem-doorbell` PCI function: each register or configuration access is one
 //! request in a mailbox at the start of ivshmem's BAR2, announced through the doorbell in BAR0
 //! (the contract: the `gpu_mailbox` crate, whose `guest` module does the exchange for this

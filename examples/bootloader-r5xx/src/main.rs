@@ -7,9 +7,9 @@
 //! - a [`Clock`](baregpu_hal::time::Clock): the TSC, calibrated against the PIT ([`clock`]);
 //! - a [`DmaAllocator`](baregpu_hal::dma::DmaAllocator): a bump allocator over a usable region
 //!   of the bootloader's memory map, reached through its physical-memory map ([`dma`]);
-//! - a [`RegisterIo`](baregpu_hal::RegisterIo) for the GPU's registers: on a real board the
-//!   register BAR mapped uncached ([`mmio`]); in the QEMU harness the emulated R520 behind the
-//!   ivshmem mailbox ([`device`]);
+//! - a [`RegisterIo`] for the GPU's registers: an R5xx found on the PCI bus gets its register
+//!   BAR mapped uncached ([`mmio`]); without one, the QEMU harness's emulated R520 behind the
+//!   ivshmem mailbox ([`device`]) is used;
 //! - PCI configuration access, with which the driver's own `pci::probe` and `pci::enable` find
 //!   and enable the GPU.
 //!
@@ -26,6 +26,7 @@ mod dma;
 mod mmio;
 mod serial;
 
+use baregpu_hal::RegisterIo;
 use baregpu_radeon_r5xx::{InitError, R5xx, RingConfig, SubmitError, pci};
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::{BootInfo, entry_point};
@@ -45,6 +46,9 @@ pub static BOOTLOADER_CONFIG: BootloaderConfig = {
 
 entry_point!(kernel_main, config = &BOOTLOADER_CONFIG);
 
+/// PCI buses scanned for a real board.
+const LAST_BUS: u8 = 3;
+
 /// How long the fence may take (one ring fetch on the device; generous for TCG on a busy host).
 const FENCE_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -58,6 +62,8 @@ enum Error {
     /// No usable region holds the DMA pool.
     NoDmaMemory,
     Device(device::DeviceError),
+    /// The board's register BAR could not be mapped.
+    Map(mmio::MapError),
     Probe(pci::ProbeError),
     Init(InitError),
     Submit(SubmitError),
@@ -99,11 +105,33 @@ fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u32, Error> {
         clock.hz() / 1_000_000
     );
 
+    // A real R5xx on the PCI bus: the driver gets its register BAR, mapped uncached.
+    let mut board = None;
+    baregpu_hal::pci::scan(&device::PortConfig, LAST_BUS, |f| {
+        if board.is_none() && baregpu_regs::r5xx::identify_pci(f.vendor, f.device).is_some() {
+            board = Some(f.address);
+        }
+    });
+    if let Some(address) = board {
+        let probed = pci::probe(&device::PortConfig, address).map_err(Error::Probe)?;
+        pci::enable(&device::PortConfig, address).map_err(Error::Probe)?;
+        report(out, &probed);
+        let registers = &probed.registers;
+        let io = mmio::map(registers.address, registers.size, offset).map_err(Error::Map)?;
+        return drive(io, clock, &dma, out);
+    }
+
+    // Otherwise the QEMU harness's emulated R520, behind the ivshmem mailbox.
     let mailbox = device::Mailbox::attach(offset, clock).map_err(Error::Device)?;
     mailbox.reset().map_err(Error::Device)?;
     let gpu_address = device::virtual_function();
     let probed = pci::probe(&mailbox, gpu_address).map_err(Error::Probe)?;
     pci::enable(&mailbox, gpu_address).map_err(Error::Probe)?;
+    report(out, &probed);
+    drive(mailbox.io(probed.registers.slot), clock, &dma, out)
+}
+
+fn report(out: &mut serial::Serial, probed: &pci::Probed) {
     let _ = writeln!(
         out,
         "bootloader-r5xx: {} ({}) {:04x}:{:04x}, registers in BAR{} ({} KiB)",
@@ -114,10 +142,18 @@ fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u32, Error> {
         probed.registers.slot,
         probed.registers.size / 1024
     );
+}
 
-    let io = mailbox.io(probed.registers.slot);
+/// What any kernel does with the driver: init (microcode, ring), one submission holding a
+/// fence, a bounded wait. Returns the fence's sequence number.
+fn drive(
+    io: impl RegisterIo,
+    clock: clock::TscClock,
+    dma: &dma::BumpDma,
+    out: &mut serial::Serial,
+) -> Result<u32, Error> {
     let mut gpu =
-        R5xx::init(io, clock, &dma, FIRMWARE, RingConfig::default()).map_err(Error::Init)?;
+        R5xx::init(io, clock, dma, FIRMWARE, RingConfig::default()).map_err(Error::Init)?;
     let _ =
         writeln!(out, "bootloader-r5xx: microcode loaded ({} bytes), ring running", FIRMWARE.len());
     let fence = gpu.submit(16, |s| s.fence()).map_err(Error::Submit)?;
