@@ -6,6 +6,8 @@
 //! cargo xtask test   # run every test and check; ends with `N passed, N failed, K skipped`
 //! cargo xtask regen  # rewrite the generated register modules (hal/regs/src/generated) from
 //!                    # the databases after a database or generator change
+//! cargo xtask package  # the published crates: MSRV builds for both bare-metal targets and
+//!                      # `cargo package` with verification (also part of `test`)
 //! ```
 //!
 //! Both expect `scripts/setup.sh` to have run (the README's commands do that first).
@@ -580,22 +582,7 @@ fn test_job() -> ExitCode {
     }
     let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
     tally.check("no-std-build-x86_64-target.json", ok);
-    // The published crates: on stable at the declared rust-version (the nightly pin is for the
-    // test kernel only), and packaged as crates.io would receive them.
-    match declared_rust_version() {
-        Some(version) => {
-            for t in BARE_METAL_TARGETS {
-                let ok = run(
-                    &format!("published crates with Rust {version} for {t}"),
-                    &mut msrv_build(&version, t),
-                );
-                tally.check(&format!("msrv-{version}-{t}"), ok);
-            }
-        }
-        None => tally.check("rust-version declared in Cargo.toml", false),
-    }
-    let ok = run("cargo package (published crates, verified)", &mut package_crates());
-    tally.check("cargo-package", ok);
+    publish_checks(&mut tally);
 
     // 5. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
     fuzz_smoke(&mut tally);
@@ -644,6 +631,34 @@ fn test_job() -> ExitCode {
     if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
+/// The published crates: built on stable at the declared rust-version for both bare-metal
+/// targets (the nightly pin is for the test kernel only), then packaged as crates.io would
+/// receive them and verified.
+fn publish_checks(tally: &mut Tally) {
+    match declared_rust_version() {
+        Some(version) => {
+            for t in BARE_METAL_TARGETS {
+                let ok = run(
+                    &format!("published crates with Rust {version} for {t}"),
+                    &mut msrv_build(&version, t),
+                );
+                tally.check(&format!("msrv-{version}-{t}"), ok);
+            }
+        }
+        None => tally.check("rust-version declared in Cargo.toml", false),
+    }
+    let ok = run("cargo package (published crates, verified)", &mut package_crates());
+    tally.check("cargo-package", ok);
+}
+
+/// `cargo xtask package`: only [`publish_checks`] (part of `cargo xtask test`).
+fn package_job() -> ExitCode {
+    let mut tally = Tally::new();
+    publish_checks(&mut tally);
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
 /// Rewrite the stale generated register modules (`regdb generate`).
 fn regen_job() -> ExitCode {
     let mut cmd = cargo();
@@ -660,8 +675,9 @@ fn main() -> ExitCode {
         Some("main") => main_job(),
         Some("test") => test_job(),
         Some("regen") => regen_job(),
+        Some("package") => package_job(),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen>");
+            eprintln!("usage: cargo xtask <main|test|regen|package>");
             ExitCode::from(2)
         }
     }
