@@ -225,10 +225,38 @@ impl DmaRegion {
 
 /// A source of DMA memory: the test kernel's identity-mapped allocator, a hobby OS's page
 /// allocator, or a host test's shared buffer.
+///
+/// # What an implementation must guarantee (porting guide)
+///
+/// - **Placement**: `layout.size` bytes whose *bus* address is aligned to `layout.align` and
+///   ends at or below `layout.max_address` (32-bit masters: `u32::MAX`); the CPU pointer and the
+///   bus address name the same bytes (on the Pi the bus address is the VideoCore alias of the
+///   ARM physical address; behind an IOMMU it is the IOVA). Physically contiguous: the device
+///   walks the range linearly.
+/// - **Coherence, no cache maintenance**: the drivers access DMA memory only through
+///   [`DmaRegion`]'s 32-bit accessors and order it with [`dma_wmb`](crate::barrier::dma_wmb) /
+///   [`dma_rmb`](crate::barrier::dma_rmb); they never clean or invalidate caches. So the memory
+///   must be coherent with the device as mapped: on x86 and on PCIe with snooping, normal
+///   write-back RAM is; on a non-coherent platform (the Raspberry Pi's VideoCore, most Arm
+///   SoCs without an ACE/CHI port for the GPU) map it Normal Non-cacheable (or Device) for the
+///   CPU, as Linux's `dma_alloc_coherent` does. The regions are small (rings, write-back
+///   words, command buffers), so uncached costs little.
+/// - **Contents**: need not be zeroed. The drivers zero what the device reads before they write
+///   it (write-back words, CTM buffers) and write every ring dword before committing it.
+/// - **Context**: called from the driver's set-up and teardown paths (`init`, the ring and IB
+///   tests, CTM buffer set-up and release, `shutdown`), never from submit, wait or interrupt
+///   handling; it need not be usable in interrupt context. `&self`: use interior mutability,
+///   and a lock if the allocator is shared between CPUs.
+/// - **Failure**: return [`DmaError`] (typically `OutOfMemory`) and never panic; the drivers
+///   give back what they already allocated and report the error.
 pub trait DmaAllocator {
     /// Allocate memory satisfying `layout`.
     fn allocate(&self, layout: DmaLayout) -> Result<DmaRegion, DmaError>;
-    /// Return memory from [`allocate`](Self::allocate). The device must no longer access it.
+    /// Return memory from [`allocate`](Self::allocate): `region` is exactly the region it
+    /// returned (same CPU pointer, bus address and size; never split or resized), given back
+    /// once, after the device was stopped from accessing it (ring stopped, or the wait for
+    /// its use completed). A region whose device use could not be confirmed finished (a
+    /// timed-out ring test) is leaked, never deallocated.
     fn deallocate(&self, region: DmaRegion);
 }
 

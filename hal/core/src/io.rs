@@ -35,6 +35,27 @@ use core::marker::PhantomData;
 ///
 /// Accesses are performed in program order, each exactly once: implementations must not merge,
 /// reorder or elide them (MMIO reads have side effects, e.g. FIFO pops or clear-on-read status).
+///
+/// # What an implementation must guarantee (porting guide)
+///
+/// - **One access per call**: a single 32-bit load or store at `offset` (never split into
+///   bytes, never cached, never speculated). Over MMIO that means device memory: x86 UC
+///   (page attributes PCD/PWT or an UC MTRR), Arm Device-nGnRE; [`MmioRegion`](crate::MmioRegion)
+///   does the access, the mapping is the platform's.
+/// - **Program order** between the accesses made through one `RegisterIo` (and the
+///   [`BlockIo`]s derived from it); a read returns only after the device answered. Writes may
+///   be posted (PCI semantics) as long as they reach the device in order and a later read
+///   of the same device is not answered before them.
+/// - **No ordering against normal memory is required**: where DMA memory and registers must be
+///   ordered (buffer writes before a doorbell, a fence read before the data it guards) the
+///   drivers call [`dma_wmb`](crate::barrier::dma_wmb) / [`dma_rmb`](crate::barrier::dma_rmb)
+///   themselves.
+/// - **An absent or failed device reads all-ones** (`0xFFFF_FFFF`) and drops writes, like a
+///   PCI master abort; never panic or block without bound. Drivers report all-ones as
+///   `DeviceGone`. Offsets come from the generated register types and are 4-byte aligned.
+/// - **Callable from any context the driver is used in**, including interrupt handlers if the
+///   driver's interrupt entry point is; `&self` access, so an implementation shared between CPUs
+///   serialises itself (a plain `MmioRegion` needs nothing: each access is independent).
 pub trait RegisterIo {
     /// Read the 32-bit register at byte `offset`.
     fn read32(&self, offset: usize) -> u32;
