@@ -29,8 +29,8 @@ use core::time::Duration;
 use baregpu_ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
 use baregpu_ati_ctm::elf::{DppExecutable, INSTRUCTION_BYTES};
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaError, DmaLayout, DmaRegion};
-use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_hal::time::Clock;
+use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::r5xx::cp::{CTM_CB_BASE, CTM_CB_SIZE, CTM_STATUS};
 use baregpu_regs::r5xx::fg::FG_DEPTH_SRC;
 use baregpu_regs::r5xx::us::{

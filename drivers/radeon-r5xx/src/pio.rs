@@ -155,7 +155,8 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     fn start(gpu: &'a mut R5xx<'d, IO, C, A>) -> Result<Self, SubmitError> {
         // §5.3: switch only with the ring drained, so no ring dword is stranded.
         gpu.wait_ring_idle()?;
-        gpu.io().write(CP_CSQ_CNTL::RESET.with_csq_mode(cp_csq_cntl::CsqMode::PrimaryPioIndirectBm));
+        gpu.io()
+            .write(CP_CSQ_CNTL::RESET.with_csq_mode(cp_csq_cntl::CsqMode::PrimaryPioIndirectBm));
         Ok(PioSession { gpu, st: PioState::default(), finished: false })
     }
 
@@ -232,15 +233,14 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
         let io = self.gpu.io();
         let mut last = self.st.queued;
         // Bounded by `submit_timeout`, like every wait for the CP to consume commands.
-        let drained = poll_until(self.gpu.clock(), self.gpu.config().submit_timeout, || {
-            match queued(io) {
+        let drained =
+            poll_until(self.gpu.clock(), self.gpu.config().submit_timeout, || match queued(io) {
                 Err(gone) => Some(Err(gone)),
                 Ok(q) => {
                     last = q;
                     (q == 0).then_some(Ok(()))
                 }
-            }
-        });
+            });
         io.write(CP_CSQ_CNTL::RESET.with_csq_mode(cp_csq_cntl::CsqMode::PrimaryBmIndirectBm));
         match drained {
             Ok(r) => Ok(r?),

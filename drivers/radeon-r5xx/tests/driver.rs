@@ -11,9 +11,8 @@ use baregpu_hal::dma::{DmaAllocator, DmaLayout};
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress, PciError};
 use baregpu_hal::{Register, RegisterIo, RegisterIoExt};
 use baregpu_radeon_r5xx::{
-    DeviceGone,
-    FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError, TestError,
-    USER_SCRATCH, consts, pci,
+    DeviceGone, FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError,
+    TestError, USER_SCRATCH, consts, pci,
 };
 use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::{
@@ -158,8 +157,10 @@ fn ring_and_ib_tests_can_be_rerun() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
     drv.ring_test().unwrap();
+    let regions = gpu.dma_outstanding();
     drv.ib_test().unwrap();
     assert_eq!(gpu.model().stats().ibs_started, [1, 0]);
+    assert_eq!(gpu.dma_outstanding(), regions, "the IB test's buffer went back");
     drv.ring_test().unwrap();
     assert_clean(&gpu);
 }
@@ -710,6 +711,7 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
     let err =
         R5xx::init(&rec, ModelClock::new(&dead), &dead, &firmware(), small_ring()).unwrap_err();
     assert_eq!(err, InitError::DeviceGone(DeviceGone));
+    assert_eq!(dead.dma_outstanding(), 0, "the failed init gave the ring and writeback back");
     assert_eq!(
         (rec.reads.get(), rec.writes.get()),
         (1, 2),
@@ -879,6 +881,18 @@ fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
     drv.raise_software_interrupt();
     assert_eq!(gpu.take_interrupts(), 1);
     assert!(drv.handle_interrupt().unwrap().software);
+    assert_eq!(gpu.dma_outstanding(), 2, "ring and writeback page");
     drv.shutdown();
     assert!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET) == 0, "streams off");
+    assert_eq!(gpu.dma_outstanding(), 0, "the memory went back to the allocator");
+}
+
+#[test]
+fn dropping_the_driver_stops_the_cp_before_giving_its_memory_back() {
+    let gpu = gpu();
+    let drv = init(&gpu, small_ring());
+    assert_ne!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET), 0, "streams on");
+    drop(drv);
+    assert_eq!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET), 0, "streams off");
+    assert_eq!(gpu.dma_outstanding(), 0);
 }

@@ -56,10 +56,7 @@ impl FenceSeq {
     /// Write the next fence into `w`: a type-0 write of the next sequence number to
     /// `SCRATCH_REG<FENCE_SCRATCH>` (2 dwords, §5.9). The number is taken only if the packet
     /// was written.
-    pub(crate) fn emit<S: CommandSink>(
-        &mut self,
-        w: &mut Pm4Writer<S>,
-    ) -> Result<Fence, Pm4Error> {
+    pub(crate) fn emit<S: CommandSink>(&mut self, w: &mut Pm4Writer<S>) -> Result<Fence, Pm4Error> {
         let seq = self.last.wrapping_add(1);
         w.write_reg_at(FENCE_SCRATCH, SCRATCH_REG0::RESET.with_scratch_reg0(seq))?;
         self.last = seq;

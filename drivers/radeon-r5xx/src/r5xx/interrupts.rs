@@ -41,7 +41,10 @@ impl Interrupts {
 
     /// The sources set in both.
     const fn and(self, other: Interrupts) -> Interrupts {
-        Interrupts { software: self.software && other.software, scratch: self.scratch && other.scratch }
+        Interrupts {
+            software: self.software && other.software,
+            scratch: self.scratch && other.scratch,
+        }
     }
 }
 

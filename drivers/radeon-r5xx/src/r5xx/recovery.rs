@@ -2,9 +2,9 @@
 //! reload when the MicroEngine RAM lost it.
 
 use baregpu_firmware::amd::{CpMicrocode, LoadError, r5xx as fw};
+use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
-use baregpu_hal::RegisterIo;
 
 use super::R5xx;
 use crate::error::{DeviceGone, InitError, ResetError};

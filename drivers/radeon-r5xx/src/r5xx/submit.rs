@@ -2,9 +2,9 @@
 //! `baregpu-ring`'s [`Pm4Writer`], pad to 16 dwords with type-2 packets, one doorbell
 //! (`CP_RB_WPTR`) per batch.
 
+use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
-use baregpu_hal::RegisterIo;
 use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
 use baregpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor};
 use baregpu_ring::pm4::{Pm4Writer, pad_count};

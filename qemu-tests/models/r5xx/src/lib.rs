@@ -799,7 +799,8 @@ impl R5xxModel {
                 // A count saturates at its field's maximum instead of wrapping.
                 let n = |s: Stream, f: baregpu_hal::FieldSpec| {
                     let max = f.mask() >> f.lsb;
-                    let free = self.queue_capacity(s).saturating_sub(self.cp.queues[s as usize].len());
+                    let free =
+                        self.queue_capacity(s).saturating_sub(self.cp.queues[s as usize].len());
                     f.place((free as u32).min(max))
                 };
                 n(Stream::Primary, R::CSQ_CNT_PRIMARY)
