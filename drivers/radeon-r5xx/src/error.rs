@@ -57,7 +57,7 @@ pub enum SubmitError {
     RingFull(WaitError),
     /// A packet could not be encoded or had no room (reserve more first).
     Packet(Pm4Error),
-    /// The type-2 padding to 16 dwords (hardware-facts.md) could not be written.
+    /// The type-2 padding to 16 dwords (Linux r100.c) could not be written.
     Pad(PadError),
     /// An indirect buffer the CP cannot fetch.
     Ib(IbError),
@@ -157,7 +157,7 @@ impl fmt::Display for FenceError {
     }
 }
 
-/// The ring test or IB test (hardware-facts.md) failed.
+/// The ring test or IB test (Linux r100.c `r100_ring_test` / `r100_ib_test`) failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TestError {
