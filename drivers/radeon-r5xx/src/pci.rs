@@ -57,6 +57,7 @@ pub struct Probed {
 
 /// Why a function is not an R5xx this driver can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProbeError {
     /// Probing failed (no function, not an endpoint, bad BAR).
     Pci(PciError),
