@@ -66,6 +66,23 @@ pub const MAX_RING_DWORDS: usize = 1 << CP_RB_WPTR::RB_WPTR.width;
 /// The submission alignment Linux uses (16 dwords of type-2 padding; hardware-facts.md).
 pub const SUBMIT_ALIGN: usize = 16;
 
+/// The size in dwords of a ring over `bytes` of memory: a power of two of
+/// [`MIN_RING_DWORDS`]..=[`MAX_RING_DWORDS`] dwords (§11.1 `CP_RB_CNTL.RB_BUFSZ`), else
+/// [`RingConfigError::BadSize`]. [`CommandRing::new`] applies it; drivers check a configured
+/// size with it before allocating.
+pub const fn ring_dwords(bytes: usize) -> Result<usize, RingConfigError> {
+    let dwords = bytes / 4;
+    if bytes.is_multiple_of(4)
+        && dwords.is_power_of_two()
+        && dwords >= MIN_RING_DWORDS
+        && dwords <= MAX_RING_DWORDS
+    {
+        Ok(dwords)
+    } else {
+        Err(RingConfigError::BadSize { bytes })
+    }
+}
+
 /// A ring or writeback location the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -221,16 +238,14 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W> {
     ///
     /// Both pointers start at 0, matching a CP whose CP_RB_WPTR (and RPTR) were just set to 0
     /// (§5.8); the writeback dword is zeroed.
+    ///
+    /// The ring owns `buffer` and `writeback`: pass [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)s
+    /// and both are given back to their allocator when construction fails or the ring is
+    /// dropped.
     pub fn new(buffer: B, writeback: W, writeback_offset: usize) -> Result<Self, RingConfigError> {
         let region = buffer.borrow();
         let bytes = region.size();
-        let dwords = bytes / 4;
-        if !bytes.is_multiple_of(4)
-            || !dwords.is_power_of_two()
-            || !(MIN_RING_DWORDS..=MAX_RING_DWORDS).contains(&dwords)
-        {
-            return Err(RingConfigError::BadSize { bytes });
-        }
+        let dwords = ring_dwords(bytes)?;
         // Checked sums: a region near the top of the bus space must be refused, not wrapped
         // into a small CP_RB_BASE / CP_RB_RPTR_ADDR.
         let base = region.bus_address();

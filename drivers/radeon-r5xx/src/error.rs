@@ -13,7 +13,10 @@ use baregpu_ring::ring::{RingConfigError, WaitError};
 /// The device answers every register read with all-ones: it fell off the bus, its BAR is not
 /// decoded (memory decoding off), or it is powered down. Detected by a register whose
 /// documented fields cannot produce that value (see [`crate::R5xx::device_gone`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// The one all-ones error of the driver: every operation's error enum wraps it in its
+/// `DeviceGone` variant (and gives it as [`source`](core::error::Error::source)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeviceGone;
 
 impl fmt::Display for DeviceGone {
@@ -24,6 +27,7 @@ impl fmt::Display for DeviceGone {
 
 /// A [`crate::RingConfig`] the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The ring is not a power of two of 32 bytes (8 dwords) to 32 MiB (2^23 dwords)
     /// (§11.1 `CP_RB_CNTL.RB_BUFSZ`).
@@ -46,25 +50,34 @@ impl fmt::Display for ConfigError {
 /// Why a submission (ring or PIO) failed. Nothing half-written reaches the CP: packets are
 /// whole or absent, and ring dwords the CP has not consumed are never overwritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SubmitError {
     /// The ring stayed too full for the whole submit timeout (back-pressure: the CP is not
     /// consuming, e.g. hung), or the request can never fit.
     RingFull(WaitError),
     /// A packet could not be encoded or had no room (reserve more first).
     Packet(Pm4Error),
-    /// The type-2 padding to 16 dwords (hardware-facts.md) could not be written.
+    /// The type-2 padding to 16 dwords (Linux r100.c) could not be written.
     Pad(PadError),
     /// An indirect buffer the CP cannot fetch.
     Ib(IbError),
-    /// The PIO primary queue (§5.11) did not drain within the submit timeout.
+    /// The PIO primary queue (§5.11) had no room for a packet within the submit timeout.
     PioQueueFull {
         /// Dwords the packet needed.
         needed: usize,
         /// Free queue entries at the last check.
         free: usize,
     },
+    /// The PIO primary queue (§5.11) still held dwords the CP had not parsed when the submit
+    /// timeout passed at the end of a PIO session (the CP is stuck: reset it).
+    PioDrainTimeout {
+        /// Dwords still queued at the last check.
+        queued: usize,
+        /// How long and how often the queue was polled.
+        waited: TimedOut,
+    },
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
 }
 
 impl From<Pm4Error> for SubmitError {
@@ -86,8 +99,8 @@ impl From<IbError> for SubmitError {
 }
 
 impl From<DeviceGone> for SubmitError {
-    fn from(_: DeviceGone) -> Self {
-        SubmitError::DeviceGone
+    fn from(e: DeviceGone) -> Self {
+        SubmitError::DeviceGone(e)
     }
 }
 
@@ -101,13 +114,17 @@ impl fmt::Display for SubmitError {
             SubmitError::PioQueueFull { needed, free } => {
                 write!(f, "PIO queue has {free} of {needed} entries free after the timeout")
             }
-            SubmitError::DeviceGone => write!(f, "{DeviceGone}"),
+            SubmitError::PioDrainTimeout { queued, waited } => {
+                write!(f, "PIO queue still holds {queued} dwords: {waited}")
+            }
+            SubmitError::DeviceGone(e) => write!(f, "{e}"),
         }
     }
 }
 
 /// A fence did not signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FenceError {
     /// Not signalled within the timeout: the CP is hung or stalled (§5.9 scratch writeback
     /// never arrived). Recover with [`crate::R5xx::reset`] (or [`crate::R5xx::recover`]).
@@ -120,7 +137,13 @@ pub enum FenceError {
         waited: TimedOut,
     },
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
+}
+
+impl From<DeviceGone> for FenceError {
+    fn from(e: DeviceGone) -> Self {
+        FenceError::DeviceGone(e)
+    }
 }
 
 impl fmt::Display for FenceError {
@@ -129,13 +152,14 @@ impl fmt::Display for FenceError {
             FenceError::Timeout { seq, last_signalled, waited } => {
                 write!(f, "fence {seq} not signalled (last signalled {last_signalled}): {waited}")
             }
-            FenceError::DeviceGone => write!(f, "{DeviceGone}"),
+            FenceError::DeviceGone(e) => write!(f, "{e}"),
         }
     }
 }
 
-/// The ring test or IB test (hardware-facts.md) failed.
+/// The ring test or IB test (Linux r100.c `r100_ring_test` / `r100_ib_test`) failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TestError {
     /// The scratch register did not take the value the packet wrote.
     TimedOut {
@@ -151,15 +175,21 @@ pub enum TestError {
     /// The IB test's buffer could not be allocated.
     Dma(DmaError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
 }
 
 impl From<SubmitError> for TestError {
     fn from(e: SubmitError) -> Self {
         match e {
-            SubmitError::DeviceGone => TestError::DeviceGone,
+            SubmitError::DeviceGone(e) => TestError::DeviceGone(e),
             e => TestError::Submit(e),
         }
+    }
+}
+
+impl From<DeviceGone> for TestError {
+    fn from(e: DeviceGone) -> Self {
+        TestError::DeviceGone(e)
     }
 }
 
@@ -177,13 +207,14 @@ impl fmt::Display for TestError {
             }
             TestError::Submit(e) => write!(f, "{e}"),
             TestError::Dma(e) => write!(f, "{e}"),
-            TestError::DeviceGone => write!(f, "{DeviceGone}"),
+            TestError::DeviceGone(e) => write!(f, "{e}"),
         }
     }
 }
 
 /// Why [`crate::R5xx::init`] or [`crate::R5xx::recover`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InitError {
     /// The microcode image is malformed; no register was accessed, nothing was allocated.
     Firmware(FirmwareError),
@@ -195,7 +226,7 @@ pub enum InitError {
     /// The ring or writeback memory is not reachable by the CP (32-bit bus addresses).
     Ring(RingConfigError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
     /// The MicroEngine stayed busy (`CP_ME_CNTL.ME_BUSY`, §11.1) after the CP was stopped and
     /// soft-reset.
     MicroEngineBusy(TimedOut),
@@ -212,15 +243,15 @@ impl From<FirmwareError> for InitError {
 }
 
 impl From<DeviceGone> for InitError {
-    fn from(_: DeviceGone) -> Self {
-        InitError::DeviceGone
+    fn from(e: DeviceGone) -> Self {
+        InitError::DeviceGone(e)
     }
 }
 
 impl From<LoadError> for InitError {
     fn from(e: LoadError) -> Self {
         match e {
-            LoadError::DeviceGone { .. } => InitError::DeviceGone,
+            LoadError::DeviceGone { .. } => InitError::DeviceGone(DeviceGone),
             e => InitError::Microcode(e),
         }
     }
@@ -229,7 +260,7 @@ impl From<LoadError> for InitError {
 impl From<TestError> for InitError {
     fn from(e: TestError) -> Self {
         match e {
-            TestError::DeviceGone => InitError::DeviceGone,
+            TestError::DeviceGone(e) => InitError::DeviceGone(e),
             e => InitError::RingTest(e),
         }
     }
@@ -242,7 +273,7 @@ impl fmt::Display for InitError {
             InitError::Config(e) => write!(f, "configuration: {e}"),
             InitError::Dma(e) => write!(f, "DMA allocation: {e}"),
             InitError::Ring(e) => write!(f, "ring: {e}"),
-            InitError::DeviceGone => write!(f, "{DeviceGone}"),
+            InitError::DeviceGone(e) => write!(f, "{e}"),
             InitError::MicroEngineBusy(t) => write!(f, "CP MicroEngine stayed busy: {t}"),
             InitError::Microcode(e) => write!(f, "microcode: {e}"),
             InitError::RingTest(e) => write!(f, "ring test: {e}"),
@@ -252,9 +283,10 @@ impl fmt::Display for InitError {
 
 /// Why [`crate::R5xx::reset`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ResetError {
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
     /// The ring test after the soft reset failed: the CP did not come back (e.g. a bus error
     /// state that needs a function-level reset and [`crate::R5xx::recover`]).
     RingTest(TestError),
@@ -263,16 +295,22 @@ pub enum ResetError {
 impl From<TestError> for ResetError {
     fn from(e: TestError) -> Self {
         match e {
-            TestError::DeviceGone => ResetError::DeviceGone,
+            TestError::DeviceGone(e) => ResetError::DeviceGone(e),
             e => ResetError::RingTest(e),
         }
+    }
+}
+
+impl From<DeviceGone> for ResetError {
+    fn from(e: DeviceGone) -> Self {
+        ResetError::DeviceGone(e)
     }
 }
 
 impl fmt::Display for ResetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ResetError::DeviceGone => write!(f, "{DeviceGone}"),
+            ResetError::DeviceGone(e) => write!(f, "{e}"),
             ResetError::RingTest(e) => write!(f, "ring test after soft reset: {e}"),
         }
     }
@@ -280,8 +318,56 @@ impl fmt::Display for ResetError {
 
 impl core::error::Error for DeviceGone {}
 impl core::error::Error for ConfigError {}
-impl core::error::Error for SubmitError {}
-impl core::error::Error for FenceError {}
-impl core::error::Error for TestError {}
-impl core::error::Error for InitError {}
-impl core::error::Error for ResetError {}
+
+// `source()` gives the wrapped error where it implements `core::error::Error`; the ring and
+// DMA errors (`WaitError`, `Pm4Error`, `PadError`, `IbError`, `DmaError`, `RingConfigError`,
+// `TimedOut`) are reached through `Display` until their crates implement the trait.
+impl core::error::Error for SubmitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            SubmitError::DeviceGone(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl core::error::Error for FenceError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            FenceError::DeviceGone(e) => Some(e),
+            FenceError::Timeout { .. } => None,
+        }
+    }
+}
+
+impl core::error::Error for TestError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            TestError::Submit(e) => Some(e),
+            TestError::DeviceGone(e) => Some(e),
+            TestError::TimedOut { .. } | TestError::Dma(_) => None,
+        }
+    }
+}
+
+impl core::error::Error for InitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            InitError::Firmware(e) => Some(e),
+            InitError::Config(e) => Some(e),
+            InitError::DeviceGone(e) => Some(e),
+            InitError::Microcode(e) => Some(e),
+            InitError::RingTest(e) => Some(e),
+            InitError::Dma(_) | InitError::Ring(_) | InitError::MicroEngineBusy(_) => None,
+        }
+    }
+}
+
+impl core::error::Error for ResetError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ResetError::DeviceGone(e) => Some(e),
+            ResetError::RingTest(e) => Some(e),
+        }
+    }
+}

@@ -57,6 +57,7 @@ pub struct Probed {
 
 /// Why a function is not an R5xx this driver can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProbeError {
     /// Probing failed (no function, not an endpoint, bad BAR).
     Pci(PciError),
@@ -119,8 +120,9 @@ pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, 
 
 /// Enable memory decoding (the register BAR answers) and bus mastering (the CP fetches the ring
 /// and indirect buffers and writes back RPTR and scratch values, §5.4, §5.9) in the command
-/// register of `addr`. Call it before [`crate::R5xx::init`]; hardware-facts.md lists "bus
-/// mastering on" in the Linux bring-up order. Returns the command register as written.
+/// register of `addr`. Call it before [`crate::R5xx::init`]; Linux turns bus mastering on
+/// before the CP bring-up (radeon_device.c `pci_set_master`). Returns the command register as
+/// written.
 pub fn enable(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<u16, ProbeError> {
     let mut endpoint =
         EndpointHeader::from_header(PciHeader::new(addr), cfg).ok_or(PciError::NotEndpoint)?;

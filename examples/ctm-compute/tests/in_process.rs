@@ -5,7 +5,6 @@
 
 mod common;
 
-use baregpu_radeon_r5xx::R5xx;
 use baregpu_radeon_r5xx::ctm::CtmFault;
 use common::*;
 use ctm_compute::{
@@ -13,9 +12,7 @@ use ctm_compute::{
     vector_add,
 };
 
-fn run(
-    w: fn(&mut R5xx<&Gpu, ModelClock<'_>>, &Gpu) -> Result<Report, WorkloadError>,
-) -> (Report, u16) {
+fn run(w: fn(&mut Driver<'_>, &Gpu) -> Result<Report, WorkloadError>) -> (Report, u16) {
     with_driver(|gpu, drv| {
         let driver_regions = gpu.dma_outstanding();
         let report = w(drv, gpu).unwrap_or_else(|e| panic!("{e}"));

@@ -126,6 +126,25 @@ pub trait RegisterIoExt {
         Ok(())
     }
 
+    /// Read instance `I` of a register array, `I` checked against the documented count at
+    /// compile time (no `Result` to ignore for an index that cannot be out of range).
+    fn read_nth<R: Readable + Array + Register<Base = Self::Base>, const I: usize>(&self) -> R {
+        const { assert!(I < R::COUNT, "register array index out of range") };
+        let (io, base) = self.window();
+        R::from_raw(io.read32(base + R::OFFSET + I * R::STRIDE))
+    }
+
+    /// Write instance `I` of a register array, `I` checked against the documented count at
+    /// compile time.
+    fn write_nth<R: Writable + Array + Register<Base = Self::Base>, const I: usize>(
+        &self,
+        value: R,
+    ) {
+        const { assert!(I < R::COUNT, "register array index out of range") };
+        let (io, base) = self.window();
+        io.write32(base + R::OFFSET + I * R::STRIDE, value.to_raw());
+    }
+
     /// Read-modify-write instance `index` of a register array; returns the value written.
     fn modify_at<R: Readable + Writable + Array + Register<Base = Self::Base>>(
         &self,
@@ -304,6 +323,40 @@ mod tests {
     impl Readable for Ctl {}
     impl Writable for Ctl {}
     impl Scalar for Ctl {}
+
+    /// Four instances of a register of the engine block, 8 bytes apart from 0x20.
+    #[derive(Clone, Copy)]
+    struct Slot(u32);
+    impl Register for Slot {
+        type Family = Fam;
+        type Base = Engine;
+        const NAME: &'static str = "SLOT";
+        const OFFSET: usize = 0x20;
+        const WRITE_MASK: u32 = u32::MAX;
+        const RESET_RAW: u32 = 0;
+        fn from_raw(raw: u32) -> Self {
+            Slot(raw)
+        }
+        fn to_raw(self) -> u32 {
+            self.0
+        }
+    }
+    impl Readable for Slot {}
+    impl Writable for Slot {}
+    impl Array for Slot {
+        const COUNT: usize = 4;
+        const STRIDE: usize = 8;
+    }
+
+    #[test]
+    fn constant_array_indices_reach_the_same_instance_as_checked_ones() {
+        let bus = Bus::default();
+        let e0 = bus.at::<E0>();
+        e0.write_nth::<Slot, 3>(Slot(5));
+        e0.write_at(3, Slot(6)).unwrap();
+        assert_eq!(bus.0.borrow()[..2], [(0x1038, 5), (0x1038, 6)]);
+        assert_eq!(e0.read_nth::<Slot, 1>().0, 0x1028, "the read reached base + 0x20 + 8");
+    }
 
     #[test]
     fn block_views_add_the_instance_base_to_typed_accesses() {

@@ -8,8 +8,9 @@
 //! - [`register`]: the traits generated registers implement: family and base in the type,
 //!   chipset ranges, field descriptions.
 //! - [`mmio`]: a register region over `volatile` raw pointers (no reference to MMIO is created).
-//! - [`dma`]: DMA-able memory with CPU pointer and bus address, and the barriers a driver needs
-//!   before it rings a doorbell ([`barrier`]).
+//! - [`dma`]: DMA-able memory with CPU pointer and bus address, owned by a
+//!   [`DmaBuffer`](dma::DmaBuffer) that gives it back to its allocator on drop, and the
+//!   barriers a driver needs before it rings a doorbell ([`barrier`]).
 //! - [`time`]: a monotonic clock and bounded polling ([`time::poll_until`]).
 //! - [`pci`]: discovery, BAR decoding and the device match table, over `pci_types`.
 //! - [`error`](mod@error): [`Chain`](error::Chain) prints an error with its sources on one line.

@@ -78,7 +78,8 @@
 //!   configuration, `CP_RB_WPTR` (hence §5.8 step 5), `CP_CSQ_CNTL`/`CP_CSQ_MODE` (hence step 1)
 //!   and the ME RAM contents (§5.8's sequence has no microcode reload).
 //! - **Status**: `CP_RB_RPTR`, `CP_STAT`, `CP_CSQ_STAT`, `CP_CSQ2_STAT`, `CP_CSQ_AVAIL`
-//!   (dwords queued per stream), `CP_ME_CNTL.ME_BUSY` and `RBBM_STATUS` (Linux `r100d.h` /
+//!   (§11.1 "count of available dwords": free dwords per queue, its share of the command
+//!   cache minus the dwords it holds), `CP_ME_CNTL.ME_BUSY` and `RBBM_STATUS` (Linux `r100d.h` /
 //!   `rv515d.h`: `CMDFIFO_AVAIL` 6:0, reported as 64 free entries; `CP_CMDSTRM_BUSY` bit 16;
 //!   `GUI_ACTIVE` bit 31) are computed. `CP_CSQ_DATA` reads 0 (debug port, not modelled).
 //!
@@ -818,10 +819,15 @@ impl R5xxModel {
             }
             CSQ_AVAIL => {
                 use cp::CP_CSQ_AVAIL as R;
+                // §11.1: "Count of available dwords in the queue": the room left for the host
+                // to write (the queue's share of the command cache minus what it holds), the
+                // flow control of the push model; the dwords held are CP_CSQ_STAT's pointers.
                 // A count saturates at its field's maximum instead of wrapping.
                 let n = |s: Stream, f: baregpu_hal::FieldSpec| {
                     let max = f.mask() >> f.lsb;
-                    f.place((self.cp.queues[s as usize].len() as u32).min(max))
+                    let free =
+                        self.queue_capacity(s).saturating_sub(self.cp.queues[s as usize].len());
+                    f.place((free as u32).min(max))
                 };
                 n(Stream::Primary, R::CSQ_CNT_PRIMARY)
                     | n(Stream::Indirect1, R::CSQ_CNT_INDIRECT)

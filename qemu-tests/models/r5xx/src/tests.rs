@@ -794,7 +794,7 @@ fn primary_aperture_feeds_the_primary_stream_in_pio_mode() {
     b.wr(APER_PRIMARY, 0xAA);
     b.wr(APER_PRIMARY + 0x44, 0xBB);
     assert_eq!((b.rd(scratch(0)), b.rd(scratch(1))), (0xAA, 0xBB));
-    assert_eq!(b.rd(CSQ_AVAIL), 0, "queue drained");
+    assert_eq!(b.rd(CSQ_AVAIL) & 0x3FF, 128, "queue drained: all 128 primary dwords free");
     // In BM mode the aperture is not a stream input.
     b.wr(CSQ_CNTL, PRIMARY_BM);
     b.wr(APER_PRIMARY, type0(scratch(0), 1, false));
@@ -803,21 +803,49 @@ fn primary_aperture_feeds_the_primary_stream_in_pio_mode() {
 
 #[test]
 fn pio_data_waits_in_the_queue_until_the_cp_can_run() {
-    // §5.11 + §5.12: without microcode the queue fills (CP_CSQ_AVAIL counts it) but nothing
-    // runs; the streams go off for the upload (§5.8 step 1) and the queue keeps its data.
+    // §5.11 + §5.12: without microcode the queue fills (CP_CSQ_AVAIL's free count drops) but
+    // nothing runs; the streams go off for the upload (§5.8 step 1) and the queue keeps its
+    // data.
     let b = Bench::new();
     b.split(16, 80);
     b.wr(CSQ_CNTL, PRIMARY_PIO);
     b.wr(APER_PRIMARY, type0(scratch(0), 1, false));
     b.wr(APER_PRIMARY, 3);
-    assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (2, 0));
+    assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (128 - 2, 0));
     assert_eq!(b.rd(CSQ_STAT), 2 << 10, "WPTR_PRIMARY 2, RPTR_PRIMARY 0");
     b.wr(CSQ_CNTL, 0);
     b.load_microcode();
     assert_eq!(b.rd(scratch(0)), 0, "still off");
     b.wr(CSQ_CNTL, PRIMARY_PIO);
-    assert_eq!((b.rd(CSQ_AVAIL), b.rd(scratch(0))), (0, 3));
+    assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (128, 3));
     assert_eq!(b.rd(CSQ_STAT), 2 << 10 | 2);
+}
+
+#[test]
+fn csq_avail_counts_the_dwords_the_host_may_still_write() {
+    // §11.1 CP_CSQ_AVAIL, "Command Stream Queue Available Counts": CSQ_CNT_PRIMARY 9:0 "Count
+    // of available dwords in the queue for the Primary Stream", CSQ_CNT_INDIRECT 19:10 and
+    // CSQ_CNT_INDIRECT2 29:20 likewise. Available = room to write (§5.4: "poll the Read
+    // Pointer until space becomes available"); the dwords held are CP_CSQ_STAT's pointers.
+    let b = Bench::new();
+    b.split(16, 80);
+    let empty = 128 | 512 << 10 | 128 << 20;
+    assert_eq!(b.rd(CSQ_AVAIL), empty, "every queue's whole share of the command cache is free");
+    b.wr(CSQ_CNTL, BOTH_PIO);
+    for _ in 0..5 {
+        b.wr(APER_PRIMARY, TYPE2);
+    }
+    b.wr(APER_INDIRECT, TYPE2);
+    // No microcode: nothing is parsed, the queues keep what was written.
+    assert_eq!(b.rd(CSQ_AVAIL), (128 - 5) | (512 - 1) << 10 | 128 << 20);
+    for _ in 5..128 {
+        b.wr(APER_PRIMARY, TYPE2);
+    }
+    assert_eq!(b.rd(CSQ_AVAIL) & 0x3FF, 0, "a full primary queue has no dword available");
+    // The whole cache to one queue (768 dwords) still fits the 10-bit field.
+    let b = Bench::new();
+    b.split(0, 0);
+    assert_eq!(b.rd(CSQ_AVAIL), 768 << 20);
 }
 
 #[test]
