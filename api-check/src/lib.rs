@@ -59,8 +59,7 @@ error_types! {
         baregpu_firmware::FirmwareError,
         baregpu_firmware::amd::LoadError,
     ],
-    // Its `defmt::Format` derives arrive with the rework of its error types.
-    "drivers/radeon-r5xx" => [
+    "drivers/radeon-r5xx" + defmt => [
         baregpu_radeon_r5xx::DeviceGone,
         baregpu_radeon_r5xx::ConfigError,
         baregpu_radeon_r5xx::SubmitError,

@@ -54,6 +54,7 @@ pub const MAX_COMMAND_DWORDS: usize = CTM_CB_SIZE::SIZE.mask() as usize;
 
 /// Why a program or command buffer could not be placed in DMA memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum CtmLoadError {
     /// The DMA allocation failed.
@@ -82,7 +83,7 @@ impl From<DmaError> for CtmLoadError {
 impl fmt::Display for CtmLoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CtmLoadError::Dma(e) => write!(f, "DMA memory for CTM: {e}"),
+            CtmLoadError::Dma(_) => f.write_str("DMA memory for CTM"),
             CtmLoadError::Unaddressable { bus } => {
                 write!(f, "bus address {bus:#x} is not a 2 KiB-aligned 32-bit MC address")
             }
@@ -93,7 +94,14 @@ impl fmt::Display for CtmLoadError {
     }
 }
 
-impl core::error::Error for CtmLoadError {}
+impl core::error::Error for CtmLoadError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            CtmLoadError::Dma(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Allocate `bytes` of DMA memory the CTM units can address: a 2 KiB-aligned bus address
 /// below 4 GiB, returned with it as a CTM base address (programs, command buffers, surfaces).
@@ -216,6 +224,7 @@ impl<'d, A: DmaAllocator + ?Sized> CtmCommandBuffer<'d, A> {
 
 /// Why the CTM units stopped (`CTM_STATUS.ERROR_CODE`, register database).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum CtmFault {
     /// A word that is not a Table 3 command.
     UnknownCommand,
@@ -260,6 +269,7 @@ impl CtmFault {
 
 /// `CTM_STATUS`, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CtmStatus {
     /// Command buffers consumed since reset (16 bits, wraps).
     pub consumed: u16,
@@ -269,6 +279,7 @@ pub struct CtmStatus {
 
 /// Why a CTM dispatch did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum CtmWaitError {
     /// The CTM units stopped on an error (the CP stopped with them): reset or recover the
@@ -282,7 +293,7 @@ impl fmt::Display for CtmWaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CtmWaitError::Fault(fault) => write!(f, "CTM units stopped: {fault:?}"),
-            CtmWaitError::Fence(e) => write!(f, "CTM dispatch: {e}"),
+            CtmWaitError::Fence(_) => f.write_str("CTM dispatch fence"),
         }
     }
 }

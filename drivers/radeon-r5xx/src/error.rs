@@ -17,6 +17,7 @@ use baregpu_ring::ring::{RingConfigError, WaitError};
 /// The one all-ones error of the driver: every operation's error enum wraps it in its
 /// `DeviceGone` variant (and gives it as [`source`](core::error::Error::source)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct DeviceGone;
 
 impl fmt::Display for DeviceGone {
@@ -27,6 +28,7 @@ impl fmt::Display for DeviceGone {
 
 /// A [`crate::RingConfig`] the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ConfigError {
     /// The ring is not a power of two of 32 bytes (8 dwords) to 32 MiB (2^23 dwords)
@@ -50,6 +52,7 @@ impl fmt::Display for ConfigError {
 /// Why a submission (ring or PIO) failed. Nothing half-written reaches the CP: packets are
 /// whole or absent, and ring dwords the CP has not consumed are never overwritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum SubmitError {
     /// The ring stayed too full for the whole submit timeout (back-pressure: the CP is not
@@ -107,23 +110,24 @@ impl From<DeviceGone> for SubmitError {
 impl fmt::Display for SubmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SubmitError::RingFull(e) => write!(f, "ring full: {e}"),
-            SubmitError::Packet(e) => write!(f, "packet: {e}"),
-            SubmitError::Pad(e) => write!(f, "padding: {e}"),
-            SubmitError::Ib(e) => write!(f, "{e}"),
+            SubmitError::RingFull(_) => f.write_str("ring stayed full"),
+            SubmitError::Packet(_) => f.write_str("packet could not be written"),
+            SubmitError::Pad(_) => f.write_str("type-2 padding could not be written"),
+            SubmitError::Ib(_) => f.write_str("indirect buffer refused"),
             SubmitError::PioQueueFull { needed, free } => {
                 write!(f, "PIO queue has {free} of {needed} entries free after the timeout")
             }
-            SubmitError::PioDrainTimeout { queued, waited } => {
-                write!(f, "PIO queue still holds {queued} dwords: {waited}")
+            SubmitError::PioDrainTimeout { queued, .. } => {
+                write!(f, "PIO queue still holds {queued} dwords after the submit timeout")
             }
-            SubmitError::DeviceGone(e) => write!(f, "{e}"),
+            SubmitError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
 /// A fence did not signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum FenceError {
     /// Not signalled within the timeout: the CP is hung or stalled (§5.9 scratch writeback
@@ -149,16 +153,17 @@ impl From<DeviceGone> for FenceError {
 impl fmt::Display for FenceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FenceError::Timeout { seq, last_signalled, waited } => {
-                write!(f, "fence {seq} not signalled (last signalled {last_signalled}): {waited}")
+            FenceError::Timeout { seq, last_signalled, .. } => {
+                write!(f, "fence {seq} not signalled (last signalled {last_signalled})")
             }
-            FenceError::DeviceGone(e) => write!(f, "{e}"),
+            FenceError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
 /// The ring test or IB test (Linux r100.c `r100_ring_test` / `r100_ib_test`) failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum TestError {
     /// The scratch register did not take the value the packet wrote.
@@ -202,18 +207,19 @@ impl From<Pm4Error> for TestError {
 impl fmt::Display for TestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TestError::TimedOut { expected, found, waited } => {
-                write!(f, "scratch register reads {found:#x}, expected {expected:#x}: {waited}")
+            TestError::TimedOut { expected, found, .. } => {
+                write!(f, "scratch register reads {found:#x}, expected {expected:#x}")
             }
-            TestError::Submit(e) => write!(f, "{e}"),
-            TestError::Dma(e) => write!(f, "{e}"),
-            TestError::DeviceGone(e) => write!(f, "{e}"),
+            TestError::Submit(_) => f.write_str("test submission failed"),
+            TestError::Dma(_) => f.write_str("DMA memory for the test"),
+            TestError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
 /// Why [`crate::R5xx::init`] or [`crate::R5xx::recover`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum InitError {
     /// The microcode image is malformed; no register was accessed, nothing was allocated.
@@ -269,20 +275,21 @@ impl From<TestError> for InitError {
 impl fmt::Display for InitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InitError::Firmware(e) => write!(f, "firmware: {e}"),
-            InitError::Config(e) => write!(f, "configuration: {e}"),
-            InitError::Dma(e) => write!(f, "DMA allocation: {e}"),
-            InitError::Ring(e) => write!(f, "ring: {e}"),
-            InitError::DeviceGone(e) => write!(f, "{e}"),
-            InitError::MicroEngineBusy(t) => write!(f, "CP MicroEngine stayed busy: {t}"),
-            InitError::Microcode(e) => write!(f, "microcode: {e}"),
-            InitError::RingTest(e) => write!(f, "ring test: {e}"),
+            InitError::Firmware(_) => f.write_str("firmware rejected"),
+            InitError::Config(_) => f.write_str("configuration rejected"),
+            InitError::Dma(_) => f.write_str("DMA allocation failed"),
+            InitError::Ring(_) => f.write_str("ring memory unusable by the CP"),
+            InitError::DeviceGone(_) => f.write_str("device gone"),
+            InitError::MicroEngineBusy(_) => f.write_str("CP MicroEngine stayed busy"),
+            InitError::Microcode(_) => f.write_str("microcode upload failed"),
+            InitError::RingTest(_) => f.write_str("ring test failed"),
         }
     }
 }
 
 /// Why [`crate::R5xx::reset`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ResetError {
     /// The device reads all-ones.
@@ -310,8 +317,8 @@ impl From<DeviceGone> for ResetError {
 impl fmt::Display for ResetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ResetError::DeviceGone(e) => write!(f, "{e}"),
-            ResetError::RingTest(e) => write!(f, "ring test after soft reset: {e}"),
+            ResetError::DeviceGone(_) => f.write_str("device gone"),
+            ResetError::RingTest(_) => f.write_str("ring test after soft reset failed"),
         }
     }
 }
@@ -319,14 +326,17 @@ impl fmt::Display for ResetError {
 impl core::error::Error for DeviceGone {}
 impl core::error::Error for ConfigError {}
 
-// `source()` gives the wrapped error where it implements `core::error::Error`; the ring and
-// DMA errors (`WaitError`, `Pm4Error`, `PadError`, `IbError`, `DmaError`, `RingConfigError`,
-// `TimedOut`) are reached through `Display` until their crates implement the trait.
+// `source()` gives the wrapped error (every one implements `core::error::Error`).
 impl core::error::Error for SubmitError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
+            SubmitError::RingFull(e) => Some(e),
+            SubmitError::Packet(e) => Some(e),
+            SubmitError::Pad(e) => Some(e),
+            SubmitError::Ib(e) => Some(e),
+            SubmitError::PioDrainTimeout { waited, .. } => Some(waited),
             SubmitError::DeviceGone(e) => Some(e),
-            _ => None,
+            SubmitError::PioQueueFull { .. } => None,
         }
     }
 }
@@ -335,7 +345,7 @@ impl core::error::Error for FenceError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             FenceError::DeviceGone(e) => Some(e),
-            FenceError::Timeout { .. } => None,
+            FenceError::Timeout { waited, .. } => Some(waited),
         }
     }
 }
@@ -345,7 +355,8 @@ impl core::error::Error for TestError {
         match self {
             TestError::Submit(e) => Some(e),
             TestError::DeviceGone(e) => Some(e),
-            TestError::TimedOut { .. } | TestError::Dma(_) => None,
+            TestError::Dma(e) => Some(e),
+            TestError::TimedOut { waited, .. } => Some(waited),
         }
     }
 }
@@ -358,7 +369,9 @@ impl core::error::Error for InitError {
             InitError::DeviceGone(e) => Some(e),
             InitError::Microcode(e) => Some(e),
             InitError::RingTest(e) => Some(e),
-            InitError::Dma(_) | InitError::Ring(_) | InitError::MicroEngineBusy(_) => None,
+            InitError::Dma(e) => Some(e),
+            InitError::Ring(e) => Some(e),
+            InitError::MicroEngineBusy(e) => Some(e),
         }
     }
 }

@@ -57,6 +57,7 @@ pub struct Probed {
 
 /// Why a function is not an R5xx this driver can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ProbeError {
     /// Probing failed (no function, not an endpoint, bad BAR).
@@ -86,7 +87,7 @@ impl From<PciError> for ProbeError {
 impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProbeError::Pci(e) => write!(f, "{e}"),
+            ProbeError::Pci(_) => f.write_str("PCI probe failed"),
             ProbeError::NotSupported { vendor, device } => {
                 write!(f, "{vendor:04x}:{device:04x} is not a supported Radeon R5xx")
             }
@@ -134,4 +135,11 @@ pub fn enable(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<u16, Pr
     Ok(written.bits())
 }
 
-impl core::error::Error for ProbeError {}
+impl core::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ProbeError::Pci(e) => Some(e),
+            _ => None,
+        }
+    }
+}
