@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One-time (idempotent) set-up of a fresh Debian bookworm machine for this project:
-#  - the pinned Rust nightly with rust-src, rustfmt, clippy, miri and the bare-metal targets,
-#    Miri's sysroot, and cargo-fuzz (pinned) for the fuzz smoke of `cargo xtask test`;
+#  - the pinned Rust nightly with rust-src, rustfmt, clippy, miri, llvm-tools (objcopy for the
+#    bootloader's BIOS stages and the Pi image) and the bare-metal targets, Miri's sysroot, and
+#    cargo-fuzz (pinned) for the fuzz smoke of `cargo xtask test`;
+#  - stable Rust at the declared rust-version (Cargo.toml) with the bare-metal targets;
 #  - Debian sources for bookworm-backports (QEMU 10) and non-free-firmware (firmware-amd-graphics),
 #    as deb822 files signed by the same keyring as the existing debian.sources;
 #  - QEMU (x86_64 and arm system emulators) and the AMD GPU firmware blobs.
@@ -21,13 +23,24 @@ want_targets="x86_64-unknown-none aarch64-unknown-none"
 have=$(rustup +"$toolchain" target list --installed 2>/dev/null || true)
 missing=0
 for t in $want_targets; do grep -qx "$t" <<<"$have" || missing=1; done
-for c in rust-src rustfmt clippy miri; do
+for c in rust-src rustfmt clippy miri llvm-tools; do
     rustup +"$toolchain" component list --installed 2>/dev/null | grep -q "^$c" || missing=1
 done
 if [ "$missing" = 1 ]; then
-    log "installing Rust $toolchain with rust-src, rustfmt, clippy, miri and bare-metal targets"
+    log "installing Rust $toolchain with rust-src, rustfmt, clippy, miri, llvm-tools and bare-metal targets"
     rustup toolchain install "$toolchain" --profile minimal \
-        --component rust-src,rustfmt,clippy,miri \
+        --component rust-src,rustfmt,clippy,miri,llvm-tools \
+        --target x86_64-unknown-none,aarch64-unknown-none
+fi
+# The stable toolchain at the published crates' declared rust-version (Cargo.toml), for the
+# MSRV builds of `cargo xtask test`: the library crates need no nightly.
+msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
+msrv_have=$(rustup +"$msrv" target list --installed 2>/dev/null || true)
+msrv_missing=0
+for t in $want_targets; do grep -qx "$t" <<<"$msrv_have" || msrv_missing=1; done
+if [ "$msrv_missing" = 1 ]; then
+    log "installing Rust $msrv (the declared rust-version) with the bare-metal targets"
+    rustup toolchain install "$msrv" --profile minimal \
         --target x86_64-unknown-none,aarch64-unknown-none
 fi
 # Miri's sysroot (built once from rust-src; `cargo miri setup` is a no-op when it is current).

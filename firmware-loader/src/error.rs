@@ -5,6 +5,8 @@ use core::fmt;
 /// A microcode image that must not be uploaded. Returned by the `parse` functions, before any
 /// register access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum FirmwareError {
     /// The image has no bytes at all (a missing or truncated-to-zero file).
     Empty,

@@ -4,17 +4,20 @@
 //!
 //! Asserts: no panic; no memory access outside guest RAM (every access the framework performs
 //! is checked against the RAM size here, and AddressSanitizer checks the raw copies); every
-//! request returns.
-//!
-//! TODO(#13 §1, CTM integration): also assert that every request settles within its work
-//! bound. The CTM engine now works in bounded slices, but the R5xx model's `ctm_submit` still
-//! runs a whole command buffer inside one request (up to `ctm_model::Limits::per_buffer` work
-//! units); once the model's tick advances it slice by slice, count the units per request here.
+//! request returns, and settles within its work bound: under seeded pacing a request advances
+//! the engines by at most `SEEDED_MAX_TICKS` ticks, and a tick does at most one ring fetch and
+//! `CTM_UNITS_PER_TICK` (+ `MAX_STEP_UNITS`) CTM work units, however long a command buffer the
+//! guest submits.
 #![no_main]
 
-use gpu_device_model::{Device, DmaFault, GuestMemory, VecMemory};
+use gpu_device_model::pacing::SEEDED_MAX_TICKS;
+use gpu_device_model::{Device, DmaFault, GuestMemory, Pacing, VecMemory};
 use libfuzzer_sys::fuzz_target;
-use r5xx_model::R5xxModel;
+use r5xx_model::{CTM_UNITS_PER_TICK, R5xxModel};
+
+/// CTM work units one request (or timer poll) may cause.
+const UNITS_PER_REQUEST: u64 =
+    SEEDED_MAX_TICKS as u64 * (CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS);
 
 const RAM: usize = 256 << 10;
 
@@ -40,8 +43,10 @@ impl GuestMemory for Watched {
 fuzz_target!(|bytes: &[u8]| {
     let memory = Watched(VecMemory::new(RAM).unwrap());
     let mut device = Device::new(R5xxModel::new(), Box::new(memory)).unwrap();
+    device.set_pacing(Pacing::DEFAULT);
     // Requests of 8 bytes: kind, BAR, 16-bit offset, 32-bit value.
     for r in bytes.chunks_exact(8) {
+        let before = device.model().stats().ctm_units;
         let (kind, bar) = (r[0], u32::from(r[1] % 4));
         let offset = u32::from(u16::from_le_bytes([r[2], r[3]]));
         let value = u32::from_le_bytes([r[4], r[5], r[6], r[7]]);
@@ -60,5 +65,7 @@ fuzz_target!(|bytes: &[u8]| {
                 let _ = device.poll();
             }
         }
+        let units = device.model().stats().ctm_units - before;
+        assert!(units <= UNITS_PER_REQUEST, "one request did {units} CTM work units");
     }
 });

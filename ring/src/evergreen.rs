@@ -114,8 +114,9 @@ impl CommandProcessorRing for Evergreen {
         let low = CP_RB_RPTR_ADDR::RESET
             .try_with_rb_rptr_addr(BusAddress(u64::from(address.low())))
             .ok()?;
-        let high =
-            CP_RB_RPTR_ADDR_HI::RESET.with_rb_rptr_addr_hi(u8::try_from(address.high()).ok()?);
+        let high = CP_RB_RPTR_ADDR_HI::RESET
+            .try_with_rb_rptr_addr_hi(BusAddress(u64::from(address.high()) << 32))
+            .ok()?;
         Some(RptrWriteback { low, high })
     }
 

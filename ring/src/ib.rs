@@ -33,6 +33,7 @@ pub trait IndirectBuffers: 'static {
 /// An indirect buffer the CP cannot fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum IbError {
     /// The buffer does not start on a dword (the base registers hold address bits from 2 up).
     Unaligned {
@@ -70,6 +71,8 @@ impl fmt::Display for IbError {
         }
     }
 }
+
+impl core::error::Error for IbError {}
 
 /// An indirect buffer being built in DMA memory (owned, or borrowed as `&DmaRegion`), for
 /// family `F` ([`R5xx`] by default: [`IndirectBuffer::new`]).

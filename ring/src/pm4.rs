@@ -172,6 +172,7 @@ impl Opcode {
 /// Why a packet could not be encoded or written. Nothing was written in every case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum Pm4Error {
     /// A register (byte `offset`) lies beyond what the packet's index field reaches (`max`):
     /// [`TYPE0_MAX_OFFSET`] or [`TYPE1_MAX_OFFSET`].
@@ -236,14 +237,24 @@ impl fmt::Display for Pm4Error {
             Pm4Error::BadCount { count } => {
                 write!(f, "a packet body of {count} dwords (must be 1..={MAX_BODY_DWORDS})")
             }
-            Pm4Error::Index(e) => write!(f, "{e}"),
+            Pm4Error::Index(_) => f.write_str("register array index outside the array"),
             Pm4Error::NotConsecutive { register, stride } => {
                 write!(f, "{register} instances are {stride} bytes apart, not consecutive")
             }
             Pm4Error::NoRegisterPacket { offset } => {
                 write!(f, "no register-write packet reaches register {offset:#x}")
             }
-            Pm4Error::NoSpace(e) => write!(f, "{e}"),
+            Pm4Error::NoSpace(_) => f.write_str("no room in the sink for the packet"),
+        }
+    }
+}
+
+impl core::error::Error for Pm4Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Pm4Error::Index(e) => Some(e),
+            Pm4Error::NoSpace(e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -549,6 +560,7 @@ impl<S: CommandSink> Pm4Writer<S> {
 /// Why a stream could not be padded. Nothing was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum PadError {
     /// The alignment (in dwords) is not a power of two.
     BadAlignment {
@@ -571,7 +583,16 @@ impl fmt::Display for PadError {
             PadError::BadAlignment { alignment } => {
                 write!(f, "alignment {alignment} is not a power of two")
             }
-            PadError::NoSpace(e) => write!(f, "{e}"),
+            PadError::NoSpace(_) => f.write_str("no room in the sink for the padding"),
+        }
+    }
+}
+
+impl core::error::Error for PadError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            PadError::NoSpace(e) => Some(e),
+            _ => None,
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::pm4::{
     CommandSink, Opcode, Pm4Error, Pm4Family, Pm4Writer, RegisterWrite, TYPE2, type0_header,
     type1_header,
 };
-use crate::ring::{CommandProcessorRing, CommandRing, RingConfigError};
+use crate::ring::{CommandProcessorRing, CommandRing, RingConfigError, ring_units};
 
 /// The R5xx family (R520 … R580): the default family of [`CommandRing`], [`Pm4Writer`] and
 /// [`IndirectBuffer`].
@@ -38,6 +38,14 @@ pub const MAX_RING_DWORDS: usize = 1 << CP_RB_WPTR::RB_WPTR.width;
 /// The submission alignment Linux uses (radeon_ring_commit pads to `align_mask` 15 with
 /// type-2 packets: 16 dwords).
 pub const SUBMIT_ALIGN: usize = 16;
+
+/// The size in dwords of an R5xx ring over `bytes` of memory: a power of two of
+/// [`MIN_RING_DWORDS`]..=[`MAX_RING_DWORDS`] dwords (§11.1 `CP_RB_CNTL.RB_BUFSZ`), else
+/// [`RingConfigError::BadSize`]. [`CommandRing::new`] applies it; drivers check a configured
+/// size with it before allocating.
+pub const fn ring_dwords(bytes: usize) -> Result<usize, RingConfigError> {
+    ring_units::<R5xx>(bytes)
+}
 
 impl CommandProcessorRing for R5xx {
     type Unit = u32;
@@ -82,6 +90,10 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, R5xx> {
     ///
     /// Both pointers start at 0, matching a CP whose CP_RB_WPTR (and RPTR) were just set to 0
     /// (§5.8); the write-back dword is zeroed.
+    ///
+    /// The ring owns `buffer` and `writeback`: pass [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)s
+    /// and both are given back to their allocator when construction fails or the ring is
+    /// dropped.
     pub fn new(buffer: B, writeback: W, writeback_offset: usize) -> Result<Self, RingConfigError> {
         Self::with_family(buffer, writeback, writeback_offset)
     }

@@ -99,6 +99,7 @@ pub trait CommandProcessorRing: 'static {
 /// A ring or write-back location the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum RingConfigError {
     /// The ring is not a power of two between the family's smallest and largest ring
     /// (`bytes` is the region size).
@@ -142,6 +143,25 @@ impl fmt::Display for RingConfigError {
     }
 }
 
+impl core::error::Error for RingConfigError {}
+
+/// The size in units of a ring of family `F` over `bytes` of memory: a power of two of
+/// `F::MIN_UNITS..=F::MAX_UNITS` units, else [`RingConfigError::BadSize`].
+/// [`CommandRing::with_family`] applies it; drivers check a configured size with it before
+/// allocating (R5xx: [`ring_dwords`](crate::r5xx::ring_dwords)).
+pub const fn ring_units<F: CommandProcessorRing>(bytes: usize) -> Result<usize, RingConfigError> {
+    let units = bytes / F::Unit::BYTES;
+    if bytes.is_multiple_of(F::Unit::BYTES)
+        && units.is_power_of_two()
+        && units >= F::MIN_UNITS
+        && units <= F::MAX_UNITS
+    {
+        Ok(units)
+    } else {
+        Err(RingConfigError::BadSize { bytes })
+    }
+}
+
 /// The written-back read pointer is not one the CP could have reached; it was ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -164,9 +184,12 @@ impl fmt::Display for BadReadPointer {
     }
 }
 
+impl core::error::Error for BadReadPointer {}
+
 /// A blocking reservation failed; nothing was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum WaitError {
     /// Waiting cannot help: even with every committed unit consumed, at most `max` units
     /// would be free (the ring is too small, or uncommitted units fill it: commit first).
@@ -193,9 +216,18 @@ impl fmt::Display for WaitError {
             WaitError::TooLarge { needed, max } => {
                 write!(f, "{needed} units can never fit (at most {max} without a commit)")
             }
-            WaitError::TimedOut { needed, free, waited } => {
-                write!(f, "ring still has {free} of {needed} units free: {waited}")
+            WaitError::TimedOut { needed, free, .. } => {
+                write!(f, "ring still has {free} of {needed} units free")
             }
+        }
+    }
+}
+
+impl core::error::Error for WaitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            WaitError::TimedOut { waited, .. } => Some(waited),
+            _ => None,
         }
     }
 }
@@ -239,6 +271,10 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
     ///
     /// Both pointers start at 0, matching a CP whose write (and read) pointer were just set to
     /// 0 (R5xx §5.8); the write-back dword is zeroed.
+    ///
+    /// The ring owns `buffer` and `writeback`: pass [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)s
+    /// and both are given back to their allocator when construction fails or the ring is
+    /// dropped.
     pub fn with_family(
         buffer: B,
         writeback: W,
@@ -246,13 +282,7 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
     ) -> Result<Self, RingConfigError> {
         let region = buffer.borrow();
         let bytes = region.size();
-        let units = bytes / F::Unit::BYTES;
-        if !bytes.is_multiple_of(F::Unit::BYTES)
-            || !units.is_power_of_two()
-            || !(F::MIN_UNITS..=F::MAX_UNITS).contains(&units)
-        {
-            return Err(RingConfigError::BadSize { bytes });
-        }
+        let units = ring_units::<F>(bytes)?;
         let address = region.bus_address();
         let base = F::base(address, bytes).ok_or(RingConfigError::BadBase { address })?;
         // A checked sum: a region near the top of the bus space must be refused, not wrapped

@@ -90,6 +90,8 @@ impl fmt::Display for NoSpace {
     }
 }
 
+impl core::error::Error for NoSpace {}
+
 /// Somewhere packets go: a ring, an indirect buffer, a stack buffer.
 ///
 /// The protocol is reserve-then-push: [`reserve`](Self::reserve) grants room for a whole packet

@@ -47,6 +47,45 @@ fn setup_values() {
     assert_eq!(big.rb_bufsz(), 22);
 }
 
+/// An allocator handing out leaked memory at chosen bus addresses, counting what comes back.
+struct Counting {
+    next_bus: Cell<u64>,
+    freed: Cell<usize>,
+}
+
+impl baregpu_hal::dma::DmaAllocator for Counting {
+    fn allocate(
+        &self,
+        layout: baregpu_hal::dma::DmaLayout,
+    ) -> Result<DmaRegion, baregpu_hal::dma::DmaError> {
+        let bus = self.next_bus.get();
+        self.next_bus.set(bus + 0x10_0000);
+        Ok(region(layout.size / 4, bus))
+    }
+    fn deallocate(&self, _region: DmaRegion) {
+        self.freed.set(self.freed.get() + 1);
+    }
+}
+
+#[test]
+fn a_ring_over_owned_buffers_gives_them_back_when_construction_fails_or_it_drops() {
+    use baregpu_hal::dma::{DmaBuffer, DmaLayout};
+    let dma = Counting { next_bus: Cell::new(RING_BUS), freed: Cell::new(0) };
+    let layout = |bytes| DmaLayout::new(bytes, 4).unwrap();
+    // 48 bytes is no power of two of dwords: refused, and both buffers are freed.
+    let bad = DmaBuffer::allocate(&dma, layout(48)).unwrap();
+    let wb = DmaBuffer::allocate(&dma, layout(16)).unwrap();
+    assert_eq!(CommandRing::new(bad, wb, 0).unwrap_err(), RingConfigError::BadSize { bytes: 48 });
+    assert_eq!(dma.freed.get(), 2, "a failed construction leaks nothing");
+    let buffer = DmaBuffer::allocate(&dma, layout(64)).unwrap();
+    let wb = DmaBuffer::allocate(&dma, layout(16)).unwrap();
+    let ring = CommandRing::new(buffer, wb, 4).unwrap();
+    assert_eq!(ring.size_dwords(), 16);
+    assert_eq!(dma.freed.get(), 2);
+    drop(ring);
+    assert_eq!(dma.freed.get(), 4, "the ring frees its memory when dropped");
+}
+
 #[test]
 fn setup_errors() {
     let wb = region(2, WB_BUS);

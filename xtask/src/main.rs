@@ -6,6 +6,8 @@
 //! cargo xtask test   # run every test and check; ends with `N passed, N failed, K skipped`
 //! cargo xtask regen  # rewrite the generated register modules (hal/regs/src/generated) from
 //!                    # the databases after a database or generator change
+//! cargo xtask package  # the published crates: MSRV builds for both bare-metal targets and
+//!                      # `cargo package` with verification (also part of `test`)
 //! ```
 //!
 //! Both expect `scripts/setup.sh` to have run (the README's commands do that first).
@@ -35,6 +37,68 @@ const NO_STD_CRATES: &[&str] = &[
     "ctm-compute",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
+
+/// The published library crates (`publish = true`): packaged and verified by `cargo package`,
+/// and built with the declared `rust-version` on the stable toolchain.
+const PUBLISHED_CRATES: &[&str] = &[
+    "baregpu-hal",
+    "baregpu-regs",
+    "baregpu-ring",
+    "baregpu-firmware",
+    "baregpu-radeon-r5xx",
+    "baregpu-ati-ctm",
+    "baregpu-dpp-asm",
+    "baregpu-evergreen-asm",
+];
+
+/// The workspace's `rust-version` (the MSRV the published crates declare).
+fn declared_rust_version() -> Option<String> {
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).ok()?;
+    manifest.lines().find_map(|l| {
+        let v = l.strip_prefix("rust-version = \"")?.strip_suffix('"')?;
+        Some(v.to_string())
+    })
+}
+
+/// `cargo package` with verification for every published crate, in one invocation so the
+/// crates' unpublished local dependencies resolve to each other (only the registry index and
+/// the third-party dependencies come from crates.io). Packages land in `target/package/`.
+fn package_crates() -> Command {
+    let mut cmd = cargo();
+    // --allow-dirty: a developer's uncommitted work is packaged and verified too (CI is clean).
+    cmd.args(["package", "--allow-dirty"]);
+    for c in PUBLISHED_CRATES {
+        cmd.args(["-p", c]);
+    }
+    cmd
+}
+
+/// Build the published crates with the stable toolchain of the declared `rust-version` for
+/// `target` (`scripts/setup.sh` installs it); every register family and `defmt` on.
+fn msrv_build(version: &str, target: &str) -> Command {
+    // The rustup proxy with the toolchain named, not `$CARGO` (the pinned nightly's cargo),
+    // and nothing inherited from the nightly that runs xtask.
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(repo_root())
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .arg(format!("+{version}"))
+        .arg("build");
+    for c in PUBLISHED_CRATES {
+        cmd.args(["-p", c]);
+    }
+    cmd.args([
+        "--features",
+        "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
+         baregpu-regs/evergreen,baregpu-regs/nvidia",
+        "--target",
+        target,
+        "--target-dir",
+        "target/msrv",
+    ]);
+    cmd
+}
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -68,6 +132,28 @@ fn bare_metal_build(target: Option<&str>) -> Command {
             kernel_target(&mut cmd);
         }
     }
+    cmd
+}
+
+/// Library crates with a `defmt` feature, each built alone with it (so a feature that forgets
+/// to forward `defmt` to a dependency fails), and `api-check`, whose build with `defmt`
+/// checks that every public error type is `defmt::Format`.
+const DEFMT_CRATES: &[(&str, &str)] = &[
+    ("baregpu-hal", "defmt"),
+    ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
+    ("baregpu-ring", "defmt"),
+    ("baregpu-firmware", "defmt"),
+    ("baregpu-radeon-r5xx", "defmt,ctm"),
+    ("baregpu-ati-ctm", "defmt"),
+    ("baregpu-dpp-asm", "defmt"),
+    ("baregpu-evergreen-asm", "defmt"),
+    ("api-check", "defmt"),
+];
+
+/// `cargo build -p <crate> --features <defmt...> --target x86_64-unknown-none`.
+fn defmt_build(krate: &str, features: &str) -> Command {
+    let mut cmd = cargo();
+    cmd.args(["build", "-p", krate, "--features", features, "--target", "x86_64-unknown-none"]);
     cmd
 }
 
@@ -173,6 +259,9 @@ const FUZZ_TARGETS: &[&str] = &[
     "pm4_ring",
     "ctm_engine",
     "r5xx_mailbox",
+    "evergreen_asm_text",
+    "evergreen_shader",
+    "evergreen_mailbox",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
@@ -318,6 +407,12 @@ const IMAGE_PACKAGES: &[ImagePackage] = &[
         dir: "qemu-tests/rpi",
         target: Some("aarch64-unknown-none"),
         target_dir: "../../target/rpi",
+    },
+    // Its kernel; the QEMU case `bootloader-r5xx` builds and boots it.
+    ImagePackage {
+        dir: "examples/bootloader-r5xx",
+        target: Some("x86_64-unknown-none"),
+        target_dir: "../../target/bootloader-r5xx",
     },
 ];
 
@@ -514,6 +609,14 @@ fn test_job() -> ExitCode {
     }
     let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
     tally.check("no-std-build-x86_64-target.json", ok);
+    for (krate, features) in DEFMT_CRATES {
+        let ok = run(
+            &format!("{krate} with --features {features} for x86_64-unknown-none"),
+            &mut defmt_build(krate, features),
+        );
+        tally.check(&format!("defmt-build-{krate}"), ok);
+    }
+    publish_checks(&mut tally);
 
     // 5. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
     fuzz_smoke(&mut tally);
@@ -562,6 +665,34 @@ fn test_job() -> ExitCode {
     if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
+/// The published crates: built on stable at the declared rust-version for both bare-metal
+/// targets (the nightly pin is for the test kernel only), then packaged as crates.io would
+/// receive them and verified.
+fn publish_checks(tally: &mut Tally) {
+    match declared_rust_version() {
+        Some(version) => {
+            for t in BARE_METAL_TARGETS {
+                let ok = run(
+                    &format!("published crates with Rust {version} for {t}"),
+                    &mut msrv_build(&version, t),
+                );
+                tally.check(&format!("msrv-{version}-{t}"), ok);
+            }
+        }
+        None => tally.check("rust-version declared in Cargo.toml", false),
+    }
+    let ok = run("cargo package (published crates, verified)", &mut package_crates());
+    tally.check("cargo-package", ok);
+}
+
+/// `cargo xtask package`: only [`publish_checks`] (part of `cargo xtask test`).
+fn package_job() -> ExitCode {
+    let mut tally = Tally::new();
+    publish_checks(&mut tally);
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
 /// Rewrite the stale generated register modules (`regdb generate`).
 fn regen_job() -> ExitCode {
     let mut cmd = cargo();
@@ -578,8 +709,9 @@ fn main() -> ExitCode {
         Some("main") => main_job(),
         Some("test") => test_job(),
         Some("regen") => regen_job(),
+        Some("package") => package_job(),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen>");
+            eprintln!("usage: cargo xtask <main|test|regen|package>");
             ExitCode::from(2)
         }
     }
@@ -588,6 +720,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::parse_libtest;
+    use std::path::{Path, PathBuf};
 
     #[test]
     fn runner_summary_is_found_at_the_end() {
@@ -616,6 +749,39 @@ mod tests {
             .filter(|n| *n != "baregpu-fuzz")
             .collect();
         assert_eq!(names, super::FUZZ_TARGETS);
+    }
+
+    /// Every manifest that says `publish = true` is packaged and MSRV-built, and nothing else:
+    /// a crate made publishable joins the checks, a test crate cannot slip in.
+    #[test]
+    fn published_crates_are_the_manifests_with_publish_true() {
+        fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+                let path = entry.path();
+                let name = entry.file_name();
+                if path.is_dir() && name != "target" && name != ".git" {
+                    manifests(&path, out);
+                } else if name == "Cargo.toml" {
+                    out.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        manifests(&super::repo_root(), &mut found);
+        let mut published: Vec<String> = found
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .filter(|m| m.lines().any(|l| l.trim() == "publish = true"))
+            .filter_map(|m| {
+                let name = m.lines().find_map(|l| l.strip_prefix("name = \""))?;
+                Some(name.trim_end_matches('"').to_string())
+            })
+            .collect();
+        published.sort();
+        let mut expected: Vec<&str> = super::PUBLISHED_CRATES.to_vec();
+        expected.sort();
+        assert_eq!(published, expected);
+        assert_eq!(super::declared_rust_version().as_deref(), Some("1.88"));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::command::{DataFormat, Format, GpuAddress};
 
 /// Bytes per element: the rows of Tables 1 and 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ElementSize {
     /// 1 byte.
     B1,

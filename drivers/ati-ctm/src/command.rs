@@ -17,6 +17,8 @@ use core::fmt;
 
 /// Errors of the command builders and of [`Command::decode`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum CtmError {
     /// A base address is not 2K-aligned (§2.2.2: bits 10:0 are reserved; CTM would silently
     /// treat them as zero, so they are rejected rather than truncated).
@@ -187,6 +189,7 @@ impl core::error::Error for CtmError {}
 
 /// The CTM unit a command belongs to (the three groups of Table 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Unit {
     /// Processor Execution Unit commands (§2.2.1).
     ProcessorExecution,
@@ -201,6 +204,7 @@ macro_rules! opcodes {
         /// The CTM opcodes of Table 3. The discriminant is the opcode byte (bits 15:8 of the
         /// opcode word); [`Opcode::word`] is the full documented opcode word.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         #[repr(u8)]
         pub enum Opcode {
             $( $(#[$doc])* $variant = ((($word as u32) >> 8) & 0xFF) as u8, )*
@@ -316,6 +320,7 @@ opcodes! {
 /// A 2K-aligned GPU (MC) address, as every base address parameter of §2.2.2 (bits 31:11;
 /// bits 10:0 reserved).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct GpuAddress(u32);
 
 impl GpuAddress {
@@ -342,6 +347,7 @@ impl GpuAddress {
 /// Tiling format, bits 17:16 of a format word (§2.2.2); the address translation is Table 1
 /// (linear) or Table 2 (tiled), §2.1.4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
 pub enum Tiling {
     /// 0 — `LINEAR` (Table 1).
@@ -379,6 +385,7 @@ impl Tiling {
 
 /// Data format, bits 26:24 of a format word (§2.2.2); values 5..=7 are reserved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
 pub enum DataFormat {
     /// 0 — `UINT16_1`: one 16-bit channel, 2 bytes per element.
@@ -432,6 +439,7 @@ impl DataFormat {
 /// lowest two bits of the pitch must be zero"), so the word's bits 12:0 hold the pitch itself
 /// with bits 1:0 zero; the largest pitch is 8188.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Format {
     pitch: u16,
     tiling: Tiling,
@@ -503,6 +511,7 @@ impl Format {
 /// The execution domain of `set_domain` (§2.2.1): the inclusive rectangle
 /// `(i0, j0)..=(i1, j1)` of §2.1.2, each coordinate 12 bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Domain {
     i0: u16,
     j0: u16,
@@ -562,6 +571,7 @@ impl Domain {
 
 /// A program input index, 0..16 (§2.1.4; `set_inp_fmt` parameter 0 bits 3:0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct InputIndex(u8);
 
 impl InputIndex {
@@ -585,6 +595,7 @@ impl InputIndex {
 
 /// A program output index, 0..4 (§2.1.4; `set_out_fmt` parameter 0 bits 1:0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct OutputIndex(u8);
 
 impl OutputIndex {
@@ -608,6 +619,7 @@ impl OutputIndex {
 
 /// A buffer height (`set_inp_fmt`/`set_out_fmt`/`set_cond_out_fmt`, bits 12:0, §2.2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Height(u16);
 
 impl Height {
@@ -631,6 +643,7 @@ impl Height {
 
 /// The output channel write mask of `set_out_mask` (§2.2.2): bit n enables channel cn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct OutputMask(u8);
 
 impl OutputMask {
@@ -662,6 +675,7 @@ impl OutputMask {
 /// The conditional test of `set_cond_test` (§2.2.3, bits 2:0): `v op b` with `v` the client's
 /// conditional value and `b` the conditional output buffer value (§2.1.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
 pub enum CondTest {
     /// 0 — never (always false).
@@ -701,6 +715,7 @@ impl CondTest {
 
 /// Where the CO performs its test, `set_cond_loc` (§2.2.3, bit 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u8)]
 pub enum CondLoc {
     /// 0 — the DPP: conditional program output (the PE always gets "true").
@@ -711,6 +726,7 @@ pub enum CondLoc {
 
 /// One CTM command of Table 3 with its typed parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Command {
     /// `init_perf_counters`: enable (true) or disable the counters (§2.2.1).
     InitPerfCounters {

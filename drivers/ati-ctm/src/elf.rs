@@ -73,6 +73,7 @@ pub const PROGINFO_WORDS: usize = 28;
 
 /// The seven notes of §4.1.4; the discriminant is the note type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[repr(u32)]
 pub enum NoteKind {
     /// `ELF_NOTE_ATI_PROGINFO` = 1: the `dpp_proginfo` structure (mandatory).
@@ -109,6 +110,8 @@ impl NoteKind {
 
 /// Why a DPP executable was rejected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ElfError {
     /// The file is shorter than the 52-byte ELF header.
     TruncatedHeader {
@@ -375,6 +378,7 @@ impl core::error::Error for ElfError {}
 
 /// The `dpp_proginfo` structure of the Program Information note (§4.1.4), word for word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ProgramInfo {
     /// All 28 words as stored.
     pub words: [u32; PROGINFO_WORDS],
@@ -434,6 +438,7 @@ impl ProgramInfo {
 /// A list of 32-bit indices from a list note (inputs, outputs, constants), borrowed from the
 /// file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct IndexList<'a> {
     bytes: &'a [u8],
 }
@@ -513,6 +518,7 @@ impl ExactSizeIterator for Instructions<'_> {}
 
 /// A validated DPP executable borrowing its text and note lists from the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct DppExecutable<'a> {
     text: &'a [u8],
     text_vaddr: u32,

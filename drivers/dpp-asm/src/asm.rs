@@ -12,6 +12,8 @@ pub const MAX_DEPTH: usize = 32;
 
 /// What went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum AsmErrorKind {
     /// Unknown mnemonic or directive.
     UnknownMnemonic,
@@ -41,6 +43,7 @@ pub enum AsmErrorKind {
 
 /// An assembly error with its 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AsmError {
     /// Line (1-based).
     pub line: u32,
@@ -58,7 +61,7 @@ impl core::fmt::Display for AsmError {
             AsmErrorKind::UnknownSuffix => f.write_str("unknown suffix"),
             AsmErrorKind::Expected(what) => write!(f, "expected {what}"),
             AsmErrorKind::BadNumber => f.write_str("number out of range"),
-            AsmErrorKind::Encode(e) => write!(f, "{e}"),
+            AsmErrorKind::Encode(_) => f.write_str("the instruction cannot be encoded"),
             AsmErrorKind::UndefinedLabel => f.write_str("undefined label"),
             AsmErrorKind::DuplicateLabel => f.write_str("duplicate label"),
             AsmErrorKind::Capacity(what) => write!(f, "too many {what}"),
@@ -68,6 +71,15 @@ impl core::fmt::Display for AsmError {
                 f.write_str("the last instruction must be an OUTPUT instruction (ctm-guide §3.1)")
             }
             AsmErrorKind::Empty => f.write_str("empty program"),
+        }
+    }
+}
+
+impl core::error::Error for AsmError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match &self.kind {
+            AsmErrorKind::Encode(e) => Some(e),
+            _ => None,
         }
     }
 }

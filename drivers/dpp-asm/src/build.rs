@@ -13,6 +13,7 @@ use crate::isa::*;
 /// The readable ALU operations (vector form: both units run the op; see the crate docs for the
 /// lowering of each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum VecOp {
     /// `A*B + C`.
     Mad,
@@ -123,6 +124,7 @@ impl VecOp {
 
 /// What an operand reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum OperandBase {
     /// A register or inline constant (takes a source slot).
     Src(Source),
@@ -142,6 +144,7 @@ pub enum OperandBase {
 /// A source operand: base, 4-component swizzle (x, y, z for the RGB unit, w for alpha) and
 /// input modifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Operand {
     /// What is read.
     pub base: OperandBase,
@@ -196,6 +199,7 @@ impl Operand {
 
 /// Destinations of an ALU instruction. Masks: bit 0 x/r, 1 y/g, 2 z/b, 3 w/a.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluDest {
     /// Temporary register and write mask.
     pub temp: Option<(TempReg, u8)>,
@@ -223,6 +227,7 @@ impl AluDest {
 
 /// Per-instruction modifiers (the mnemonic suffixes of the text syntax).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluFlags {
     /// Output modifier; `None` = ×1 (or disabled for `mov`).
     pub omod: Option<Omod>,
@@ -240,6 +245,7 @@ pub struct AluFlags {
 
 /// Which unit(s) a part of an instruction drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Unit {
     /// Both (vector form).
     Both,
@@ -251,6 +257,7 @@ pub enum Unit {
 
 /// One part of an ALU instruction: an op on one or both units.
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluPart<'a> {
     /// Which unit(s).
     pub unit: Unit,

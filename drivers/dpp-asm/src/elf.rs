@@ -56,6 +56,7 @@ const SHSTRTAB_PADDED: usize = (SHSTRTAB.len() + 3) & !3;
 /// and which loader options it needs. [`ProgramInfo::scan`] derives it from the instructions;
 /// callers may widen it (e.g. declare an input the program does not read).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ProgramInfo {
     /// Bit n: input n (TEX_ID) is read.
     pub inputs: u16,
@@ -153,6 +154,8 @@ impl ProgramInfo {
 
 /// Why an executable could not be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ElfError {
     /// No instructions: the program needs at least its final OUTPUT instruction.
     Empty,
@@ -174,6 +177,8 @@ impl core::fmt::Display for ElfError {
         }
     }
 }
+
+impl core::error::Error for ElfError {}
 
 fn count_bits(bits: &[u64]) -> usize {
     bits.iter().map(|b| b.count_ones() as usize).sum()

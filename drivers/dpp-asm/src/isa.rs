@@ -43,6 +43,8 @@ pub type Words = [u32; WORDS_PER_INST];
 
 /// Why an instruction could not be encoded or decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum EncodeError {
     /// A numeric field is larger than the documented range.
     OutOfRange {
@@ -76,6 +78,8 @@ impl core::fmt::Display for EncodeError {
     }
 }
 
+impl core::error::Error for EncodeError {}
+
 fn check(field: &'static str, value: u32, max: u32) -> Result<u32, EncodeError> {
     if value > max { Err(EncodeError::OutOfRange { field, value, max }) } else { Ok(value) }
 }
@@ -94,6 +98,7 @@ macro_rules! raw_enum {
     ($(#[$m:meta])* $name:ident : $field:literal { $($(#[$vm:meta])* $v:ident = $n:literal),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         pub enum $name { $($(#[$vm])* $v = $n),+ }
         impl $name {
             /// The raw field value.
@@ -414,6 +419,7 @@ pub const CHAN_XYZW: [Chan; 4] = [Chan::R, Chan::G, Chan::B, Chan::A];
 
 /// A predicate select plus its inversion bit (ctm-guide §3.3.6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Pred {
     /// `*_PRED_SEL`.
     pub sel: PredSelOpt,
@@ -423,6 +429,7 @@ pub struct Pred {
 
 /// [`PredSel`] with a `Default` of [`PredSel::None`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct PredSelOpt(pub Option<PredSel>);
 
 impl Pred {
@@ -454,6 +461,7 @@ impl Pred {
 
 /// A temporary register address with optional relative (`+aL`) addressing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct TempReg {
     /// Register index, 0..=127 (ctm-guide §3.3.1).
     pub index: u8,
@@ -474,6 +482,7 @@ impl TempReg {
 /// One ALU source address (ctm-guide §3.3.1 table: `ADDRn[7]`, `ADDRn[6:0]`, `ADDRn_CONST`,
 /// `ADDRn_REL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Source {
     /// Temporary register N (0..=127), optionally + aL.
     Temp(TempReg),
@@ -554,6 +563,7 @@ pub fn inline_const_from_f32(value: f32) -> Option<u8> {
 /// r5xx §11.10: `ADDR0` 7:0, `ADDR0_CONST` 8, `ADDR0_REL` 9, `ADDR1` 17:10 (+18, 19),
 /// `ADDR2` 27:20 (+28, 29), `SRCP_OP` 31:30).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SourceAddrs {
     /// src0, src1, src2.
     pub src: [Source; 3],
@@ -563,6 +573,7 @@ pub struct SourceAddrs {
 
 /// [`Presub`] defaulting to `BIAS` (raw 0) for unused presubtracts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct PresubOpt(pub Presub);
 
 impl Default for PresubOpt {
@@ -595,6 +606,7 @@ impl SourceAddrs {
 
 /// An RGB input: select, three swizzles, modifier (ctm-guide §3.3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RgbInput {
     /// `RGB_SEL_x`.
     pub sel: SrcSel,
@@ -638,6 +650,7 @@ impl RgbInput {
 
 /// An alpha input: select, one swizzle, modifier (ctm-guide §3.3.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AlphaInput {
     /// `ALPHA_SEL_x`.
     pub sel: SrcSel,
@@ -674,6 +687,7 @@ impl AlphaInput {
 /// The `TARGET` field (30:29 of `ALU_RGB_INST` / `ALU_ALPHA_INST`): a render target for OUTPUT
 /// instructions (ctm-guide §3.3.8), a predicate compare for ALU instructions (§3.3.9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Target {
     /// Output: render target 0..=3 (A-D; in uncached (UMRT) programs the RGB target selects the
     /// UMRT write kind in the order the guide lists them — a judgement call, the guide gives no
@@ -695,6 +709,7 @@ impl Default for Target {
 /// ALPHA_CLAMP 20, ALU_RESULT_SEL 21, ALPHA_PRED_INV 22, ALU_RESULT_OP 24:23,
 /// ALPHA_PRED_SEL 27:25, STAT_WE 31:28 (always 0: a statistics feature the guide does not use)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluCommon {
     /// Wait for the texture semaphore before issuing (ctm-guide §3.4.2).
     pub tex_sem_wait: bool,
@@ -708,6 +723,7 @@ pub struct AluCommon {
 
 /// Which channel supplies the ALU result (`ALU_RESULT_SEL`, ctm-guide §3.3.10).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum AluResultSel {
     /// `ALU_RESULT_SEL_RED`.
     Red = 0,
@@ -717,6 +733,7 @@ pub enum AluResultSel {
 
 /// The RGB half of an ALU instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RgbHalf {
     /// Operation.
     pub op: RgbOp,
@@ -756,6 +773,7 @@ impl Default for RgbHalf {
 
 /// The alpha half of an ALU instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AlphaHalf {
     /// Operation.
     pub op: AlphaOp,
@@ -795,6 +813,7 @@ impl Default for AlphaHalf {
 
 /// An ALU or OUTPUT instruction (ctm-guide §3.3), six words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluInst {
     /// OUTPUT rather than ALU: the OMASKs write outputs, not predicate bits (§3.1).
     pub output: bool,
@@ -1000,6 +1019,7 @@ impl AluInst {
 /// B_POP_CNT 20:16, B_OP0 25:24, B_OP1 27:26, IGNORE_UNCOVERED 28.
 /// `FC_ADDR`: BOOL_ADDR 4:0, INT_ADDR 12:8, JUMP_ADDR 24:16, JUMP_GLOBAL 31.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct FcInst {
     /// `TEX_SEM_WAIT` (see the §3.7 erratum).
     pub tex_sem_wait: bool,
@@ -1133,6 +1153,7 @@ impl FcInst {
 /// DST_ADDR 22:16, DST_ADDR_REL 23, DST_{R,G,B,A}_SWIZ 25:24..31:30. `TEX_ADDR_DXDY`: the same
 /// layout for DX (low half) and DY (high half).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct TexInst {
     /// Operation.
     pub op: TexOp,
@@ -1311,6 +1332,7 @@ impl TexInst {
 
 /// Any DPP instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Instruction {
     /// ALU or OUTPUT.
     Alu(AluInst),

@@ -132,6 +132,8 @@ pub use isa::{Instruction, Words};
 
 /// Why [`assemble_executable`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum BuildError {
     /// Assembly failed.
     Asm(AsmError),
@@ -139,6 +141,26 @@ pub enum BuildError {
     Encode(isa::EncodeError),
     /// Writing the ELF failed.
     Elf(elf::ElfError),
+}
+
+impl core::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            BuildError::Asm(_) => "assembly failed",
+            BuildError::Encode(_) => "an instruction could not be encoded",
+            BuildError::Elf(_) => "the executable could not be written",
+        })
+    }
+}
+
+impl core::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            BuildError::Asm(e) => Some(e),
+            BuildError::Encode(e) => Some(e),
+            BuildError::Elf(e) => Some(e),
+        }
+    }
 }
 
 /// Assembles `src` and writes the DPP executable into `out`, using `insts` and `words` as

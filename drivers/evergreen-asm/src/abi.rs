@@ -46,6 +46,8 @@ pub const GLOBAL_RAT: u8 = 0;
 
 /// Why [`dispatch_constants`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum AbiError {
     /// `out` is shorter than the 9 dispatch dwords plus the arguments.
     BufferTooSmall {

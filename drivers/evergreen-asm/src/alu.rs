@@ -81,6 +81,7 @@ impl InlineConst {
 
 /// `SRC_SEL` classes of the supported subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Sel {
     /// GPR 0-127.
     Gpr(u8),
@@ -133,6 +134,7 @@ impl Sel {
 
 /// One source field of an ALU word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluSrc {
     /// `SRCn_SEL`.
     pub sel: Sel,
@@ -169,6 +171,7 @@ impl Default for AluSrc {
 
 /// How an opcode is encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum OpEncoding {
     /// `ALU_WORD1_OP2`, 11-bit `ALU_INST`.
     Op2(u16),
@@ -178,6 +181,7 @@ pub enum OpEncoding {
 
 /// Where an opcode may run on Evergreen (Mesa `r600_isa.h` slot flags, EG column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum EgUnit {
     /// A vector slot x/y/z/w or t (`AF_VS`).
     Any,
@@ -189,6 +193,7 @@ pub enum EgUnit {
 
 /// How an opcode runs on Cayman (amd-evergreen-cayman §4.2, Mesa `r600_isa.h` CM column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum CmUnit {
     /// Any one slot (the slot of its destination channel).
     Vector,
@@ -207,6 +212,7 @@ macro_rules! alu_ops {
         /// The ALU opcodes of the supported subset (evergreen-compute A5; Mesa `r600_isa.c`
         /// EG/CM columns, which LLVM agrees with).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         pub enum AluOp { $($(#[$m])* $v),+ }
 
         impl AluOp {
@@ -400,6 +406,7 @@ impl AluOp {
 /// update, `omod` off, `write_mask` true since OP3 always writes); an OP2 word has no `src[2]`,
 /// which must be [`AluSrc::UNUSED`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluWord {
     /// Sources 0, 1 and (OP3) 2.
     pub src: [AluSrc; 3],

@@ -34,6 +34,7 @@ pub const MAX_LOOP_DEPTH: usize = 16;
 
 /// A jump target, created by [`Builder::new_label`] and placed by [`Builder::bind`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Label(u16);
 
 impl Label {
@@ -91,6 +92,7 @@ enum Target {
 
 /// Which fetch clause to open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum FetchClause {
     /// `CF_INST_TC`.
     Tc,
@@ -115,6 +117,7 @@ struct OpenLoop {
 
 /// What [`Builder::finish`] and [`crate::assemble`] produce besides the words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ProgramInfo {
     /// The chip the program was assembled for.
     pub chip: Chip,

@@ -8,6 +8,8 @@ use crate::program::Slot;
 
 /// What went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ErrorKind {
     // ---- text syntax ----
     /// Unknown instruction or directive.
@@ -123,6 +125,7 @@ pub enum ErrorKind {
 /// An error with its source position: line and column (1-based) for the text assembler, the
 /// position last set with [`crate::Builder::at`] for builder programs (0:0 if never set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Error {
     /// Line.
     pub line: u32,
@@ -155,7 +158,7 @@ impl fmt::Display for ErrorKind {
             OutputTooSmall { needed } => {
                 write!(f, "output buffer too small ({needed} dwords needed)")
             }
-            Encode(e) => write!(f, "{e}"),
+            Encode(_) => f.write_str("the instruction cannot be encoded"),
             AluOutsideClause => f.write_str("ALU instruction outside an ALU clause"),
             FetchOutsideClause => f.write_str("fetch outside a fetch clause"),
             EmptyClause => f.write_str("empty clause"),
@@ -208,4 +211,11 @@ impl fmt::Display for Error {
     }
 }
 
-impl core::error::Error for Error {}
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match &self.kind {
+            ErrorKind::Encode(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -28,6 +28,7 @@ use core::fmt;
 
 /// The shader-core generation a program is assembled for (amd-evergreen-cayman §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Chip {
     /// Evergreen (Cypress, HD 5870): five ALU slots x, y, z, w and the transcendental slot t,
     /// vertex fetches in VC clauses, `END_OF_PROGRAM` bits.
@@ -63,6 +64,8 @@ impl fmt::Display for Chip {
 
 /// Why a word could not be encoded or decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum EncodeError {
     /// A numeric field is wider than its bit field.
     OutOfRange {
@@ -159,6 +162,7 @@ macro_rules! raw_enum {
     ($(#[$m:meta])* $name:ident : $field:literal { $($(#[$vm:meta])* $v:ident = $n:literal),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         pub enum $name { $($(#[$vm])* $v = $n),+ }
         impl $name {
             /// Every value, in encoding order.
@@ -286,6 +290,7 @@ raw_enum! {
 
 /// A normal control-flow instruction: `CF_WORD0` + `CF_WORD1`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CfWord {
     /// `CF_INST`.
     pub inst: CfInst,
@@ -423,6 +428,7 @@ raw_enum! {
 /// One kcache set of an ALU clause: which constant-buffer lines `SRC_SEL` 128-159 (set 0) or
 /// 160-191 (set 1) read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Kcache {
     /// `KCACHE_BANK` (4 bits): the constant buffer.
     pub bank: u8,
@@ -457,6 +463,7 @@ impl Default for Kcache {
 
 /// An ALU clause instruction: `CF_ALU_WORD0` + `CF_ALU_WORD1` (no `END_OF_PROGRAM` bit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CfAluWord {
     /// `CF_INST`.
     pub inst: AluCfInst,
@@ -587,6 +594,7 @@ raw_enum! {
 /// A RAT export: `CF_ALLOC_EXPORT_WORD0_RAT` + `CF_ALLOC_EXPORT_WORD1_BUF`
 /// (amd-evergreen-cayman §8.6: compute shaders write RATs through the CB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RatExport {
     /// `CF_INST`.
     pub cf_inst: RatCfInst,
@@ -708,6 +716,7 @@ impl RatExport {
 
 /// Any CF-program instruction (64 bits), told apart as described in the module docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum CfInstruction {
     /// `CF_WORD0/1`.
     Cf(CfWord),
@@ -837,6 +846,7 @@ raw_enum! {
 /// `coalesced_read` (amd-evergreen-cayman §4.1 "coalesced and structured vfetch") and reserves
 /// `VTX_WORD2` bit 19. A field of the other chip must be zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct VtxFetch {
     /// `VC_INST`.
     pub inst: VtxInst,

@@ -7,6 +7,7 @@ use crate::isa::Chan;
 
 /// An ALU slot of an instruction group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Slot {
     /// Vector slot x.
     X,
@@ -55,6 +56,7 @@ impl Slot {
 
 /// What an ALU operand reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Src {
     /// A channel of a GPR (0-127).
     Gpr {
@@ -110,6 +112,7 @@ impl Src {
 
 /// A source with its modifiers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Operand {
     /// What is read.
     pub src: Src,
@@ -150,6 +153,7 @@ impl Default for Operand {
 
 /// The destination of an ALU instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Dst {
     /// Register (0-127).
     pub gpr: u8,
@@ -172,6 +176,7 @@ impl Dst {
 
 /// One ALU instruction as written (before slot placement).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct AluInst {
     /// Opcode.
     pub op: AluOp,

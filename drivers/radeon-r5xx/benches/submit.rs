@@ -54,8 +54,12 @@ impl RegisterIo for NullAfterInit<'_> {
 }
 
 /// 16 × (scratch write + fence): 64 dwords, padded to 64.
-fn batch_of_16<IO: RegisterIo, C: baregpu_hal::time::Clock>(
-    drv: &mut R5xx<IO, C>,
+fn batch_of_16<
+    IO: RegisterIo,
+    C: baregpu_hal::time::Clock,
+    A: baregpu_hal::dma::DmaAllocator + ?Sized,
+>(
+    drv: &mut R5xx<'_, IO, C, A>,
 ) -> baregpu_radeon_r5xx::Fence {
     drv.submit(16 * 4, |s| {
         let mut last = None;

@@ -16,6 +16,10 @@
 //! before the command buffer. They are not pipelined state: [`Submission::ctm_dispatch`]
 //! writes them in ring order, after everything before it has been consumed.
 //!
+//! Programs and command buffers own their DMA memory ([`DmaBuffer`]): it goes back to the
+//! allocator when they are dropped, which must wait until the device is done with them (the
+//! fence of the last dispatch that used them).
+//!
 //! MC addresses (§2.1.4) are bus addresses: programs, command buffers and data surfaces live
 //! in DMA memory below 4 GiB, 2 KiB aligned where a CTM base address points at them.
 
@@ -24,18 +28,21 @@ use core::time::Duration;
 
 use baregpu_ati_ctm::command::{DataFormat, Format, GpuAddress, Tiling};
 use baregpu_ati_ctm::elf::{DppExecutable, INSTRUCTION_BYTES};
-use baregpu_hal::RegisterIo;
-use baregpu_hal::RegisterIoExt;
-use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaError, DmaLayout, DmaRegion};
 use baregpu_hal::time::Clock;
+use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::r5xx::cp::{CTM_CB_BASE, CTM_CB_SIZE, CTM_STATUS};
 use baregpu_regs::r5xx::fg::FG_DEPTH_SRC;
 use baregpu_regs::r5xx::us::{
     US_CODE_ADDR, US_CODE_OFFSET, US_CODE_RANGE, US_CONFIG, US_FC_CTRL, US_PIXSIZE,
 };
 
-use crate::driver::{Fence, R5xx, Submission};
+use crate::consts::FENCE_DWORDS;
 use crate::error::{FenceError, SubmitError};
+use crate::liveness;
+use crate::r5xx::R5xx;
+use crate::r5xx::fences::Fence;
+use crate::r5xx::submit::Submission;
 
 /// Ring dwords of one [`Submission::ctm_dispatch`]: five type-0 packets (US_CONFIG +
 /// US_PIXSIZE: 3, US_FC_CTRL: 2, US_CODE_ADDR..US_CODE_OFFSET: 4, FG_DEPTH_SRC: 2,
@@ -47,6 +54,8 @@ pub const MAX_COMMAND_DWORDS: usize = CTM_CB_SIZE::SIZE.mask() as usize;
 
 /// Why a program or command buffer could not be placed in DMA memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum CtmLoadError {
     /// The DMA allocation failed.
     Dma(DmaError),
@@ -74,7 +83,7 @@ impl From<DmaError> for CtmLoadError {
 impl fmt::Display for CtmLoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CtmLoadError::Dma(e) => write!(f, "DMA memory for CTM: {e:?}"),
+            CtmLoadError::Dma(_) => f.write_str("DMA memory for CTM"),
             CtmLoadError::Unaddressable { bus } => {
                 write!(f, "bus address {bus:#x} is not a 2 KiB-aligned 32-bit MC address")
             }
@@ -85,49 +94,49 @@ impl fmt::Display for CtmLoadError {
     }
 }
 
-impl core::error::Error for CtmLoadError {}
-
-/// Allocate `bytes` of DMA memory the CTM units can address: a 2 KiB-aligned bus address
-/// below 4 GiB, returned with it as a CTM base address (programs, command buffers, surfaces).
-/// Memory that does not qualify is given back.
-pub fn allocate(
-    dma: &impl DmaAllocator,
-    bytes: usize,
-) -> Result<(DmaRegion, GpuAddress), CtmLoadError> {
-    let layout = DmaLayout::new(bytes, GpuAddress::ALIGN as usize)?;
-    let region = dma.allocate(layout)?;
-    let bus = region.bus_address().0;
-    match u32::try_from(bus).ok().and_then(|a| GpuAddress::new(a).ok()) {
-        Some(address) => Ok((region, address)),
-        None => {
-            dma.deallocate(region);
-            Err(CtmLoadError::Unaddressable { bus })
+impl core::error::Error for CtmLoadError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            CtmLoadError::Dma(e) => Some(e),
+            _ => None,
         }
     }
 }
 
+/// Allocate `bytes` of DMA memory the CTM units can address: a 2 KiB-aligned bus address
+/// below 4 GiB, returned with it as a CTM base address (programs, command buffers, surfaces).
+/// Memory that does not qualify is given back (dropped).
+pub fn allocate<'d, A: DmaAllocator + ?Sized>(
+    dma: &'d A,
+    bytes: usize,
+) -> Result<(DmaBuffer<'d, A>, GpuAddress), CtmLoadError> {
+    let layout = DmaLayout::new(bytes, GpuAddress::ALIGN as usize)?;
+    let buffer = DmaBuffer::allocate(dma, layout)?;
+    let bus = buffer.bus_address().0;
+    let address = u32::try_from(bus).ok().and_then(|a| GpuAddress::new(a).ok());
+    let address = address.ok_or(CtmLoadError::Unaddressable { bus })?;
+    Ok((buffer, address))
+}
+
 /// A DPP program (CTM guide ch. 4) copied into DMA memory, with the shader-unit registers its
-/// Program Information note sets.
+/// Program Information note sets. Its memory is given back when it is dropped.
 #[derive(Debug)]
-pub struct CtmProgram {
-    region: DmaRegion,
+pub struct CtmProgram<'d, A: DmaAllocator + ?Sized> {
+    region: DmaBuffer<'d, A>,
     address: GpuAddress,
     instructions: u32,
     info: baregpu_ati_ctm::elf::ProgramInfo,
 }
 
-impl CtmProgram {
+impl<'d, A: DmaAllocator + ?Sized> CtmProgram<'d, A> {
     /// Copy the `.text` of an already validated executable into DMA memory.
-    pub fn load(exe: &DppExecutable<'_>, dma: &impl DmaAllocator) -> Result<Self, CtmLoadError> {
+    pub fn load(exe: &DppExecutable<'_>, dma: &'d A) -> Result<Self, CtmLoadError> {
         let instructions = exe.instruction_count();
         let bytes = (instructions as usize * INSTRUCTION_BYTES).max(INSTRUCTION_BYTES);
         let (region, address) = allocate(dma, bytes)?;
         region.zero();
         for (k, word) in exe.instruction_words().enumerate() {
-            if let Err(e) = region.write_u32(4 * k, word) {
-                dma.deallocate(region);
-                return Err(e.into());
-            }
+            region.write_u32(4 * k, word)?;
         }
         Ok(CtmProgram { region, address, instructions, info: *exe.program_info() })
     }
@@ -154,17 +163,16 @@ impl CtmProgram {
         &self.info
     }
 
-    /// Give the memory back. The device must be done with the program (wait for the fence of
-    /// every dispatch that used it).
-    pub fn free(self, dma: &impl DmaAllocator) {
-        dma.deallocate(self.region);
+    /// The DMA memory holding the instructions.
+    pub fn memory(&self) -> &DmaRegion {
+        &self.region
     }
 }
 
-/// A CTM command buffer (CTM guide §2.2) in DMA memory.
+/// A CTM command buffer (CTM guide §2.2) in DMA memory, given back when it is dropped.
 #[derive(Debug)]
-pub struct CtmCommandBuffer {
-    region: DmaRegion,
+pub struct CtmCommandBuffer<'d, A: DmaAllocator + ?Sized> {
+    region: DmaBuffer<'d, A>,
     address: GpuAddress,
     /// `CTM_CB_BASE` for the buffer, checked by the register's bus-address setter.
     cb_base: CTM_CB_BASE,
@@ -172,19 +180,18 @@ pub struct CtmCommandBuffer {
     len: usize,
 }
 
-impl CtmCommandBuffer {
+impl<'d, A: DmaAllocator + ?Sized> CtmCommandBuffer<'d, A> {
     /// Room for `capacity` command words.
-    pub fn new(dma: &impl DmaAllocator, capacity: usize) -> Result<Self, CtmLoadError> {
+    pub fn new(dma: &'d A, capacity: usize) -> Result<Self, CtmLoadError> {
         if capacity == 0 || capacity > MAX_COMMAND_DWORDS {
             return Err(CtmLoadError::TooLarge { words: capacity, capacity: MAX_COMMAND_DWORDS });
         }
         let (region, address) = allocate(dma, capacity * 4)?;
         // The CP fetches the buffer at its bus address (MC addresses are bus addresses here).
         let bus = region.bus_address();
-        let Ok(cb_base) = CTM_CB_BASE::RESET.try_with_addr(bus) else {
-            dma.deallocate(region);
-            return Err(CtmLoadError::Unaddressable { bus: bus.0 });
-        };
+        let cb_base = CTM_CB_BASE::RESET
+            .try_with_addr(bus)
+            .map_err(|_| CtmLoadError::Unaddressable { bus: bus.0 })?;
         Ok(CtmCommandBuffer { region, address, cb_base, capacity, len: 0 })
     }
 
@@ -213,15 +220,11 @@ impl CtmCommandBuffer {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-
-    /// Give the memory back.
-    pub fn free(self, dma: &impl DmaAllocator) {
-        dma.deallocate(self.region);
-    }
 }
 
 /// Why the CTM units stopped (`CTM_STATUS.ERROR_CODE`, register database).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum CtmFault {
     /// A word that is not a Table 3 command.
     UnknownCommand,
@@ -236,6 +239,11 @@ pub enum CtmFault {
     /// A command that is not pipelined while a program may be executing (§2.2: it must follow
     /// a `wait_for_idle`).
     NotIdle,
+    /// The command buffer used up the CTM units' work budget for one buffer (the emulated
+    /// part's bound on guest-controlled work; split the work into more buffers).
+    BufferBudgetExceeded,
+    /// A command buffer was submitted while another was still being consumed.
+    BufferInFlight,
     /// The DPP program failed; the device's sub-code is kept.
     Program(u8),
     /// A code this driver does not know.
@@ -251,6 +259,8 @@ impl CtmFault {
             0x104 => CtmFault::ReservedDataFormat,
             0x105 => CtmFault::MemoryFault,
             0x106 => CtmFault::NotIdle,
+            0x107 => CtmFault::BufferBudgetExceeded,
+            0x108 => CtmFault::BufferInFlight,
             0x200..=0x2FF => CtmFault::Program((code & 0xFF) as u8),
             other => CtmFault::Other(other),
         }
@@ -259,6 +269,7 @@ impl CtmFault {
 
 /// `CTM_STATUS`, decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CtmStatus {
     /// Command buffers consumed since reset (16 bits, wraps).
     pub consumed: u16,
@@ -268,6 +279,8 @@ pub struct CtmStatus {
 
 /// Why a CTM dispatch did not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum CtmWaitError {
     /// The CTM units stopped on an error (the CP stopped with them): reset or recover the
     /// device before the next dispatch.
@@ -280,7 +293,7 @@ impl fmt::Display for CtmWaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CtmWaitError::Fault(fault) => write!(f, "CTM units stopped: {fault:?}"),
-            CtmWaitError::Fence(e) => write!(f, "CTM dispatch: {e}"),
+            CtmWaitError::Fence(_) => f.write_str("CTM dispatch fence"),
         }
     }
 }
@@ -291,16 +304,24 @@ impl From<FenceError> for CtmWaitError {
     }
 }
 
-impl core::error::Error for CtmWaitError {}
+impl core::error::Error for CtmWaitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            CtmWaitError::Fence(e) => Some(e),
+            CtmWaitError::Fault(_) => None,
+        }
+    }
+}
 
-impl<IO: RegisterIo, C: Clock> Submission<'_, IO, C> {
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, '_, IO, C, A> {
     /// Load `program`'s shader-unit registers, then hand `commands` to the CTM units
-    /// ([`DISPATCH_DWORDS`] ring dwords). Follow it with [`fence`](Self::fence) to learn when
-    /// the buffer was consumed.
-    pub fn ctm_dispatch(
+    /// ([`DISPATCH_DWORDS`] ring dwords) within this batch. Follow it with
+    /// [`fence`](Self::fence) to learn when the buffer was consumed ([`R5xx::ctm_submit`] does
+    /// both in a batch of its own).
+    pub fn ctm_dispatch<P: DmaAllocator + ?Sized, B: DmaAllocator + ?Sized>(
         &mut self,
-        program: &CtmProgram,
-        commands: &CtmCommandBuffer,
+        program: &CtmProgram<'_, P>,
+        commands: &CtmCommandBuffer<'_, B>,
     ) -> Result<(), SubmitError> {
         self.reserve(DISPATCH_DWORDS)?;
         let info = program.info();
@@ -323,14 +344,15 @@ impl<IO: RegisterIo, C: Clock> Submission<'_, IO, C> {
     }
 }
 
-impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
-    /// One batch: [`Submission::ctm_dispatch`] and a fence, one doorbell.
-    pub fn ctm_dispatch(
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
+    /// One batch of its own: [`Submission::ctm_dispatch`] and a fence, one doorbell; returns
+    /// the fence to [`ctm_wait`](Self::ctm_wait) on.
+    pub fn ctm_submit<P: DmaAllocator + ?Sized, B: DmaAllocator + ?Sized>(
         &mut self,
-        program: &CtmProgram,
-        commands: &CtmCommandBuffer,
+        program: &CtmProgram<'_, P>,
+        commands: &CtmCommandBuffer<'_, B>,
     ) -> Result<Fence, SubmitError> {
-        self.submit(DISPATCH_DWORDS + crate::driver::FENCE_DWORDS, |s| {
+        self.submit(DISPATCH_DWORDS + FENCE_DWORDS, |s| {
             s.ctm_dispatch(program, commands)?;
             s.fence()
         })
@@ -351,12 +373,9 @@ impl<IO: RegisterIo, C: Clock> R5xx<IO, C> {
     /// is a hung CP ([`FenceError::Timeout`]). Outputs are in memory only if the command
     /// buffer flushed the output caches (`flush_out_cache`, CTM guide §2.1.4).
     pub fn ctm_wait(&self, fence: &Fence, timeout: Duration) -> Result<(), CtmWaitError> {
-        self.wait_with(fence, timeout, || {
-            if self.device_gone() {
-                Some(CtmWaitError::Fence(FenceError::DeviceGone))
-            } else {
-                self.ctm_status().fault.map(CtmWaitError::Fault)
-            }
+        self.wait_with(fence, timeout, || match liveness::check_alive(self.io()) {
+            Err(gone) => Some(CtmWaitError::Fence(FenceError::DeviceGone(gone))),
+            Ok(()) => self.ctm_status().fault.map(CtmWaitError::Fault),
         })
     }
 }

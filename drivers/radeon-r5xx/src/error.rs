@@ -13,7 +13,11 @@ use baregpu_ring::ring::{RingConfigError, WaitError};
 /// The device answers every register read with all-ones: it fell off the bus, its BAR is not
 /// decoded (memory decoding off), or it is powered down. Detected by a register whose
 /// documented fields cannot produce that value (see [`crate::R5xx::device_gone`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// The one all-ones error of the driver: every operation's error enum wraps it in its
+/// `DeviceGone` variant (and gives it as [`source`](core::error::Error::source)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct DeviceGone;
 
 impl fmt::Display for DeviceGone {
@@ -24,6 +28,8 @@ impl fmt::Display for DeviceGone {
 
 /// A [`crate::RingConfig`] the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The ring is not a power of two of 32 bytes (8 dwords) to 32 MiB (2^23 dwords)
     /// (§11.1 `CP_RB_CNTL.RB_BUFSZ`).
@@ -46,25 +52,35 @@ impl fmt::Display for ConfigError {
 /// Why a submission (ring or PIO) failed. Nothing half-written reaches the CP: packets are
 /// whole or absent, and ring dwords the CP has not consumed are never overwritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum SubmitError {
     /// The ring stayed too full for the whole submit timeout (back-pressure: the CP is not
     /// consuming, e.g. hung), or the request can never fit.
     RingFull(WaitError),
     /// A packet could not be encoded or had no room (reserve more first).
     Packet(Pm4Error),
-    /// The type-2 padding to 16 dwords (hardware-facts.md) could not be written.
+    /// The type-2 padding to 16 dwords (Linux r100.c) could not be written.
     Pad(PadError),
     /// An indirect buffer the CP cannot fetch.
     Ib(IbError),
-    /// The PIO primary queue (§5.11) did not drain within the submit timeout.
+    /// The PIO primary queue (§5.11) had no room for a packet within the submit timeout.
     PioQueueFull {
         /// Dwords the packet needed.
         needed: usize,
         /// Free queue entries at the last check.
         free: usize,
     },
+    /// The PIO primary queue (§5.11) still held dwords the CP had not parsed when the submit
+    /// timeout passed at the end of a PIO session (the CP is stuck: reset it).
+    PioDrainTimeout {
+        /// Dwords still queued at the last check.
+        queued: usize,
+        /// How long and how often the queue was polled.
+        waited: TimedOut,
+    },
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
 }
 
 impl From<Pm4Error> for SubmitError {
@@ -86,28 +102,33 @@ impl From<IbError> for SubmitError {
 }
 
 impl From<DeviceGone> for SubmitError {
-    fn from(_: DeviceGone) -> Self {
-        SubmitError::DeviceGone
+    fn from(e: DeviceGone) -> Self {
+        SubmitError::DeviceGone(e)
     }
 }
 
 impl fmt::Display for SubmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SubmitError::RingFull(e) => write!(f, "ring full: {e}"),
-            SubmitError::Packet(e) => write!(f, "packet: {e}"),
-            SubmitError::Pad(e) => write!(f, "padding: {e}"),
-            SubmitError::Ib(e) => write!(f, "{e}"),
+            SubmitError::RingFull(_) => f.write_str("ring stayed full"),
+            SubmitError::Packet(_) => f.write_str("packet could not be written"),
+            SubmitError::Pad(_) => f.write_str("type-2 padding could not be written"),
+            SubmitError::Ib(_) => f.write_str("indirect buffer refused"),
             SubmitError::PioQueueFull { needed, free } => {
                 write!(f, "PIO queue has {free} of {needed} entries free after the timeout")
             }
-            SubmitError::DeviceGone => write!(f, "{DeviceGone}"),
+            SubmitError::PioDrainTimeout { queued, .. } => {
+                write!(f, "PIO queue still holds {queued} dwords after the submit timeout")
+            }
+            SubmitError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
 /// A fence did not signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum FenceError {
     /// Not signalled within the timeout: the CP is hung or stalled (§5.9 scratch writeback
     /// never arrived). Recover with [`crate::R5xx::reset`] (or [`crate::R5xx::recover`]).
@@ -120,22 +141,30 @@ pub enum FenceError {
         waited: TimedOut,
     },
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
+}
+
+impl From<DeviceGone> for FenceError {
+    fn from(e: DeviceGone) -> Self {
+        FenceError::DeviceGone(e)
+    }
 }
 
 impl fmt::Display for FenceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FenceError::Timeout { seq, last_signalled, waited } => {
-                write!(f, "fence {seq} not signalled (last signalled {last_signalled}): {waited}")
+            FenceError::Timeout { seq, last_signalled, .. } => {
+                write!(f, "fence {seq} not signalled (last signalled {last_signalled})")
             }
-            FenceError::DeviceGone => write!(f, "{DeviceGone}"),
+            FenceError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
-/// The ring test or IB test (hardware-facts.md) failed.
+/// The ring test or IB test (Linux r100.c `r100_ring_test` / `r100_ib_test`) failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum TestError {
     /// The scratch register did not take the value the packet wrote.
     TimedOut {
@@ -151,15 +180,21 @@ pub enum TestError {
     /// The IB test's buffer could not be allocated.
     Dma(DmaError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
 }
 
 impl From<SubmitError> for TestError {
     fn from(e: SubmitError) -> Self {
         match e {
-            SubmitError::DeviceGone => TestError::DeviceGone,
+            SubmitError::DeviceGone(e) => TestError::DeviceGone(e),
             e => TestError::Submit(e),
         }
+    }
+}
+
+impl From<DeviceGone> for TestError {
+    fn from(e: DeviceGone) -> Self {
+        TestError::DeviceGone(e)
     }
 }
 
@@ -172,18 +207,20 @@ impl From<Pm4Error> for TestError {
 impl fmt::Display for TestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TestError::TimedOut { expected, found, waited } => {
-                write!(f, "scratch register reads {found:#x}, expected {expected:#x}: {waited}")
+            TestError::TimedOut { expected, found, .. } => {
+                write!(f, "scratch register reads {found:#x}, expected {expected:#x}")
             }
-            TestError::Submit(e) => write!(f, "{e}"),
-            TestError::Dma(e) => write!(f, "{e}"),
-            TestError::DeviceGone => write!(f, "{DeviceGone}"),
+            TestError::Submit(_) => f.write_str("test submission failed"),
+            TestError::Dma(_) => f.write_str("DMA memory for the test"),
+            TestError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
 /// Why [`crate::R5xx::init`] or [`crate::R5xx::recover`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum InitError {
     /// The microcode image is malformed; no register was accessed, nothing was allocated.
     Firmware(FirmwareError),
@@ -195,7 +232,7 @@ pub enum InitError {
     /// The ring or writeback memory is not reachable by the CP (32-bit bus addresses).
     Ring(RingConfigError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
     /// The MicroEngine stayed busy (`CP_ME_CNTL.ME_BUSY`, §11.1) after the CP was stopped and
     /// soft-reset.
     MicroEngineBusy(TimedOut),
@@ -212,15 +249,15 @@ impl From<FirmwareError> for InitError {
 }
 
 impl From<DeviceGone> for InitError {
-    fn from(_: DeviceGone) -> Self {
-        InitError::DeviceGone
+    fn from(e: DeviceGone) -> Self {
+        InitError::DeviceGone(e)
     }
 }
 
 impl From<LoadError> for InitError {
     fn from(e: LoadError) -> Self {
         match e {
-            LoadError::DeviceGone { .. } => InitError::DeviceGone,
+            LoadError::DeviceGone { .. } => InitError::DeviceGone(DeviceGone),
             e => InitError::Microcode(e),
         }
     }
@@ -229,7 +266,7 @@ impl From<LoadError> for InitError {
 impl From<TestError> for InitError {
     fn from(e: TestError) -> Self {
         match e {
-            TestError::DeviceGone => InitError::DeviceGone,
+            TestError::DeviceGone(e) => InitError::DeviceGone(e),
             e => InitError::RingTest(e),
         }
     }
@@ -238,23 +275,25 @@ impl From<TestError> for InitError {
 impl fmt::Display for InitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InitError::Firmware(e) => write!(f, "firmware: {e}"),
-            InitError::Config(e) => write!(f, "configuration: {e}"),
-            InitError::Dma(e) => write!(f, "DMA allocation: {e}"),
-            InitError::Ring(e) => write!(f, "ring: {e}"),
-            InitError::DeviceGone => write!(f, "{DeviceGone}"),
-            InitError::MicroEngineBusy(t) => write!(f, "CP MicroEngine stayed busy: {t}"),
-            InitError::Microcode(e) => write!(f, "microcode: {e}"),
-            InitError::RingTest(e) => write!(f, "ring test: {e}"),
+            InitError::Firmware(_) => f.write_str("firmware rejected"),
+            InitError::Config(_) => f.write_str("configuration rejected"),
+            InitError::Dma(_) => f.write_str("DMA allocation failed"),
+            InitError::Ring(_) => f.write_str("ring memory unusable by the CP"),
+            InitError::DeviceGone(_) => f.write_str("device gone"),
+            InitError::MicroEngineBusy(_) => f.write_str("CP MicroEngine stayed busy"),
+            InitError::Microcode(_) => f.write_str("microcode upload failed"),
+            InitError::RingTest(_) => f.write_str("ring test failed"),
         }
     }
 }
 
 /// Why [`crate::R5xx::reset`] failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ResetError {
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
     /// The ring test after the soft reset failed: the CP did not come back (e.g. a bus error
     /// state that needs a function-level reset and [`crate::R5xx::recover`]).
     RingTest(TestError),
@@ -263,25 +302,85 @@ pub enum ResetError {
 impl From<TestError> for ResetError {
     fn from(e: TestError) -> Self {
         match e {
-            TestError::DeviceGone => ResetError::DeviceGone,
+            TestError::DeviceGone(e) => ResetError::DeviceGone(e),
             e => ResetError::RingTest(e),
         }
+    }
+}
+
+impl From<DeviceGone> for ResetError {
+    fn from(e: DeviceGone) -> Self {
+        ResetError::DeviceGone(e)
     }
 }
 
 impl fmt::Display for ResetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ResetError::DeviceGone => write!(f, "{DeviceGone}"),
-            ResetError::RingTest(e) => write!(f, "ring test after soft reset: {e}"),
+            ResetError::DeviceGone(_) => f.write_str("device gone"),
+            ResetError::RingTest(_) => f.write_str("ring test after soft reset failed"),
         }
     }
 }
 
 impl core::error::Error for DeviceGone {}
 impl core::error::Error for ConfigError {}
-impl core::error::Error for SubmitError {}
-impl core::error::Error for FenceError {}
-impl core::error::Error for TestError {}
-impl core::error::Error for InitError {}
-impl core::error::Error for ResetError {}
+
+// `source()` gives the wrapped error (every one implements `core::error::Error`).
+impl core::error::Error for SubmitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            SubmitError::RingFull(e) => Some(e),
+            SubmitError::Packet(e) => Some(e),
+            SubmitError::Pad(e) => Some(e),
+            SubmitError::Ib(e) => Some(e),
+            SubmitError::PioDrainTimeout { waited, .. } => Some(waited),
+            SubmitError::DeviceGone(e) => Some(e),
+            SubmitError::PioQueueFull { .. } => None,
+        }
+    }
+}
+
+impl core::error::Error for FenceError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            FenceError::DeviceGone(e) => Some(e),
+            FenceError::Timeout { waited, .. } => Some(waited),
+        }
+    }
+}
+
+impl core::error::Error for TestError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            TestError::Submit(e) => Some(e),
+            TestError::DeviceGone(e) => Some(e),
+            TestError::Dma(e) => Some(e),
+            TestError::TimedOut { waited, .. } => Some(waited),
+        }
+    }
+}
+
+impl core::error::Error for InitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            InitError::Firmware(e) => Some(e),
+            InitError::Config(e) => Some(e),
+            InitError::DeviceGone(e) => Some(e),
+            InitError::Microcode(e) => Some(e),
+            InitError::RingTest(e) => Some(e),
+            InitError::Dma(e) => Some(e),
+            InitError::Ring(e) => Some(e),
+            InitError::MicroEngineBusy(e) => Some(e),
+        }
+    }
+}
+
+impl core::error::Error for ResetError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ResetError::DeviceGone(e) => Some(e),
+            ResetError::RingTest(e) => Some(e),
+        }
+    }
+}

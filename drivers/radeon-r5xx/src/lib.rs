@@ -1,6 +1,7 @@
 //! Radeon R5xx (X1000 series: R520, RV515, RV530, RV560, RV570, R580) command-processor driver,
 //! from amd-r5xx-acceleration §5 (Command Processor), §6 (PM4) and §11.1 (CP registers), plus
-//! the facts in shared/design/hardware-facts.md (bring-up order, ring/IB tests, padding).
+//! the facts the document leaves out, from Linux r100.c (bring-up order, ring/IB tests,
+//! 16-dword padding).
 //!
 //! # Use
 //!
@@ -15,12 +16,13 @@
 //! let probed = pci::probe(cfg, addr)?;          // device table, register BAR
 //! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
 //! // ... map `probed.registers` as `io` ...
-//! let mut gpu = R5xx::init(io, clock, dma, firmware, RingConfig::default())?;
+//! let mut gpu = R5xx::init(io, clock, dma, firmware, RingConfig::default())?; // owns its memory
 //! let fence = gpu.submit(8, |s| {
 //!     // s.writer().write_reg(...)?; s.indirect_buffer(ib)?;
 //!     s.fence()
 //! })?;                                          // padded to 16 dwords, one doorbell
 //! gpu.wait(&fence, Duration::from_millis(100))?;
+//! gpu.shutdown();                               // streams off, ring memory back to `dma`
 //! # Ok(()) }
 //! ```
 //!
@@ -30,7 +32,9 @@
 //! - [`R5xx::init`]: parse the microcode **first** (a malformed image never reaches the
 //!   device), stop and soft-reset the CP (§5.8 steps 1-2), wait for the MicroEngine to idle,
 //!   upload and read back the microcode (§5.12, §5.13), program the ring in the Linux order
-//!   (hardware-facts.md), enable the streams and run the ring test.
+//!   (r100.c `r100_cp_init`), enable the streams and run the ring test. The ring and
+//!   writeback page are [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)s: dropping the driver stops
+//!   the streams and gives them back.
 //! - Submission ([`R5xx::begin`], [`R5xx::submit`]): reserve ring space with back-pressure
 //!   (bounded wait on the written-back read pointer, §5.4), emit packets with `baregpu-ring`'s
 //!   [`Pm4Writer`](baregpu_ring::pm4::Pm4Writer), pad to 16 dwords with type-2 packets, one doorbell
@@ -40,7 +44,7 @@
 //!   `writer().indirect_buffer2(..)`.
 //! - PIO push mode (§5.3, §5.11): [`R5xx::pio`] switches the primary stream to PIO and writes
 //!   packets through the `CP_CSQ_APER_PRIMARY` aperture, respecting the queue's space
-//!   (`CP_CSQ_AVAIL`).
+//!   (`CP_CSQ_AVAIL.CSQ_CNT_PRIMARY`, free dwords; the reasoning is in [`PioSession`]'s module).
 //! - Fences (§5.9): sequence numbers written by a type-0 packet to a scratch register, written
 //!   back by the CP to the writeback page; [`R5xx::wait`] is bounded.
 //! - Interrupts: `GEN_INT_CNTL`/`GEN_INT_STATUS` software and scratch interrupts
@@ -48,10 +52,21 @@
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
 //!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
 //!   e.g. after a function-level reset).
-//! - CTM compute ([`ctm`]): DPP programs and CTM command buffers (crate `baregpu-ati-ctm`) in DMA
-//!   memory, dispatched through the ring with the project's CTM device interface, typed CTM
-//!   faults from `CTM_STATUS`.
-//! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop.
+//! - CTM compute (module `ctm`, cargo feature `ctm`, off by default because only the emulated
+//!   R5xx has the project's CTM device interface): DPP programs and CTM command buffers (crate
+//!   `baregpu-ati-ctm`) in DMA memory they own, dispatched through the ring with that
+//!   interface, typed CTM faults from `CTM_STATUS`.
+//! - One dependency: the crate re-exports what its API names ([`hal`], [`regs`], [`ring`],
+//!   [`firmware`] and its error and report types).
+//! - All-ones detection: a device that stopped answering is [`DeviceGone`], never a loop; every
+//!   error enum wraps that one type and gives it as `source()`.
+//!
+//! # Modules
+//!
+//! One concern each, with no import cycle (a test reads the `use` lines): `consts`, `config`,
+//! `error`, `liveness` (the all-ones check and the health-checked poll loop) at the bottom;
+//! `r5xx` (the [`R5xx`] handle with `bringup`, `submit`, `fences`, `interrupts`, `recovery`)
+//! above them; [`pio`](PioSession) and `ctm` on top, through methods only.
 //!
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
 //! bounded by a [`baregpu_hal::time::Clock`].
@@ -59,18 +74,42 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod config;
+pub mod consts;
+#[cfg(feature = "ctm")]
 pub mod ctm;
-mod driver;
 mod error;
+mod liveness;
 pub mod pci;
 mod pio;
+mod r5xx;
 
-pub use driver::{
-    FENCE_SCRATCH, Fence, Interrupts, R5xx, RING_TEST_SCRATCH, RING_TEST_SEED, RING_TEST_VALUE,
-    RecoverReport, ResetReport, Ring, RingConfig, Stats, Submission, USER_SCRATCH, WB_RPTR_OFFSET,
-    WB_SCRATCH_OFFSET, WRITEBACK_BYTES, consts,
+pub use config::RingConfig;
+pub use consts::{
+    FENCE_SCRATCH, RING_TEST_SCRATCH, RING_TEST_SEED, RING_TEST_VALUE, USER_SCRATCH,
+    WB_RPTR_OFFSET, WB_SCRATCH_OFFSET, WRITEBACK_BYTES,
 };
 pub use error::{
     ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,
 };
 pub use pio::{PioSession, PioSink};
+pub use r5xx::fences::Fence;
+pub use r5xx::interrupts::Interrupts;
+pub use r5xx::recovery::{RecoverReport, ResetReport};
+pub use r5xx::submit::Submission;
+pub use r5xx::{R5xx, Ring, Stats};
+
+// What the public API names, so that this crate is the one dependency a kernel needs.
+/// The ATI CTM command builders and DPP executable loader the `ctm` module takes.
+#[cfg(feature = "ctm")]
+pub use baregpu_ati_ctm as ati_ctm;
+/// The microcode parser and loader (`FirmwareError`, `LoadError`, `UploadReport`).
+pub use baregpu_firmware as firmware;
+pub use baregpu_firmware::FirmwareError;
+pub use baregpu_firmware::amd::{CpMicrocode, LoadError, MeRamEntry, UploadReport};
+/// The HAL the driver runs on (`RegisterIo`, `Clock`, `DmaAllocator`, PCI access).
+pub use baregpu_hal as hal;
+/// The R5xx registers (amd-r5xx-acceleration §11), generated from the register database.
+pub use baregpu_regs::r5xx as regs;
+/// PM4 packets, the command ring and indirect buffers the submission API hands out.
+pub use baregpu_ring as ring;

@@ -57,6 +57,8 @@ pub struct Probed {
 
 /// Why a function is not an R5xx this driver can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ProbeError {
     /// Probing failed (no function, not an endpoint, bad BAR).
     Pci(PciError),
@@ -85,7 +87,7 @@ impl From<PciError> for ProbeError {
 impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProbeError::Pci(e) => write!(f, "{e}"),
+            ProbeError::Pci(_) => f.write_str("PCI probe failed"),
             ProbeError::NotSupported { vendor, device } => {
                 write!(f, "{vendor:04x}:{device:04x} is not a supported Radeon R5xx")
             }
@@ -119,8 +121,9 @@ pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, 
 
 /// Enable memory decoding (the register BAR answers) and bus mastering (the CP fetches the ring
 /// and indirect buffers and writes back RPTR and scratch values, §5.4, §5.9) in the command
-/// register of `addr`. Call it before [`crate::R5xx::init`]; hardware-facts.md lists "bus
-/// mastering on" in the Linux bring-up order. Returns the command register as written.
+/// register of `addr`. Call it before [`crate::R5xx::init`]; Linux turns bus mastering on
+/// before the CP bring-up (radeon_device.c `pci_set_master`). Returns the command register as
+/// written.
 pub fn enable(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<u16, ProbeError> {
     let mut endpoint =
         EndpointHeader::from_header(PciHeader::new(addr), cfg).ok_or(PciError::NotEndpoint)?;
@@ -132,4 +135,11 @@ pub fn enable(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<u16, Pr
     Ok(written.bits())
 }
 
-impl core::error::Error for ProbeError {}
+impl core::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ProbeError::Pci(e) => Some(e),
+            _ => None,
+        }
+    }
+}

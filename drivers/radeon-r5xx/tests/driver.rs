@@ -11,8 +11,8 @@ use baregpu_hal::dma::{DmaAllocator, DmaLayout};
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress, PciError};
 use baregpu_hal::{Register, RegisterIo, RegisterIoExt};
 use baregpu_radeon_r5xx::{
-    FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError, TestError,
-    USER_SCRATCH, consts, pci,
+    DeviceGone, FenceError, InitError, Interrupts, R5xx, ResetError, RingConfig, SubmitError,
+    TestError, USER_SCRATCH, consts, pci,
 };
 use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::{
@@ -86,7 +86,7 @@ fn enable_turns_on_decoding_and_bus_mastering_before_init() {
     let fw = firmware();
     // Memory decoding off: BAR0 master-aborts, registers read all-ones.
     let err = R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &fw, small_ring()).unwrap_err();
-    assert_eq!(err, InitError::DeviceGone);
+    assert_eq!(err, InitError::DeviceGone(DeviceGone));
     let command = pci::enable(&gpu, gpu.pci_address()).unwrap();
     assert_eq!(command & 0b110, 0b110, "memory space + bus master");
     let mut drv = R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &fw, small_ring()).unwrap();
@@ -158,8 +158,10 @@ fn ring_and_ib_tests_can_be_rerun() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
     drv.ring_test().unwrap();
-    drv.ib_test(&gpu).unwrap();
+    let regions = gpu.dma_outstanding();
+    drv.ib_test().unwrap();
     assert_eq!(gpu.model().stats().ibs_started, [1, 0]);
+    assert_eq!(gpu.dma_outstanding(), regions, "the IB test's buffer went back");
     drv.ring_test().unwrap();
     assert_clean(&gpu);
 }
@@ -575,7 +577,11 @@ fn pio_queue_full_is_a_typed_error_not_an_overflow() {
         "{} dwords fill the queue",
         consts::PIO_PRIMARY_QUEUE_DWORDS
     );
-    assert!(matches!(pio.finish(), Err(SubmitError::PioQueueFull { .. })));
+    // The stalled CP never drains the queue: a drain timeout naming the dwords still queued.
+    assert!(matches!(
+        pio.finish(),
+        Err(SubmitError::PioDrainTimeout { queued: consts::PIO_PRIMARY_QUEUE_DWORDS, .. })
+    ));
     assert_eq!(gpu.error_code(), 0, "no PIO_OVERFLOW: the driver never overfilled the queue");
     set_faults(&gpu, |f| f.cp_stall = false);
     drv.reset().unwrap();
@@ -705,7 +711,8 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
     let rec = Recording::new(&dead);
     let err =
         R5xx::init(&rec, ModelClock::new(&dead), &dead, &firmware(), small_ring()).unwrap_err();
-    assert_eq!(err, InitError::DeviceGone);
+    assert_eq!(err, InitError::DeviceGone(DeviceGone));
+    assert_eq!(dead.dma_outstanding(), 0, "the failed init gave the ring and writeback back");
     assert_eq!(
         (rec.reads.get(), rec.writes.get()),
         (1, 2),
@@ -718,12 +725,12 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
     set_faults(&gpu, |f| f.registers_all_ones = true);
     assert!(drv.device_gone());
     let f = drv.emit_fence().unwrap(); // no register read on the submit path
-    assert_eq!(drv.wait(&f, Duration::from_secs(3600)), Err(FenceError::DeviceGone));
-    assert_eq!(drv.reset(), Err(ResetError::DeviceGone));
-    assert_eq!(drv.recover(&firmware()), Err(InitError::DeviceGone));
-    assert_eq!(drv.ring_test(), Err(TestError::DeviceGone));
+    assert_eq!(drv.wait(&f, Duration::from_secs(3600)), Err(FenceError::DeviceGone(DeviceGone)));
+    assert_eq!(drv.reset(), Err(ResetError::DeviceGone(DeviceGone)));
+    assert_eq!(drv.recover(&firmware()), Err(InitError::DeviceGone(DeviceGone)));
+    assert_eq!(drv.ring_test(), Err(TestError::DeviceGone(DeviceGone)));
     assert_eq!(drv.handle_interrupt(), Err(baregpu_radeon_r5xx::DeviceGone));
-    assert!(matches!(drv.pio(), Err(SubmitError::DeviceGone)));
+    assert!(matches!(drv.pio(), Err(SubmitError::DeviceGone(DeviceGone))));
     // Fill the ring: the back-pressure wait notices too.
     let mut last = Ok(());
     for _ in 0..100 {
@@ -732,7 +739,7 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
             break;
         }
     }
-    assert_eq!(last, Err(SubmitError::DeviceGone));
+    assert_eq!(last, Err(SubmitError::DeviceGone(DeviceGone)));
 }
 
 #[test]
@@ -774,7 +781,7 @@ fn dma_fault_is_detected_and_recovered_after_a_function_level_reset() {
         let f = drv.emit_fence().unwrap();
         drv.wait(&f, FENCE_TIMEOUT).unwrap();
     }
-    drv.ib_test(&gpu).unwrap();
+    drv.ib_test().unwrap();
     assert_eq!(drv.stats().recoveries, 1);
 }
 
@@ -875,6 +882,18 @@ fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
     drv.raise_software_interrupt();
     assert_eq!(gpu.take_interrupts(), 1);
     assert!(drv.handle_interrupt().unwrap().software);
-    drv.shutdown(&gpu);
+    assert_eq!(gpu.dma_outstanding(), 2, "ring and writeback page");
+    drv.shutdown();
     assert!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET) == 0, "streams off");
+    assert_eq!(gpu.dma_outstanding(), 0, "the memory went back to the allocator");
+}
+
+#[test]
+fn dropping_the_driver_stops_the_cp_before_giving_its_memory_back() {
+    let gpu = gpu();
+    let drv = init(&gpu, small_ring());
+    assert_ne!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET), 0, "streams on");
+    drop(drv);
+    assert_eq!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET), 0, "streams off");
+    assert_eq!(gpu.dma_outstanding(), 0);
 }

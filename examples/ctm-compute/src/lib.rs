@@ -32,7 +32,7 @@ use baregpu_ati_ctm::command::{
 use baregpu_ati_ctm::elf::{DppExecutable, ElfError};
 use baregpu_dpp_asm::{BuildError, Instruction, Words, assemble_executable};
 use baregpu_hal::RegisterIo;
-use baregpu_hal::dma::{DmaAllocator, DmaError, DmaRegion};
+use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaError, DmaRegion};
 use baregpu_hal::time::Clock;
 use baregpu_radeon_r5xx::ctm::{
     self, CtmCommandBuffer, CtmFault, CtmLoadError, CtmProgram, CtmWaitError,
@@ -139,10 +139,11 @@ impl Checksum {
     }
 }
 
-/// DMA regions freed when the workload ends, whatever the outcome.
+/// Surfaces in DMA memory, given back when the workload ends, whatever the outcome (each is a
+/// `DmaBuffer`, freed when the arena drops).
 struct Arena<'d, D: DmaAllocator> {
     dma: &'d D,
-    regions: [Option<DmaRegion>; 8],
+    regions: [Option<DmaBuffer<'d, D>>; 8],
 }
 
 impl<'d, D: DmaAllocator> Arena<'d, D> {
@@ -176,16 +177,8 @@ impl<'d, D: DmaAllocator> Arena<'d, D> {
     }
 
     fn view(&self, p: Placed) -> Result<Surface<'_>, WorkloadError> {
-        let region = self.regions[p.slot].as_ref().ok_or(WorkloadError::Check("surface slot"))?;
+        let region = self.regions[p.slot].as_deref().ok_or(WorkloadError::Check("surface slot"))?;
         Ok(Surface { region, base: p.base, format: p.format, width: p.width, height: p.height })
-    }
-}
-
-impl<D: DmaAllocator> Drop for Arena<'_, D> {
-    fn drop(&mut self) {
-        for region in self.regions.iter_mut().filter_map(Option::take) {
-            self.dma.deallocate(region);
-        }
     }
 }
 
@@ -241,18 +234,22 @@ impl Surface<'_> {
 fn with_program<D: DmaAllocator, T>(
     dma: &D,
     source: &str,
-    body: impl FnOnce(&CtmProgram, &mut Arena<'_, D>) -> Result<T, WorkloadError>,
+    body: impl FnOnce(&CtmProgram<'_, D>, &mut Arena<'_, D>) -> Result<T, WorkloadError>,
 ) -> Result<T, WorkloadError> {
     let program = load_program(source, dma)?;
     let mut arena = Arena::new(dma);
     let result = body(&program, &mut arena);
+    // Surfaces, then the program, go back to `dma` (the last dispatch's fence was waited for).
     drop(arena);
-    program.free(dma);
+    drop(program);
     result
 }
 
 /// Assemble `source` and load it: the executable passes the ch. 4 loader first.
-fn load_program(source: &str, dma: &impl DmaAllocator) -> Result<CtmProgram, WorkloadError> {
+fn load_program<'d, D: DmaAllocator + ?Sized>(
+    source: &str,
+    dma: &'d D,
+) -> Result<CtmProgram<'d, D>, WorkloadError> {
     let mut insts = [Instruction::default(); MAX_INSTRUCTIONS];
     let mut words: [Words; MAX_INSTRUCTIONS] = [[0; 6]; MAX_INSTRUCTIONS];
     let mut elf = [0u8; ELF_BYTES];
@@ -264,7 +261,10 @@ fn load_program(source: &str, dma: &impl DmaAllocator) -> Result<CtmProgram, Wor
 /// The commands every run starts with: program, caches invalidated (the inputs, constants
 /// and program may have changed since the last run, §2.1.4), every output channel, no
 /// conditional test.
-fn preamble(cb: &mut CommandBuffer<'_>, program: &CtmProgram) -> Result<(), CtmError> {
+fn preamble<P: DmaAllocator + ?Sized>(
+    cb: &mut CommandBuffer<'_>,
+    program: &CtmProgram<'_, P>,
+) -> Result<(), CtmError> {
     cb.set_inst_fmt(program.address(), program.format())?;
     cb.set_out_mask(OutputMask::ALL)?;
     cb.set_cond_loc(CondLoc::Dpp)?;
@@ -295,21 +295,19 @@ fn output(cb: &mut CommandBuffer<'_>, n: u32, s: &Surface<'_>) -> Result<(), Wor
 }
 
 /// Submit `words` with `program` and wait for the fence.
-fn dispatch<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+fn dispatch<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
-    program: &CtmProgram,
+    program: &CtmProgram<'_, impl DmaAllocator + ?Sized>,
     words: &[u32],
 ) -> Result<(), WorkloadError> {
+    // Given back when this returns: after the fence, or on an error (a dispatch that never
+    // reached the ring, or a CTM fault that stopped the CP).
     let mut commands = CtmCommandBuffer::new(dma, words.len().max(1))?;
-    let result = (|| {
-        commands.set(words)?;
-        let fence = gpu.ctm_dispatch(program, &commands)?;
-        gpu.ctm_wait(&fence, DISPATCH_TIMEOUT)?;
-        Ok(())
-    })();
-    commands.free(dma);
-    result
+    commands.set(words)?;
+    let fence = gpu.ctm_submit(program, &commands)?;
+    gpu.ctm_wait(&fence, DISPATCH_TIMEOUT)?;
+    Ok(())
 }
 
 /// Compare `out` with `want(x, y)` over `xs` x `ys`, building the report.
@@ -348,8 +346,8 @@ fn b(x: u32, y: u32) -> f32 {
 }
 
 /// `out = in0 + in1` over a 64x16 domain.
-pub fn vector_add<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+pub fn vector_add<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
 ) -> Result<Report, WorkloadError> {
     const W: u32 = 64;
@@ -361,8 +359,8 @@ pub fn vector_add<IO: RegisterIo, C: Clock>(
 pub const SAXPY_A: f32 = 2.5;
 
 /// SAXPY, `out = a * x + y` with `a` = [`SAXPY_A`] in constant `c0.x`, over 64x64 elements.
-pub fn saxpy<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+pub fn saxpy<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
 ) -> Result<Report, WorkloadError> {
     const W: u32 = 64;
@@ -374,8 +372,8 @@ pub fn saxpy<IO: RegisterIo, C: Clock>(
 
 /// A two-input, one-output element-wise program, with an optional `c0.x`.
 #[allow(clippy::too_many_arguments)]
-fn binary<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+fn binary<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
     name: &'static str,
     source: &str,
@@ -413,8 +411,8 @@ fn binary<IO: RegisterIo, C: Clock>(
 
 /// 4-point stencil over a 64x32 **tiled** input: `out[i, j]` = mean of the four neighbours,
 /// on the interior (the border is never written and must stay untouched).
-pub fn stencil<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+pub fn stencil<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
 ) -> Result<Report, WorkloadError> {
     const W: u32 = 64;
@@ -460,8 +458,8 @@ pub fn stencil<IO: RegisterIo, C: Clock>(
 /// testing `sum > threshold[i, j]` (§2.1.3, `set_cond_test` Greater): where it passes the
 /// sum is written to the output and to the threshold buffer (`set_cond_out_mask`); where it
 /// fails nothing is written.
-pub fn reduce<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+pub fn reduce<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
 ) -> Result<Report, WorkloadError> {
     const W: u32 = 32;
@@ -530,8 +528,8 @@ pub struct UnitsReport {
 /// outputs are not in memory before `flush_out_cache` and are after it; an input changed in
 /// memory is not seen before `inv_inp_cache` and is after it; the performance counters count
 /// while started and hold their values while stopped.
-pub fn caches_and_counters<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+pub fn caches_and_counters<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
 ) -> Result<UnitsReport, WorkloadError> {
     const W: u32 = 16;
@@ -628,8 +626,8 @@ pub fn caches_and_counters<IO: RegisterIo, C: Clock>(
 /// `wait_for_idle`, stops the CTM units. The driver reports [`CtmFault::NotIdle`] (not a
 /// plain timeout); `function_level_reset` (the platform's) and [`R5xx::recover`] bring the
 /// device back, and a correct dispatch then succeeds.
-pub fn not_idle_fault<IO: RegisterIo, C: Clock, D: DmaAllocator>(
-    gpu: &mut R5xx<IO, C>,
+pub fn not_idle_fault<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized, D: DmaAllocator>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &D,
     firmware: &[u8],
     function_level_reset: impl FnOnce(),
@@ -664,8 +662,8 @@ pub fn not_idle_fault<IO: RegisterIo, C: Clock, D: DmaAllocator>(
 /// A program that reads an input no `set_inp_fmt` configured (on a freshly reset device):
 /// the DPP array faults, and [`R5xx::ctm_wait`] reports [`CtmFault::Program`] from
 /// `CTM_STATUS` instead of a bare timeout.
-pub fn unconfigured_input<IO: RegisterIo, C: Clock>(
-    gpu: &mut R5xx<IO, C>,
+pub fn unconfigured_input<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    gpu: &mut R5xx<'_, IO, C, A>,
     dma: &impl DmaAllocator,
 ) -> Result<(), WorkloadError> {
     with_program(dma, examples::VECTOR_ADD, |program, arena| {

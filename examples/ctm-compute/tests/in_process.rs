@@ -5,7 +5,6 @@
 
 mod common;
 
-use baregpu_radeon_r5xx::R5xx;
 use baregpu_radeon_r5xx::ctm::CtmFault;
 use common::*;
 use ctm_compute::{
@@ -13,9 +12,7 @@ use ctm_compute::{
     vector_add,
 };
 
-fn run(
-    w: fn(&mut R5xx<&Gpu, ModelClock<'_>>, &Gpu) -> Result<Report, WorkloadError>,
-) -> (Report, u16) {
+fn run(w: fn(&mut Driver<'_>, &Gpu) -> Result<Report, WorkloadError>) -> (Report, u16) {
     with_driver(|gpu, drv| {
         let driver_regions = gpu.dma_outstanding();
         let report = w(drv, gpu).unwrap_or_else(|e| panic!("{e}"));
@@ -119,4 +116,23 @@ fn the_loader_accepts_every_assembled_example() {
         assert_eq!(loaded, words[..n].concat(), "{name}: .text is the encoded program");
         assert_eq!(exe.program_info().code_end() as usize, n - 1, "{name}: US_CODE_ADDR end");
     }
+}
+
+#[test]
+fn a_buffer_over_the_devices_work_budget_is_a_typed_fault_not_a_hang() {
+    with_driver(|gpu, drv| {
+        // The emulated part bounds one command buffer's work (CTM_STATUS.ERROR_CODE 0x107);
+        // SAXPY 64x64 needs far more than 1,000 units. The driver's fence wait sees the CTM
+        // fault, not a timeout.
+        let limits = ctm_model::Limits { per_buffer: 1_000, ..ctm_model::Limits::default() };
+        gpu.model_mut().set_ctm_limits(limits);
+        match saxpy(drv, gpu).unwrap_err() {
+            WorkloadError::Wait(baregpu_radeon_r5xx::ctm::CtmWaitError::Fault(
+                CtmFault::BufferBudgetExceeded,
+            )) => {}
+            e => panic!("expected the buffer budget fault, got {e}"),
+        }
+        assert_eq!(drv.ctm_status().fault, Some(CtmFault::BufferBudgetExceeded));
+        assert_eq!(gpu.model().stats().ctm_units, 1_000, "stopped at the budget");
+    });
 }

@@ -18,6 +18,7 @@ pub const WORD_BYTES: usize = 4;
 
 /// A chip's CP microcode files and their exact sizes in dwords.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct EvergreenUcode {
     chip: &'static str,
     pfp_file: &'static str,

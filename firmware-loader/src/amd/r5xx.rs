@@ -16,7 +16,7 @@
 //!
 //! # The image (`radeon/R520_cp.bin`)
 //!
-//! Per shared/design/hardware-facts.md (from Linux `radeon` r100.c): 256 entries of 8 bytes,
+//! Per Linux `radeon` r100.c (r100_cp_load_microcode): 256 entries of 8 bytes,
 //! each entry two big-endian 32-bit words, the high word first (written to `DATAH`), then the low
 //! word (written to `DATAL`), uploaded from address 0. The same file serves R520, RV515, RV530,
 //! RV560, RV570 and R580. Entries 0xFC-0xFF are the `WAIT_SEMAPHORE` slots (§6.2.4.1); the image
@@ -25,7 +25,7 @@
 //! # What the caller must do
 //!
 //! Before [`upload`] (Linux brings the CP up in this order: wait idle, load microcode, program
-//! the ring, enable the command streams; hardware-facts.md):
+//! the ring, enable the command streams; Linux radeon r100.c):
 //!
 //! 1. Stop the command streams: `CP_CSQ_CNTL.CSQ_MODE` = 0, "Primary Disabled, Indirect
 //!    Disabled" (§11.1; the reset value). [`upload`] checks this and returns
@@ -89,6 +89,7 @@ pub const ENTRY_BYTES: usize = 8;
 /// [`CpMicrocode::parse_for`] validates against. Later R1xx-R4xx families plug in as further
 /// constants once their sizes are confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CpFirmwareKind {
     name: &'static str,
     file: &'static str,
@@ -97,7 +98,7 @@ pub struct CpFirmwareKind {
 
 impl CpFirmwareKind {
     /// R520 and the R5xx family (RV515, RV530, RV560, RV570, R580): `radeon/R520_cp.bin`,
-    /// 256 entries = 2048 bytes (hardware-facts.md, from Linux `radeon`).
+    /// 256 entries = 2048 bytes (Linux `radeon` r100.c).
     pub const R520: CpFirmwareKind = CpFirmwareKind::new("R520", "radeon/R520_cp.bin", 256);
 
     /// A descriptor for an image of exactly `entries` MicroEngine RAM entries.
@@ -135,6 +136,7 @@ impl CpFirmwareKind {
 /// One 40-bit MicroEngine RAM entry (§5.12): `high` goes to `CP_ME_RAM_DATAH`, `low` to
 /// `CP_ME_RAM_DATAL`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct MeRamEntry {
     /// Bits 39:32.
     pub high: u8,
@@ -251,6 +253,8 @@ fn decode_entry(chunk: &[u8]) -> MeRamEntry {
 
 /// A failed upload: the device was not ready, is gone, or did not keep the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum LoadError {
     /// `CP_CSQ_CNTL.CSQ_MODE` is not 0 ("Primary Disabled, Indirect Disabled", §11.1): a command
     /// stream is enabled and the ME could execute a half-written RAM. Nothing was written.
@@ -313,6 +317,7 @@ impl core::error::Error for LoadError {}
 
 /// What [`upload`] did, counted at the register interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct UploadReport {
     /// Entries written and verified.
     pub entries: usize,

@@ -78,6 +78,7 @@ impl DmaLayout {
 /// Why a DMA allocation or access failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum DmaError {
     /// A zero-byte allocation was requested.
     ZeroSize,
@@ -113,6 +114,8 @@ impl fmt::Display for DmaError {
     }
 }
 
+impl core::error::Error for DmaError {}
+
 /// A block of memory both the CPU and a device access.
 ///
 /// The device may read or write it at any time, so every CPU access is one relaxed 32-bit
@@ -141,6 +144,12 @@ impl DmaRegion {
     /// (coherent, or kept coherent by the allocator's platform).
     pub const unsafe fn from_raw_parts(cpu: NonNull<u8>, bus: BusAddress, size: usize) -> Self {
         DmaRegion { cpu, bus, size }
+    }
+
+    /// A second handle to the same memory, for [`DmaBuffer`]'s hand-back: the caller forgets
+    /// or drops (no destructor) one of the two before the memory is given back.
+    const fn duplicate(&self) -> DmaRegion {
+        DmaRegion { cpu: self.cpu, bus: self.bus, size: self.size }
     }
 
     /// Bus address of byte 0.
@@ -222,11 +231,108 @@ impl DmaRegion {
 
 /// A source of DMA memory: the test kernel's identity-mapped allocator, a hobby OS's page
 /// allocator, or a host test's shared buffer.
+///
+/// Drivers allocate through [`DmaBuffer::allocate`], which gives the memory back on drop; the
+/// two methods here are what an allocator implements.
+///
+/// # What an implementation must guarantee (porting guide)
+///
+/// - **Placement**: `layout.size` bytes whose *bus* address is aligned to `layout.align` and
+///   ends at or below `layout.max_address` (32-bit masters: `u32::MAX`); the CPU pointer and the
+///   bus address name the same bytes (on the Pi the bus address is the VideoCore alias of the
+///   ARM physical address; behind an IOMMU it is the IOVA). Physically contiguous: the device
+///   walks the range linearly.
+/// - **Coherence, no cache maintenance**: the drivers access DMA memory only through
+///   [`DmaRegion`]'s 32-bit accessors and order it with [`dma_wmb`](crate::barrier::dma_wmb) /
+///   [`dma_rmb`](crate::barrier::dma_rmb); they never clean or invalidate caches. So the memory
+///   must be coherent with the device as mapped: on x86 and on PCIe with snooping, normal
+///   write-back RAM is; on a non-coherent platform (the Raspberry Pi's VideoCore, most Arm
+///   SoCs without an ACE/CHI port for the GPU) map it Normal Non-cacheable (or Device) for the
+///   CPU, as Linux's `dma_alloc_coherent` does. The regions are small (rings, write-back
+///   words, command buffers), so uncached costs little.
+/// - **Contents**: need not be zeroed. The drivers zero what the device reads before they write
+///   it (write-back words, CTM buffers) and write every ring dword before committing it.
+/// - **Context**: called from the driver's set-up and teardown paths (`init`, the ring and IB
+///   tests, CTM buffer set-up and release, `shutdown`), never from submit, wait or interrupt
+///   handling; it need not be usable in interrupt context. `&self`: use interior mutability,
+///   and a lock if the allocator is shared between CPUs.
+/// - **Failure**: return [`DmaError`] (typically `OutOfMemory`) and never panic; the drivers
+///   give back what they already allocated and report the error.
 pub trait DmaAllocator {
     /// Allocate memory satisfying `layout`.
     fn allocate(&self, layout: DmaLayout) -> Result<DmaRegion, DmaError>;
-    /// Return memory from [`allocate`](Self::allocate). The device must no longer access it.
+    /// Return memory from [`allocate`](Self::allocate): `region` is exactly the region it
+    /// returned (same CPU pointer, bus address and size; never split or resized), given back
+    /// once, after the device was stopped from accessing it (ring stopped, or the wait for
+    /// its use completed). A region whose device use could not be confirmed finished (a
+    /// timed-out ring test) is leaked, never deallocated.
     fn deallocate(&self, region: DmaRegion);
+}
+
+/// DMA memory owned until dropped: a [`DmaRegion`] and the allocator it came from, given back
+/// to that allocator when the buffer goes out of scope (also on every early return of an error
+/// path). No `alloc` needed: the buffer borrows its allocator for `'a`.
+///
+/// Dereferences to the region. Drop it only once the device no longer accesses the memory
+/// (after the fence of the last command that used it, or with the engine stopped);
+/// [`into_raw`](Self::into_raw) is the escape hatch for memory a device may still touch (it is
+/// then never given back, unless the caller does so with [`DmaAllocator::deallocate`]).
+pub struct DmaBuffer<'a, A: DmaAllocator + ?Sized> {
+    allocator: &'a A,
+    region: DmaRegion,
+}
+
+impl<'a, A: DmaAllocator + ?Sized> DmaBuffer<'a, A> {
+    /// Allocate memory satisfying `layout` from `allocator`.
+    pub fn allocate(allocator: &'a A, layout: DmaLayout) -> Result<Self, DmaError> {
+        Ok(DmaBuffer { region: allocator.allocate(layout)?, allocator })
+    }
+
+    /// Take ownership of `region`, which `allocator` handed out and nothing else frees.
+    pub fn adopt(allocator: &'a A, region: DmaRegion) -> Self {
+        DmaBuffer { allocator, region }
+    }
+
+    /// The allocator the memory goes back to.
+    pub fn allocator(&self) -> &'a A {
+        self.allocator
+    }
+
+    /// Give up ownership without freeing: the region stays allocated (leaked unless the caller
+    /// hands it to the allocator's [`deallocate`](DmaAllocator::deallocate)). For memory a
+    /// device may still access, e.g. an indirect buffer whose fetch timed out.
+    pub fn into_raw(self) -> DmaRegion {
+        let region = self.region.duplicate();
+        core::mem::forget(self);
+        region
+    }
+}
+
+impl<A: DmaAllocator + ?Sized> core::ops::Deref for DmaBuffer<'_, A> {
+    type Target = DmaRegion;
+    fn deref(&self) -> &DmaRegion {
+        &self.region
+    }
+}
+
+impl<A: DmaAllocator + ?Sized> core::borrow::Borrow<DmaRegion> for DmaBuffer<'_, A> {
+    fn borrow(&self) -> &DmaRegion {
+        &self.region
+    }
+}
+
+impl<A: DmaAllocator + ?Sized> fmt::Debug for DmaBuffer<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DmaBuffer").field(&self.region).finish()
+    }
+}
+
+impl<A: DmaAllocator + ?Sized> Drop for DmaBuffer<'_, A> {
+    fn drop(&mut self) {
+        // The buffer's own handle is dropped right after (a `DmaRegion` has no destructor), so
+        // the memory is given back exactly once.
+        self.allocator.deallocate(self.region.duplicate());
+    }
 }
 
 #[cfg(test)]
@@ -262,6 +368,76 @@ mod tests {
         r.zero();
         r.read_slice(0, &mut out).unwrap();
         assert_eq!(out, [0; 4]);
+    }
+
+    /// An allocator over one 64-byte array that records what it gets back.
+    struct Recorder {
+        backing: core::cell::UnsafeCell<[u32; 16]>,
+        allocated: core::cell::Cell<usize>,
+        freed: core::cell::RefCell<[Option<u64>; 4]>,
+    }
+
+    impl Recorder {
+        fn new() -> Self {
+            Recorder {
+                backing: core::cell::UnsafeCell::new([0; 16]),
+                allocated: core::cell::Cell::new(0),
+                freed: core::cell::RefCell::new([None; 4]),
+            }
+        }
+        fn freed(&self) -> usize {
+            self.freed.borrow().iter().flatten().count()
+        }
+    }
+
+    impl DmaAllocator for Recorder {
+        fn allocate(&self, layout: DmaLayout) -> Result<DmaRegion, DmaError> {
+            // Four 16-byte slots, handed out in order.
+            let slot = self.allocated.get();
+            if layout.size > 16 || slot >= 4 {
+                return Err(DmaError::OutOfMemory);
+            }
+            self.allocated.set(slot + 1);
+            let base = NonNull::new(self.backing.get().cast::<u8>()).unwrap();
+            // SAFETY: slot `slot` (16 bytes, 4-byte aligned) of the backing array is handed out
+            // once and only accessed through the region.
+            let cpu = unsafe { base.add(16 * slot) };
+            // SAFETY: see above; the array outlives every region of this test.
+            Ok(unsafe { DmaRegion::from_raw_parts(cpu, BusAddress(0x1000 * slot as u64), 16) })
+        }
+        fn deallocate(&self, region: DmaRegion) {
+            let slot = (region.bus_address().0 / 0x1000) as usize;
+            let mut freed = self.freed.borrow_mut();
+            assert!(freed[slot].is_none(), "slot {slot} freed twice");
+            freed[slot] = Some(region.bus_address().0);
+        }
+    }
+
+    #[test]
+    fn buffers_give_their_memory_back_once_on_drop_and_never_after_into_raw() {
+        let dma = Recorder::new();
+        let layout = DmaLayout::new(16, 4).unwrap();
+        {
+            let a = DmaBuffer::allocate(&dma, layout).unwrap();
+            a.write_u32(4, 7).unwrap();
+            assert_eq!(a.read_u32(4), Ok(7), "derefs to its region");
+            assert_eq!(dma.freed(), 0);
+        }
+        assert_eq!(*dma.freed.borrow(), [Some(0), None, None, None], "dropped: freed once");
+        let kept = DmaBuffer::allocate(&dma, layout).unwrap().into_raw();
+        assert_eq!(dma.freed(), 1, "into_raw keeps the memory allocated");
+        assert_eq!(kept.bus_address(), BusAddress(0x1000));
+        let adopted = DmaBuffer::adopt(&dma, kept);
+        drop(adopted);
+        assert_eq!(dma.freed.borrow()[1], Some(0x1000), "an adopted region is freed on drop");
+        // An early return on an error path frees what was allocated before it.
+        let two = || -> Result<(), DmaError> {
+            let _first = DmaBuffer::allocate(&dma, layout)?;
+            let _second = DmaBuffer::allocate(&dma, DmaLayout::new(64, 4)?)?;
+            Ok(())
+        };
+        assert_eq!(two(), Err(DmaError::OutOfMemory));
+        assert_eq!(dma.freed(), 3, "the first buffer was given back when the second failed");
     }
 
     /// The top of each width a bus address or address field holds (32-bit CP registers,

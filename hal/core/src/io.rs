@@ -35,6 +35,27 @@ use core::marker::PhantomData;
 ///
 /// Accesses are performed in program order, each exactly once: implementations must not merge,
 /// reorder or elide them (MMIO reads have side effects, e.g. FIFO pops or clear-on-read status).
+///
+/// # What an implementation must guarantee (porting guide)
+///
+/// - **One access per call**: a single 32-bit load or store at `offset` (never split into
+///   bytes, never cached, never speculated). Over MMIO that means device memory: x86 UC
+///   (page attributes PCD/PWT or an UC MTRR), Arm Device-nGnRE; [`MmioRegion`](crate::MmioRegion)
+///   does the access, the mapping is the platform's.
+/// - **Program order** between the accesses made through one `RegisterIo` (and the
+///   [`BlockIo`]s derived from it); a read returns only after the device answered. Writes may
+///   be posted (PCI semantics) as long as they reach the device in order and a later read
+///   of the same device is not answered before them.
+/// - **No ordering against normal memory is required**: where DMA memory and registers must be
+///   ordered (buffer writes before a doorbell, a fence read before the data it guards) the
+///   drivers call [`dma_wmb`](crate::barrier::dma_wmb) / [`dma_rmb`](crate::barrier::dma_rmb)
+///   themselves.
+/// - **An absent or failed device reads all-ones** (`0xFFFF_FFFF`) and drops writes, like a
+///   PCI master abort; never panic or block without bound. Drivers report all-ones as
+///   `DeviceGone`. Offsets come from the generated register types and are 4-byte aligned.
+/// - **Callable from any context the driver is used in**, including interrupt handlers if the
+///   driver's interrupt entry point is; `&self` access, so an implementation shared between CPUs
+///   serialises itself (a plain `MmioRegion` needs nothing: each access is independent).
 pub trait RegisterIo {
     /// Read the 32-bit register at byte `offset`.
     fn read32(&self, offset: usize) -> u32;
@@ -103,6 +124,25 @@ pub trait RegisterIoExt {
         let (io, base) = self.window();
         io.write32(base + R::offset_of(index)?, value.to_raw());
         Ok(())
+    }
+
+    /// Read instance `I` of a register array, `I` checked against the documented count at
+    /// compile time (no `Result` to ignore for an index that cannot be out of range).
+    fn read_nth<R: Readable + Array + Register<Base = Self::Base>, const I: usize>(&self) -> R {
+        const { assert!(I < R::COUNT, "register array index out of range") };
+        let (io, base) = self.window();
+        R::from_raw(io.read32(base + R::OFFSET + I * R::STRIDE))
+    }
+
+    /// Write instance `I` of a register array, `I` checked against the documented count at
+    /// compile time.
+    fn write_nth<R: Writable + Array + Register<Base = Self::Base>, const I: usize>(
+        &self,
+        value: R,
+    ) {
+        const { assert!(I < R::COUNT, "register array index out of range") };
+        let (io, base) = self.window();
+        io.write32(base + R::OFFSET + I * R::STRIDE, value.to_raw());
     }
 
     /// Read-modify-write instance `index` of a register array; returns the value written.
@@ -283,6 +323,40 @@ mod tests {
     impl Readable for Ctl {}
     impl Writable for Ctl {}
     impl Scalar for Ctl {}
+
+    /// Four instances of a register of the engine block, 8 bytes apart from 0x20.
+    #[derive(Clone, Copy)]
+    struct Slot(u32);
+    impl Register for Slot {
+        type Family = Fam;
+        type Base = Engine;
+        const NAME: &'static str = "SLOT";
+        const OFFSET: usize = 0x20;
+        const WRITE_MASK: u32 = u32::MAX;
+        const RESET_RAW: u32 = 0;
+        fn from_raw(raw: u32) -> Self {
+            Slot(raw)
+        }
+        fn to_raw(self) -> u32 {
+            self.0
+        }
+    }
+    impl Readable for Slot {}
+    impl Writable for Slot {}
+    impl Array for Slot {
+        const COUNT: usize = 4;
+        const STRIDE: usize = 8;
+    }
+
+    #[test]
+    fn constant_array_indices_reach_the_same_instance_as_checked_ones() {
+        let bus = Bus::default();
+        let e0 = bus.at::<E0>();
+        e0.write_nth::<Slot, 3>(Slot(5));
+        e0.write_at(3, Slot(6)).unwrap();
+        assert_eq!(bus.0.borrow()[..2], [(0x1038, 5), (0x1038, 6)]);
+        assert_eq!(e0.read_nth::<Slot, 1>().0, 0x1028, "the read reached base + 0x20 + 8");
+    }
 
     #[test]
     fn block_views_add_the_instance_base_to_typed_accesses() {

@@ -8,10 +8,12 @@
 //! - [`register`]: the traits generated registers implement: family and base in the type,
 //!   chipset ranges, field descriptions.
 //! - [`mmio`]: a register region over `volatile` raw pointers (no reference to MMIO is created).
-//! - [`dma`]: DMA-able memory with CPU pointer and bus address, and the barriers a driver needs
-//!   before it rings a doorbell ([`barrier`]).
+//! - [`dma`]: DMA-able memory with CPU pointer and bus address, owned by a
+//!   [`DmaBuffer`](dma::DmaBuffer) that gives it back to its allocator on drop, and the
+//!   barriers a driver needs before it rings a doorbell ([`barrier`]).
 //! - [`time`]: a monotonic clock and bounded polling ([`time::poll_until`]).
 //! - [`pci`]: discovery, BAR decoding and the device match table, over `pci_types`.
+//! - [`error`](mod@error): [`Chain`](error::Chain) prints an error with its sources on one line.
 //! - [`log`]: logging macros that forward to `defmt` when the `defmt` feature is on.
 #![no_std]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -21,6 +23,7 @@ extern crate alloc;
 
 pub mod barrier;
 pub mod dma;
+pub mod error;
 pub mod io;
 pub mod log;
 pub mod mmio;

@@ -37,6 +37,7 @@ impl<C> PciMatch<C> {
 /// Why a function could not be probed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum PciError {
     /// Configuration reads return all-ones: no function there, or the device fell off the bus.
     NoDevice,
@@ -58,6 +59,8 @@ impl fmt::Display for PciError {
         }
     }
 }
+
+impl core::error::Error for PciError {}
 
 /// A decoded base address register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

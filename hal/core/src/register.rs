@@ -230,6 +230,8 @@ impl fmt::Display for IndexOutOfRange {
     }
 }
 
+impl core::error::Error for IndexOutOfRange {}
+
 /// A value too wide for the field it was meant for (returned by the generated `try_with_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -254,6 +256,8 @@ impl fmt::Display for FieldOverflow {
     }
 }
 
+impl core::error::Error for FieldOverflow {}
+
 /// A field holds a value its enumeration does not name (returned by generated enum getters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -271,6 +275,8 @@ impl fmt::Display for InvalidEnumValue {
         write!(f, "{}.{} holds undocumented value {:#x}", self.register, self.field, self.value)
     }
 }
+
+impl core::error::Error for InvalidEnumValue {}
 
 /// A bus address a register field cannot hold (returned by the generated setters of fields
 /// that hold a bus address). Nothing is truncated: the caller gets the address back.

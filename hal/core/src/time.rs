@@ -7,6 +7,18 @@ use core::fmt;
 use core::time::Duration;
 
 /// A monotonic clock (TSC, PTIMER, the Pi system timer, the host clock in tests).
+///
+/// # What an implementation must guarantee (porting guide)
+///
+/// - **Monotonic**: successive readings never decrease, on every CPU the driver runs on (an
+///   invariant TSC, Arm's `CNTVCT_EL0`, the Pi's 1 MHz system timer, HPET).
+/// - **Free-running**: it advances without interrupts. The drivers poll with interrupts off
+///   (inside a lock an interrupt handler also takes); a tick counter incremented by a timer
+///   interrupt would stop there, and every bounded wait would become endless.
+/// - **Resolution**: any; a wait lasts at least its timeout and ends at the first reading at or
+///   past it. 1 µs or better keeps the drivers' waits close to their timeouts (defaults of
+///   100 ms, fence waits of the caller's choosing); a 10 ms tick still works, rounding them up.
+/// - **Cheap and lock-free**: `now_ns` is called once per poll, also in interrupt context.
 pub trait Clock {
     /// Nanoseconds since an arbitrary fixed point; never decreases.
     fn now_ns(&self) -> u64;
@@ -45,6 +57,8 @@ impl fmt::Display for TimedOut {
         write!(f, "timed out after {} us ({} polls)", self.waited_us, self.polls)
     }
 }
+
+impl core::error::Error for TimedOut {}
 
 /// A point in time after which a wait gives up.
 #[derive(Debug, Clone, Copy)]

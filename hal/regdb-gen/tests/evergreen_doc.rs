@@ -1,8 +1,8 @@
 //! Checks `hal/regdb/evergreen.toml` against `amd-evergreen-cayman-acceleration.txt` without going
 //! through the Python extractor: every `REG.FIELD` the document writes (with one of the block
 //! prefixes below) must be in the database unless `corrections/evergreen.toml` lists it under
-//! `[[not_covered]]` with a reason; the CP bring-up offsets of `shared/design/hardware-facts.md` must
-//! be there; fields must be sound; every register must cite a section of the document.
+//! `[[not_covered]]` with a reason; the CP bring-up offsets the
+//! public drivers use (Linux radeon evergreend.h) must be there; fields must be sound; every register must cite a section of the document.
 
 use regdb_gen::{Database, Register};
 use std::collections::BTreeSet;

@@ -327,7 +327,7 @@ fn channel_control_area_matches_section_2_8_3() {
     assert_eq!(rows, 10);
     let block = db.block("PFIFO_USER").unwrap();
     assert!(block.relative && block.base == 0);
-    // Hand-read spot checks (also hardware-facts.md): USER area of G80 channels.
+    // Hand-read spot checks (also envytools rnndb): USER area of G80 channels.
     for (name, offset) in
         [("DMA_PUT", 0x40), ("DMA_GET", 0x44), ("REF", 0x48), ("IB_GET", 0x88), ("IB_PUT", 0x8c)]
     {
@@ -470,7 +470,7 @@ fn hand_read_falcon_registers() {
         (0xc, Some("V3_PLUS"), Some(0xfc04))
     );
 
-    // §2.10.10 scratch registers and Table 18 UC_* registers (hardware-facts.md agrees).
+    // §2.10.10 scratch registers and Table 18 UC_* registers (envytools rnndb falcon.xml agrees).
     for (name, offset) in
         [("SCRATCH0", 0x40), ("SCRATCH1", 0x44), ("UC_CTRL", 0x100), ("UC_ENTRY", 0x104)]
     {
@@ -613,7 +613,7 @@ fn every_field_fits_and_nothing_overlaps() {
         assert!(
             r.source.starts_with(&format!("{} §", db.meta.doc_label))
                 || r.source.starts_with("Linux ")
-                || r.source.contains("hardware-facts.md"),
+                || r.source.starts_with("envytools "),
             "{}: source {:?}",
             r.name,
             r.source

@@ -12,7 +12,7 @@ What the document describes, and where:
   to the channel's control area.
 * PTIMER: the document has no PTIMER chapter; §2.10.11 names the addresses of TIME_LOW / TIME_HIGH
   ("Alias of PTIMER's TIME_LOW register [MMIO 0x9400]"). PMC has no register chapter at all; its
-  registers come from corrections/nvidia.toml ([[add]], from shared/design/hardware-facts.md).
+  registers come from corrections/nvidia.toml ([[add]], from public origins: envytools rnndb and hwdocs, Linux nouveau).
 
 Chipsets: the §2.2.2 GPU list gives the order chipset ranges are written against ("NVxx:NVyy" is
 left-inclusive, right-noninclusive in that order); the §2.2.3 comparison table gives each GPU's id

@@ -37,7 +37,7 @@ EXTRA_BLOCKS = [
     Block(
         name="RBBM",
         description="Register backbone (bus interface), registers the document omits",
-        source="Linux radeon via shared/design/hardware-facts.md",
+        source="Linux radeon (r100.c, r300_reg.h, rs600d.h)",
     ),
 ]
 

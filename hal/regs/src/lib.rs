@@ -161,6 +161,10 @@
 
 /// The trait implementations of one generated register, its `Default`, `Debug`,
 /// `defmt::Format` and `SPEC`; used by the generated modules (the item macros keep them small).
+#[cfg_attr(
+    not(any(feature = "r5xx", feature = "vc4", feature = "evergreen", feature = "nvidia")),
+    allow(unused_macros)
+)]
 macro_rules! register {
     (
         $ty:ident: $name:literal in $block:literal ($base:ty, $relative:literal) at $offset:literal,

@@ -14,7 +14,7 @@ use common::{Access, Recorder};
 fn halting_the_micro_engines_is_one_read_modify_write_of_cp_me_cntl() {
     let bus = Recorder::with(&[(0x86D8, 0x0000_00FF)]);
     bus.modify::<CP_ME_CNTL>(|r| r.with_me_halt(true).with_pfp_halt(true));
-    // ME_HALT bit 28, PFP_HALT bit 26 (hardware-facts.md); other bits preserved.
+    // ME_HALT bit 28, PFP_HALT bit 26 (Linux radeon evergreend.h); other bits preserved.
     assert_eq!(
         bus.log.borrow()[..],
         [Access::Read(0x86D8, 0xFF), Access::Write(0x86D8, 0xFF | (1 << 28) | (1 << 26))]

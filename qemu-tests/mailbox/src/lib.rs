@@ -261,6 +261,28 @@ pub mod r5xx_faults {
     pub const SLOW_TICKS_SHIFT: u32 = 16;
 }
 
+/// Fault switches of the emulated Evergreen/Cayman (`evergreen-model`) for [`Op::Inject`].
+pub mod evergreen_faults {
+    /// The command processor stops fetching: `CP_RB_RPTR` never advances (a hung engine).
+    pub const CP_STALL: u32 = 1 << 0;
+    /// Every register read returns all-ones and writes are dropped (the device is gone).
+    pub const ALL_ONES: u32 = 1 << 1;
+    /// Microcode read-back (PFP, ME and RLC data ports) of the word in bits 16:5
+    /// ([`UCODE_WORD_SHIFT`]) has bit 0 flipped.
+    pub const UCODE_CORRUPT: u32 = 1 << 2;
+    /// The next ring or indirect-buffer fetch faults on the bus (one-shot).
+    pub const DMA_FAULT: u32 = 1 << 3;
+    /// The command processor is slow, not hung: at most one packet per N engine ticks, N in
+    /// bits 31:17 ([`SLOW_TICKS_SHIFT`]; 0 reads as 1).
+    pub const SLOW: u32 = 1 << 4;
+    /// Bits 16:5 name the corrupted microcode word for [`UCODE_CORRUPT`].
+    pub const UCODE_WORD_SHIFT: u32 = 5;
+    /// Width of the word index.
+    pub const UCODE_WORD_BITS: u32 = 12;
+    /// Bits 31:17 give N for [`SLOW`].
+    pub const SLOW_TICKS_SHIFT: u32 = 17;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,6 +327,198 @@ mod tests {
         assert_eq!(Op::from_u32(0), None);
         for s in [Status::Ok, Status::BadOp, Status::BadAddress, Status::ModelError] {
             assert_eq!(Status::from_u32(s as u32), Some(s));
+        }
+    }
+}
+
+/// The guest side of the protocol, shared by every guest that talks to a model (the test
+/// kernel, `examples/bootloader-r5xx`): generic over how the guest reaches ivshmem's BARs.
+pub mod guest {
+    use crate::{
+        IVSHMEM_DOORBELL, MAGIC, MODEL_PEER, Op, Status, VECTOR_REQUEST, VERSION, completion,
+        header, request,
+    };
+    use baregpu_hal::RegisterIo;
+    use baregpu_hal::barrier::{dma_rmb, dma_wmb};
+    use baregpu_hal::time::{Clock, TimedOut, poll_until};
+    use core::time::Duration;
+
+    /// Why an exchange failed.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+    pub enum ExchangeError {
+        /// No completion with the request's sequence number within the timeout.
+        TimedOut(TimedOut),
+        /// The model completed the request with this status (not [`Status::Ok`]).
+        Status(u32),
+    }
+
+    /// Why the model's header is not usable.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+    pub enum ConnectError {
+        /// The header never showed [`MAGIC`] (the last value read).
+        NotReady(u32),
+        /// The model speaks another protocol version.
+        Version(u32),
+    }
+
+    /// Wait (at most `timeout`) for the model's header in the shared memory `shared`; returns
+    /// the sequence number of the last request served (the next request uses it + 1).
+    pub fn connect(
+        shared: &impl RegisterIo,
+        clock: &impl Clock,
+        timeout: Duration,
+    ) -> Result<u32, ConnectError> {
+        poll_until(clock, timeout, || (shared.read32(header::MAGIC) == MAGIC).then_some(()))
+            .map_err(|_| ConnectError::NotReady(shared.read32(header::MAGIC)))?;
+        match shared.read32(header::VERSION) {
+            VERSION => Ok(shared.read32(request::SEQ)),
+            other => Err(ConnectError::Version(other)),
+        }
+    }
+
+    /// The fields of one request ([`request`]).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Request {
+        /// What to do.
+        pub op: Op,
+        /// BAR of the emulated device (register accesses).
+        pub bar: u32,
+        /// Byte offset in the BAR or configuration space.
+        pub address: u32,
+        /// Value to write (ignored by reads).
+        pub value: u32,
+    }
+
+    /// Post `fields` with sequence number `seq` (the previous one + 1): the fields, then
+    /// `SEQ`, then the doorbell in ivshmem's BAR0 (`doorbell`); then poll, at most `timeout`,
+    /// for a completion carrying `seq`, and return its value. The caller serialises exchanges
+    /// (one request at a time; the test kernel also keeps interrupts off).
+    pub fn exchange(
+        shared: &impl RegisterIo,
+        doorbell: &impl RegisterIo,
+        clock: &impl Clock,
+        timeout: Duration,
+        seq: u32,
+        fields: Request,
+    ) -> Result<u32, ExchangeError> {
+        shared.write32(request::OP, fields.op as u32);
+        shared.write32(request::BAR, fields.bar);
+        shared.write32(request::ADDRESS, fields.address);
+        shared.write32(request::VALUE, fields.value);
+        dma_wmb(); // the fields before SEQ
+        shared.write32(request::SEQ, seq);
+        dma_wmb(); // SEQ before the doorbell
+        doorbell.write32(IVSHMEM_DOORBELL, (MODEL_PEER << 16) | VECTOR_REQUEST);
+        poll_until(clock, timeout, || (shared.read32(completion::SEQ) == seq).then_some(()))
+            .map_err(ExchangeError::TimedOut)?;
+        dma_rmb(); // SEQ before STATUS and VALUE
+        match shared.read32(completion::STATUS) {
+            s if s == Status::Ok as u32 => Ok(shared.read32(completion::VALUE)),
+            s => Err(ExchangeError::Status(s)),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use core::cell::{Cell, RefCell};
+
+        /// A model answering in the same call: on the doorbell it completes the posted request
+        /// with `status` and the request's value + 1, or never if `answer` is false.
+        struct Shared {
+            words: RefCell<[u32; 64]>,
+            status: u32,
+            answer: bool,
+            doorbells: Cell<u32>,
+        }
+        impl RegisterIo for Shared {
+            fn read32(&self, offset: usize) -> u32 {
+                self.words.borrow()[offset / 4]
+            }
+            fn write32(&self, offset: usize, value: u32) {
+                self.words.borrow_mut()[offset / 4] = value;
+            }
+        }
+        /// ivshmem's BAR0: a write to DOORBELL is the model's turn.
+        struct Doorbell<'a>(&'a Shared);
+        impl RegisterIo for Doorbell<'_> {
+            fn read32(&self, _: usize) -> u32 {
+                0
+            }
+            fn write32(&self, offset: usize, value: u32) {
+                assert_eq!(
+                    (offset, value),
+                    (IVSHMEM_DOORBELL, (MODEL_PEER << 16) | VECTOR_REQUEST)
+                );
+                let s = self.0;
+                s.doorbells.set(s.doorbells.get() + 1);
+                if s.answer {
+                    let mut w = s.words.borrow_mut();
+                    w[completion::STATUS / 4] = s.status;
+                    w[completion::VALUE / 4] = w[request::VALUE / 4] + 1;
+                    w[completion::SEQ / 4] = w[request::SEQ / 4];
+                }
+            }
+        }
+        /// 1 µs per reading.
+        struct StepClock(Cell<u64>);
+        impl Clock for StepClock {
+            fn now_ns(&self) -> u64 {
+                self.0.set(self.0.get() + 1000);
+                self.0.get()
+            }
+        }
+
+        fn req(op: Op, bar: u32, address: u32, value: u32) -> Request {
+            Request { op, bar, address, value }
+        }
+
+        fn shared(status: u32, answer: bool) -> Shared {
+            let s =
+                Shared { words: RefCell::new([0; 64]), status, answer, doorbells: Cell::new(0) };
+            s.words.borrow_mut()[header::MAGIC / 4] = MAGIC;
+            s.words.borrow_mut()[header::VERSION / 4] = VERSION;
+            s.words.borrow_mut()[request::SEQ / 4] = 41;
+            s
+        }
+
+        #[test]
+        fn a_request_is_posted_rung_once_and_its_completion_value_returned() {
+            let s = shared(Status::Ok as u32, true);
+            let clock = StepClock(Cell::new(0));
+            let t = Duration::from_millis(1);
+            assert_eq!(connect(&s, &clock, t), Ok(41));
+            let got = exchange(&s, &Doorbell(&s), &clock, t, 42, req(Op::MmioRead, 2, 0x7d4, 9));
+            assert_eq!(got, Ok(10));
+            assert_eq!(s.doorbells.get(), 1);
+            assert_eq!(s.read32(request::OP), Op::MmioRead as u32);
+            assert_eq!(s.read32(request::BAR), 2);
+            assert_eq!(s.read32(request::ADDRESS), 0x7d4);
+        }
+
+        #[test]
+        fn a_bad_status_or_no_completion_is_an_error_not_a_hang() {
+            let clock = StepClock(Cell::new(0));
+            let t = Duration::from_millis(1);
+            let s = shared(Status::BadAddress as u32, true);
+            let got = exchange(&s, &Doorbell(&s), &clock, t, 42, req(Op::MmioWrite, 0, 0, 0));
+            assert_eq!(got, Err(ExchangeError::Status(Status::BadAddress as u32)));
+            let s = shared(Status::Ok as u32, false);
+            let got = exchange(&s, &Doorbell(&s), &clock, t, 42, req(Op::MmioWrite, 0, 0, 0));
+            assert!(matches!(got, Err(ExchangeError::TimedOut(_))));
+        }
+
+        #[test]
+        fn a_model_without_header_or_of_another_version_is_refused() {
+            let clock = StepClock(Cell::new(0));
+            let t = Duration::from_millis(1);
+            let s = shared(0, true);
+            s.words.borrow_mut()[header::VERSION / 4] = VERSION + 1;
+            assert_eq!(connect(&s, &clock, t), Err(ConnectError::Version(VERSION + 1)));
+            s.words.borrow_mut()[header::MAGIC / 4] = 0;
+            assert_eq!(connect(&s, &clock, t), Err(ConnectError::NotReady(0)));
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A 32-bpp framebuffer from the firmware (property tags 0x48003-0x48009, 0x40001, 0x40008; see
-//! the firmware wiki "Mailbox property interface" and hardware-facts "VideoCore IV").
+//! the raspberrypi/firmware wiki "Mailbox property interface").
 //!
 //! All tags go in one message, so the firmware (and QEMU's `bcm2835_property`) applies the
 //! geometry before it allocates. The firmware may adjust what it was asked for: size and depth

@@ -1,6 +1,6 @@
 //! The VideoCore mailbox property interface (channel 8).
 //!
-//! Facts (hardware-facts.md "VideoCore IV"; raspberrypi/firmware wiki "Mailboxes",
+//! Facts (Linux bcm2835-mailbox; raspberrypi/firmware wiki "Mailboxes",
 //! "Accessing mailboxes", "Mailbox property interface"):
 //! - Mailbox 0 (VideoCore -> ARM): READ +0x00, STATUS +0x18 (EMPTY bit 30). Mailbox 1
 //!   (ARM -> VideoCore): WRITE +0x20, STATUS +0x38 (FULL bit 31). The sender checks the FULL bit

@@ -1,5 +1,4 @@
-//! BCM2837 (Raspberry Pi 3) addresses, from `hardware-facts.md` "VideoCore IV (Raspberry Pi 1-3)"
-//! and the BCM2835 ARM Peripherals manual (peripherals at bus 0x7E000000 = ARM 0x3F000000 on
+//! BCM2837 (Raspberry Pi 3) addresses, from the BCM2835 ARM Peripherals manual (peripherals at bus 0x7E000000 = ARM 0x3F000000 on
 //! Pi 2/3).
 
 use baregpu_hal::MmioRegion;

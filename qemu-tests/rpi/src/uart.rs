@@ -1,4 +1,4 @@
-//! PL011 UART0 at ARM 0x3F201000 (hardware-facts "VideoCore IV"), 115200 8N1, for the log.
+//! PL011 UART0 at ARM 0x3F201000 (BCM2835 ARM Peripherals §13, at the Pi 3 peripheral base), 115200 8N1, for the log.
 //!
 //! Real hardware needs three things QEMU does not check:
 //! - GPIO 14/15 in ALT0 (TXD0/RXD0) with pulls off. On the Pi 3 the firmware gives the PL011 to

@@ -86,6 +86,9 @@ pub enum Kind {
     },
     /// The Raspberry Pi 3 image: framebuffer test pattern checked through a QMP screendump.
     RaspiFramebuffer,
+    /// `examples/bootloader-r5xx`: its BIOS disk image (rust-osdev `bootloader` 0.11) booted
+    /// with `-drive` beside the emulated R520; its COM1 text must hold the fence line.
+    BootloaderR5xx,
 }
 
 /// One test case.
@@ -196,6 +199,15 @@ pub static CASES: &[Case] = &[
     r5xx("ctm-reduce", "CTM 2x2 reduction gated by the conditional output unit", false),
     r5xx("ctm-units", "CTM caches, perf counters, wait_for_idle fault and recovery", false),
     Case {
+        name: "bootloader-r5xx",
+        summary: "examples/bootloader-r5xx from a bootloader 0.11 disk image: PCI probe, R5xx \
+                  init with R520_cp.bin, a fence submitted, waited for and printed",
+        kind: Kind::BootloaderR5xx,
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(60),
+        demo: false,
+    },
+    Case {
         name: "negative-model-dies",
         summary: "the device model aborts mid-test: a clean failure naming it, no hang",
         kind: Kind::X86 {
@@ -260,7 +272,19 @@ pub fn run(case: &Case, images: &Images) -> Outcome {
     }
     match &case.kind {
         Kind::X86 { kernel_case, model, qemu_override } => {
-            crate::x86::run(case, kernel_case, *model, *qemu_override, images, &dir)
+            let Some(kernel) = &images.kernel else {
+                return Outcome::Setup { reason: "the test kernel was not built".into() };
+            };
+            let boot = crate::x86::Boot::Pvh { kernel, case: kernel_case };
+            crate::x86::run(case, boot, *model, *qemu_override, images, &dir)
+        }
+        Kind::BootloaderR5xx => {
+            let Some(image) = &images.bootloader_r5xx else {
+                return Outcome::Setup {
+                    reason: "the bootloader-r5xx disk image was not built".into(),
+                };
+            };
+            crate::x86::run(case, crate::x86::Boot::Disk { image }, R5XX, None, images, &dir)
         }
         Kind::RaspiFramebuffer => crate::raspi::run(case, images, &dir),
     }

@@ -14,6 +14,8 @@ pub struct Images {
     pub model_server: Option<PathBuf>,
     /// Raspberry Pi flat image.
     pub kernel8: Option<PathBuf>,
+    /// BIOS disk image of `examples/bootloader-r5xx`.
+    pub bootloader_r5xx: Option<PathBuf>,
 }
 
 fn cargo() -> Command {
@@ -35,9 +37,12 @@ fn run(what: &str, cmd: &mut Command) -> Result<(), String> {
 pub fn build(cases: &[&Case]) -> Result<Images, String> {
     let root = repo_root();
     let needs_x86 = cases.iter().any(|c| matches!(c.kind, Kind::X86 { .. }));
-    let needs_model = cases.iter().any(|c| matches!(c.kind, Kind::X86 { model: Some(_), .. }));
+    let needs_bootloader = cases.iter().any(|c| matches!(c.kind, Kind::BootloaderR5xx));
+    let needs_model = needs_bootloader
+        || cases.iter().any(|c| matches!(c.kind, Kind::X86 { model: Some(_), .. }));
     let needs_raspi = cases.iter().any(|c| matches!(c.kind, Kind::RaspiFramebuffer));
-    let mut images = Images { kernel: None, model_server: None, kernel8: None };
+    let mut images =
+        Images { kernel: None, model_server: None, kernel8: None, bootloader_r5xx: None };
 
     if needs_x86 {
         run(
@@ -66,5 +71,35 @@ pub fn build(cases: &[&Case]) -> Result<Images, String> {
     if needs_raspi {
         images.kernel8 = Some(crate::raspi::build()?);
     }
+    if needs_bootloader {
+        images.bootloader_r5xx = Some(build_bootloader_r5xx()?);
+    }
     Ok(images)
+}
+
+/// `examples/bootloader-r5xx` (its own workspace and target directory): the kernel for
+/// `x86_64-unknown-none`, the host tool that wraps it with rust-osdev's BIOS bootloader, and
+/// the disk image that tool writes.
+fn build_bootloader_r5xx() -> Result<PathBuf, String> {
+    let root = repo_root();
+    let dir = root.join("examples/bootloader-r5xx");
+    let target = root.join("target/bootloader-r5xx");
+    let in_example = || {
+        let mut c = cargo();
+        c.current_dir(&dir).arg("build").arg("--release").arg("--target-dir").arg(&target);
+        c
+    };
+    run("the bootloader-r5xx kernel", in_example().args(["--target", "x86_64-unknown-none"]))?;
+    run(
+        "the bootloader-r5xx disk-image tool",
+        in_example().args(["-p", "bootloader-r5xx-disk-image"]),
+    )?;
+    let image = target.join("bootloader-r5xx.img");
+    run(
+        "the bootloader-r5xx disk image",
+        Command::new(target.join("release/bootloader-r5xx-disk-image"))
+            .arg(target.join("x86_64-unknown-none/release/bootloader-r5xx"))
+            .arg(&image),
+    )?;
+    Ok(image)
 }

@@ -1,5 +1,6 @@
 //! One x86_64 case: guest RAM as a shared file, the device-model server on an ivshmem socket,
-//! QEMU (TCG) booting the test kernel through PVH, supervised until one of them ends.
+//! QEMU (TCG) booting the test kernel through PVH (or an example's BIOS disk image), supervised
+//! until one of them ends.
 
 use crate::cases::{Bench, Case, Outcome};
 use crate::defmt_log::Decoder;
@@ -35,10 +36,28 @@ impl Drop for Scratch {
     }
 }
 
+/// What QEMU boots.
+#[derive(Clone, Copy)]
+pub enum Boot<'a> {
+    /// The test kernel (PVH, `-kernel`) with `case=<case>`; its serial log is defmt.
+    Pvh {
+        /// The test kernel ELF (also the defmt table).
+        kernel: &'a Path,
+        /// The kernel's case name.
+        case: &'a str,
+    },
+    /// A BIOS disk image (`-drive`); its serial log is text and must hold a fence line
+    /// ([`fence_line`]).
+    Disk {
+        /// The raw disk image.
+        image: &'a Path,
+    },
+}
+
 /// Run one x86 case.
 pub fn run(
     case: &Case,
-    kernel_case: &str,
+    boot: Boot<'_>,
     model: Option<(&str, &[&str])>,
     qemu_override: Option<&str>,
     images: &Images,
@@ -52,9 +71,6 @@ pub fn run(
     let qemu = match qemu {
         Ok(q) => q,
         Err(e) => return Outcome::Setup { reason: e.to_string() },
-    };
-    let Some(kernel) = &images.kernel else {
-        return Outcome::Setup { reason: "the test kernel was not built".into() };
     };
 
     let unique = format!("gpu-qemu-tests-{}-{}", std::process::id(), case.name);
@@ -89,11 +105,20 @@ pub fn run(
         .args(["-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none"])
         .arg("-serial")
         .arg(format!("file:{}", dir.join("serial.bin").display()))
-        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"])
-        .arg("-kernel")
-        .arg(kernel)
-        .arg("-append")
-        .arg(format!("case={kernel_case}"));
+        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    match boot {
+        Boot::Pvh { kernel, case } => {
+            cmd.arg("-kernel").arg(kernel).arg("-append").arg(format!("case={case}"));
+        }
+        Boot::Disk { image } => {
+            // The bootloader's BIOS stage sets a VESA mode and stops without a VGA device.
+            // snapshot=on: guest writes go to a temporary overlay; the image stays as built and
+            // is only read-locked, so concurrent runs can share it.
+            cmd.args(["-vga", "std"])
+                .arg("-drive")
+                .arg(format!("format=raw,snapshot=on,file={}", image.display()));
+        }
+    }
     if model.is_some() {
         cmd.arg("-chardev")
             .arg(format!("socket,path={},id=ivs", scratch.socket.display()))
@@ -123,6 +148,9 @@ pub fn run(
         }
         m.kill();
     }
+    let Boot::Pvh { kernel, .. } = boot else {
+        return text_outcome(outcome, dir);
+    };
     let log = decode_log(kernel, dir);
     match outcome {
         Outcome::Passed { boot_to_exit, .. } => {
@@ -131,6 +159,32 @@ pub fn run(
         Outcome::KernelFailed { .. } => Outcome::KernelFailed { reason: last_errors(&log) },
         other => other,
     }
+}
+
+/// A text-logging image: the serial capture becomes `log.txt`; passing also needs a
+/// [`fence_line`] (the image's exit status alone could come from another path).
+fn text_outcome(outcome: Outcome, dir: &Path) -> Outcome {
+    let serial = std::fs::read(dir.join("serial.bin")).unwrap_or_default();
+    let text = String::from_utf8_lossy(&serial).replace('\r', "");
+    let _ = std::fs::write(dir.join("log.txt"), &text);
+    let failure = || {
+        let line = text.lines().rev().find(|l| l.contains("FAILED")).or(text.lines().last());
+        line.unwrap_or("no serial output").to_string()
+    };
+    match outcome {
+        Outcome::Passed { boot_to_exit, .. } => match text.lines().find_map(fence_line) {
+            Some(_) => Outcome::Passed { boot_to_exit, bench: None },
+            None => Outcome::KernelFailed { reason: format!("no fence line: {}", failure()) },
+        },
+        Outcome::KernelFailed { .. } => Outcome::KernelFailed { reason: failure() },
+        other => other,
+    }
+}
+
+/// The fence number of a `<image>: fence <n> signalled` line.
+fn fence_line(line: &str) -> Option<u32> {
+    let (_, rest) = line.split_once(": fence ")?;
+    rest.strip_suffix(" signalled")?.parse().ok()
 }
 
 fn find_program_at(path: &str) -> Result<PathBuf, crate::process::MissingProgram> {
@@ -305,6 +359,33 @@ mod tests {
             Some(Bench { round_trips_per_s: 104512.0, dma_bytes_per_s: 52428800.0 })
         );
         assert_eq!(parse_bench(&["INFO  bench: rtt_per_s=x".to_string()]), None);
+    }
+
+    #[test]
+    fn fence_lines_give_the_fence_number() {
+        assert_eq!(fence_line("bootloader-r5xx: fence 1 signalled"), Some(1));
+        assert_eq!(fence_line("bootloader-r5xx: fence signalled"), None);
+        assert_eq!(fence_line("bootloader-r5xx: FAILED: Fence(TimedOut)"), None);
+    }
+
+    #[test]
+    fn text_images_pass_only_with_a_fence_line() {
+        let dir = std::env::temp_dir().join(format!("runner-text-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let passed = || Outcome::Passed { boot_to_exit: None, bench: None };
+        std::fs::write(dir.join("serial.bin"), "x: booted\r\nx: fence 3 signalled\r\n").unwrap();
+        assert!(matches!(text_outcome(passed(), &dir), Outcome::Passed { .. }));
+        std::fs::write(dir.join("serial.bin"), "x: booted\r\n").unwrap();
+        let failed = text_outcome(passed(), &dir);
+        assert!(
+            matches!(&failed, Outcome::KernelFailed { reason } if reason.contains("no fence line"))
+        );
+        std::fs::write(dir.join("serial.bin"), "x: FAILED: Init(Microcode)\r\n").unwrap();
+        let failed = text_outcome(Outcome::KernelFailed { reason: String::new() }, &dir);
+        assert!(
+            matches!(&failed, Outcome::KernelFailed { reason } if reason.contains("Init(Microcode)"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -13,7 +13,7 @@ use r5xx_model::{Faults, R5xxModel};
 /// The emulated device.
 pub type Gpu = InProcess<R5xxModel>;
 /// The driver over it.
-pub type Driver<'a> = R5xx<&'a Gpu, ModelClock<'a>>;
+pub type Driver<'a> = R5xx<'a, &'a Gpu, ModelClock<'a>, Gpu>;
 
 /// The test clock: each reading runs the model and advances 10 µs.
 pub type ModelClock<'a> = gpu_device_model::ModelClock<'a, R5xxModel>;
@@ -108,7 +108,7 @@ pub fn paced(gpu: &Gpu) -> bool {
 /// Under any pacing but run-to-idle, the driver's reads of the written-back read pointer saw
 /// the CP part-way (past where it was, short of the committed write pointer: it was still
 /// consuming). Prints the figures either way.
-pub fn assert_partial_consumption(gpu: &Gpu, ring: &baregpu_radeon_r5xx::Ring) {
+pub fn assert_partial_consumption(gpu: &Gpu, ring: &baregpu_radeon_r5xx::Ring<'_, Gpu>) {
     let (partial, reads) = (ring.partial_reads(), ring.rptr_reads());
     println!("ring reads that saw the CP part-way: {partial} of {reads}");
     if paced(gpu) {

@@ -14,7 +14,10 @@ pub fn firmware() -> Vec<u8> {
         .expect("radeon/R520_cp.bin: run `bash scripts/setup.sh` (firmware-amd-graphics)")
 }
 
-pub fn with_driver<T>(f: impl FnOnce(&Gpu, &mut R5xx<&Gpu, ModelClock<'_>>) -> T) -> T {
+/// The driver over the in-process device, which is also its DMA allocator.
+pub type Driver<'a> = R5xx<'a, &'a Gpu, ModelClock<'a>, Gpu>;
+
+pub fn with_driver<T>(f: impl FnOnce(&Gpu, &mut Driver<'_>) -> T) -> T {
     let gpu = InProcess::new(R5xxModel::new()).expect("in-process R5xx");
     let clock = ModelClock::new(&gpu);
     let mut drv = R5xx::init(&gpu, clock, &gpu, &firmware(), RingConfig::default()).expect("init");

@@ -755,12 +755,12 @@ pub mod pmc {
     /// `INTR`: Master interrupt status: one bit per PMC interrupt line
     ///
     /// Offset 0x100; 32-bit, read-only.
-    /// Source: public drivers via shared/design/hardware-facts.md; line numbers nvidia-hardware-envytools §2.5.2, §2.13.3.
+    /// Source: envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x100 INTR_HOST); line numbers nvidia-hardware-envytools §2.5.2, §2.13.3.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR(u32);
-    register!(INTR: "INTR" in "PMC" (Absolute, false) at 0x100, true false scalar, mask 0, reset 0, source "public drivers via shared/design/hardware-facts.md; line numbers nvidia-hardware-envytools §2.5.2, §2.13.3");
+    register!(INTR: "INTR" in "PMC" (Absolute, false) at 0x100, true false scalar, mask 0, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x100 INTR_HOST); line numbers nvidia-hardware-envytools §2.5.2, §2.13.3");
     impl INTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -791,12 +791,12 @@ pub mod pmc {
     /// `ENABLE`: Engine enables (PMC.ENABLE): 0 holds an engine in reset
     ///
     /// Offset 0x200; 32-bit, read/write.
-    /// Source: public drivers via shared/design/hardware-facts.md; bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3.
+    /// Source: envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct ENABLE(u32);
-    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3000, reset 0, source "public drivers via shared/design/hardware-facts.md; bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
+    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3000, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
     impl ENABLE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -840,12 +840,12 @@ pub mod pmc {
     ///
     /// Offset 0x640; 32-bit, read/write.
     /// Chipsets: `GT215-` (`Register::CHIPSETS`).
-    /// Source: public drivers via shared/design/hardware-facts.md.
+    /// Source: envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x640 INTR_MASK_HOST, NVA3 = GT215 onward).
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_MASK_GT215_ONWARD(u32);
-    register!(INTR_MASK_GT215_ONWARD: "INTR_MASK" in "PMC" (Absolute, false) at 0x640, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::GT215, end: None }]), source "public drivers via shared/design/hardware-facts.md");
+    register!(INTR_MASK_GT215_ONWARD: "INTR_MASK" in "PMC" (Absolute, false) at 0x640, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::GT215, end: None }]), source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x640 INTR_MASK_HOST, NVA3 = GT215 onward)");
     impl INTR_MASK_GT215_ONWARD {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -2664,7 +2664,7 @@ pub mod falcon {
         #[inline]
         pub const fn with_host_io_index_v4(self, value: u32) -> Self { Self(Self::HOST_IO_INDEX_V4.set(self.0, value)) }
     }
-    /// `UC_CTRL`: microprocessor control (Table 18); START / HALTED bits from shared/design/hardware-facts.md
+    /// `UC_CTRL`: microprocessor control (Table 18); START / HALTED bits from envytools rnndb falcon.xml
     ///
     /// Offset 0x100 from the block instance's base; falcon I[0x4000]; 32-bit, read/write.
     /// Source: nvidia-hardware-envytools §2.10.10.

@@ -1020,7 +1020,7 @@ pub mod cp {
         pub const RESET: Self = Self(0);
         /// `CONSUMED` (bits 15:0): Command buffers consumed since reset (wraps)
         pub const CONSUMED: FieldSpec = FieldSpec::ro("CONSUMED", 0, 16);
-        /// `ERROR_CODE` (bits 27:16): Why the CTM units stopped: 0x101 unknown command, 0x102 bad parameter count, 0x103 truncated buffer, 0x104 reserved data format, 0x105 memory fault, 0x106 non-pipelined command while a program may be executing, 0x2nn a DPP program error (nn: the DppError); 0 when ERROR is clear
+        /// `ERROR_CODE` (bits 27:16): Why the CTM units stopped: 0x101 unknown command, 0x102 bad parameter count, 0x103 truncated buffer, 0x104 reserved data format, 0x105 memory fault, 0x106 non-pipelined command while a program may be executing, 0x107 the command buffer's work budget used up, 0x108 a buffer submitted while another is in flight, 0x2nn a DPP program error (nn: the DppError); 0 when ERROR is clear
         pub const ERROR_CODE: FieldSpec = FieldSpec::ro("ERROR_CODE", 16, 12);
         /// `ERROR` (bits 31:31): The CTM units stopped on an error; the CP stops with them (a CP error: the driver resets and recovers the device)
         pub const ERROR: FieldSpec = FieldSpec::ro("ERROR", 31, 1);
@@ -1045,12 +1045,12 @@ pub mod cp {
     /// `SCRATCH_UMSK`: Scratch register write-back mask: bit n enables the memory copy of SCRATCH_REGn (§5.9)
     ///
     /// Offset 0x770; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon r100.c, r300_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct SCRATCH_UMSK(u32);
-    register!(SCRATCH_UMSK: "SCRATCH_UMSK" in "CP" (Absolute, false) at 0x770, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md");
+    register!(SCRATCH_UMSK: "SCRATCH_UMSK" in "CP" (Absolute, false) at 0x770, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon r100.c, r300_reg.h");
     impl SCRATCH_UMSK {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -2187,12 +2187,12 @@ pub mod cp {
     /// `SCRATCH_REG0`: CP scratch registers 0-7; a write is copied to memory at SCRATCH_ADDR + 4*n under SCRATCH_UMSK (§5.9). Linux uses 7 of them on R300+
     ///
     /// Offset 0x15e0, 8 instances 0x4 bytes apart; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon r100.c, r300_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct SCRATCH_REG0(u32);
-    register!(SCRATCH_REG0: "SCRATCH_REG0" in "CP" (Absolute, false) at 0x15e0, true true array(8, 4), mask 0xffff_ffff, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md");
+    register!(SCRATCH_REG0: "SCRATCH_REG0" in "CP" (Absolute, false) at 0x15e0, true true array(8, 4), mask 0xffff_ffff, reset 0, source "Linux radeon r100.c, r300_reg.h");
     impl SCRATCH_REG0 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -30420,7 +30420,7 @@ pub mod zb {
 }
 /// RBBM: Register backbone (bus interface), registers the document omits
 ///
-/// Source: Linux radeon via shared/design/hardware-facts.md.
+/// Source: Linux radeon (r100.c, r300_reg.h, rs600d.h).
 pub mod rbbm {
     #![allow(unused_imports)]
     use super::{Chipset, Family};
@@ -30431,12 +30431,12 @@ pub mod rbbm {
     /// `GEN_INT_CNTL`: General interrupt enables
     ///
     /// Offset 0x40; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md; fields from Linux rs600d.h and radeon_reg.h.
+    /// Source: Linux radeon r100.c, r300_reg.h; fields from Linux rs600d.h and radeon_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct GEN_INT_CNTL(u32);
-    register!(GEN_INT_CNTL: "GEN_INT_CNTL" in "RBBM" (Absolute, false) at 0x40, true true scalar, mask 0x0204_0000, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md; fields from Linux rs600d.h and radeon_reg.h");
+    register!(GEN_INT_CNTL: "GEN_INT_CNTL" in "RBBM" (Absolute, false) at 0x40, true true scalar, mask 0x0204_0000, reset 0, source "Linux radeon r100.c, r300_reg.h; fields from Linux rs600d.h and radeon_reg.h");
     impl GEN_INT_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -30470,12 +30470,12 @@ pub mod rbbm {
     /// `GEN_INT_STATUS`: General interrupt status (write 1 to acknowledge)
     ///
     /// Offset 0x44; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md; fields from Linux rs600d.h and radeon_reg.h.
+    /// Source: Linux radeon r100.c, r300_reg.h; fields from Linux rs600d.h and radeon_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct GEN_INT_STATUS(u32);
-    register!(GEN_INT_STATUS: "GEN_INT_STATUS" in "RBBM" (Absolute, false) at 0x44, true true scalar, mask 0x0604_0000, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md; fields from Linux rs600d.h and radeon_reg.h");
+    register!(GEN_INT_STATUS: "GEN_INT_STATUS" in "RBBM" (Absolute, false) at 0x44, true true scalar, mask 0x0604_0000, reset 0, source "Linux radeon r100.c, r300_reg.h; fields from Linux rs600d.h and radeon_reg.h");
     impl GEN_INT_STATUS {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -30515,12 +30515,12 @@ pub mod rbbm {
     /// `RBBM_SOFT_RESET`: Block soft resets (§5.8 step 2: `the proper RBBM register`)
     ///
     /// Offset 0xf0; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon r100.c, r300_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RBBM_SOFT_RESET(u32);
-    register!(RBBM_SOFT_RESET: "RBBM_SOFT_RESET" in "RBBM" (Absolute, false) at 0xf0, true true scalar, mask 0x7f, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md");
+    register!(RBBM_SOFT_RESET: "RBBM_SOFT_RESET" in "RBBM" (Absolute, false) at 0xf0, true true scalar, mask 0x7f, reset 0, source "Linux radeon r100.c, r300_reg.h");
     impl RBBM_SOFT_RESET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -30599,12 +30599,12 @@ pub mod rbbm {
     /// `HOST_PATH_CNTL`: Host data path control
     ///
     /// Offset 0x130; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon r100.c, r300_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct HOST_PATH_CNTL(u32);
-    register!(HOST_PATH_CNTL: "HOST_PATH_CNTL" in "RBBM" (Absolute, false) at 0x130, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md");
+    register!(HOST_PATH_CNTL: "HOST_PATH_CNTL" in "RBBM" (Absolute, false) at 0x130, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon r100.c, r300_reg.h");
     impl HOST_PATH_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -30760,12 +30760,12 @@ pub mod rbbm {
     /// `WAIT_UNTIL`: Stall the register backbone until the selected engines are idle
     ///
     /// Offset 0x1720; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon r100.c, r300_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct WAIT_UNTIL(u32);
-    register!(WAIT_UNTIL: "WAIT_UNTIL" in "RBBM" (Absolute, false) at 0x1720, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md");
+    register!(WAIT_UNTIL: "WAIT_UNTIL" in "RBBM" (Absolute, false) at 0x1720, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon r100.c, r300_reg.h");
     impl WAIT_UNTIL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -30790,12 +30790,12 @@ pub mod rbbm {
     /// `ISYNC_CNTL`: Interface synchronisation control (2D/3D idle and cache flush sync)
     ///
     /// Offset 0x1724; 32-bit, read/write.
-    /// Source: Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon r100.c, r300_reg.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct ISYNC_CNTL(u32);
-    register!(ISYNC_CNTL: "ISYNC_CNTL" in "RBBM" (Absolute, false) at 0x1724, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (r100.c/r300_reg.h) via shared/design/hardware-facts.md");
+    register!(ISYNC_CNTL: "ISYNC_CNTL" in "RBBM" (Absolute, false) at 0x1724, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon r100.c, r300_reg.h");
     impl ISYNC_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);

@@ -7,7 +7,7 @@ use crate::clock::{self, TscClock};
 use crate::{heap, memory};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout};
+use baregpu_hal::dma::{DmaBuffer, DmaError, DmaLayout};
 use baregpu_hal::time::Clock;
 use core::time::Duration;
 
@@ -43,7 +43,7 @@ fn check_dma(kernel: &Kernel) -> Result<(), CaseError> {
     for (size, align) in
         [(100usize, 4usize), (4096, 4096), (3000, 1 << 16), (64, 64), (8192, 1 << 12)]
     {
-        let region = dma.allocate(DmaLayout::new(size, align)?)?;
+        let region = DmaBuffer::allocate(dma, DmaLayout::new(size, align)?)?;
         let bus = region.bus_address().0;
         defmt::info!("dma: {=usize} bytes align {=usize} at {=u64:#x}", size, align, bus);
         expect("dma: bus address aligned", bus.is_multiple_of(align as u64))?;
@@ -56,23 +56,22 @@ fn check_dma(kernel: &Kernel) -> Result<(), CaseError> {
         regions.push(region);
     }
     let first = regions[0].bus_address();
-    for region in regions.drain(..) {
-        dma.deallocate(region);
-    }
+    regions.clear(); // each buffer goes back to the pool as it drops
     expect_eq("dma: freeing everything coalesces the pool", dma.free_bytes(), memory::DMA_SIZE)?;
-    let again = dma.allocate(DmaLayout::new(100, 4)?)?;
+    let again = DmaBuffer::allocate(dma, DmaLayout::new(100, 4)?)?;
     expect("dma: first fit reuses the freed block", again.bus_address() == first)?;
     expect_eq("dma: reallocated block zeroed", again.read_u32(0)?, 0u32)?;
-    dma.deallocate(again);
+    drop(again);
+    expect_eq("dma: a dropped buffer is given back", dma.free_bytes(), memory::DMA_SIZE)?;
     let below = DmaLayout::new(64, 64)?.with_max_address(0xFFFF);
     expect(
         "dma: a max_address below the pool is out of memory",
-        dma.allocate(below).err() == Some(DmaError::OutOfMemory),
+        DmaBuffer::allocate(dma, below).err() == Some(DmaError::OutOfMemory),
     )?;
     let huge = DmaLayout::new(memory::DMA_SIZE as usize + 1, 4)?;
     expect(
         "dma: oversize request is out of memory",
-        dma.allocate(huge).err() == Some(DmaError::OutOfMemory),
+        DmaBuffer::allocate(dma, huge).err() == Some(DmaError::OutOfMemory),
     )
 }
 

@@ -8,11 +8,11 @@ use crate::clock::TscClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
-use baregpu_hal::dma::{DmaAllocator, DmaLayout};
+use baregpu_hal::dma::{DmaBuffer, DmaLayout};
 use baregpu_hal::time::poll_until;
 use baregpu_radeon_r5xx::{
-    FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, TestError, USER_SCRATCH,
-    pci,
+    DeviceGone, FenceError, InitError, Interrupts, R5xx, RING_TEST_VALUE, RingConfig, TestError,
+    USER_SCRATCH, pci,
 };
 use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
@@ -26,7 +26,7 @@ use gpu_mailbox::{Op, r5xx_faults};
 /// `radeon/R520_cp.bin` from Debian's firmware-amd-graphics, unmodified (embedded by build.rs).
 pub(super) static FIRMWARE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/R520_cp.bin"));
 
-type Gpu = R5xx<MailboxIo, TscClock>;
+type Gpu = R5xx<'static, MailboxIo, TscClock, IdentityDma>;
 
 /// Fence wait bound: a fence normally signals within one mailbox round trip (~10 µs); 200 ms
 /// covers a loaded 2-core host under TCG.
@@ -145,7 +145,7 @@ pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
 pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
     let mailbox = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
-    check("IB test", gpu.ib_test(kernel.dma))?;
+    check("IB test", gpu.ib_test())?;
     let ring_before = gpu.ring().head();
     run_ib2(kernel.dma, &mut gpu, 0x01B1, 0x02B2)?;
     defmt::info!(
@@ -158,13 +158,14 @@ pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
 
 /// Build IB2 (writes `v2`) called from IB1 (then writes `v1`), submit IB1 + a fence, check both.
 fn run_ib2(dma: &IdentityDma, gpu: &mut Gpu, v1: u32, v2: u32) -> Result<(), CaseError> {
-    let mem2 = dma.allocate(DmaLayout::new(SUBMIT_ALIGN * 4, 64)?)?;
-    let mem1 = dma.allocate(DmaLayout::new(SUBMIT_ALIGN * 4 * 2, 64)?)?;
+    // Both go back to `dma` when this returns (after the fence, or on an error).
+    let mem2 = DmaBuffer::allocate(dma, DmaLayout::new(SUBMIT_ALIGN * 4, 64)?)?;
+    let mem1 = DmaBuffer::allocate(dma, DmaLayout::new(SUBMIT_ALIGN * 4 * 2, 64)?)?;
     {
-        let mut ib2 = check("IB2 buffer", IndirectBuffer::new(&mem2))?;
+        let mut ib2 = check("IB2 buffer", IndirectBuffer::new(&*mem2))?;
         check("IB2 packet", ib2.writer().write_reg_at(USER_SCRATCH + 1, scratch(v2)))?;
         check("IB2 pad", ib2.pad_to(SUBMIT_ALIGN))?;
-        let mut ib1 = check("IB1 buffer", IndirectBuffer::new(&mem1))?;
+        let mut ib1 = check("IB1 buffer", IndirectBuffer::new(&*mem1))?;
         check("IB1 -> IB2", ib1.writer().indirect_buffer2(check("IB2", ib2.descriptor())?))?;
         check("IB1 packet", ib1.writer().write_reg_at(USER_SCRATCH, scratch(v1)))?;
         check("IB1 pad", ib1.pad_to(SUBMIT_ALIGN))?;
@@ -180,8 +181,6 @@ fn run_ib2(dma: &IdentityDma, gpu: &mut Gpu, v1: u32, v2: u32) -> Result<(), Cas
     }
     expect_eq("IB2 wrote its scratch", gpu.scratch_writeback(USER_SCRATCH + 1).unwrap_or(0), v2)?;
     expect_eq("IB1 continued after IB2", gpu.scratch_writeback(USER_SCRATCH).unwrap_or(0), v1)?;
-    dma.deallocate(mem1);
-    dma.deallocate(mem2);
     Ok(())
 }
 
@@ -373,7 +372,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     defmt::info!("fault dma: recovered {}", Debug2Format(&report));
     let fence = check("dma fault: fence after recovery", gpu.emit_fence())?;
     check("dma fault: recovered", gpu.wait(&fence, FENCE_TIMEOUT))?;
-    check("dma fault: IB test after recovery", gpu.ib_test(kernel.dma))?;
+    check("dma fault: IB test after recovery", gpu.ib_test())?;
 
     // Device gone: every register reads all-ones; the driver reports it, never loops.
     inject(mailbox, r5xx_faults::ALL_ONES)?;
@@ -382,14 +381,14 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
         Ok(f) => gpu.wait(&f, FENCE_TIMEOUT).err(),
         Err(e) => {
             defmt::info!("fault all-ones: submit {}", Debug2Format(&e));
-            Some(FenceError::DeviceGone)
+            Some(FenceError::DeviceGone(DeviceGone))
         }
     };
     defmt::info!("fault all-ones: {}", Debug2Format(&gone));
-    expect("all-ones: DeviceGone", matches!(gone, Some(FenceError::DeviceGone)))?;
+    expect("all-ones: DeviceGone", matches!(gone, Some(FenceError::DeviceGone(DeviceGone))))?;
     expect("all-ones: device_gone()", gpu.device_gone())?;
     inject(mailbox, 0)?;
-    gpu.shutdown(kernel.dma);
+    gpu.shutdown();
 
     // Corrupted microcode read-back: init refuses with the entry's index, then works.
     mailbox.reset()?;
@@ -419,7 +418,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     for (dst, src) in reversed.chunks_exact_mut(8).zip(FIRMWARE.chunks_exact(8).rev()) {
         dst.copy_from_slice(src);
     }
-    gpu.shutdown(kernel.dma);
+    gpu.shutdown();
     mailbox.reset()?;
     let unknown = R5xx::init(mailbox.io(0), TscClock, kernel.dma, &reversed, RingConfig::default());
     defmt::info!("unknown microcode: {}", Debug2Format(&unknown.as_ref().err()));

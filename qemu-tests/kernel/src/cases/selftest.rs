@@ -8,7 +8,7 @@ use crate::mailbox::{self, Mailbox, MailboxError, MailboxIo, virtual_function};
 use crate::pci::Platform;
 use baregpu_hal::RegisterIo;
 use baregpu_hal::barrier::{dma_rmb, dma_wmb};
-use baregpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::pci::{self, ConfigRegionAccess};
 use baregpu_hal::time::{Clock, poll_until};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -127,8 +127,8 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
     let io = &dev.io;
     let len = st::BUFFER_SIZE;
     let words = len as usize / 4;
-    let src = kernel.dma.allocate(DmaLayout::new(len as usize, 4096)?)?;
-    let dst = kernel.dma.allocate(DmaLayout::new(len as usize, 4096)?)?;
+    let src = DmaBuffer::allocate(kernel.dma, DmaLayout::new(len as usize, 4096)?)?;
+    let dst = DmaBuffer::allocate(kernel.dma, DmaLayout::new(len as usize, 4096)?)?;
     let sum = fill(&src, words)?;
 
     let status = transfer(io, src.bus_address().0, len, st::DMA_CMD_TO_DEVICE);
@@ -178,8 +178,6 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
     expect_eq("reset: model error code", dev.mailbox.header(header::ERROR), 0u32)?;
     expect_eq("reset: DMA_STATUS back to 0", io.read32(st::DMA_STATUS), 0u32)?;
     expect_eq("reset: ID", io.read32(st::ID), st::ID_VALUE)?;
-    kernel.dma.deallocate(src);
-    kernel.dma.deallocate(dst);
     Ok(())
 }
 
@@ -233,7 +231,7 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     expect_eq("software: IRQ_STATUS acknowledged", io.read32(st::IRQ_STATUS), 0u32)?;
     expect_eq("software: mailbox lines cleared by IrqAck", dev.mailbox.irq_lines(), 0u32)?;
 
-    let buf = kernel.dma.allocate(DmaLayout::new(64, 64)?)?;
+    let buf = DmaBuffer::allocate(kernel.dma, DmaLayout::new(64, 64)?)?;
     fill(&buf, 16)?;
     let status = transfer(io, buf.bus_address().0, 64, st::DMA_CMD_TO_DEVICE);
     expect_eq("dma: DMA_STATUS", status, st::DMA_STATUS_DONE)?;
@@ -243,7 +241,6 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
         IRQ_BITS_SEEN.load(Ordering::SeqCst) & st::IRQ_DMA_DONE != 0,
     )?;
     expect_eq("dma: IRQ_STATUS acknowledged", io.read32(st::IRQ_STATUS), 0u32)?;
-    kernel.dma.deallocate(buf);
 
     io.write32(st::IRQ_ENABLE, 0);
     TscClock.delay(Duration::from_millis(1));
@@ -272,8 +269,8 @@ pub fn bench(kernel: &Kernel) -> Result<(), CaseError> {
     let rtt_ns = (clock::now_ns() - start).max(1);
 
     let len = st::BUFFER_SIZE;
-    let a = kernel.dma.allocate(DmaLayout::new(len as usize, 4096)?)?;
-    let b = kernel.dma.allocate(DmaLayout::new(len as usize, 4096)?)?;
+    let a = DmaBuffer::allocate(kernel.dma, DmaLayout::new(len as usize, 4096)?)?;
+    let b = DmaBuffer::allocate(kernel.dma, DmaLayout::new(len as usize, 4096)?)?;
     fill(&a, len as usize / 4)?;
     let start = clock::now_ns();
     for _ in 0..BENCH_DMA_REPEATS {
@@ -289,8 +286,6 @@ pub fn bench(kernel: &Kernel) -> Result<(), CaseError> {
         b.read_u32(len as usize - 4)?,
         a.read_u32(len as usize - 4)?,
     )?;
-    kernel.dma.deallocate(a);
-    kernel.dma.deallocate(b);
 
     let rtt_per_s = u64::from(BENCH_ROUND_TRIPS) * 1_000_000_000 / rtt_ns;
     let dma_bytes = u64::from(BENCH_DMA_REPEATS) * 2 * u64::from(len);

@@ -15,16 +15,13 @@ mod ivshmem;
 pub use ivshmem::{IvshmemError, attach};
 
 use crate::clock::TscClock;
-use baregpu_hal::barrier::{dma_rmb, dma_wmb};
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
-use baregpu_hal::time::{TimedOut, poll_until};
+use baregpu_hal::time::TimedOut;
 use baregpu_hal::{MmioRegion, RegisterIo};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
-use gpu_mailbox::{
-    IVSHMEM_DOORBELL, IVSHMEM_IVPOSITION, MAGIC, MODEL_PEER, Op, Status, VECTOR_REQUEST, VERSION,
-    completion, header, request,
-};
+use gpu_mailbox::guest::{self, ConnectError, ExchangeError, Request};
+use gpu_mailbox::{IVSHMEM_IVPOSITION, MAGIC, Op, Status, VERSION, header};
 use spin::{Mutex, Once};
 use x86_64::instructions::interrupts::without_interrupts;
 
@@ -105,20 +102,14 @@ impl Mailbox {
     /// mailbox (used by the interrupt path).
     pub fn connect(device: ivshmem::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
         let shared = device.shared;
-        let magic = poll_until(&TscClock, READY_TIMEOUT, || {
-            let magic = shared.read32(header::MAGIC);
-            (magic == MAGIC).then_some(magic)
-        })
-        .map_err(|_| MailboxError::NotReady(shared.read32(header::MAGIC)))?;
-        let version = shared.read32(header::VERSION);
-        if version != VERSION {
-            return Err(MailboxError::Version(version));
-        }
-        let seq = shared.read32(request::SEQ);
+        let seq = guest::connect(&shared, &TscClock, READY_TIMEOUT).map_err(|e| match e {
+            ConnectError::NotReady(magic) => MailboxError::NotReady(magic),
+            ConnectError::Version(version) => MailboxError::Version(version),
+        })?;
         defmt::info!(
             "mailbox: model ready (magic {=u32:#x}, version {=u32}, state {=u32}), guest is ivshmem peer {=u32}, next seq {=u32}",
-            magic,
-            version,
+            MAGIC,
+            VERSION,
             shared.read32(header::STATE),
             device.registers.read32(IVSHMEM_IVPOSITION),
             seq.wrapping_add(1)
@@ -147,29 +138,17 @@ impl Mailbox {
         without_interrupts(|| {
             let mut seq = self.seq.lock();
             let next = seq.wrapping_add(1);
-            self.shared.write32(request::OP, op as u32);
-            self.shared.write32(request::BAR, bar);
-            self.shared.write32(request::ADDRESS, address);
-            self.shared.write32(request::VALUE, value);
-            dma_wmb(); // fields before SEQ
-            self.shared.write32(request::SEQ, next);
             *seq = next;
-            dma_wmb(); // SEQ before the doorbell
-            self.registers.write32(IVSHMEM_DOORBELL, (MODEL_PEER << 16) | VECTOR_REQUEST);
             self.requests.fetch_add(1, Ordering::Relaxed);
-            let done = poll_until(&TscClock, REQUEST_TIMEOUT, || {
-                (self.shared.read32(completion::SEQ) == next).then_some(())
-            });
-            if let Err(timed_out) = done {
-                self.dead.store(true, Ordering::Relaxed);
-                return Err(MailboxError::TimedOut(timed_out));
-            }
-            dma_rmb(); // SEQ before STATUS and VALUE
-            let status = self.shared.read32(completion::STATUS);
-            if status != Status::Ok as u32 {
-                return Err(MailboxError::Status(status));
-            }
-            Ok(self.shared.read32(completion::VALUE))
+            let fields = Request { op, bar, address, value };
+            guest::exchange(&self.shared, &self.registers, &TscClock, REQUEST_TIMEOUT, next, fields)
+                .map_err(|e| match e {
+                    ExchangeError::TimedOut(timed_out) => {
+                        self.dead.store(true, Ordering::Relaxed);
+                        MailboxError::TimedOut(timed_out)
+                    }
+                    ExchangeError::Status(status) => MailboxError::Status(status),
+                })
         })
     }
 

@@ -1,7 +1,7 @@
 //! Emulated Radeon R5xx (R520, PCI 1002:7100) command processor, written from
 //! `amd-r5xx-acceleration` §5 (Command Processor), §6 (PM4) and §11.1 (CP registers), plus the
-//! facts the document omits in `shared/design/hardware-facts.md` and the public Linux radeon
-//! headers named where used. Independent of any driver: the PM4 decoder is this crate's own.
+//! facts the document omits from the public Linux radeon driver (r100.c, r300_reg.h, rs600d.h),
+//! named where used. Independent of any driver: the PM4 decoder is this crate's own.
 //!
 //! # What is emulated
 //!
@@ -78,7 +78,8 @@
 //!   configuration, `CP_RB_WPTR` (hence §5.8 step 5), `CP_CSQ_CNTL`/`CP_CSQ_MODE` (hence step 1)
 //!   and the ME RAM contents (§5.8's sequence has no microcode reload).
 //! - **Status**: `CP_RB_RPTR`, `CP_STAT`, `CP_CSQ_STAT`, `CP_CSQ2_STAT`, `CP_CSQ_AVAIL`
-//!   (dwords queued per stream), `CP_ME_CNTL.ME_BUSY` and `RBBM_STATUS` (Linux `r100d.h` /
+//!   (§11.1 "count of available dwords": free dwords per queue, its share of the command
+//!   cache minus the dwords it holds), `CP_ME_CNTL.ME_BUSY` and `RBBM_STATUS` (Linux `r100d.h` /
 //!   `rv515d.h`: `CMDFIFO_AVAIL` 6:0, reported as 64 free entries; `CP_CMDSTRM_BUSY` bit 16;
 //!   `GUI_ACTIVE` bit 31) are computed. `CP_CSQ_DATA` reads 0 (debug port, not modelled).
 //!
@@ -118,8 +119,11 @@
 //! served over several ticks and a driver sees partly consumed rings and fences in flight; run
 //! to idle, a ring of 8 M dwords still takes only a few hundred thousand cheap ticks. It reports
 //! [`Activity::Busy`] while there is more, [`Activity::Waiting`] inside
-//! WAIT_SEMAPHORE/WAIT_MEM. (A CTM command buffer runs whole within the tick that parses its
-//! `CTM_CB_SIZE` write, bounded by the CTM engine's own budgets.)
+//! WAIT_SEMAPHORE/WAIT_MEM. A CTM command buffer started by a `CTM_CB_SIZE` write runs
+//! [`CTM_UNITS_PER_TICK`] work units per tick (plus at most [`ctm_model::MAX_STEP_UNITS`] of
+//! cache write-backs), while the CP waits for it before its next dword: a kernel of any length
+//! keeps pacing, hang detection and other requests working, and a buffer that reaches the
+//! CTM engine's per-buffer budget (`ctm_model::Limits::per_buffer`) fails with its typed code.
 
 #![forbid(unsafe_code)]
 
@@ -144,7 +148,7 @@ use std::collections::VecDeque;
 
 /// PCI vendor ID (ATI/AMD).
 pub const VENDOR_ID: u16 = 0x1002;
-/// PCI device ID: R520 (Radeon X1800 XT), hardware-facts.md.
+/// PCI device ID: R520 (Radeon X1800 XT), Linux radeon_pciids / PCI ID database.
 pub const DEVICE_ID: u16 = 0x7100;
 /// PCI class: display controller, VGA compatible.
 pub const CLASS: u32 = 0x03_0000;
@@ -158,6 +162,13 @@ pub const IRQ_LINE: u32 = 1 << 0;
 
 /// Dwords parsed per [`tick`](GpuModel::tick) at most (one fetch is at most 64).
 pub const DWORDS_PER_TICK: u32 = 64;
+
+/// CTM work units (instructions, domain elements, commands, cache lines written back; see
+/// `ctm_model`'s "Work units and slices") the CTM units do per tick. A 64 x 64 SAXPY takes a
+/// handful of ticks; the per-buffer budget of 2^28 units, 2^14 ticks: far below the
+/// framework's hang threshold ([`gpu_device_model::TICK_BUDGET`]), so a long kernel is slow,
+/// not hung.
+pub const CTM_UNITS_PER_TICK: u64 = 1 << 14;
 
 /// The command cache the three queues share: locations 0..=0x5F of one double octword each
 /// (§11.1 `CP_CSQ_MODE`: "Indirect Queue #2 will reside in locations INDIRECT2_START to 0x5f").
@@ -326,6 +337,10 @@ pub struct Stats {
     pub pio_dropped: u64,
     /// Type-0/1 writes dropped because they hit no register (or an aperture).
     pub writes_dropped: u64,
+    /// CTM work units done (see [`CTM_UNITS_PER_TICK`]).
+    pub ctm_units: u64,
+    /// CTM command buffers started by `CTM_CB_SIZE` writes.
+    pub ctm_buffers_started: u64,
 }
 
 /// An active indirect buffer.
@@ -488,6 +503,8 @@ pub struct R5xxModel {
     compare: Option<ScratchCompare>,
     stats: Stats,
     ctm: Ctm,
+    /// The CTM units' work bounds, kept across resets (a property of the emulated part).
+    ctm_limits: ctm_model::Limits,
 }
 
 /// The CTM units behind the project's CTM device interface (`CTM_CB_BASE`/`CTM_CB_SIZE`/
@@ -529,14 +546,22 @@ impl R5xxModel {
     /// A device in its power-on state with `faults` injected.
     pub fn with_faults(faults: Faults) -> Self {
         R5xxModel {
-            regs: RegisterFile::new(),
+            regs: regfile::new(),
             me: MeRam::new(),
             cp: Cp::new(),
             faults,
             compare: None,
             stats: Stats::default(),
             ctm: Ctm::default(),
+            ctm_limits: ctm_model::Limits::default(),
         }
+    }
+
+    /// Change the CTM units' work bounds (per element, per dispatch, per command buffer; the
+    /// defaults are `ctm_model::Limits::default()`): tests of the budget errors use small ones.
+    pub fn set_ctm_limits(&mut self, limits: ctm_model::Limits) {
+        self.ctm_limits = limits;
+        self.ctm.engine.limits = limits;
     }
 
     /// The CTM engine (unit state, cache and synchronisation counters, performance counters),
@@ -708,6 +733,7 @@ impl R5xxModel {
             || self.cp.ib2.is_some()
             || self.cp.packet != Packet::Header
             || self.cp.wait.is_some()
+            || self.ctm.engine.in_flight()
     }
 
     /// The CP looks busy: a failed or hung CP, or pending work while enabled.
@@ -737,6 +763,7 @@ impl R5xxModel {
         self.me.reset_ports();
         // The CTM units are fed by the CP and reset with it (unit state, caches, counters).
         self.ctm = Ctm::default();
+        self.ctm.engine.limits = self.ctm_limits;
     }
 
     // ---------------------------------------------------------------------------------------
@@ -792,10 +819,15 @@ impl R5xxModel {
             }
             CSQ_AVAIL => {
                 use cp::CP_CSQ_AVAIL as R;
+                // §11.1: "Count of available dwords in the queue": the room left for the host
+                // to write (the queue's share of the command cache minus what it holds), the
+                // flow control of the push model; the dwords held are CP_CSQ_STAT's pointers.
                 // A count saturates at its field's maximum instead of wrapping.
                 let n = |s: Stream, f: baregpu_hal::FieldSpec| {
                     let max = f.mask() >> f.lsb;
-                    f.place((self.cp.queues[s as usize].len() as u32).min(max))
+                    let free =
+                        self.queue_capacity(s).saturating_sub(self.cp.queues[s as usize].len());
+                    f.place((free as u32).min(max))
                 };
                 n(Stream::Primary, R::CSQ_CNT_PRIMARY)
                     | n(Stream::Indirect1, R::CSQ_CNT_INDIRECT)
@@ -856,7 +888,7 @@ impl R5xxModel {
                 }
             };
         }
-        if RegisterFile::spec(offset).is_none() {
+        if self.regs.spec(offset).is_none() {
             // A hole in the register backbone: the write goes nowhere.
             self.stats.writes_dropped += 1;
             return Ok(());
@@ -969,8 +1001,9 @@ impl R5xxModel {
         Ok(())
     }
 
-    /// A `CTM_CB_SIZE` write from a command stream: the PE consumes the command buffer at
-    /// `CTM_CB_BASE` (CTM guide §2.2) before the CP parses its next dword. MC addresses are
+    /// A `CTM_CB_SIZE` write from a command stream: the PE starts consuming the command buffer
+    /// at `CTM_CB_BASE` (CTM guide §2.2); the CP parses its next dword once the buffer is
+    /// consumed ([`CTM_UNITS_PER_TICK`] per tick). MC addresses are
     /// bus addresses (§2.1.4 leaves the mapping to the system).
     fn ctm_submit(&mut self, size: u32, dev: &mut DeviceContext<'_>) -> Result<(), Stop> {
         if let Some(code) = self.ctm.error {
@@ -995,15 +1028,30 @@ impl R5xxModel {
             // register file masks it, so outputs are always cached.
             uncached_output: false,
         };
-        let result = {
+        // The CP waits for the CTM units before its next dword; `run` advances them.
+        if let Err(e) = self.ctm.engine.begin(base, size) {
+            self.ctm.error = Some(e.code());
+            return Err(self.fail(e.code(), dev));
+        }
+        self.stats.ctm_buffers_started += 1;
+        Ok(())
+    }
+
+    /// One tick of the CTM units: [`CTM_UNITS_PER_TICK`] work units of the buffer in flight.
+    /// `Ok(true)` when the buffer is consumed (the CP may go on).
+    fn ctm_advance(&mut self, dev: &mut DeviceContext<'_>) -> Result<bool, Stop> {
+        let slice = {
             let mut mem = DmaMemory::new(dev, 0);
-            self.ctm.engine.execute_from_memory(base, size, size, &mut mem)
+            self.ctm.engine.advance(CTM_UNITS_PER_TICK, &mut mem)
         };
-        match result {
-            Ok(_) => {
+        self.stats.ctm_units += slice.units;
+        match slice.result {
+            Ok(ctm_model::Progress::Running) => Ok(false),
+            Ok(ctm_model::Progress::Done(_)) => {
                 self.ctm.consumed = self.ctm.consumed.wrapping_add(1);
-                Ok(())
+                Ok(true)
             }
+            Ok(ctm_model::Progress::Idle) => Ok(true),
             Err(e) => {
                 self.ctm.error = Some(e.code());
                 Err(self.fail(e.code(), dev))
@@ -1404,6 +1452,9 @@ impl R5xxModel {
                 return Ok(if self.pending() { Activity::Busy } else { Activity::Idle });
             }
         }
+        if self.ctm.engine.in_flight() && !self.ctm_advance(dev)? {
+            return Ok(Activity::Busy);
+        }
         self.cp.fetched = false;
         let done = self.cp.packets_done;
         for _ in 0..DWORDS_PER_TICK {
@@ -1416,6 +1467,10 @@ impl R5xxModel {
             self.parse(word, stream, dev)?;
             if self.cp.hang.is_some() {
                 return Ok(Activity::Idle);
+            }
+            if self.ctm.engine.in_flight() {
+                // A CTM buffer started: its work begins on the next tick.
+                return Ok(Activity::Busy);
             }
             if self.cp.wait.is_some() {
                 // Check it on the next tick (it may already be satisfied).
@@ -1462,7 +1517,9 @@ impl GpuModel for R5xxModel {
     }
 
     fn reset(&mut self) {
+        let limits = self.ctm_limits;
         *self = R5xxModel::with_faults(self.faults);
+        self.set_ctm_limits(limits);
     }
 
     fn inject(&mut self, switches: u32) -> bool {

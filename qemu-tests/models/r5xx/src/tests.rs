@@ -220,7 +220,7 @@ impl Stepper {
 
 #[test]
 fn pci_identity_is_r520_with_a_64k_register_bar() {
-    // hardware-facts.md: R520 1002:7100; BAR0 = 64 KiB of registers.
+    // R520 1002:7100 (Linux radeon PCI IDs); BAR0 = 64 KiB of registers.
     let b = Bench::new();
     let f = baregpu_hal::pci::probe(&b.gpu, b.gpu.pci_address()).unwrap();
     assert_eq!((f.vendor, f.device, f.class), (0x1002, 0x7100, 0x03_0000));
@@ -256,7 +256,7 @@ fn register_writes_are_masked_to_their_fields_and_resets_apply() {
     assert_eq!(b.rd(APER_PRIMARY), 0);
     // An offset no register occupies (between CP_VP_ADDR_CNTL 0x7E8 and CP_CSQ_ADDR 0x7F0)
     // reads 0 and keeps nothing.
-    assert!(regfile::RegisterFile::spec(0x7EC).is_none());
+    assert!(b.gpu.model().regs.spec(0x7EC).is_none());
     b.wr(0x7EC, 0xABCD);
     assert_eq!(b.rd(0x7EC), 0);
     // RBBM_STATUS: idle, 64 free FIFO entries (Linux r100d.h CMDFIFO_AVAIL).
@@ -739,7 +739,7 @@ fn scratch_registers_are_written_back_under_umsk() {
     b.submit(&words);
     let copy: Vec<u32> = (0..8).map(|i| b.peek(SCRATCH_COPY + 4 * i)).collect();
     assert_eq!(copy, [SENTINEL, 0x101, SENTINEL, SENTINEL, SENTINEL, 0x105, SENTINEL, 0x107]);
-    // The hardware-facts ring test: an MMIO write of the register is copied too.
+    // Linux radeon's ring test (r100.c): an MMIO write of the register is copied too.
     b.wr(scratch(7), 0xCAFE_DEAD);
     assert_eq!(b.peek(SCRATCH_COPY + 28), 0xCAFE_DEAD);
     // A write-back outside guest memory is a DMA fault.
@@ -794,7 +794,7 @@ fn primary_aperture_feeds_the_primary_stream_in_pio_mode() {
     b.wr(APER_PRIMARY, 0xAA);
     b.wr(APER_PRIMARY + 0x44, 0xBB);
     assert_eq!((b.rd(scratch(0)), b.rd(scratch(1))), (0xAA, 0xBB));
-    assert_eq!(b.rd(CSQ_AVAIL), 0, "queue drained");
+    assert_eq!(b.rd(CSQ_AVAIL) & 0x3FF, 128, "queue drained: all 128 primary dwords free");
     // In BM mode the aperture is not a stream input.
     b.wr(CSQ_CNTL, PRIMARY_BM);
     b.wr(APER_PRIMARY, type0(scratch(0), 1, false));
@@ -803,21 +803,49 @@ fn primary_aperture_feeds_the_primary_stream_in_pio_mode() {
 
 #[test]
 fn pio_data_waits_in_the_queue_until_the_cp_can_run() {
-    // §5.11 + §5.12: without microcode the queue fills (CP_CSQ_AVAIL counts it) but nothing
-    // runs; the streams go off for the upload (§5.8 step 1) and the queue keeps its data.
+    // §5.11 + §5.12: without microcode the queue fills (CP_CSQ_AVAIL's free count drops) but
+    // nothing runs; the streams go off for the upload (§5.8 step 1) and the queue keeps its
+    // data.
     let b = Bench::new();
     b.split(16, 80);
     b.wr(CSQ_CNTL, PRIMARY_PIO);
     b.wr(APER_PRIMARY, type0(scratch(0), 1, false));
     b.wr(APER_PRIMARY, 3);
-    assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (2, 0));
+    assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (128 - 2, 0));
     assert_eq!(b.rd(CSQ_STAT), 2 << 10, "WPTR_PRIMARY 2, RPTR_PRIMARY 0");
     b.wr(CSQ_CNTL, 0);
     b.load_microcode();
     assert_eq!(b.rd(scratch(0)), 0, "still off");
     b.wr(CSQ_CNTL, PRIMARY_PIO);
-    assert_eq!((b.rd(CSQ_AVAIL), b.rd(scratch(0))), (0, 3));
+    assert_eq!((b.rd(CSQ_AVAIL) & 0x3FF, b.rd(scratch(0))), (128, 3));
     assert_eq!(b.rd(CSQ_STAT), 2 << 10 | 2);
+}
+
+#[test]
+fn csq_avail_counts_the_dwords_the_host_may_still_write() {
+    // §11.1 CP_CSQ_AVAIL, "Command Stream Queue Available Counts": CSQ_CNT_PRIMARY 9:0 "Count
+    // of available dwords in the queue for the Primary Stream", CSQ_CNT_INDIRECT 19:10 and
+    // CSQ_CNT_INDIRECT2 29:20 likewise. Available = room to write (§5.4: "poll the Read
+    // Pointer until space becomes available"); the dwords held are CP_CSQ_STAT's pointers.
+    let b = Bench::new();
+    b.split(16, 80);
+    let empty = 128 | 512 << 10 | 128 << 20;
+    assert_eq!(b.rd(CSQ_AVAIL), empty, "every queue's whole share of the command cache is free");
+    b.wr(CSQ_CNTL, BOTH_PIO);
+    for _ in 0..5 {
+        b.wr(APER_PRIMARY, TYPE2);
+    }
+    b.wr(APER_INDIRECT, TYPE2);
+    // No microcode: nothing is parsed, the queues keep what was written.
+    assert_eq!(b.rd(CSQ_AVAIL), (128 - 5) | (512 - 1) << 10 | 128 << 20);
+    for _ in 5..128 {
+        b.wr(APER_PRIMARY, TYPE2);
+    }
+    assert_eq!(b.rd(CSQ_AVAIL) & 0x3FF, 0, "a full primary queue has no dword available");
+    // The whole cache to one queue (768 dwords) still fits the 10-bit field.
+    let b = Bench::new();
+    b.split(0, 0);
+    assert_eq!(b.rd(CSQ_AVAIL), 768 << 20);
 }
 
 #[test]
@@ -1084,6 +1112,102 @@ fn ctm_program_registers_reach_the_engine() {
     b.submit(&dispatch(2, 0xF4));
     let p = b.gpu.model().ctm().program;
     assert_eq!((p.start, p.end, p.code_offset, p.full_flow_control), (6, 13, 4, false));
+}
+
+/// A CTM buffer of `n` wait_for_idle commands (Table 3: 0xC000_0900, one parameter): one
+/// work unit each, valid in any state.
+fn wait_for_idle_buffer(n: usize) -> Vec<u32> {
+    [ctm_model::op::WAIT_FOR_IDLE, 0].repeat(n)
+}
+
+/// Ticks `s` until idle, asserting the CTM work of every tick stays within its bound; returns
+/// (ticks, CTM units done, the fence scratch seen on each tick while the buffer was in flight).
+fn tick_ctm_to_idle(s: &mut Stepper) -> (u32, u64, Vec<u32>) {
+    let bound = CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS;
+    let (mut ticks, mut fences) = (0u32, Vec::new());
+    loop {
+        let before = s.dev.model().stats().ctm_units;
+        let activity = s.tick();
+        let units = s.dev.model().stats().ctm_units - before;
+        assert!(units <= bound, "tick {ticks}: {units} CTM units > {bound}");
+        ticks += 1;
+        if s.dev.model().ctm().in_flight() {
+            fences.push(s.rd(scratch(1)));
+        }
+        if activity == Activity::Idle {
+            return (ticks, s.dev.model().stats().ctm_units, fences);
+        }
+        assert!(ticks < 10_000, "the buffer never finished");
+    }
+}
+
+#[test]
+fn ctm_buffer_runs_a_bounded_slice_per_tick_while_the_cp_waits_for_it() {
+    // 100,000 commands = 100,000 work units: more than six ticks of CTM_UNITS_PER_TICK. The CP
+    // parses the fence after the buffer only once the buffer is consumed (CTM guide §2.2, the
+    // project's device interface: "the CP resumes after the CTM units consumed the buffer").
+    let mut s = Stepper::new(Faults::default());
+    let n = 100_000;
+    let cb = wait_for_idle_buffer(n);
+    let bytes: Vec<u8> = cb.iter().flat_map(|w| w.to_le_bytes()).collect();
+    s.dev.memory_mut().write(u64::from(CTM_CB_AT), &bytes).unwrap();
+    s.ring(6, 3, &dispatch(cb.len() as u32, 0xF5));
+    let (ticks, units, fences) = tick_ctm_to_idle(&mut s);
+    assert_eq!(units, n as u64, "one unit per command");
+    let min = n as u64 / CTM_UNITS_PER_TICK;
+    assert!(u64::from(ticks) > min, "{ticks} ticks for {units} units");
+    assert!(fences.len() as u64 >= min && fences.iter().all(|&f| f == 0), "{fences:?}");
+    assert_eq!(s.rd(scratch(1)), 0xF5, "the fence after the buffer");
+    let status = s.rd(CTM_STATUS);
+    assert_eq!((status & 0xFFFF, status >> 31), (1, 0), "consumed, no error");
+    assert_eq!(s.dev.model().ctm().cache_ops.wait_for_idle, n as u32);
+}
+
+#[test]
+fn ctm_buffer_over_its_work_budget_stops_with_code_0x107_within_bounded_ticks() {
+    // The per-buffer budget (CTM_STATUS.ERROR_CODE 0x107, register database): a buffer that
+    // would do more work stops after at most the budget, slice by slice, never in one tick.
+    let mut s = Stepper::new(Faults::default());
+    let limits = ctm_model::Limits { per_buffer: 40_000, ..ctm_model::Limits::default() };
+    s.dev.model_mut().set_ctm_limits(limits);
+    let cb = wait_for_idle_buffer(100_000);
+    let bytes: Vec<u8> = cb.iter().flat_map(|w| w.to_le_bytes()).collect();
+    s.dev.memory_mut().write(u64::from(CTM_CB_AT), &bytes).unwrap();
+    s.ring(6, 3, &dispatch(cb.len() as u32, 0xF6));
+    let (_, units, _) = tick_ctm_to_idle(&mut s);
+    assert_eq!(units, 40_000, "stopped at the budget");
+    let status = s.rd(CTM_STATUS);
+    assert_eq!(((status >> 16) & 0xFFF, status >> 31), (0x107, 1));
+    assert_eq!((s.dev.state(), s.dev.error_code()), (ModelState::Error, 0x107));
+    assert_eq!(s.rd(scratch(1)), 0, "the CP stopped with the CTM units");
+    // The limits survive the function-level reset (they are the part's, not the guest's).
+    s.dev.reset();
+    assert_eq!(s.dev.model().ctm().limits, limits);
+}
+
+#[test]
+fn a_hostile_ctm_submission_settles_every_request_within_its_work_bound() {
+    // Seeded pacing: each request advances the engines by at most SEEDED_MAX_TICKS ticks, so
+    // no request does more than that many ticks' CTM work, however long the buffer.
+    let mut s = Stepper::new(Faults::default());
+    let cb = wait_for_idle_buffer(200_000);
+    let bytes: Vec<u8> = cb.iter().flat_map(|w| w.to_le_bytes()).collect();
+    s.dev.memory_mut().write(u64::from(CTM_CB_AT), &bytes).unwrap();
+    s.ring(6, 3, &dispatch(cb.len() as u32, 0xF7));
+    s.dev.set_pacing(Pacing::Seeded(0x5EED_0013));
+    let bound = u64::from(gpu_device_model::pacing::SEEDED_MAX_TICKS)
+        * (CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS);
+    let mut requests = 0;
+    while s.rd(scratch(1)) != 0xF7 {
+        let before = s.dev.model().stats().ctm_units;
+        let _ = s.rd(CTM_STATUS);
+        let units = s.dev.model().stats().ctm_units - before;
+        assert!(units <= bound, "request {requests}: {units} CTM units > {bound}");
+        requests += 1;
+        assert!(requests < 100_000, "never finished");
+    }
+    assert_eq!(s.dev.model().stats().ctm_units, 200_000);
+    assert!(requests > 200_000 / bound as usize, "{requests} requests");
 }
 
 // --- faults ----------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+//! Checks over the public API of the library crates, in one place because they span all of
+//! them (this crate depends on every library crate and is not published).
+//!
+//! - Every public error type, listed once below and checked at compile time: each is a
+//!   `core::error::Error + Send + Sync + 'static` (usable as `Box<dyn Error + Send + Sync>` and
+//!   across threads), and with the `defmt` feature each is `defmt::Format` (the crates marked
+//!   `+ defmt`; `cargo xtask test` builds this crate so for `x86_64-unknown-none`).
+//!   `tests/listed.rs` scans the crates' sources and fails when a public error type is missing
+//!   here, so a new one cannot skip the checks.
+//! - The top README's Rust examples run as doctests of this crate (`ReadmeExamples`, built
+//!   only under `cfg(doctest)`), so they cannot rot.
+#![no_std]
+#![forbid(unsafe_code)]
+
+/// Compiles only for a `core::error::Error` usable across threads.
+pub const fn assert_error<E: core::error::Error + Send + Sync + 'static>() {}
+
+/// Compiles only for a type `defmt` can log.
+#[cfg(feature = "defmt")]
+pub const fn assert_format<E: defmt::Format>() {}
+
+macro_rules! error_types {
+    ($( $dir:literal $(+ $defmt:ident)? => [$($ty:ty),* $(,)?] ),* $(,)?) => {
+        /// `(crate directory, error types)`: every public error type of each library crate.
+        pub const LISTED: &[(&str, &[&str])] = &[$(($dir, &[$(stringify!($ty)),*])),*];
+        const _: () = { $($( assert_error::<$ty>(); )*)* };
+        $( error_types!(@format [$($defmt)?] $($ty),*); )*
+    };
+    (@format [defmt] $($ty:ty),*) => {
+        #[cfg(feature = "defmt")]
+        const _: () = { $( assert_format::<$ty>(); )* };
+    };
+    (@format [] $($ty:ty),*) => {};
+}
+
+error_types! {
+    "hal/core" + defmt => [
+        baregpu_hal::register::IndexOutOfRange,
+        baregpu_hal::register::FieldOverflow,
+        baregpu_hal::register::InvalidEnumValue,
+        baregpu_hal::register::AddressFieldError,
+        baregpu_hal::register::UnknownChipset,
+        baregpu_hal::dma::DmaError,
+        baregpu_hal::time::TimedOut,
+        baregpu_hal::pci::PciError,
+    ],
+    // Generated register code returns the HAL's errors and defines none.
+    "hal/regs" + defmt => [],
+    "ring" + defmt => [
+        baregpu_ring::pm4::NoSpace,
+        baregpu_ring::pm4::Pm4Error,
+        baregpu_ring::pm4::PadError,
+        baregpu_ring::ib::IbError,
+        baregpu_ring::ring::RingConfigError,
+        baregpu_ring::ring::BadReadPointer,
+        baregpu_ring::ring::WaitError,
+    ],
+    "firmware-loader" + defmt => [
+        baregpu_firmware::FirmwareError,
+        baregpu_firmware::amd::LoadError,
+    ],
+    "drivers/radeon-r5xx" + defmt => [
+        baregpu_radeon_r5xx::DeviceGone,
+        baregpu_radeon_r5xx::ConfigError,
+        baregpu_radeon_r5xx::SubmitError,
+        baregpu_radeon_r5xx::FenceError,
+        baregpu_radeon_r5xx::TestError,
+        baregpu_radeon_r5xx::InitError,
+        baregpu_radeon_r5xx::ResetError,
+        baregpu_radeon_r5xx::pci::ProbeError,
+        baregpu_radeon_r5xx::ctm::CtmLoadError,
+        baregpu_radeon_r5xx::ctm::CtmWaitError,
+    ],
+    "drivers/ati-ctm" + defmt => [
+        baregpu_ati_ctm::command::CtmError,
+        baregpu_ati_ctm::elf::ElfError,
+    ],
+    "drivers/dpp-asm" + defmt => [
+        baregpu_dpp_asm::AsmError,
+        baregpu_dpp_asm::isa::EncodeError,
+        baregpu_dpp_asm::elf::ElfError,
+        baregpu_dpp_asm::BuildError,
+    ],
+    "drivers/evergreen-asm" + defmt => [
+        baregpu_evergreen_asm::Error,
+        baregpu_evergreen_asm::isa::EncodeError,
+        baregpu_evergreen_asm::abi::AbiError,
+    ],
+}
+
+/// The repository's README.md: its Rust code blocks are doctests of this crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExamples;

@@ -1,0 +1,186 @@
+//! Submission on the ring (§5.4): reserve space with back-pressure, write packets with
+//! `baregpu-ring`'s [`Pm4Writer`], pad to 16 dwords with type-2 packets, one doorbell
+//! (`CP_RB_WPTR`) per batch.
+
+use baregpu_hal::RegisterIo;
+use baregpu_hal::dma::DmaAllocator;
+use baregpu_hal::time::Clock;
+use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
+use baregpu_ring::pm4::{Pm4Writer, pad_count};
+use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, SUBMIT_ALIGN};
+use baregpu_ring::ring::WaitError;
+
+use super::fences::Fence;
+use super::{R5xx, Ring};
+use crate::consts::{FENCE_DWORDS, REG_WRITE_DWORDS};
+use crate::error::{DeviceGone, SubmitError};
+use crate::liveness::{Unfinished, poll_healthy};
+
+impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> {
+    /// Start a batch: packets written through the returned [`Submission`] go to the ring and
+    /// reach the CP with one doorbell at [`Submission::flush`] (or when it is dropped).
+    pub fn begin(&mut self) -> Submission<'_, 'd, IO, C, A> {
+        Submission { gpu: self, flushed: false }
+    }
+
+    /// One batch: reserve `dwords` of ring space (blocking up to `submit_timeout`), let `build`
+    /// emit packets, pad to 16 dwords and ring the doorbell once.
+    ///
+    /// If `build` fails, the whole packets it already wrote are still submitted (a ring never
+    /// holds half a packet); reserve enough to make that impossible.
+    pub fn submit<T>(
+        &mut self,
+        dwords: usize,
+        build: impl FnOnce(&mut Submission<'_, 'd, IO, C, A>) -> Result<T, SubmitError>,
+    ) -> Result<T, SubmitError> {
+        let mut s = self.begin();
+        s.reserve(dwords)?;
+        let value = build(&mut s)?;
+        s.flush()?;
+        Ok(value)
+    }
+
+    /// A batch holding just a fence.
+    pub fn emit_fence(&mut self) -> Result<Fence, SubmitError> {
+        self.submit(FENCE_DWORDS, |s| s.fence())
+    }
+
+    fn ring_wait_error(&self, e: WaitError) -> SubmitError {
+        if matches!(e, WaitError::TimedOut { .. }) && self.device_gone() {
+            SubmitError::DeviceGone(DeviceGone)
+        } else {
+            SubmitError::RingFull(e)
+        }
+    }
+
+    /// Wait until the CP consumed everything committed to the ring (its written-back read
+    /// pointer equals the committed write pointer), bounded by `submit_timeout`, checking the
+    /// device's liveness while it polls.
+    pub fn wait_ring_idle(&mut self) -> Result<(), SubmitError> {
+        let target = self.ring.committed();
+        let ring = &mut self.ring;
+        let io = &self.io;
+        let consumed = || {
+            // A bad writeback value keeps the cached pointer: no progress this poll.
+            let _bad_pointer_is_no_progress = ring.refresh_rptr();
+            (ring.cached_rptr() == target).then_some(())
+        };
+        let health = || crate::liveness::check_alive(io).err();
+        // Bounded by `submit_timeout`: the same budget as waiting for ring space.
+        match poll_healthy(&self.clock, self.config.submit_timeout, consumed, health) {
+            Ok(()) => Ok(()),
+            Err(Unfinished::Unhealthy(gone)) => Err(gone.into()),
+            Err(Unfinished::TimedOut(waited)) => Err(SubmitError::RingFull(WaitError::TimedOut {
+                needed: self.ring.capacity(),
+                free: self.ring.free_dwords(),
+                waited,
+            })),
+        }
+    }
+}
+
+/// A batch of packets on the ring: reserve space, write packets, [`flush`](Self::flush) once.
+///
+/// Every packet method reserves its own room with back-pressure (blocking up to
+/// `submit_timeout`); packets written directly through [`writer`](Self::writer) use the room
+/// granted by [`reserve`](Self::reserve) (a packet that does not fit fails with
+/// [`Pm4Error::NoSpace`](baregpu_ring::pm4::Pm4Error::NoSpace) and writes nothing).
+///
+/// Dropping an unflushed submission flushes it (ignoring errors), so emitted fences always
+/// reach the CP.
+pub struct Submission<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
+    gpu: &'a mut R5xx<'d, IO, C, A>,
+    flushed: bool,
+}
+
+impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, IO, C, A> {
+    /// Wait (up to `submit_timeout`) until `dwords` plus the type-2 padding after them are free,
+    /// then grant them to the writer.
+    /// Never overwrites dwords the CP has not consumed: on timeout the ring is untouched and
+    /// the error is [`SubmitError::RingFull`] (or [`SubmitError::DeviceGone`]).
+    pub fn reserve(&mut self, dwords: usize) -> Result<(), SubmitError> {
+        let gpu = &mut *self.gpu;
+        // Room for the type-2 padding that follows `dwords` too, so a batch that stays within
+        // its reservations can always be flushed (never left half-padded in the ring).
+        let end = gpu.ring.head() as usize + dwords;
+        let pad = pad_count(end, SUBMIT_ALIGN.min(gpu.ring.size_dwords())).unwrap_or(0);
+        let dwords = dwords + pad;
+        // Bounded by `submit_timeout` (default 100 ms): a CP that frees no ring space for that
+        // long is stalled; the caller gets a typed error and can reset.
+        match gpu.ring.reserve_blocking(dwords, &gpu.clock, gpu.config.submit_timeout) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(gpu.ring_wait_error(e)),
+        }
+    }
+
+    /// The ring (e.g. its head, to count the dwords a packet took).
+    pub fn ring(&self) -> &Ring<'d, A> {
+        &self.gpu.ring
+    }
+
+    /// A PM4 writer on the ring (use the room from [`reserve`](Self::reserve)).
+    pub fn writer(&mut self) -> Pm4Writer<&mut Ring<'d, A>> {
+        self.gpu.ring.writer()
+    }
+
+    /// Start `ib` as indirect buffer 1: one type-0 packet writing `CP_IB_BASE` then
+    /// `CP_IB_BUFSZ`, 3 ring dwords (§5.10: the BUFSZ write is the packet's last).
+    pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), SubmitError> {
+        self.reserve(IB_PACKET_DWORDS)?;
+        self.writer().indirect_buffer(ib)?;
+        self.gpu.stats.indirect_buffers += 1;
+        Ok(())
+    }
+
+    /// A fence: the next sequence number written to `SCRATCH_REG1` by a type-0 packet (2
+    /// dwords), which the CP writes back to the writeback page when it parses it (§5.9).
+    pub fn fence(&mut self) -> Result<Fence, SubmitError> {
+        self.reserve(FENCE_DWORDS)?;
+        let gpu = &mut *self.gpu;
+        Ok(gpu.fences.emit(&mut gpu.ring.writer())?)
+    }
+
+    /// Fire the software interrupt when the CP gets here: a type-0 write of
+    /// `GEN_INT_STATUS.SW_INT_SET` (bit 26, Linux `RADEON_SW_INT_FIRE`).
+    pub fn software_interrupt(&mut self) -> Result<(), SubmitError> {
+        self.reserve(REG_WRITE_DWORDS)?;
+        self.writer().write_reg(GEN_INT_STATUS::RESET.with_sw_int_set(true))?;
+        Ok(())
+    }
+
+    /// Pad to 16 dwords with type-2 packets (Linux r100.c `r100_ring_start` /
+    /// `radeon_ring_commit` align submissions to 16 dwords) and ring the doorbell once
+    /// (`dma_wmb`, then `CP_RB_WPTR`). An empty batch rings nothing.
+    pub fn flush(mut self) -> Result<(), SubmitError> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<(), SubmitError> {
+        if self.flushed {
+            return Ok(());
+        }
+        self.flushed = true;
+        if self.gpu.ring.pending_dwords() == 0 {
+            return Ok(());
+        }
+        let head = self.gpu.ring.head() as usize;
+        let pad = pad_count(head, SUBMIT_ALIGN.min(self.gpu.ring.size_dwords()))?;
+        if pad > 0 {
+            self.reserve(pad)?;
+        }
+        let written = self.gpu.ring.pad_to(SUBMIT_ALIGN)?;
+        let gpu = &mut *self.gpu;
+        gpu.ring.kick(&gpu.io);
+        gpu.stats.padding_dwords += written as u64;
+        gpu.stats.batches += 1;
+        Ok(())
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Drop for Submission<'_, '_, IO, C, A> {
+    fn drop(&mut self) {
+        // Errors were the caller's to see through `flush`; a dropped batch is flushed best
+        // effort so the fences in it reach the CP.
+        let _best_effort = self.finish();
+    }
+}
