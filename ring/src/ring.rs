@@ -186,7 +186,8 @@ impl fmt::Display for BadReadPointer {
 
 impl core::error::Error for BadReadPointer {}
 
-/// A blocking reservation failed; nothing was written.
+/// A blocking reservation failed; nothing was written. Counts are in the ring's units (the
+/// message says dwords, as for [`NoSpace`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -214,10 +215,10 @@ impl fmt::Display for WaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WaitError::TooLarge { needed, max } => {
-                write!(f, "{needed} units can never fit (at most {max} without a commit)")
+                write!(f, "{needed} dwords can never fit (at most {max} without a commit)")
             }
             WaitError::TimedOut { needed, free, .. } => {
-                write!(f, "ring still has {free} of {needed} units free")
+                write!(f, "ring still has {free} of {needed} dwords free")
             }
         }
     }

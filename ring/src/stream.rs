@@ -74,7 +74,8 @@ impl StreamUnit for u8 {
 }
 
 /// A sink had no room for a whole packet (or a unit was pushed outside a reservation); nothing
-/// was written. Counts are in the stream's units (dwords for PM4).
+/// was written. Counts are in the stream's units; the message says dwords, the unit of every
+/// PM4 and pushbuffer stream (a byte-record stream counts bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct NoSpace {
@@ -86,7 +87,7 @@ pub struct NoSpace {
 
 impl fmt::Display for NoSpace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "no room for {} units ({} free)", self.needed, self.free)
+        write!(f, "no room for {} dwords ({} free)", self.needed, self.free)
     }
 }
 
