@@ -211,6 +211,7 @@ pub fn set_range(offset: usize) -> Option<&'static SetRange> {
 /// Type-0 header for Evergreen (§9.1.1): `BASE_INDEX` is the register's dword index, reaching
 /// "a register memory map up to 64K DWords" (bits 15:0, Linux radeon evergreend.h `PACKET0`),
 /// `COUNT` 29:16 = N - 1. Used for the system registers only.
+#[inline]
 pub const fn type0_header(offset: usize, count: usize) -> Result<u32, Pm4Error> {
     let count_bits = match check_count(count) {
         Ok(c) => c,
@@ -235,6 +236,7 @@ impl Pm4Family for Evergreen {
     /// then the values (§9.4.14-19). A register in no range is
     /// [`Pm4Error::NoRegisterPacket`]; a run leaving its range is
     /// [`Pm4Error::RegisterOutOfRange`].
+    #[inline]
     fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
         register_write(offset, count, Self::TYPE3_FLAGS)
     }
@@ -253,12 +255,14 @@ impl Pm4Family for EvergreenCompute {
     const TYPE3_FLAGS: u32 = 1 << 1;
 
     /// As [`Evergreen`]'s, with `SHADER_TYPE` set in the `SET_*` header.
+    #[inline]
     fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
         register_write(offset, count, Self::TYPE3_FLAGS)
     }
 }
 
 /// The register-write packet of both Evergreen dialects; `flags` go into a type-3 header.
+#[inline]
 fn register_write(offset: usize, count: usize, flags: u32) -> Result<RegisterWrite, Pm4Error> {
     if !offset.is_multiple_of(4) {
         return Err(Pm4Error::UnalignedRegister { offset });

@@ -259,6 +259,7 @@ impl core::error::Error for Pm4Error {
     }
 }
 
+#[inline]
 pub(crate) const fn check_count(count: usize) -> Result<u32, Pm4Error> {
     if count == 0 || count > MAX_BODY_DWORDS {
         Err(Pm4Error::BadCount { count })
@@ -267,6 +268,7 @@ pub(crate) const fn check_count(count: usize) -> Result<u32, Pm4Error> {
     }
 }
 
+#[inline]
 pub(crate) const fn check_offset(offset: usize, max: usize) -> Result<u32, Pm4Error> {
     if !offset.is_multiple_of(4) {
         Err(Pm4Error::UnalignedRegister { offset })
@@ -282,6 +284,7 @@ pub(crate) const fn check_offset(offset: usize, max: usize) -> Result<u32, Pm4Er
 /// register at `offset` (`one_reg_wr` true).
 ///
 /// `(count - 1) << 16 | one_reg_wr << 15 | offset >> 2`, type 0.
+#[inline]
 pub const fn type0_header(offset: usize, count: usize, one_reg_wr: bool) -> Result<u32, Pm4Error> {
     let index = match check_offset(offset, TYPE0_MAX_OFFSET) {
         Ok(i) => i,
@@ -306,6 +309,7 @@ pub const fn type0_header(offset: usize, count: usize, one_reg_wr: bool) -> Resu
 /// and `second` (each at most [`TYPE1_MAX_OFFSET`]).
 ///
 /// `1 << 30 | (second >> 2) << 11 | first >> 2`.
+#[inline]
 pub const fn type1_header(first: usize, second: usize) -> Result<u32, Pm4Error> {
     let i1 = match check_offset(first, TYPE1_MAX_OFFSET) {
         Ok(i) => i,
@@ -321,6 +325,7 @@ pub const fn type1_header(first: usize, second: usize) -> Result<u32, Pm4Error> 
 /// Type-3 header (§6.1.4) for an `opcode` with a `count`-dword body.
 ///
 /// `3 << 30 | (count - 1) << 16 | opcode << 8`.
+#[inline]
 pub const fn type3_header(opcode: Opcode, count: usize) -> Result<u32, Pm4Error> {
     match check_count(count) {
         Ok(c) => Ok(3 << TYPE_SHIFT | c | (opcode.0 as u32) << 8),
@@ -430,8 +435,9 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
         Ok(self.sink.write_packet(header, body)?)
     }
 
-    /// A register-write packet: the family's prefix, then `values`, all or nothing.
-    #[inline]
+    /// A register-write packet: the family's prefix, then `values`, all or nothing. Always
+    /// inlined: the callers' value counts are constants, so the copy becomes plain stores.
+    #[inline(always)]
     fn emit_registers(&mut self, write: RegisterWrite, values: &[u32]) -> Result<(), Pm4Error> {
         match write.index {
             None => self.emit(write.header, values),
@@ -599,6 +605,7 @@ impl core::error::Error for PadError {
 
 /// Type-2 fillers needed to bring dword `position` to a multiple of `alignment` (a power of
 /// two, in dwords).
+#[inline]
 pub const fn pad_count(position: usize, alignment: usize) -> Result<usize, PadError> {
     if !alignment.is_power_of_two() {
         return Err(PadError::BadAlignment { alignment });
