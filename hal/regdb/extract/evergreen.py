@@ -43,6 +43,8 @@ PREFIXES = ("SCRATCH", "GRBM", "VGT", "SPI", "GDS", "RLC", "CB", "DB", "PA", "SQ
 # Wait Until register", §9.4.8).
 BLOCKS = [
     ("GRBM", "Graphics register bus manager: soft reset, wait-until, shader-engine index"),
+    ("SRBM", "System register bus manager: system status and soft reset"),
+    ("IH", "Interrupt handler: the interrupt ring and its bus-interface controls"),
     ("CP", "Command processor: ring buffer, micro-engine RAM, scratch, coherency"),
     ("RLC", "Run-list controller"),
     ("GB", "Graphics backend address configuration"),

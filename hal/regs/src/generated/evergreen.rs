@@ -51,15 +51,56 @@ pub mod grbm {
     use baregpu_hal::dma::BusAddress;
     /// Base address of the block; register offsets include it.
     pub const BASE: usize = 0;
+    /// `GRBM_STATUS`: Graphics block busy/clean status
+    ///
+    /// Offset 0x8010; 32-bit, read-only.
+    /// Source: Linux radeon evergreend.h (GRBM_STATUS); context: amd-evergreen-cayman-acceleration §9.4.8 (wait for idle).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct GRBM_STATUS(u32);
+    register!(GRBM_STATUS: "GRBM_STATUS" in "GRBM" (Absolute, false) at 0x8010, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h (GRBM_STATUS); context: amd-evergreen-cayman-acceleration §9.4.8 (wait for idle)");
+    impl GRBM_STATUS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CMDFIFO_AVAIL` (bits 3:0): free command FIFO entries
+        pub const CMDFIFO_AVAIL: FieldSpec = FieldSpec::ro("CMDFIFO_AVAIL", 0, 4);
+        /// `CP_COHERENCY_BUSY` (bits 28:28): a surface sync is in progress
+        pub const CP_COHERENCY_BUSY: FieldSpec = FieldSpec::ro("CP_COHERENCY_BUSY", 28, 1);
+        /// `CP_BUSY` (bits 29:29): the command processor is busy
+        pub const CP_BUSY: FieldSpec = FieldSpec::ro("CP_BUSY", 29, 1);
+        /// `GUI_ACTIVE` (bits 31:31): the graphics pipe is busy
+        pub const GUI_ACTIVE: FieldSpec = FieldSpec::ro("GUI_ACTIVE", 31, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CMDFIFO_AVAIL, Self::CP_COHERENCY_BUSY, Self::CP_BUSY, Self::GUI_ACTIVE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CMDFIFO_AVAIL`](Self::CMDFIFO_AVAIL).
+        #[inline]
+        pub const fn cmdfifo_avail(self) -> u8 { Self::CMDFIFO_AVAIL.get(self.0) as u8 }
+        /// [`CP_COHERENCY_BUSY`](Self::CP_COHERENCY_BUSY).
+        #[inline]
+        pub const fn cp_coherency_busy(self) -> bool { Self::CP_COHERENCY_BUSY.get(self.0) != 0 }
+        /// [`CP_BUSY`](Self::CP_BUSY).
+        #[inline]
+        pub const fn cp_busy(self) -> bool { Self::CP_BUSY.get(self.0) != 0 }
+        /// [`GUI_ACTIVE`](Self::GUI_ACTIVE).
+        #[inline]
+        pub const fn gui_active(self) -> bool { Self::GUI_ACTIVE.get(self.0) != 0 }
+    }
     /// `GRBM_SOFT_RESET`: Soft reset of the graphics blocks
     ///
     /// Offset 0x8020; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct GRBM_SOFT_RESET(u32);
-    register!(GRBM_SOFT_RESET: "GRBM_SOFT_RESET" in "GRBM" (Absolute, false) at 0x8020, true true scalar, mask 0x7f6b, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
+    register!(GRBM_SOFT_RESET: "GRBM_SOFT_RESET" in "GRBM" (Absolute, false) at 0x8020, true true scalar, mask 0x7f6b, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
     impl GRBM_SOFT_RESET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -222,12 +263,12 @@ pub mod grbm {
     /// `WAIT_UNTIL`: Stall the CP until the selected units are idle (the document's "GRBM Wait Until register")
     ///
     /// Offset 0x8040; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct WAIT_UNTIL(u32);
-    register!(WAIT_UNTIL: "WAIT_UNTIL" in "GRBM" (Absolute, false) at 0x8040, true true scalar, mask 0x01fb_c500, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h");
+    register!(WAIT_UNTIL: "WAIT_UNTIL" in "GRBM" (Absolute, false) at 0x8040, true true scalar, mask 0x01fb_c500, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.4.8; fields: Mesa r600 evergreend.h");
     impl WAIT_UNTIL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -316,6 +357,577 @@ pub mod grbm {
         pub const fn try_with_cmdfifo_entries(self, value: u8) -> Result<Self, FieldOverflow> { match Self::CMDFIFO_ENTRIES.try_set("WAIT_UNTIL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
 }
+/// SRBM: System register bus manager: system status and soft reset
+///
+/// Source: amd-evergreen-cayman-acceleration §9.1.
+pub mod srbm {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0;
+    /// `SRBM_STATUS`: System register bus manager status
+    ///
+    /// Offset 0xe50; 32-bit, read-only.
+    /// Source: Linux radeon evergreend.h (SRBM_STATUS); context: amd-evergreen-cayman-acceleration §9.1.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SRBM_STATUS(u32);
+    register!(SRBM_STATUS: "SRBM_STATUS" in "SRBM" (Absolute, false) at 0xe50, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h (SRBM_STATUS); context: amd-evergreen-cayman-acceleration §9.1");
+    impl SRBM_STATUS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SRBM_STATUS` (bits 31:0): The whole register.
+        pub const SRBM_STATUS: FieldSpec = FieldSpec::ro("SRBM_STATUS", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SRBM_STATUS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SRBM_STATUS`](Self::SRBM_STATUS).
+        #[inline]
+        pub const fn srbm_status(self) -> u32 { Self::SRBM_STATUS.get(self.0) }
+    }
+    /// `SRBM_SOFT_RESET`: Soft reset of the system blocks (IH, RLC, GRBM, ...)
+    ///
+    /// Offset 0xe60; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (SRBM_SOFT_RESET); context: amd-evergreen-cayman-acceleration §9.1.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SRBM_SOFT_RESET(u32);
+    register!(SRBM_SOFT_RESET: "SRBM_SOFT_RESET" in "SRBM" (Absolute, false) at 0xe60, true true scalar, mask 0x0002_ef26, reset 0, source "Linux radeon evergreend.h (SRBM_SOFT_RESET); context: amd-evergreen-cayman-acceleration §9.1");
+    impl SRBM_SOFT_RESET {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SOFT_RESET_BIF` (bits 1:1): bus interface
+        pub const SOFT_RESET_BIF: FieldSpec = FieldSpec::rw("SOFT_RESET_BIF", 1, 1);
+        /// `SOFT_RESET_CG` (bits 2:2): clock generator
+        pub const SOFT_RESET_CG: FieldSpec = FieldSpec::rw("SOFT_RESET_CG", 2, 1);
+        /// `SOFT_RESET_DC` (bits 5:5): display controller
+        pub const SOFT_RESET_DC: FieldSpec = FieldSpec::rw("SOFT_RESET_DC", 5, 1);
+        /// `SOFT_RESET_GRBM` (bits 8:8): graphics register bus manager
+        pub const SOFT_RESET_GRBM: FieldSpec = FieldSpec::rw("SOFT_RESET_GRBM", 8, 1);
+        /// `SOFT_RESET_HDP` (bits 9:9): host data path
+        pub const SOFT_RESET_HDP: FieldSpec = FieldSpec::rw("SOFT_RESET_HDP", 9, 1);
+        /// `SOFT_RESET_IH` (bits 10:10): interrupt handler
+        pub const SOFT_RESET_IH: FieldSpec = FieldSpec::rw("SOFT_RESET_IH", 10, 1);
+        /// `SOFT_RESET_MC` (bits 11:11): memory controller
+        pub const SOFT_RESET_MC: FieldSpec = FieldSpec::rw("SOFT_RESET_MC", 11, 1);
+        /// `SOFT_RESET_RLC` (bits 13:13): run-list controller
+        pub const SOFT_RESET_RLC: FieldSpec = FieldSpec::rw("SOFT_RESET_RLC", 13, 1);
+        /// `SOFT_RESET_ROM` (bits 14:14): ROM
+        pub const SOFT_RESET_ROM: FieldSpec = FieldSpec::rw("SOFT_RESET_ROM", 14, 1);
+        /// `SOFT_RESET_SEM` (bits 15:15): semaphores
+        pub const SOFT_RESET_SEM: FieldSpec = FieldSpec::rw("SOFT_RESET_SEM", 15, 1);
+        /// `SOFT_RESET_VMC` (bits 17:17): VM controller
+        pub const SOFT_RESET_VMC: FieldSpec = FieldSpec::rw("SOFT_RESET_VMC", 17, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SOFT_RESET_BIF, Self::SOFT_RESET_CG, Self::SOFT_RESET_DC, Self::SOFT_RESET_GRBM, Self::SOFT_RESET_HDP, Self::SOFT_RESET_IH, Self::SOFT_RESET_MC, Self::SOFT_RESET_RLC, Self::SOFT_RESET_ROM, Self::SOFT_RESET_SEM, Self::SOFT_RESET_VMC];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SOFT_RESET_BIF`](Self::SOFT_RESET_BIF).
+        #[inline]
+        pub const fn soft_reset_bif(self) -> bool { Self::SOFT_RESET_BIF.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_BIF`](Self::SOFT_RESET_BIF).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_bif(self, value: bool) -> Self { Self(Self::SOFT_RESET_BIF.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_CG`](Self::SOFT_RESET_CG).
+        #[inline]
+        pub const fn soft_reset_cg(self) -> bool { Self::SOFT_RESET_CG.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_CG`](Self::SOFT_RESET_CG).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_cg(self, value: bool) -> Self { Self(Self::SOFT_RESET_CG.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_DC`](Self::SOFT_RESET_DC).
+        #[inline]
+        pub const fn soft_reset_dc(self) -> bool { Self::SOFT_RESET_DC.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_DC`](Self::SOFT_RESET_DC).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_dc(self, value: bool) -> Self { Self(Self::SOFT_RESET_DC.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_GRBM`](Self::SOFT_RESET_GRBM).
+        #[inline]
+        pub const fn soft_reset_grbm(self) -> bool { Self::SOFT_RESET_GRBM.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_GRBM`](Self::SOFT_RESET_GRBM).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_grbm(self, value: bool) -> Self { Self(Self::SOFT_RESET_GRBM.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_HDP`](Self::SOFT_RESET_HDP).
+        #[inline]
+        pub const fn soft_reset_hdp(self) -> bool { Self::SOFT_RESET_HDP.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_HDP`](Self::SOFT_RESET_HDP).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_hdp(self, value: bool) -> Self { Self(Self::SOFT_RESET_HDP.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_IH`](Self::SOFT_RESET_IH).
+        #[inline]
+        pub const fn soft_reset_ih(self) -> bool { Self::SOFT_RESET_IH.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_IH`](Self::SOFT_RESET_IH).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_ih(self, value: bool) -> Self { Self(Self::SOFT_RESET_IH.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_MC`](Self::SOFT_RESET_MC).
+        #[inline]
+        pub const fn soft_reset_mc(self) -> bool { Self::SOFT_RESET_MC.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_MC`](Self::SOFT_RESET_MC).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_mc(self, value: bool) -> Self { Self(Self::SOFT_RESET_MC.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_RLC`](Self::SOFT_RESET_RLC).
+        #[inline]
+        pub const fn soft_reset_rlc(self) -> bool { Self::SOFT_RESET_RLC.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_RLC`](Self::SOFT_RESET_RLC).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_rlc(self, value: bool) -> Self { Self(Self::SOFT_RESET_RLC.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_ROM`](Self::SOFT_RESET_ROM).
+        #[inline]
+        pub const fn soft_reset_rom(self) -> bool { Self::SOFT_RESET_ROM.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_ROM`](Self::SOFT_RESET_ROM).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_rom(self, value: bool) -> Self { Self(Self::SOFT_RESET_ROM.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_SEM`](Self::SOFT_RESET_SEM).
+        #[inline]
+        pub const fn soft_reset_sem(self) -> bool { Self::SOFT_RESET_SEM.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_SEM`](Self::SOFT_RESET_SEM).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_sem(self, value: bool) -> Self { Self(Self::SOFT_RESET_SEM.set(self.0, value as u32)) }
+        /// [`SOFT_RESET_VMC`](Self::SOFT_RESET_VMC).
+        #[inline]
+        pub const fn soft_reset_vmc(self) -> bool { Self::SOFT_RESET_VMC.get(self.0) != 0 }
+        /// Set [`SOFT_RESET_VMC`](Self::SOFT_RESET_VMC).
+        #[must_use]
+        #[inline]
+        pub const fn with_soft_reset_vmc(self, value: bool) -> Self { Self(Self::SOFT_RESET_VMC.set(self.0, value as u32)) }
+    }
+}
+/// IH: Interrupt handler: the interrupt ring and its bus-interface controls
+///
+/// Source: amd-evergreen-cayman-acceleration §9.6.2.
+pub mod ih {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0;
+    /// `IH_RB_CNTL`: Interrupt-handler ring control: enable, size, write-pointer write-back and overflow
+    ///
+    /// Offset 0x3e00; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (IH_RB_CNTL), evergreen.c / r600.c r600_irq_init; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_RB_CNTL(u32);
+    register!(IH_RB_CNTL: "IH_RB_CNTL" in "IH" (Absolute, false) at 0x3e00, true true scalar, mask 0x8001_3f7f, reset 0, source "Linux radeon evergreend.h (IH_RB_CNTL), evergreen.c / r600.c r600_irq_init; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_RB_CNTL {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IH_RB_ENABLE` (bits 0:0): enable the IH ring
+        pub const IH_RB_ENABLE: FieldSpec = FieldSpec::rw("IH_RB_ENABLE", 0, 1);
+        /// `IH_IB_SIZE` (bits 5:1): ring size: log2 of the size in dwords
+        pub const IH_IB_SIZE: FieldSpec = FieldSpec::rw("IH_IB_SIZE", 1, 5);
+        /// `IH_RB_FULL_DRAIN_ENABLE` (bits 6:6): drain (drop) entries while the ring is full
+        pub const IH_RB_FULL_DRAIN_ENABLE: FieldSpec = FieldSpec::rw("IH_RB_FULL_DRAIN_ENABLE", 6, 1);
+        /// `IH_WPTR_WRITEBACK_ENABLE` (bits 8:8): write the write pointer back to IH_RB_WPTR_ADDR
+        pub const IH_WPTR_WRITEBACK_ENABLE: FieldSpec = FieldSpec::rw("IH_WPTR_WRITEBACK_ENABLE", 8, 1);
+        /// `IH_WPTR_WRITEBACK_TIMER` (bits 13:9): write-back timer: log2 of the interval
+        pub const IH_WPTR_WRITEBACK_TIMER: FieldSpec = FieldSpec::rw("IH_WPTR_WRITEBACK_TIMER", 9, 5);
+        /// `IH_WPTR_OVERFLOW_ENABLE` (bits 16:16): set IH_RB_WPTR.RB_OVERFLOW when an entry finds the ring full
+        pub const IH_WPTR_OVERFLOW_ENABLE: FieldSpec = FieldSpec::rw("IH_WPTR_OVERFLOW_ENABLE", 16, 1);
+        /// `IH_WPTR_OVERFLOW_CLEAR` (bits 31:31): write 1 to clear IH_RB_WPTR.RB_OVERFLOW
+        pub const IH_WPTR_OVERFLOW_CLEAR: FieldSpec = FieldSpec::rw("IH_WPTR_OVERFLOW_CLEAR", 31, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IH_RB_ENABLE, Self::IH_IB_SIZE, Self::IH_RB_FULL_DRAIN_ENABLE, Self::IH_WPTR_WRITEBACK_ENABLE, Self::IH_WPTR_WRITEBACK_TIMER, Self::IH_WPTR_OVERFLOW_ENABLE, Self::IH_WPTR_OVERFLOW_CLEAR];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IH_RB_ENABLE`](Self::IH_RB_ENABLE).
+        #[inline]
+        pub const fn ih_rb_enable(self) -> bool { Self::IH_RB_ENABLE.get(self.0) != 0 }
+        /// Set [`IH_RB_ENABLE`](Self::IH_RB_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_rb_enable(self, value: bool) -> Self { Self(Self::IH_RB_ENABLE.set(self.0, value as u32)) }
+        /// [`IH_IB_SIZE`](Self::IH_IB_SIZE).
+        #[inline]
+        pub const fn ih_ib_size(self) -> u8 { Self::IH_IB_SIZE.get(self.0) as u8 }
+        /// Set [`IH_IB_SIZE`](Self::IH_IB_SIZE); bits of `value` above its 5 bits are dropped ([`try_with_ih_ib_size`](Self::try_with_ih_ib_size) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_ib_size(self, value: u8) -> Self { Self(Self::IH_IB_SIZE.set(self.0, value as u32)) }
+        /// Set [`IH_IB_SIZE`](Self::IH_IB_SIZE), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_ih_ib_size(self, value: u8) -> Result<Self, FieldOverflow> { match Self::IH_IB_SIZE.try_set("IH_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`IH_RB_FULL_DRAIN_ENABLE`](Self::IH_RB_FULL_DRAIN_ENABLE).
+        #[inline]
+        pub const fn ih_rb_full_drain_enable(self) -> bool { Self::IH_RB_FULL_DRAIN_ENABLE.get(self.0) != 0 }
+        /// Set [`IH_RB_FULL_DRAIN_ENABLE`](Self::IH_RB_FULL_DRAIN_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_rb_full_drain_enable(self, value: bool) -> Self { Self(Self::IH_RB_FULL_DRAIN_ENABLE.set(self.0, value as u32)) }
+        /// [`IH_WPTR_WRITEBACK_ENABLE`](Self::IH_WPTR_WRITEBACK_ENABLE).
+        #[inline]
+        pub const fn ih_wptr_writeback_enable(self) -> bool { Self::IH_WPTR_WRITEBACK_ENABLE.get(self.0) != 0 }
+        /// Set [`IH_WPTR_WRITEBACK_ENABLE`](Self::IH_WPTR_WRITEBACK_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_wptr_writeback_enable(self, value: bool) -> Self { Self(Self::IH_WPTR_WRITEBACK_ENABLE.set(self.0, value as u32)) }
+        /// [`IH_WPTR_WRITEBACK_TIMER`](Self::IH_WPTR_WRITEBACK_TIMER).
+        #[inline]
+        pub const fn ih_wptr_writeback_timer(self) -> u8 { Self::IH_WPTR_WRITEBACK_TIMER.get(self.0) as u8 }
+        /// Set [`IH_WPTR_WRITEBACK_TIMER`](Self::IH_WPTR_WRITEBACK_TIMER); bits of `value` above its 5 bits are dropped ([`try_with_ih_wptr_writeback_timer`](Self::try_with_ih_wptr_writeback_timer) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_wptr_writeback_timer(self, value: u8) -> Self { Self(Self::IH_WPTR_WRITEBACK_TIMER.set(self.0, value as u32)) }
+        /// Set [`IH_WPTR_WRITEBACK_TIMER`](Self::IH_WPTR_WRITEBACK_TIMER), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_ih_wptr_writeback_timer(self, value: u8) -> Result<Self, FieldOverflow> { match Self::IH_WPTR_WRITEBACK_TIMER.try_set("IH_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`IH_WPTR_OVERFLOW_ENABLE`](Self::IH_WPTR_OVERFLOW_ENABLE).
+        #[inline]
+        pub const fn ih_wptr_overflow_enable(self) -> bool { Self::IH_WPTR_OVERFLOW_ENABLE.get(self.0) != 0 }
+        /// Set [`IH_WPTR_OVERFLOW_ENABLE`](Self::IH_WPTR_OVERFLOW_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_wptr_overflow_enable(self, value: bool) -> Self { Self(Self::IH_WPTR_OVERFLOW_ENABLE.set(self.0, value as u32)) }
+        /// [`IH_WPTR_OVERFLOW_CLEAR`](Self::IH_WPTR_OVERFLOW_CLEAR).
+        #[inline]
+        pub const fn ih_wptr_overflow_clear(self) -> bool { Self::IH_WPTR_OVERFLOW_CLEAR.get(self.0) != 0 }
+        /// Set [`IH_WPTR_OVERFLOW_CLEAR`](Self::IH_WPTR_OVERFLOW_CLEAR).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_wptr_overflow_clear(self, value: bool) -> Self { Self(Self::IH_WPTR_OVERFLOW_CLEAR.set(self.0, value as u32)) }
+    }
+    /// `IH_RB_BASE`: Interrupt-handler ring base, address >> 8
+    ///
+    /// Offset 0x3e04; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (IH_RB_BASE), r600.c r600_irq_init (ring address >> 8); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_RB_BASE(u32);
+    register!(IH_RB_BASE: "IH_RB_BASE" in "IH" (Absolute, false) at 0x3e04, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h (IH_RB_BASE), r600.c r600_irq_init (ring address >> 8); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_RB_BASE {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IH_RB_BASE` (bits 31:0): bus address of the IH ring, bits 39:8
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
+        pub const IH_RB_BASE: FieldSpec = FieldSpec::rw("IH_RB_BASE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IH_RB_BASE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`IH_RB_BASE`](Self::IH_RB_BASE).
+        #[inline]
+        pub const fn ih_rb_base(self) -> BusAddress { Self::IH_RB_BASE.get_address(self.0, 8) }
+        /// Set [`IH_RB_BASE`](Self::IH_RB_BASE) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_ih_rb_base(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::IH_RB_BASE.set_address("IH_RB_BASE", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `IH_RB_RPTR`: Interrupt-handler ring read pointer (driver-owned)
+    ///
+    /// Offset 0x3e08; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (IH_RB_RPTR), evergreen.c evergreen_irq_process; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_RB_RPTR(u32);
+    register!(IH_RB_RPTR: "IH_RB_RPTR" in "IH" (Absolute, false) at 0x3e08, true true scalar, mask 0x0003_fffc, reset 0, source "Linux radeon evergreend.h (IH_RB_RPTR), evergreen.c evergreen_irq_process; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_RB_RPTR {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `OFFSET` (bits 17:2): read offset in dwords (the byte offset is this << 2)
+        pub const OFFSET_FIELD: FieldSpec = FieldSpec::rw("OFFSET", 2, 16);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::OFFSET_FIELD];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`OFFSET`](Self::OFFSET_FIELD).
+        #[inline]
+        pub const fn offset(self) -> u16 { Self::OFFSET_FIELD.get(self.0) as u16 }
+        /// Set [`OFFSET`](Self::OFFSET_FIELD).
+        #[must_use]
+        #[inline]
+        pub const fn with_offset(self, value: u16) -> Self { Self(Self::OFFSET_FIELD.set(self.0, value as u32)) }
+    }
+    /// `IH_RB_WPTR`: Interrupt-handler ring write pointer and overflow flag
+    ///
+    /// Offset 0x3e0c; 32-bit, read-only.
+    /// Source: Linux radeon evergreend.h (IH_RB_WPTR, RB_OVERFLOW, WPTR_OFFSET_MASK); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_RB_WPTR(u32);
+    register!(IH_RB_WPTR: "IH_RB_WPTR" in "IH" (Absolute, false) at 0x3e0c, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h (IH_RB_WPTR, RB_OVERFLOW, WPTR_OFFSET_MASK); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_RB_WPTR {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `RB_OVERFLOW` (bits 0:0): an entry found the ring full (cleared by IH_RB_CNTL.IH_WPTR_OVERFLOW_CLEAR)
+        pub const RB_OVERFLOW: FieldSpec = FieldSpec::ro("RB_OVERFLOW", 0, 1);
+        /// `OFFSET` (bits 17:2): write offset in dwords (the byte offset is this << 2)
+        pub const OFFSET_FIELD: FieldSpec = FieldSpec::ro("OFFSET", 2, 16);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_OVERFLOW, Self::OFFSET_FIELD];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`RB_OVERFLOW`](Self::RB_OVERFLOW).
+        #[inline]
+        pub const fn rb_overflow(self) -> bool { Self::RB_OVERFLOW.get(self.0) != 0 }
+        /// [`OFFSET`](Self::OFFSET_FIELD).
+        #[inline]
+        pub const fn offset(self) -> u16 { Self::OFFSET_FIELD.get(self.0) as u16 }
+    }
+    /// `IH_RB_WPTR_ADDR_HI`: Interrupt-handler write-pointer write-back address, high bits
+    ///
+    /// Offset 0x3e10; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (IH_RB_WPTR_ADDR_HI), r600.c r600_irq_init; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_RB_WPTR_ADDR_HI(u32);
+    register!(IH_RB_WPTR_ADDR_HI: "IH_RB_WPTR_ADDR_HI" in "IH" (Absolute, false) at 0x3e10, true true scalar, mask 0xff, reset 0, source "Linux radeon evergreend.h (IH_RB_WPTR_ADDR_HI), r600.c r600_irq_init; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_RB_WPTR_ADDR_HI {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IH_RB_WPTR_ADDR_HI` (bits 7:0): bus address of the write-pointer write-back, bits 39:32
+        /// Holds a bus address from bit 32 up (reach 0x10000000000).
+        pub const IH_RB_WPTR_ADDR_HI: FieldSpec = FieldSpec::rw("IH_RB_WPTR_ADDR_HI", 0, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IH_RB_WPTR_ADDR_HI];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`IH_RB_WPTR_ADDR_HI`](Self::IH_RB_WPTR_ADDR_HI).
+        #[inline]
+        pub const fn ih_rb_wptr_addr_hi(self) -> BusAddress { Self::IH_RB_WPTR_ADDR_HI.get_address(self.0, 32) }
+        /// Set [`IH_RB_WPTR_ADDR_HI`](Self::IH_RB_WPTR_ADDR_HI) to `address`, or fail if it is not a multiple of 4294967296 or not below 0x10000000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_ih_rb_wptr_addr_hi(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::IH_RB_WPTR_ADDR_HI.set_address("IH_RB_WPTR_ADDR_HI", self.0, address, 32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `IH_RB_WPTR_ADDR_LO`: Interrupt-handler write-pointer write-back address, low bits
+    ///
+    /// Offset 0x3e14; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (IH_RB_WPTR_ADDR_LO), r600.c r600_irq_init (address & 0xFFFFFFFC); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_RB_WPTR_ADDR_LO(u32);
+    register!(IH_RB_WPTR_ADDR_LO: "IH_RB_WPTR_ADDR_LO" in "IH" (Absolute, false) at 0x3e14, true true scalar, mask 0xffff_fffc, reset 0, source "Linux radeon evergreend.h (IH_RB_WPTR_ADDR_LO), r600.c r600_irq_init (address & 0xFFFFFFFC); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_RB_WPTR_ADDR_LO {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IH_RB_WPTR_ADDR_LO` (bits 31:2): bus address of the write-pointer write-back, bits 31:2
+        /// Holds a bus address from bit 2 up (reach 0x100000000).
+        pub const IH_RB_WPTR_ADDR_LO: FieldSpec = FieldSpec::rw("IH_RB_WPTR_ADDR_LO", 2, 30);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IH_RB_WPTR_ADDR_LO];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`IH_RB_WPTR_ADDR_LO`](Self::IH_RB_WPTR_ADDR_LO).
+        #[inline]
+        pub const fn ih_rb_wptr_addr_lo(self) -> BusAddress { Self::IH_RB_WPTR_ADDR_LO.get_address(self.0, 2) }
+        /// Set [`IH_RB_WPTR_ADDR_LO`](Self::IH_RB_WPTR_ADDR_LO) to `address`, or fail if it is not a multiple of 4 or not below 0x100000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_ih_rb_wptr_addr_lo(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::IH_RB_WPTR_ADDR_LO.set_address("IH_RB_WPTR_ADDR_LO", self.0, address, 2) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `IH_CNTL`: Interrupt-handler control
+    ///
+    /// Offset 0x3e18; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (IH_CNTL), r600.c r600_irq_init / r600_enable_interrupts; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IH_CNTL(u32);
+    register!(IH_CNTL: "IH_CNTL" in "IH" (Absolute, false) at 0x3e18, true true scalar, mask 0x01ff_801d, reset 0, source "Linux radeon evergreend.h (IH_CNTL), r600.c r600_irq_init / r600_enable_interrupts; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl IH_CNTL {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ENABLE_INTR` (bits 0:0): deliver interrupts (write IH ring entries and signal the host)
+        pub const ENABLE_INTR: FieldSpec = FieldSpec::rw("ENABLE_INTR", 0, 1);
+        /// `IH_MC_SWAP` (bits 3:2): byte swap of ring writes
+        pub const IH_MC_SWAP: FieldSpec = FieldSpec::rw("IH_MC_SWAP", 2, 2);
+        /// `RPTR_REARM` (bits 4:4): re-arm the interrupt when the read pointer is written
+        pub const RPTR_REARM: FieldSpec = FieldSpec::rw("RPTR_REARM", 4, 1);
+        /// `MC_WRREQ_CREDIT` (bits 19:15): memory write request credits
+        pub const MC_WRREQ_CREDIT: FieldSpec = FieldSpec::rw("MC_WRREQ_CREDIT", 15, 5);
+        /// `MC_WR_CLEAN_CNT` (bits 24:20): memory write clean count
+        pub const MC_WR_CLEAN_CNT: FieldSpec = FieldSpec::rw("MC_WR_CLEAN_CNT", 20, 5);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ENABLE_INTR, Self::IH_MC_SWAP, Self::RPTR_REARM, Self::MC_WRREQ_CREDIT, Self::MC_WR_CLEAN_CNT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ENABLE_INTR`](Self::ENABLE_INTR).
+        #[inline]
+        pub const fn enable_intr(self) -> bool { Self::ENABLE_INTR.get(self.0) != 0 }
+        /// Set [`ENABLE_INTR`](Self::ENABLE_INTR).
+        #[must_use]
+        #[inline]
+        pub const fn with_enable_intr(self, value: bool) -> Self { Self(Self::ENABLE_INTR.set(self.0, value as u32)) }
+        /// [`IH_MC_SWAP`](Self::IH_MC_SWAP).
+        #[inline]
+        pub const fn ih_mc_swap(self) -> u8 { Self::IH_MC_SWAP.get(self.0) as u8 }
+        /// Set [`IH_MC_SWAP`](Self::IH_MC_SWAP); bits of `value` above its 2 bits are dropped ([`try_with_ih_mc_swap`](Self::try_with_ih_mc_swap) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_mc_swap(self, value: u8) -> Self { Self(Self::IH_MC_SWAP.set(self.0, value as u32)) }
+        /// Set [`IH_MC_SWAP`](Self::IH_MC_SWAP), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_ih_mc_swap(self, value: u8) -> Result<Self, FieldOverflow> { match Self::IH_MC_SWAP.try_set("IH_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`RPTR_REARM`](Self::RPTR_REARM).
+        #[inline]
+        pub const fn rptr_rearm(self) -> bool { Self::RPTR_REARM.get(self.0) != 0 }
+        /// Set [`RPTR_REARM`](Self::RPTR_REARM).
+        #[must_use]
+        #[inline]
+        pub const fn with_rptr_rearm(self, value: bool) -> Self { Self(Self::RPTR_REARM.set(self.0, value as u32)) }
+        /// [`MC_WRREQ_CREDIT`](Self::MC_WRREQ_CREDIT).
+        #[inline]
+        pub const fn mc_wrreq_credit(self) -> u8 { Self::MC_WRREQ_CREDIT.get(self.0) as u8 }
+        /// Set [`MC_WRREQ_CREDIT`](Self::MC_WRREQ_CREDIT); bits of `value` above its 5 bits are dropped ([`try_with_mc_wrreq_credit`](Self::try_with_mc_wrreq_credit) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_mc_wrreq_credit(self, value: u8) -> Self { Self(Self::MC_WRREQ_CREDIT.set(self.0, value as u32)) }
+        /// Set [`MC_WRREQ_CREDIT`](Self::MC_WRREQ_CREDIT), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_mc_wrreq_credit(self, value: u8) -> Result<Self, FieldOverflow> { match Self::MC_WRREQ_CREDIT.try_set("IH_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`MC_WR_CLEAN_CNT`](Self::MC_WR_CLEAN_CNT).
+        #[inline]
+        pub const fn mc_wr_clean_cnt(self) -> u8 { Self::MC_WR_CLEAN_CNT.get(self.0) as u8 }
+        /// Set [`MC_WR_CLEAN_CNT`](Self::MC_WR_CLEAN_CNT); bits of `value` above its 5 bits are dropped ([`try_with_mc_wr_clean_cnt`](Self::try_with_mc_wr_clean_cnt) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_mc_wr_clean_cnt(self, value: u8) -> Self { Self(Self::MC_WR_CLEAN_CNT.set(self.0, value as u32)) }
+        /// Set [`MC_WR_CLEAN_CNT`](Self::MC_WR_CLEAN_CNT), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_mc_wr_clean_cnt(self, value: u8) -> Result<Self, FieldOverflow> { match Self::MC_WR_CLEAN_CNT.try_set("IH_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `INTERRUPT_CNTL`: Bus-interface interrupt control (dummy reads, snooping)
+    ///
+    /// Offset 0x5468; 32-bit, read/write.
+    /// Source: Linux radeon r600d.h (INTERRUPT_CNTL), r600.c r600_irq_init; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct INTERRUPT_CNTL(u32);
+    register!(INTERRUPT_CNTL: "INTERRUPT_CNTL" in "IH" (Absolute, false) at 0x5468, true true scalar, mask 0x10b, reset 0, source "Linux radeon r600d.h (INTERRUPT_CNTL), r600.c r600_irq_init; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl INTERRUPT_CNTL {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IH_DUMMY_RD_OVERRIDE` (bits 0:0): override the dummy read
+        pub const IH_DUMMY_RD_OVERRIDE: FieldSpec = FieldSpec::rw("IH_DUMMY_RD_OVERRIDE", 0, 1);
+        /// `IH_DUMMY_RD_EN` (bits 1:1): dummy read enable
+        pub const IH_DUMMY_RD_EN: FieldSpec = FieldSpec::rw("IH_DUMMY_RD_EN", 1, 1);
+        /// `IH_REQ_NONSNOOP_EN` (bits 3:3): IH requests do not snoop the CPU caches
+        pub const IH_REQ_NONSNOOP_EN: FieldSpec = FieldSpec::rw("IH_REQ_NONSNOOP_EN", 3, 1);
+        /// `GEN_IH_INT_EN` (bits 8:8): generate the host interrupt
+        pub const GEN_IH_INT_EN: FieldSpec = FieldSpec::rw("GEN_IH_INT_EN", 8, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IH_DUMMY_RD_OVERRIDE, Self::IH_DUMMY_RD_EN, Self::IH_REQ_NONSNOOP_EN, Self::GEN_IH_INT_EN];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IH_DUMMY_RD_OVERRIDE`](Self::IH_DUMMY_RD_OVERRIDE).
+        #[inline]
+        pub const fn ih_dummy_rd_override(self) -> bool { Self::IH_DUMMY_RD_OVERRIDE.get(self.0) != 0 }
+        /// Set [`IH_DUMMY_RD_OVERRIDE`](Self::IH_DUMMY_RD_OVERRIDE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_dummy_rd_override(self, value: bool) -> Self { Self(Self::IH_DUMMY_RD_OVERRIDE.set(self.0, value as u32)) }
+        /// [`IH_DUMMY_RD_EN`](Self::IH_DUMMY_RD_EN).
+        #[inline]
+        pub const fn ih_dummy_rd_en(self) -> bool { Self::IH_DUMMY_RD_EN.get(self.0) != 0 }
+        /// Set [`IH_DUMMY_RD_EN`](Self::IH_DUMMY_RD_EN).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_dummy_rd_en(self, value: bool) -> Self { Self(Self::IH_DUMMY_RD_EN.set(self.0, value as u32)) }
+        /// [`IH_REQ_NONSNOOP_EN`](Self::IH_REQ_NONSNOOP_EN).
+        #[inline]
+        pub const fn ih_req_nonsnoop_en(self) -> bool { Self::IH_REQ_NONSNOOP_EN.get(self.0) != 0 }
+        /// Set [`IH_REQ_NONSNOOP_EN`](Self::IH_REQ_NONSNOOP_EN).
+        #[must_use]
+        #[inline]
+        pub const fn with_ih_req_nonsnoop_en(self, value: bool) -> Self { Self(Self::IH_REQ_NONSNOOP_EN.set(self.0, value as u32)) }
+        /// [`GEN_IH_INT_EN`](Self::GEN_IH_INT_EN).
+        #[inline]
+        pub const fn gen_ih_int_en(self) -> bool { Self::GEN_IH_INT_EN.get(self.0) != 0 }
+        /// Set [`GEN_IH_INT_EN`](Self::GEN_IH_INT_EN).
+        #[must_use]
+        #[inline]
+        pub const fn with_gen_ih_int_en(self, value: bool) -> Self { Self(Self::GEN_IH_INT_EN.set(self.0, value as u32)) }
+    }
+    /// `INTERRUPT_CNTL2`: Dummy-read address, address >> 8
+    ///
+    /// Offset 0x546c; 32-bit, read/write.
+    /// Source: Linux radeon r600d.h (INTERRUPT_CNTL2), r600.c r600_irq_init (dummy page >> 8); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct INTERRUPT_CNTL2(u32);
+    register!(INTERRUPT_CNTL2: "INTERRUPT_CNTL2" in "IH" (Absolute, false) at 0x546c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon r600d.h (INTERRUPT_CNTL2), r600.c r600_irq_init (dummy page >> 8); context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl INTERRUPT_CNTL2 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `INTERRUPT_CNTL2` (bits 31:0): bus address of the dummy-read page, bits 39:8
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
+        pub const INTERRUPT_CNTL2: FieldSpec = FieldSpec::rw("INTERRUPT_CNTL2", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::INTERRUPT_CNTL2];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`INTERRUPT_CNTL2`](Self::INTERRUPT_CNTL2).
+        #[inline]
+        pub const fn interrupt_cntl2(self) -> BusAddress { Self::INTERRUPT_CNTL2.get_address(self.0, 8) }
+        /// Set [`INTERRUPT_CNTL2`](Self::INTERRUPT_CNTL2) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_interrupt_cntl2(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::INTERRUPT_CNTL2.set_address("INTERRUPT_CNTL2", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+}
 /// CP: Command processor: ring buffer, micro-engine RAM, scratch, coherency
 ///
 /// Source: amd-evergreen-cayman-acceleration §9.6.2.
@@ -329,12 +941,12 @@ pub mod cp {
     /// `SCRATCH_REG0`: Scratch register n (ring and fence tests); array of 8
     ///
     /// Offset 0x8500, 8 instances 0x4 bytes apart; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct SCRATCH_REG0(u32);
-    register!(SCRATCH_REG0: "SCRATCH_REG0" in "CP" (Absolute, false) at 0x8500, true true array(8, 4), mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(SCRATCH_REG0: "SCRATCH_REG0" in "CP" (Absolute, false) at 0x8500, true true array(8, 4), mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl SCRATCH_REG0 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -359,12 +971,12 @@ pub mod cp {
     /// `SCRATCH_UMSK`: Scratch registers written back to memory (mask)
     ///
     /// Offset 0x8540; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct SCRATCH_UMSK(u32);
-    register!(SCRATCH_UMSK: "SCRATCH_UMSK" in "CP" (Absolute, false) at 0x8540, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(SCRATCH_UMSK: "SCRATCH_UMSK" in "CP" (Absolute, false) at 0x8540, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl SCRATCH_UMSK {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -416,6 +1028,36 @@ pub mod cp {
         #[inline]
         pub const fn try_with_scratch_addr(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::SCRATCH_ADDR.set_address("SCRATCH_ADDR", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
+    /// `CP_SEM_WAIT_TIMER`: Semaphore wait timer
+    ///
+    /// Offset 0x85bc; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_cp_resume; context: amd-evergreen-cayman-acceleration §9.6.4.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CP_SEM_WAIT_TIMER(u32);
+    register!(CP_SEM_WAIT_TIMER: "CP_SEM_WAIT_TIMER" in "CP" (Absolute, false) at 0x85bc, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h, evergreen.c evergreen_cp_resume; context: amd-evergreen-cayman-acceleration §9.6.4");
+    impl CP_SEM_WAIT_TIMER {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CP_SEM_WAIT_TIMER` (bits 31:0): The whole register.
+        pub const CP_SEM_WAIT_TIMER: FieldSpec = FieldSpec::rw("CP_SEM_WAIT_TIMER", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_SEM_WAIT_TIMER];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CP_SEM_WAIT_TIMER`](Self::CP_SEM_WAIT_TIMER).
+        #[inline]
+        pub const fn cp_sem_wait_timer(self) -> u32 { Self::CP_SEM_WAIT_TIMER.get(self.0) }
+        /// Set [`CP_SEM_WAIT_TIMER`](Self::CP_SEM_WAIT_TIMER).
+        #[must_use]
+        #[inline]
+        pub const fn with_cp_sem_wait_timer(self, value: u32) -> Self { Self(Self::CP_SEM_WAIT_TIMER.set(self.0, value)) }
+    }
     /// `CP_COHER_CNTL`: Surface-sync coherency control (what to flush/invalidate); SURFACE_SYNC carries the same bits
     ///
     /// Offset 0x85f0; 32-bit, read/write.
@@ -424,27 +1066,156 @@ pub mod cp {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_COHER_CNTL(u32);
-    register!(CP_COHER_CNTL: "CP_COHER_CNTL" in "CP" (Absolute, false) at 0x85f0, true true scalar, mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.6.7; offset: Mesa r600 evergreend.h");
+    register!(CP_COHER_CNTL: "CP_COHER_CNTL" in "CP" (Absolute, false) at 0x85f0, true true scalar, mask 0x1f94_e040, reset 0, source "amd-evergreen-cayman-acceleration §9.6.7; offset: Mesa r600 evergreend.h");
     impl CP_COHER_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_COHER_CNTL` (bits 31:0): The whole register.
-        pub const CP_COHER_CNTL: FieldSpec = FieldSpec::rw("CP_COHER_CNTL", 0, 32);
+        /// `CB0_DEST_BASE_ENA` (bits 6:6): colour buffer 0 surface takes part (bits 6-13 for CB0-7)
+        pub const CB0_DEST_BASE_ENA: FieldSpec = FieldSpec::rw("CB0_DEST_BASE_ENA", 6, 1);
+        /// `CB7_DEST_BASE_ENA` (bits 13:13): colour buffer 7 surface takes part
+        pub const CB7_DEST_BASE_ENA: FieldSpec = FieldSpec::rw("CB7_DEST_BASE_ENA", 13, 1);
+        /// `DB_DEST_BASE_ENA` (bits 14:14): depth buffer surface takes part
+        pub const DB_DEST_BASE_ENA: FieldSpec = FieldSpec::rw("DB_DEST_BASE_ENA", 14, 1);
+        /// `CB8_DEST_BASE_ENA` (bits 15:15): colour buffer 8 surface takes part (bits 15-18 for CB8-11)
+        pub const CB8_DEST_BASE_ENA: FieldSpec = FieldSpec::rw("CB8_DEST_BASE_ENA", 15, 1);
+        /// `CB11_DEST_BASE_ENA` (bits 18:18): colour buffer 11 surface takes part
+        pub const CB11_DEST_BASE_ENA: FieldSpec = FieldSpec::rw("CB11_DEST_BASE_ENA", 18, 1);
+        /// `FULL_CACHE_ENA` (bits 20:20): act on the whole cache, not only the surface range
+        pub const FULL_CACHE_ENA: FieldSpec = FieldSpec::rw("FULL_CACHE_ENA", 20, 1);
+        /// `TC_ACTION_ENA` (bits 23:23): flush/invalidate the texture cache
+        pub const TC_ACTION_ENA: FieldSpec = FieldSpec::rw("TC_ACTION_ENA", 23, 1);
+        /// `VC_ACTION_ENA` (bits 24:24): flush/invalidate the vertex cache
+        pub const VC_ACTION_ENA: FieldSpec = FieldSpec::rw("VC_ACTION_ENA", 24, 1);
+        /// `CB_ACTION_ENA` (bits 25:25): flush the colour caches
+        pub const CB_ACTION_ENA: FieldSpec = FieldSpec::rw("CB_ACTION_ENA", 25, 1);
+        /// `DB_ACTION_ENA` (bits 26:26): flush the depth caches
+        pub const DB_ACTION_ENA: FieldSpec = FieldSpec::rw("DB_ACTION_ENA", 26, 1);
+        /// `SH_ACTION_ENA` (bits 27:27): invalidate the shader instruction/constant caches
+        pub const SH_ACTION_ENA: FieldSpec = FieldSpec::rw("SH_ACTION_ENA", 27, 1);
+        /// `SX_ACTION_ENA` (bits 28:28): flush the shader export caches
+        pub const SX_ACTION_ENA: FieldSpec = FieldSpec::rw("SX_ACTION_ENA", 28, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_COHER_CNTL];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CB0_DEST_BASE_ENA, Self::CB7_DEST_BASE_ENA, Self::DB_DEST_BASE_ENA, Self::CB8_DEST_BASE_ENA, Self::CB11_DEST_BASE_ENA, Self::FULL_CACHE_ENA, Self::TC_ACTION_ENA, Self::VC_ACTION_ENA, Self::CB_ACTION_ENA, Self::DB_ACTION_ENA, Self::SH_ACTION_ENA, Self::SX_ACTION_ENA];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_COHER_CNTL`](Self::CP_COHER_CNTL).
+        /// [`CB0_DEST_BASE_ENA`](Self::CB0_DEST_BASE_ENA).
         #[inline]
-        pub const fn cp_coher_cntl(self) -> u32 { Self::CP_COHER_CNTL.get(self.0) }
-        /// Set [`CP_COHER_CNTL`](Self::CP_COHER_CNTL).
+        pub const fn cb0_dest_base_ena(self) -> bool { Self::CB0_DEST_BASE_ENA.get(self.0) != 0 }
+        /// Set [`CB0_DEST_BASE_ENA`](Self::CB0_DEST_BASE_ENA).
         #[must_use]
         #[inline]
-        pub const fn with_cp_coher_cntl(self, value: u32) -> Self { Self(Self::CP_COHER_CNTL.set(self.0, value)) }
+        pub const fn with_cb0_dest_base_ena(self, value: bool) -> Self { Self(Self::CB0_DEST_BASE_ENA.set(self.0, value as u32)) }
+        /// [`CB7_DEST_BASE_ENA`](Self::CB7_DEST_BASE_ENA).
+        #[inline]
+        pub const fn cb7_dest_base_ena(self) -> bool { Self::CB7_DEST_BASE_ENA.get(self.0) != 0 }
+        /// Set [`CB7_DEST_BASE_ENA`](Self::CB7_DEST_BASE_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_cb7_dest_base_ena(self, value: bool) -> Self { Self(Self::CB7_DEST_BASE_ENA.set(self.0, value as u32)) }
+        /// [`DB_DEST_BASE_ENA`](Self::DB_DEST_BASE_ENA).
+        #[inline]
+        pub const fn db_dest_base_ena(self) -> bool { Self::DB_DEST_BASE_ENA.get(self.0) != 0 }
+        /// Set [`DB_DEST_BASE_ENA`](Self::DB_DEST_BASE_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_db_dest_base_ena(self, value: bool) -> Self { Self(Self::DB_DEST_BASE_ENA.set(self.0, value as u32)) }
+        /// [`CB8_DEST_BASE_ENA`](Self::CB8_DEST_BASE_ENA).
+        #[inline]
+        pub const fn cb8_dest_base_ena(self) -> bool { Self::CB8_DEST_BASE_ENA.get(self.0) != 0 }
+        /// Set [`CB8_DEST_BASE_ENA`](Self::CB8_DEST_BASE_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_cb8_dest_base_ena(self, value: bool) -> Self { Self(Self::CB8_DEST_BASE_ENA.set(self.0, value as u32)) }
+        /// [`CB11_DEST_BASE_ENA`](Self::CB11_DEST_BASE_ENA).
+        #[inline]
+        pub const fn cb11_dest_base_ena(self) -> bool { Self::CB11_DEST_BASE_ENA.get(self.0) != 0 }
+        /// Set [`CB11_DEST_BASE_ENA`](Self::CB11_DEST_BASE_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_cb11_dest_base_ena(self, value: bool) -> Self { Self(Self::CB11_DEST_BASE_ENA.set(self.0, value as u32)) }
+        /// [`FULL_CACHE_ENA`](Self::FULL_CACHE_ENA).
+        #[inline]
+        pub const fn full_cache_ena(self) -> bool { Self::FULL_CACHE_ENA.get(self.0) != 0 }
+        /// Set [`FULL_CACHE_ENA`](Self::FULL_CACHE_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_full_cache_ena(self, value: bool) -> Self { Self(Self::FULL_CACHE_ENA.set(self.0, value as u32)) }
+        /// [`TC_ACTION_ENA`](Self::TC_ACTION_ENA).
+        #[inline]
+        pub const fn tc_action_ena(self) -> bool { Self::TC_ACTION_ENA.get(self.0) != 0 }
+        /// Set [`TC_ACTION_ENA`](Self::TC_ACTION_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_tc_action_ena(self, value: bool) -> Self { Self(Self::TC_ACTION_ENA.set(self.0, value as u32)) }
+        /// [`VC_ACTION_ENA`](Self::VC_ACTION_ENA).
+        #[inline]
+        pub const fn vc_action_ena(self) -> bool { Self::VC_ACTION_ENA.get(self.0) != 0 }
+        /// Set [`VC_ACTION_ENA`](Self::VC_ACTION_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_vc_action_ena(self, value: bool) -> Self { Self(Self::VC_ACTION_ENA.set(self.0, value as u32)) }
+        /// [`CB_ACTION_ENA`](Self::CB_ACTION_ENA).
+        #[inline]
+        pub const fn cb_action_ena(self) -> bool { Self::CB_ACTION_ENA.get(self.0) != 0 }
+        /// Set [`CB_ACTION_ENA`](Self::CB_ACTION_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_cb_action_ena(self, value: bool) -> Self { Self(Self::CB_ACTION_ENA.set(self.0, value as u32)) }
+        /// [`DB_ACTION_ENA`](Self::DB_ACTION_ENA).
+        #[inline]
+        pub const fn db_action_ena(self) -> bool { Self::DB_ACTION_ENA.get(self.0) != 0 }
+        /// Set [`DB_ACTION_ENA`](Self::DB_ACTION_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_db_action_ena(self, value: bool) -> Self { Self(Self::DB_ACTION_ENA.set(self.0, value as u32)) }
+        /// [`SH_ACTION_ENA`](Self::SH_ACTION_ENA).
+        #[inline]
+        pub const fn sh_action_ena(self) -> bool { Self::SH_ACTION_ENA.get(self.0) != 0 }
+        /// Set [`SH_ACTION_ENA`](Self::SH_ACTION_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_sh_action_ena(self, value: bool) -> Self { Self(Self::SH_ACTION_ENA.set(self.0, value as u32)) }
+        /// [`SX_ACTION_ENA`](Self::SX_ACTION_ENA).
+        #[inline]
+        pub const fn sx_action_ena(self) -> bool { Self::SX_ACTION_ENA.get(self.0) != 0 }
+        /// Set [`SX_ACTION_ENA`](Self::SX_ACTION_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_sx_action_ena(self, value: bool) -> Self { Self(Self::SX_ACTION_ENA.set(self.0, value as u32)) }
+    }
+    /// `CP_COHER_SIZE`: Surface-sync size in 256-byte units (SURFACE_SYNC DW3)
+    ///
+    /// Offset 0x85f4; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.6.7; offset: Linux radeon r600d.h / evergreen_reg_safe.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CP_COHER_SIZE(u32);
+    register!(CP_COHER_SIZE: "CP_COHER_SIZE" in "CP" (Absolute, false) at 0x85f4, true true scalar, mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.6.7; offset: Linux radeon r600d.h / evergreen_reg_safe");
+    impl CP_COHER_SIZE {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CP_COHER_SIZE` (bits 31:0): The whole register.
+        pub const CP_COHER_SIZE: FieldSpec = FieldSpec::rw("CP_COHER_SIZE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_COHER_SIZE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CP_COHER_SIZE`](Self::CP_COHER_SIZE).
+        #[inline]
+        pub const fn cp_coher_size(self) -> u32 { Self::CP_COHER_SIZE.get(self.0) }
+        /// Set [`CP_COHER_SIZE`](Self::CP_COHER_SIZE).
+        #[must_use]
+        #[inline]
+        pub const fn with_cp_coher_size(self, value: u32) -> Self { Self(Self::CP_COHER_SIZE.set(self.0, value)) }
     }
     /// `CP_COHER_BASE`: Surface-sync base address in 256-byte units
     ///
@@ -476,15 +1247,46 @@ pub mod cp {
         #[inline]
         pub const fn with_cp_coher_base(self, value: u32) -> Self { Self(Self::CP_COHER_BASE.set(self.0, value)) }
     }
+    /// `CP_COHER_STATUS`: Surface-sync status (bit 31: a sync is in progress)
+    ///
+    /// Offset 0x85fc; 32-bit, read-only.
+    /// Source: amd-evergreen-cayman-acceleration §9.6.7; offset: Linux radeon r600d.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CP_COHER_STATUS(u32);
+    register!(CP_COHER_STATUS: "CP_COHER_STATUS" in "CP" (Absolute, false) at 0x85fc, true false scalar, mask 0, reset 0, source "amd-evergreen-cayman-acceleration §9.6.7; offset: Linux radeon r600d.h");
+    impl CP_COHER_STATUS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `MATCHING_GFX_CNTX` (bits 7:0): contexts that matched
+        pub const MATCHING_GFX_CNTX: FieldSpec = FieldSpec::ro("MATCHING_GFX_CNTX", 0, 8);
+        /// `STATUS` (bits 31:31): 1 while a surface sync is in progress
+        pub const STATUS: FieldSpec = FieldSpec::ro("STATUS", 31, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::MATCHING_GFX_CNTX, Self::STATUS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`MATCHING_GFX_CNTX`](Self::MATCHING_GFX_CNTX).
+        #[inline]
+        pub const fn matching_gfx_cntx(self) -> u8 { Self::MATCHING_GFX_CNTX.get(self.0) as u8 }
+        /// [`STATUS`](Self::STATUS).
+        #[inline]
+        pub const fn status(self) -> bool { Self::STATUS.get(self.0) != 0 }
+    }
     /// `CP_ME_CNTL`: Micro-engine control: halts the ME and the PFP
     ///
     /// Offset 0x86d8; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon (evergreend.h) via shared/design/hardware-facts.md.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_CNTL(u32);
-    register!(CP_ME_CNTL: "CP_ME_CNTL" in "CP" (Absolute, false) at 0x86d8, true true scalar, mask 0x1400_0000, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon (evergreend.h) via shared/design/hardware-facts.md");
+    register!(CP_ME_CNTL: "CP_ME_CNTL" in "CP" (Absolute, false) at 0x86d8, true true scalar, mask 0x1400_0000, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
     impl CP_ME_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -518,12 +1320,12 @@ pub mod cp {
     /// `CP_RB_RPTR`: Ring read pointer, in dwords
     ///
     /// Offset 0x8700; 32-bit, read-only.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR(u32);
-    register!(CP_RB_RPTR: "CP_RB_RPTR" in "CP" (Absolute, false) at 0x8700, true false scalar, mask 0, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR: "CP_RB_RPTR" in "CP" (Absolute, false) at 0x8700, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -544,12 +1346,12 @@ pub mod cp {
     /// `CP_RB_WPTR_DELAY`: Write-pointer update delay
     ///
     /// Offset 0x8704; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_WPTR_DELAY(u32);
-    register!(CP_RB_WPTR_DELAY: "CP_RB_WPTR_DELAY" in "CP" (Absolute, false) at 0x8704, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_WPTR_DELAY: "CP_RB_WPTR_DELAY" in "CP" (Absolute, false) at 0x8704, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_WPTR_DELAY {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -570,6 +1372,75 @@ pub mod cp {
         #[must_use]
         #[inline]
         pub const fn with_cp_rb_wptr_delay(self, value: u32) -> Self { Self(Self::CP_RB_WPTR_DELAY.set(self.0, value)) }
+    }
+    /// `CP_QUEUE_THRESHOLDS`: Reorder-queue start points of the indirect buffers
+    ///
+    /// Offset 0x8760; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §9.3.1.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CP_QUEUE_THRESHOLDS(u32);
+    register!(CP_QUEUE_THRESHOLDS: "CP_QUEUE_THRESHOLDS" in "CP" (Absolute, false) at 0x8760, true true scalar, mask 0xffff, reset 0, source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §9.3.1");
+    impl CP_QUEUE_THRESHOLDS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ROQ_IB1_START` (bits 7:0): IB1 reorder-queue start
+        pub const ROQ_IB1_START: FieldSpec = FieldSpec::rw("ROQ_IB1_START", 0, 8);
+        /// `ROQ_IB2_START` (bits 15:8): IB2 reorder-queue start
+        pub const ROQ_IB2_START: FieldSpec = FieldSpec::rw("ROQ_IB2_START", 8, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ROQ_IB1_START, Self::ROQ_IB2_START];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ROQ_IB1_START`](Self::ROQ_IB1_START).
+        #[inline]
+        pub const fn roq_ib1_start(self) -> u8 { Self::ROQ_IB1_START.get(self.0) as u8 }
+        /// Set [`ROQ_IB1_START`](Self::ROQ_IB1_START).
+        #[must_use]
+        #[inline]
+        pub const fn with_roq_ib1_start(self, value: u8) -> Self { Self(Self::ROQ_IB1_START.set(self.0, value as u32)) }
+        /// [`ROQ_IB2_START`](Self::ROQ_IB2_START).
+        #[inline]
+        pub const fn roq_ib2_start(self) -> u8 { Self::ROQ_IB2_START.get(self.0) as u8 }
+        /// Set [`ROQ_IB2_START`](Self::ROQ_IB2_START).
+        #[must_use]
+        #[inline]
+        pub const fn with_roq_ib2_start(self, value: u8) -> Self { Self(Self::ROQ_IB2_START.set(self.0, value as u32)) }
+    }
+    /// `CP_MEQ_THRESHOLDS`: Micro-engine queue split
+    ///
+    /// Offset 0x8764; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §9.1.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CP_MEQ_THRESHOLDS(u32);
+    register!(CP_MEQ_THRESHOLDS: "CP_MEQ_THRESHOLDS" in "CP" (Absolute, false) at 0x8764, true true scalar, mask 0xff, reset 0, source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §9.1");
+    impl CP_MEQ_THRESHOLDS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `STQ_SPLIT` (bits 7:0): state-queue split
+        pub const STQ_SPLIT: FieldSpec = FieldSpec::rw("STQ_SPLIT", 0, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::STQ_SPLIT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`STQ_SPLIT`](Self::STQ_SPLIT).
+        #[inline]
+        pub const fn stq_split(self) -> u8 { Self::STQ_SPLIT.get(self.0) as u8 }
+        /// Set [`STQ_SPLIT`](Self::STQ_SPLIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_stq_split(self, value: u8) -> Self { Self(Self::STQ_SPLIT.set(self.0, value as u32)) }
     }
     /// `CP_PERFMON_CNTL`: CP performance counter control
     ///
@@ -634,42 +1505,87 @@ pub mod cp {
     /// `CP_RB_CNTL`: Ring buffer control (size, block size, read-pointer write-back)
     ///
     /// Offset 0xc104; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_CNTL(u32);
-    register!(CP_RB_CNTL: "CP_RB_CNTL" in "CP" (Absolute, false) at 0xc104, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_CNTL: "CP_RB_CNTL" in "CP" (Absolute, false) at 0xc104, true true scalar, mask 0x8803_3f3f, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_RB_CNTL` (bits 31:0): The whole register.
-        pub const CP_RB_CNTL: FieldSpec = FieldSpec::rw("CP_RB_CNTL", 0, 32);
+        /// `RB_BUFSZ` (bits 5:0): ring size: log2 of the size in quad-words (8 bytes)
+        pub const RB_BUFSZ: FieldSpec = FieldSpec::rw("RB_BUFSZ", 0, 6);
+        /// `RB_BLKSZ` (bits 13:8): read-pointer write-back granularity: log2 of quad-words
+        pub const RB_BLKSZ: FieldSpec = FieldSpec::rw("RB_BLKSZ", 8, 6);
+        /// `BUF_SWAP` (bits 17:16): byte swap of ring fetches (2 = 32-bit swap)
+        pub const BUF_SWAP: FieldSpec = FieldSpec::rw("BUF_SWAP", 16, 2);
+        /// `RB_NO_UPDATE` (bits 27:27): 1 = do not write the read pointer back to memory
+        pub const RB_NO_UPDATE: FieldSpec = FieldSpec::rw("RB_NO_UPDATE", 27, 1);
+        /// `RB_RPTR_WR_ENA` (bits 31:31): 1 = the driver may set the read pointer through CP_RB_RPTR_WR
+        pub const RB_RPTR_WR_ENA: FieldSpec = FieldSpec::rw("RB_RPTR_WR_ENA", 31, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_RB_CNTL];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_BUFSZ, Self::RB_BLKSZ, Self::BUF_SWAP, Self::RB_NO_UPDATE, Self::RB_RPTR_WR_ENA];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_RB_CNTL`](Self::CP_RB_CNTL).
+        /// [`RB_BUFSZ`](Self::RB_BUFSZ).
         #[inline]
-        pub const fn cp_rb_cntl(self) -> u32 { Self::CP_RB_CNTL.get(self.0) }
-        /// Set [`CP_RB_CNTL`](Self::CP_RB_CNTL).
+        pub const fn rb_bufsz(self) -> u8 { Self::RB_BUFSZ.get(self.0) as u8 }
+        /// Set [`RB_BUFSZ`](Self::RB_BUFSZ); bits of `value` above its 6 bits are dropped ([`try_with_rb_bufsz`](Self::try_with_rb_bufsz) rejects them instead).
         #[must_use]
         #[inline]
-        pub const fn with_cp_rb_cntl(self, value: u32) -> Self { Self(Self::CP_RB_CNTL.set(self.0, value)) }
+        pub const fn with_rb_bufsz(self, value: u8) -> Self { Self(Self::RB_BUFSZ.set(self.0, value as u32)) }
+        /// Set [`RB_BUFSZ`](Self::RB_BUFSZ), or fail if `value` does not fit its 6 bits.
+        #[inline]
+        pub const fn try_with_rb_bufsz(self, value: u8) -> Result<Self, FieldOverflow> { match Self::RB_BUFSZ.try_set("CP_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`RB_BLKSZ`](Self::RB_BLKSZ).
+        #[inline]
+        pub const fn rb_blksz(self) -> u8 { Self::RB_BLKSZ.get(self.0) as u8 }
+        /// Set [`RB_BLKSZ`](Self::RB_BLKSZ); bits of `value` above its 6 bits are dropped ([`try_with_rb_blksz`](Self::try_with_rb_blksz) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_blksz(self, value: u8) -> Self { Self(Self::RB_BLKSZ.set(self.0, value as u32)) }
+        /// Set [`RB_BLKSZ`](Self::RB_BLKSZ), or fail if `value` does not fit its 6 bits.
+        #[inline]
+        pub const fn try_with_rb_blksz(self, value: u8) -> Result<Self, FieldOverflow> { match Self::RB_BLKSZ.try_set("CP_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`BUF_SWAP`](Self::BUF_SWAP).
+        #[inline]
+        pub const fn buf_swap(self) -> u8 { Self::BUF_SWAP.get(self.0) as u8 }
+        /// Set [`BUF_SWAP`](Self::BUF_SWAP); bits of `value` above its 2 bits are dropped ([`try_with_buf_swap`](Self::try_with_buf_swap) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_buf_swap(self, value: u8) -> Self { Self(Self::BUF_SWAP.set(self.0, value as u32)) }
+        /// Set [`BUF_SWAP`](Self::BUF_SWAP), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_buf_swap(self, value: u8) -> Result<Self, FieldOverflow> { match Self::BUF_SWAP.try_set("CP_RB_CNTL", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`RB_NO_UPDATE`](Self::RB_NO_UPDATE).
+        #[inline]
+        pub const fn rb_no_update(self) -> bool { Self::RB_NO_UPDATE.get(self.0) != 0 }
+        /// Set [`RB_NO_UPDATE`](Self::RB_NO_UPDATE).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_no_update(self, value: bool) -> Self { Self(Self::RB_NO_UPDATE.set(self.0, value as u32)) }
+        /// [`RB_RPTR_WR_ENA`](Self::RB_RPTR_WR_ENA).
+        #[inline]
+        pub const fn rb_rptr_wr_ena(self) -> bool { Self::RB_RPTR_WR_ENA.get(self.0) != 0 }
+        /// Set [`RB_RPTR_WR_ENA`](Self::RB_RPTR_WR_ENA).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_rptr_wr_ena(self, value: bool) -> Self { Self(Self::RB_RPTR_WR_ENA.set(self.0, value as u32)) }
     }
     /// `CP_RB_RPTR_WR`: Ring read pointer as written by the driver (with RB_RPTR_WR_ENA)
     ///
     /// Offset 0xc108; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_WR(u32);
-    register!(CP_RB_RPTR_WR: "CP_RB_RPTR_WR" in "CP" (Absolute, false) at 0xc108, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_WR: "CP_RB_RPTR_WR" in "CP" (Absolute, false) at 0xc108, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_WR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -694,72 +1610,84 @@ pub mod cp {
     /// `CP_RB_RPTR_ADDR`: Read-pointer write-back address, low bits
     ///
     /// Offset 0xc10c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_ADDR(u32);
-    register!(CP_RB_RPTR_ADDR: "CP_RB_RPTR_ADDR" in "CP" (Absolute, false) at 0xc10c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_ADDR: "CP_RB_RPTR_ADDR" in "CP" (Absolute, false) at 0xc10c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_RB_RPTR_ADDR` (bits 31:0): The whole register.
-        pub const CP_RB_RPTR_ADDR: FieldSpec = FieldSpec::rw("CP_RB_RPTR_ADDR", 0, 32);
+        /// `RB_RPTR_SWAP` (bits 1:0): byte swap of the read-pointer write-back
+        pub const RB_RPTR_SWAP: FieldSpec = FieldSpec::rw("RB_RPTR_SWAP", 0, 2);
+        /// `RB_RPTR_ADDR` (bits 31:2): bus address of the read-pointer write-back, bits 31:2
+        /// Holds a bus address from bit 2 up (reach 0x100000000).
+        pub const RB_RPTR_ADDR: FieldSpec = FieldSpec::rw("RB_RPTR_ADDR", 2, 30);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_RB_RPTR_ADDR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_RPTR_SWAP, Self::RB_RPTR_ADDR];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_RB_RPTR_ADDR`](Self::CP_RB_RPTR_ADDR).
+        /// [`RB_RPTR_SWAP`](Self::RB_RPTR_SWAP).
         #[inline]
-        pub const fn cp_rb_rptr_addr(self) -> u32 { Self::CP_RB_RPTR_ADDR.get(self.0) }
-        /// Set [`CP_RB_RPTR_ADDR`](Self::CP_RB_RPTR_ADDR).
+        pub const fn rb_rptr_swap(self) -> u8 { Self::RB_RPTR_SWAP.get(self.0) as u8 }
+        /// Set [`RB_RPTR_SWAP`](Self::RB_RPTR_SWAP); bits of `value` above its 2 bits are dropped ([`try_with_rb_rptr_swap`](Self::try_with_rb_rptr_swap) rejects them instead).
         #[must_use]
         #[inline]
-        pub const fn with_cp_rb_rptr_addr(self, value: u32) -> Self { Self(Self::CP_RB_RPTR_ADDR.set(self.0, value)) }
+        pub const fn with_rb_rptr_swap(self, value: u8) -> Self { Self(Self::RB_RPTR_SWAP.set(self.0, value as u32)) }
+        /// Set [`RB_RPTR_SWAP`](Self::RB_RPTR_SWAP), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_rb_rptr_swap(self, value: u8) -> Result<Self, FieldOverflow> { match Self::RB_RPTR_SWAP.try_set("CP_RB_RPTR_ADDR", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// The bus address in [`RB_RPTR_ADDR`](Self::RB_RPTR_ADDR).
+        #[inline]
+        pub const fn rb_rptr_addr(self) -> BusAddress { Self::RB_RPTR_ADDR.get_address(self.0, 2) }
+        /// Set [`RB_RPTR_ADDR`](Self::RB_RPTR_ADDR) to `address`, or fail if it is not a multiple of 4 or not below 0x100000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_rb_rptr_addr(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::RB_RPTR_ADDR.set_address("CP_RB_RPTR_ADDR", self.0, address, 2) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CP_RB_RPTR_ADDR_HI`: Read-pointer write-back address, high bits
     ///
     /// Offset 0xc110; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_RPTR_ADDR_HI(u32);
-    register!(CP_RB_RPTR_ADDR_HI: "CP_RB_RPTR_ADDR_HI" in "CP" (Absolute, false) at 0xc110, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_RPTR_ADDR_HI: "CP_RB_RPTR_ADDR_HI" in "CP" (Absolute, false) at 0xc110, true true scalar, mask 0xff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_RPTR_ADDR_HI {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_RB_RPTR_ADDR_HI` (bits 31:0): The whole register.
-        pub const CP_RB_RPTR_ADDR_HI: FieldSpec = FieldSpec::rw("CP_RB_RPTR_ADDR_HI", 0, 32);
+        /// `RB_RPTR_ADDR_HI` (bits 7:0): bus address of the read-pointer write-back, bits 39:32
+        /// Holds a bus address from bit 32 up (reach 0x10000000000).
+        pub const RB_RPTR_ADDR_HI: FieldSpec = FieldSpec::rw("RB_RPTR_ADDR_HI", 0, 8);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_RB_RPTR_ADDR_HI];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_RPTR_ADDR_HI];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_RB_RPTR_ADDR_HI`](Self::CP_RB_RPTR_ADDR_HI).
+        /// The bus address in [`RB_RPTR_ADDR_HI`](Self::RB_RPTR_ADDR_HI).
         #[inline]
-        pub const fn cp_rb_rptr_addr_hi(self) -> u32 { Self::CP_RB_RPTR_ADDR_HI.get(self.0) }
-        /// Set [`CP_RB_RPTR_ADDR_HI`](Self::CP_RB_RPTR_ADDR_HI).
-        #[must_use]
+        pub const fn rb_rptr_addr_hi(self) -> BusAddress { Self::RB_RPTR_ADDR_HI.get_address(self.0, 32) }
+        /// Set [`RB_RPTR_ADDR_HI`](Self::RB_RPTR_ADDR_HI) to `address`, or fail if it is not a multiple of 4294967296 or not below 0x10000000000 (nothing is truncated).
         #[inline]
-        pub const fn with_cp_rb_rptr_addr_hi(self, value: u32) -> Self { Self(Self::CP_RB_RPTR_ADDR_HI.set(self.0, value)) }
+        pub const fn try_with_rb_rptr_addr_hi(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::RB_RPTR_ADDR_HI.set_address("CP_RB_RPTR_ADDR_HI", self.0, address, 32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CP_RB_WPTR`: Ring write pointer, in dwords
     ///
     /// Offset 0xc114; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_RB_WPTR(u32);
-    register!(CP_RB_WPTR: "CP_RB_WPTR" in "CP" (Absolute, false) at 0xc114, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_RB_WPTR: "CP_RB_WPTR" in "CP" (Absolute, false) at 0xc114, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_RB_WPTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -781,15 +1709,99 @@ pub mod cp {
         #[inline]
         pub const fn with_cp_rb_wptr(self, value: u32) -> Self { Self(Self::CP_RB_WPTR.set(self.0, value)) }
     }
+    /// `CP_INT_CNTL`: CP interrupt enables
+    ///
+    /// Offset 0xc124; 32-bit, read/write.
+    /// Source: Linux radeon evergreend.h (CP_INT_CNTL), evergreen.c evergreen_irq_set; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CP_INT_CNTL(u32);
+    register!(CP_INT_CNTL: "CP_INT_CNTL" in "CP" (Absolute, false) at 0xc124, true true scalar, mask 0xe618_0000, reset 0, source "Linux radeon evergreend.h (CP_INT_CNTL), evergreen.c evergreen_irq_set; context: amd-evergreen-cayman-acceleration §9.6.2 (EVENT_WRITE_EOP INT_SEL sends an interrupt)");
+    impl CP_INT_CNTL {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CNTX_BUSY_INT_ENABLE` (bits 19:19): context busy interrupt
+        pub const CNTX_BUSY_INT_ENABLE: FieldSpec = FieldSpec::rw("CNTX_BUSY_INT_ENABLE", 19, 1);
+        /// `CNTX_EMPTY_INT_ENABLE` (bits 20:20): context empty interrupt
+        pub const CNTX_EMPTY_INT_ENABLE: FieldSpec = FieldSpec::rw("CNTX_EMPTY_INT_ENABLE", 20, 1);
+        /// `SCRATCH_INT_ENABLE` (bits 25:25): scratch register interrupt
+        pub const SCRATCH_INT_ENABLE: FieldSpec = FieldSpec::rw("SCRATCH_INT_ENABLE", 25, 1);
+        /// `TIME_STAMP_INT_ENABLE` (bits 26:26): end-of-pipe time-stamp/fence interrupt (EVENT_WRITE_EOP INT_SEL)
+        pub const TIME_STAMP_INT_ENABLE: FieldSpec = FieldSpec::rw("TIME_STAMP_INT_ENABLE", 26, 1);
+        /// `IB2_INT_ENABLE` (bits 29:29): indirect buffer 2 interrupt
+        pub const IB2_INT_ENABLE: FieldSpec = FieldSpec::rw("IB2_INT_ENABLE", 29, 1);
+        /// `IB1_INT_ENABLE` (bits 30:30): indirect buffer 1 interrupt
+        pub const IB1_INT_ENABLE: FieldSpec = FieldSpec::rw("IB1_INT_ENABLE", 30, 1);
+        /// `RB_INT_ENABLE` (bits 31:31): ring buffer interrupt
+        pub const RB_INT_ENABLE: FieldSpec = FieldSpec::rw("RB_INT_ENABLE", 31, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CNTX_BUSY_INT_ENABLE, Self::CNTX_EMPTY_INT_ENABLE, Self::SCRATCH_INT_ENABLE, Self::TIME_STAMP_INT_ENABLE, Self::IB2_INT_ENABLE, Self::IB1_INT_ENABLE, Self::RB_INT_ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CNTX_BUSY_INT_ENABLE`](Self::CNTX_BUSY_INT_ENABLE).
+        #[inline]
+        pub const fn cntx_busy_int_enable(self) -> bool { Self::CNTX_BUSY_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`CNTX_BUSY_INT_ENABLE`](Self::CNTX_BUSY_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_cntx_busy_int_enable(self, value: bool) -> Self { Self(Self::CNTX_BUSY_INT_ENABLE.set(self.0, value as u32)) }
+        /// [`CNTX_EMPTY_INT_ENABLE`](Self::CNTX_EMPTY_INT_ENABLE).
+        #[inline]
+        pub const fn cntx_empty_int_enable(self) -> bool { Self::CNTX_EMPTY_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`CNTX_EMPTY_INT_ENABLE`](Self::CNTX_EMPTY_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_cntx_empty_int_enable(self, value: bool) -> Self { Self(Self::CNTX_EMPTY_INT_ENABLE.set(self.0, value as u32)) }
+        /// [`SCRATCH_INT_ENABLE`](Self::SCRATCH_INT_ENABLE).
+        #[inline]
+        pub const fn scratch_int_enable(self) -> bool { Self::SCRATCH_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`SCRATCH_INT_ENABLE`](Self::SCRATCH_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch_int_enable(self, value: bool) -> Self { Self(Self::SCRATCH_INT_ENABLE.set(self.0, value as u32)) }
+        /// [`TIME_STAMP_INT_ENABLE`](Self::TIME_STAMP_INT_ENABLE).
+        #[inline]
+        pub const fn time_stamp_int_enable(self) -> bool { Self::TIME_STAMP_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`TIME_STAMP_INT_ENABLE`](Self::TIME_STAMP_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_time_stamp_int_enable(self, value: bool) -> Self { Self(Self::TIME_STAMP_INT_ENABLE.set(self.0, value as u32)) }
+        /// [`IB2_INT_ENABLE`](Self::IB2_INT_ENABLE).
+        #[inline]
+        pub const fn ib2_int_enable(self) -> bool { Self::IB2_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`IB2_INT_ENABLE`](Self::IB2_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib2_int_enable(self, value: bool) -> Self { Self(Self::IB2_INT_ENABLE.set(self.0, value as u32)) }
+        /// [`IB1_INT_ENABLE`](Self::IB1_INT_ENABLE).
+        #[inline]
+        pub const fn ib1_int_enable(self) -> bool { Self::IB1_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`IB1_INT_ENABLE`](Self::IB1_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib1_int_enable(self, value: bool) -> Self { Self(Self::IB1_INT_ENABLE.set(self.0, value as u32)) }
+        /// [`RB_INT_ENABLE`](Self::RB_INT_ENABLE).
+        #[inline]
+        pub const fn rb_int_enable(self) -> bool { Self::RB_INT_ENABLE.get(self.0) != 0 }
+        /// Set [`RB_INT_ENABLE`](Self::RB_INT_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_rb_int_enable(self, value: bool) -> Self { Self(Self::RB_INT_ENABLE.set(self.0, value as u32)) }
+    }
     /// `CP_INT_STATUS`: CP interrupt status
     ///
     /// Offset 0xc128; 32-bit, read-only.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_INT_STATUS(u32);
-    register!(CP_INT_STATUS: "CP_INT_STATUS" in "CP" (Absolute, false) at 0xc128, true false scalar, mask 0, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
+    register!(CP_INT_STATUS: "CP_INT_STATUS" in "CP" (Absolute, false) at 0xc128, true false scalar, mask 0, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1; fields: Linux radeon evergreend.h");
     impl CP_INT_STATUS {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -830,12 +1842,12 @@ pub mod cp {
     /// `CP_PFP_UCODE_ADDR`: PFP microcode upload address
     ///
     /// Offset 0xc150; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_PFP_UCODE_ADDR(u32);
-    register!(CP_PFP_UCODE_ADDR: "CP_PFP_UCODE_ADDR" in "CP" (Absolute, false) at 0xc150, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_PFP_UCODE_ADDR: "CP_PFP_UCODE_ADDR" in "CP" (Absolute, false) at 0xc150, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_PFP_UCODE_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -860,12 +1872,12 @@ pub mod cp {
     /// `CP_PFP_UCODE_DATA`: PFP microcode upload data (auto-increments the address)
     ///
     /// Offset 0xc154; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_PFP_UCODE_DATA(u32);
-    register!(CP_PFP_UCODE_DATA: "CP_PFP_UCODE_DATA" in "CP" (Absolute, false) at 0xc154, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_PFP_UCODE_DATA: "CP_PFP_UCODE_DATA" in "CP" (Absolute, false) at 0xc154, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_PFP_UCODE_DATA {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -890,12 +1902,12 @@ pub mod cp {
     /// `CP_ME_RAM_RADDR`: ME microcode RAM read address
     ///
     /// Offset 0xc158; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_RAM_RADDR(u32);
-    register!(CP_ME_RAM_RADDR: "CP_ME_RAM_RADDR" in "CP" (Absolute, false) at 0xc158, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_ME_RAM_RADDR: "CP_ME_RAM_RADDR" in "CP" (Absolute, false) at 0xc158, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_ME_RAM_RADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -920,12 +1932,12 @@ pub mod cp {
     /// `CP_ME_RAM_WADDR`: ME microcode RAM write address
     ///
     /// Offset 0xc15c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_RAM_WADDR(u32);
-    register!(CP_ME_RAM_WADDR: "CP_ME_RAM_WADDR" in "CP" (Absolute, false) at 0xc15c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_ME_RAM_WADDR: "CP_ME_RAM_WADDR" in "CP" (Absolute, false) at 0xc15c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_ME_RAM_WADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -950,12 +1962,12 @@ pub mod cp {
     /// `CP_ME_RAM_DATA`: ME microcode RAM data (auto-increments the address)
     ///
     /// Offset 0xc160; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_ME_RAM_DATA(u32);
-    register!(CP_ME_RAM_DATA: "CP_ME_RAM_DATA" in "CP" (Absolute, false) at 0xc160, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_ME_RAM_DATA: "CP_ME_RAM_DATA" in "CP" (Absolute, false) at 0xc160, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_ME_RAM_DATA {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -980,12 +1992,12 @@ pub mod cp {
     /// `CP_DEBUG`: CP debug control
     ///
     /// Offset 0xc1fc; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CP_DEBUG(u32);
-    register!(CP_DEBUG: "CP_DEBUG" in "CP" (Absolute, false) at 0xc1fc, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(CP_DEBUG: "CP_DEBUG" in "CP" (Absolute, false) at 0xc1fc, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl CP_DEBUG {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1021,42 +2033,42 @@ pub mod rlc {
     /// `RLC_CNTL`: Run-list controller enable
     ///
     /// Offset 0x3f00; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RLC_CNTL(u32);
-    register!(RLC_CNTL: "RLC_CNTL" in "RLC" (Absolute, false) at 0x3f00, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(RLC_CNTL: "RLC_CNTL" in "RLC" (Absolute, false) at 0x3f00, true true scalar, mask 1, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl RLC_CNTL {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `RLC_CNTL` (bits 31:0): The whole register.
-        pub const RLC_CNTL: FieldSpec = FieldSpec::rw("RLC_CNTL", 0, 32);
+        /// `RLC_ENABLE` (bits 0:0): run the RLC microcode
+        pub const RLC_ENABLE: FieldSpec = FieldSpec::rw("RLC_ENABLE", 0, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::RLC_CNTL];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RLC_ENABLE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`RLC_CNTL`](Self::RLC_CNTL).
+        /// [`RLC_ENABLE`](Self::RLC_ENABLE).
         #[inline]
-        pub const fn rlc_cntl(self) -> u32 { Self::RLC_CNTL.get(self.0) }
-        /// Set [`RLC_CNTL`](Self::RLC_CNTL).
+        pub const fn rlc_enable(self) -> bool { Self::RLC_ENABLE.get(self.0) != 0 }
+        /// Set [`RLC_ENABLE`](Self::RLC_ENABLE).
         #[must_use]
         #[inline]
-        pub const fn with_rlc_cntl(self, value: u32) -> Self { Self(Self::RLC_CNTL.set(self.0, value)) }
+        pub const fn with_rlc_enable(self, value: bool) -> Self { Self(Self::RLC_ENABLE.set(self.0, value as u32)) }
     }
     /// `RLC_UCODE_ADDR`: RLC microcode upload address
     ///
     /// Offset 0x3f2c; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RLC_UCODE_ADDR(u32);
-    register!(RLC_UCODE_ADDR: "RLC_UCODE_ADDR" in "RLC" (Absolute, false) at 0x3f2c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(RLC_UCODE_ADDR: "RLC_UCODE_ADDR" in "RLC" (Absolute, false) at 0x3f2c, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl RLC_UCODE_ADDR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1081,12 +2093,12 @@ pub mod rlc {
     /// `RLC_UCODE_DATA`: RLC microcode upload data
     ///
     /// Offset 0x3f30; 32-bit, read/write.
-    /// Source: Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1.
+    /// Source: Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct RLC_UCODE_DATA(u32);
-    register!(RLC_UCODE_DATA: "RLC_UCODE_DATA" in "RLC" (Absolute, false) at 0x3f30, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon (evergreend.h) via shared/design/hardware-facts.md; context: amd-evergreen-cayman-acceleration §9.1");
+    register!(RLC_UCODE_DATA: "RLC_UCODE_DATA" in "RLC" (Absolute, false) at 0x3f30, true true scalar, mask 0xffff_ffff, reset 0, source "Linux radeon evergreend.h; context: amd-evergreen-cayman-acceleration §9.1");
     impl RLC_UCODE_DATA {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1932,32 +2944,32 @@ pub mod vgt {
     /// `VGT_DISPATCH_INITIATOR`: Dispatch initiator, written by DISPATCH_DIRECT / DISPATCH_INDIRECT (§9.3.12)
     ///
     /// Offset 0x28b74; 32-bit, read/write.
-    /// Source: amd-evergreen-cayman-acceleration §3.2; offset: Mesa r600 evergreend.h; Linux radeon reg_srcs/evergreen and reg_srcs/cayman.
+    /// Source: amd-evergreen-cayman-acceleration §3.2; offset: Mesa r600 evergreend.h; Linux radeon reg_srcs/evergreen and reg_srcs/cayman; COMPUTE_SHADER_EN: the document's §3.2 step 11 names it and §9.3.12 DW5 carries it, bit 0 as Mesa r600 evergreen_compute.c writes it (1).
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct VGT_DISPATCH_INITIATOR(u32);
-    register!(VGT_DISPATCH_INITIATOR: "VGT_DISPATCH_INITIATOR" in "VGT" (Absolute, false) at 0x28b74, true true scalar, mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §3.2; offset: Mesa r600 evergreend.h; Linux radeon reg_srcs/evergreen and reg_srcs/cayman");
+    register!(VGT_DISPATCH_INITIATOR: "VGT_DISPATCH_INITIATOR" in "VGT" (Absolute, false) at 0x28b74, true true scalar, mask 1, reset 0, source "amd-evergreen-cayman-acceleration §3.2; offset: Mesa r600 evergreend.h; Linux radeon reg_srcs/evergreen and reg_srcs/cayman; COMPUTE_SHADER_EN: the document's §3.2 step 11 names it and §9.3.12 DW5 carries it, bit 0 as Mesa r600 evergreen_compute.c writes it (1)");
     impl VGT_DISPATCH_INITIATOR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `VGT_DISPATCH_INITIATOR` (bits 31:0): The whole register.
-        pub const VGT_DISPATCH_INITIATOR: FieldSpec = FieldSpec::rw("VGT_DISPATCH_INITIATOR", 0, 32);
+        /// `COMPUTE_SHADER_EN` (bits 0:0): 1 = the dispatch runs the compute shader (§3.2 step 11)
+        pub const COMPUTE_SHADER_EN: FieldSpec = FieldSpec::rw("COMPUTE_SHADER_EN", 0, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::VGT_DISPATCH_INITIATOR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::COMPUTE_SHADER_EN];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`VGT_DISPATCH_INITIATOR`](Self::VGT_DISPATCH_INITIATOR).
+        /// [`COMPUTE_SHADER_EN`](Self::COMPUTE_SHADER_EN).
         #[inline]
-        pub const fn vgt_dispatch_initiator(self) -> u32 { Self::VGT_DISPATCH_INITIATOR.get(self.0) }
-        /// Set [`VGT_DISPATCH_INITIATOR`](Self::VGT_DISPATCH_INITIATOR).
+        pub const fn compute_shader_en(self) -> bool { Self::COMPUTE_SHADER_EN.get(self.0) != 0 }
+        /// Set [`COMPUTE_SHADER_EN`](Self::COMPUTE_SHADER_EN).
         #[must_use]
         #[inline]
-        pub const fn with_vgt_dispatch_initiator(self, value: u32) -> Self { Self(Self::VGT_DISPATCH_INITIATOR.set(self.0, value)) }
+        pub const fn with_compute_shader_en(self, value: bool) -> Self { Self(Self::COMPUTE_SHADER_EN.set(self.0, value as u32)) }
     }
 }
 /// PA: Primitive assembly, setup unit and scan converter (PA_SU, PA_SC)
@@ -3186,6 +4198,37 @@ pub mod spi {
         #[inline]
         pub const fn with_spi_compute_num_thread_z(self, value: u32) -> Self { Self(Self::SPI_COMPUTE_NUM_THREAD_Z.set(self.0, value)) }
     }
+    /// `SPI_LDS_MGMT`: Cayman LDS split between stages (Mesa writes 255 << 8 for compute)
+    ///
+    /// Offset 0x286fc; 32-bit, read/write.
+    /// Chipsets: `CAYMAN-` (`Register::CHIPSETS`).
+    /// Source: Mesa r600 evergreend.h (CM_R_0286FC_SPI_LDS_MGMT), evergreen_compute.c; context: amd-evergreen-cayman-acceleration §3.2.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SPI_LDS_MGMT_CAYMAN_ONWARD(u32);
+    register!(SPI_LDS_MGMT_CAYMAN_ONWARD: "SPI_LDS_MGMT" in "SPI" (Absolute, false) at 0x286fc, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CAYMAN, end: None }]), source "Mesa r600 evergreend.h (CM_R_0286FC_SPI_LDS_MGMT), evergreen_compute.c; context: amd-evergreen-cayman-acceleration §3.2");
+    impl SPI_LDS_MGMT_CAYMAN_ONWARD {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SPI_LDS_MGMT` (bits 31:0): The whole register.
+        pub const SPI_LDS_MGMT: FieldSpec = FieldSpec::rw("SPI_LDS_MGMT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SPI_LDS_MGMT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SPI_LDS_MGMT`](Self::SPI_LDS_MGMT).
+        #[inline]
+        pub const fn spi_lds_mgmt(self) -> u32 { Self::SPI_LDS_MGMT.get(self.0) }
+        /// Set [`SPI_LDS_MGMT`](Self::SPI_LDS_MGMT).
+        #[must_use]
+        #[inline]
+        pub const fn with_spi_lds_mgmt(self, value: u32) -> Self { Self(Self::SPI_LDS_MGMT.set(self.0, value)) }
+    }
 }
 /// SQ: Sequencer: shader resources, rings, LDS and constants
 ///
@@ -3197,6 +4240,280 @@ pub mod sq {
     use baregpu_hal::dma::BusAddress;
     /// Base address of the block; register offsets include it.
     pub const BASE: usize = 0;
+    /// `SQ_CONFIG`: Sequencer configuration: vertex cache, export source, stage priorities
+    ///
+    /// Offset 0x8c00; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_CONFIG_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_CONFIG_CYPRESS_UNTIL_CAYMAN: "SQ_CONFIG" in "SQ" (Absolute, false) at 0x8c00, true true scalar, mask 0xfffc_0003, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute)");
+    impl SQ_CONFIG_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `VC_ENABLE` (bits 0:0): enable the vertex cache
+        pub const VC_ENABLE: FieldSpec = FieldSpec::rw("VC_ENABLE", 0, 1);
+        /// `EXPORT_SRC_C` (bits 1:1): export source C
+        pub const EXPORT_SRC_C: FieldSpec = FieldSpec::rw("EXPORT_SRC_C", 1, 1);
+        /// `CS_PRIO` (bits 19:18): compute priority
+        pub const CS_PRIO: FieldSpec = FieldSpec::rw("CS_PRIO", 18, 2);
+        /// `LS_PRIO` (bits 21:20): LS priority
+        pub const LS_PRIO: FieldSpec = FieldSpec::rw("LS_PRIO", 20, 2);
+        /// `HS_PRIO` (bits 23:22): HS priority
+        pub const HS_PRIO: FieldSpec = FieldSpec::rw("HS_PRIO", 22, 2);
+        /// `PS_PRIO` (bits 25:24): PS priority
+        pub const PS_PRIO: FieldSpec = FieldSpec::rw("PS_PRIO", 24, 2);
+        /// `VS_PRIO` (bits 27:26): VS priority
+        pub const VS_PRIO: FieldSpec = FieldSpec::rw("VS_PRIO", 26, 2);
+        /// `GS_PRIO` (bits 29:28): GS priority
+        pub const GS_PRIO: FieldSpec = FieldSpec::rw("GS_PRIO", 28, 2);
+        /// `ES_PRIO` (bits 31:30): ES priority
+        pub const ES_PRIO: FieldSpec = FieldSpec::rw("ES_PRIO", 30, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::VC_ENABLE, Self::EXPORT_SRC_C, Self::CS_PRIO, Self::LS_PRIO, Self::HS_PRIO, Self::PS_PRIO, Self::VS_PRIO, Self::GS_PRIO, Self::ES_PRIO];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`VC_ENABLE`](Self::VC_ENABLE).
+        #[inline]
+        pub const fn vc_enable(self) -> bool { Self::VC_ENABLE.get(self.0) != 0 }
+        /// Set [`VC_ENABLE`](Self::VC_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_vc_enable(self, value: bool) -> Self { Self(Self::VC_ENABLE.set(self.0, value as u32)) }
+        /// [`EXPORT_SRC_C`](Self::EXPORT_SRC_C).
+        #[inline]
+        pub const fn export_src_c(self) -> bool { Self::EXPORT_SRC_C.get(self.0) != 0 }
+        /// Set [`EXPORT_SRC_C`](Self::EXPORT_SRC_C).
+        #[must_use]
+        #[inline]
+        pub const fn with_export_src_c(self, value: bool) -> Self { Self(Self::EXPORT_SRC_C.set(self.0, value as u32)) }
+        /// [`CS_PRIO`](Self::CS_PRIO).
+        #[inline]
+        pub const fn cs_prio(self) -> u8 { Self::CS_PRIO.get(self.0) as u8 }
+        /// Set [`CS_PRIO`](Self::CS_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_cs_prio`](Self::try_with_cs_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_cs_prio(self, value: u8) -> Self { Self(Self::CS_PRIO.set(self.0, value as u32)) }
+        /// Set [`CS_PRIO`](Self::CS_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_cs_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::CS_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`LS_PRIO`](Self::LS_PRIO).
+        #[inline]
+        pub const fn ls_prio(self) -> u8 { Self::LS_PRIO.get(self.0) as u8 }
+        /// Set [`LS_PRIO`](Self::LS_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_ls_prio`](Self::try_with_ls_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ls_prio(self, value: u8) -> Self { Self(Self::LS_PRIO.set(self.0, value as u32)) }
+        /// Set [`LS_PRIO`](Self::LS_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_ls_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::LS_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`HS_PRIO`](Self::HS_PRIO).
+        #[inline]
+        pub const fn hs_prio(self) -> u8 { Self::HS_PRIO.get(self.0) as u8 }
+        /// Set [`HS_PRIO`](Self::HS_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_hs_prio`](Self::try_with_hs_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_hs_prio(self, value: u8) -> Self { Self(Self::HS_PRIO.set(self.0, value as u32)) }
+        /// Set [`HS_PRIO`](Self::HS_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_hs_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::HS_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`PS_PRIO`](Self::PS_PRIO).
+        #[inline]
+        pub const fn ps_prio(self) -> u8 { Self::PS_PRIO.get(self.0) as u8 }
+        /// Set [`PS_PRIO`](Self::PS_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_ps_prio`](Self::try_with_ps_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ps_prio(self, value: u8) -> Self { Self(Self::PS_PRIO.set(self.0, value as u32)) }
+        /// Set [`PS_PRIO`](Self::PS_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_ps_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::PS_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`VS_PRIO`](Self::VS_PRIO).
+        #[inline]
+        pub const fn vs_prio(self) -> u8 { Self::VS_PRIO.get(self.0) as u8 }
+        /// Set [`VS_PRIO`](Self::VS_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_vs_prio`](Self::try_with_vs_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_vs_prio(self, value: u8) -> Self { Self(Self::VS_PRIO.set(self.0, value as u32)) }
+        /// Set [`VS_PRIO`](Self::VS_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_vs_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::VS_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`GS_PRIO`](Self::GS_PRIO).
+        #[inline]
+        pub const fn gs_prio(self) -> u8 { Self::GS_PRIO.get(self.0) as u8 }
+        /// Set [`GS_PRIO`](Self::GS_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_gs_prio`](Self::try_with_gs_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_gs_prio(self, value: u8) -> Self { Self(Self::GS_PRIO.set(self.0, value as u32)) }
+        /// Set [`GS_PRIO`](Self::GS_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_gs_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::GS_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`ES_PRIO`](Self::ES_PRIO).
+        #[inline]
+        pub const fn es_prio(self) -> u8 { Self::ES_PRIO.get(self.0) as u8 }
+        /// Set [`ES_PRIO`](Self::ES_PRIO); bits of `value` above its 2 bits are dropped ([`try_with_es_prio`](Self::try_with_es_prio) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_es_prio(self, value: u8) -> Self { Self(Self::ES_PRIO.set(self.0, value as u32)) }
+        /// Set [`ES_PRIO`](Self::ES_PRIO), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_es_prio(self, value: u8) -> Result<Self, FieldOverflow> { match Self::ES_PRIO.try_set("SQ_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_GPR_RESOURCE_MGMT_1`: GPR split: PS, VS, clause temporaries
+    ///
+    /// Offset 0x8c04; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_GPR_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_GPR_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN: "SQ_GPR_RESOURCE_MGMT_1" in "SQ" (Absolute, false) at 0x8c04, true true scalar, mask 0xf0ff_00ff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute)");
+    impl SQ_GPR_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `NUM_PS_GPRS` (bits 7:0): PS GPRs
+        pub const NUM_PS_GPRS: FieldSpec = FieldSpec::rw("NUM_PS_GPRS", 0, 8);
+        /// `NUM_VS_GPRS` (bits 23:16): VS GPRs
+        pub const NUM_VS_GPRS: FieldSpec = FieldSpec::rw("NUM_VS_GPRS", 16, 8);
+        /// `NUM_CLAUSE_TEMP_GPRS` (bits 31:28): clause temporaries
+        pub const NUM_CLAUSE_TEMP_GPRS: FieldSpec = FieldSpec::rw("NUM_CLAUSE_TEMP_GPRS", 28, 4);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::NUM_PS_GPRS, Self::NUM_VS_GPRS, Self::NUM_CLAUSE_TEMP_GPRS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`NUM_PS_GPRS`](Self::NUM_PS_GPRS).
+        #[inline]
+        pub const fn num_ps_gprs(self) -> u8 { Self::NUM_PS_GPRS.get(self.0) as u8 }
+        /// Set [`NUM_PS_GPRS`](Self::NUM_PS_GPRS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_ps_gprs(self, value: u8) -> Self { Self(Self::NUM_PS_GPRS.set(self.0, value as u32)) }
+        /// [`NUM_VS_GPRS`](Self::NUM_VS_GPRS).
+        #[inline]
+        pub const fn num_vs_gprs(self) -> u8 { Self::NUM_VS_GPRS.get(self.0) as u8 }
+        /// Set [`NUM_VS_GPRS`](Self::NUM_VS_GPRS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_vs_gprs(self, value: u8) -> Self { Self(Self::NUM_VS_GPRS.set(self.0, value as u32)) }
+        /// [`NUM_CLAUSE_TEMP_GPRS`](Self::NUM_CLAUSE_TEMP_GPRS).
+        #[inline]
+        pub const fn num_clause_temp_gprs(self) -> u8 { Self::NUM_CLAUSE_TEMP_GPRS.get(self.0) as u8 }
+        /// Set [`NUM_CLAUSE_TEMP_GPRS`](Self::NUM_CLAUSE_TEMP_GPRS); bits of `value` above its 4 bits are dropped ([`try_with_num_clause_temp_gprs`](Self::try_with_num_clause_temp_gprs) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_clause_temp_gprs(self, value: u8) -> Self { Self(Self::NUM_CLAUSE_TEMP_GPRS.set(self.0, value as u32)) }
+        /// Set [`NUM_CLAUSE_TEMP_GPRS`](Self::NUM_CLAUSE_TEMP_GPRS), or fail if `value` does not fit its 4 bits.
+        #[inline]
+        pub const fn try_with_num_clause_temp_gprs(self, value: u8) -> Result<Self, FieldOverflow> { match Self::NUM_CLAUSE_TEMP_GPRS.try_set("SQ_GPR_RESOURCE_MGMT_1", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_GPR_RESOURCE_MGMT_3`: GPR split: HS, LS
+    ///
+    /// Offset 0x8c0c; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_GPR_RESOURCE_MGMT_3_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_GPR_RESOURCE_MGMT_3_CYPRESS_UNTIL_CAYMAN: "SQ_GPR_RESOURCE_MGMT_3" in "SQ" (Absolute, false) at 0x8c0c, true true scalar, mask 0x00ff_00ff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute)");
+    impl SQ_GPR_RESOURCE_MGMT_3_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `NUM_HS_GPRS` (bits 7:0): HS GPRs
+        pub const NUM_HS_GPRS: FieldSpec = FieldSpec::rw("NUM_HS_GPRS", 0, 8);
+        /// `NUM_LS_GPRS` (bits 23:16): LS/CS GPRs
+        pub const NUM_LS_GPRS: FieldSpec = FieldSpec::rw("NUM_LS_GPRS", 16, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::NUM_HS_GPRS, Self::NUM_LS_GPRS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`NUM_HS_GPRS`](Self::NUM_HS_GPRS).
+        #[inline]
+        pub const fn num_hs_gprs(self) -> u8 { Self::NUM_HS_GPRS.get(self.0) as u8 }
+        /// Set [`NUM_HS_GPRS`](Self::NUM_HS_GPRS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_hs_gprs(self, value: u8) -> Self { Self(Self::NUM_HS_GPRS.set(self.0, value as u32)) }
+        /// [`NUM_LS_GPRS`](Self::NUM_LS_GPRS).
+        #[inline]
+        pub const fn num_ls_gprs(self) -> u8 { Self::NUM_LS_GPRS.get(self.0) as u8 }
+        /// Set [`NUM_LS_GPRS`](Self::NUM_LS_GPRS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_ls_gprs(self, value: u8) -> Self { Self(Self::NUM_LS_GPRS.set(self.0, value as u32)) }
+    }
+    /// `SQ_THREAD_RESOURCE_MGMT`: Thread split: PS, VS, GS, ES
+    ///
+    /// Offset 0x8c18; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_THREAD_RESOURCE_MGMT_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_THREAD_RESOURCE_MGMT_CYPRESS_UNTIL_CAYMAN: "SQ_THREAD_RESOURCE_MGMT" in "SQ" (Absolute, false) at 0x8c18, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute)");
+    impl SQ_THREAD_RESOURCE_MGMT_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `NUM_PS_THREADS` (bits 7:0): PS threads
+        pub const NUM_PS_THREADS: FieldSpec = FieldSpec::rw("NUM_PS_THREADS", 0, 8);
+        /// `NUM_VS_THREADS` (bits 15:8): VS threads
+        pub const NUM_VS_THREADS: FieldSpec = FieldSpec::rw("NUM_VS_THREADS", 8, 8);
+        /// `NUM_GS_THREADS` (bits 23:16): GS threads
+        pub const NUM_GS_THREADS: FieldSpec = FieldSpec::rw("NUM_GS_THREADS", 16, 8);
+        /// `NUM_ES_THREADS` (bits 31:24): ES threads
+        pub const NUM_ES_THREADS: FieldSpec = FieldSpec::rw("NUM_ES_THREADS", 24, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::NUM_PS_THREADS, Self::NUM_VS_THREADS, Self::NUM_GS_THREADS, Self::NUM_ES_THREADS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`NUM_PS_THREADS`](Self::NUM_PS_THREADS).
+        #[inline]
+        pub const fn num_ps_threads(self) -> u8 { Self::NUM_PS_THREADS.get(self.0) as u8 }
+        /// Set [`NUM_PS_THREADS`](Self::NUM_PS_THREADS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_ps_threads(self, value: u8) -> Self { Self(Self::NUM_PS_THREADS.set(self.0, value as u32)) }
+        /// [`NUM_VS_THREADS`](Self::NUM_VS_THREADS).
+        #[inline]
+        pub const fn num_vs_threads(self) -> u8 { Self::NUM_VS_THREADS.get(self.0) as u8 }
+        /// Set [`NUM_VS_THREADS`](Self::NUM_VS_THREADS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_vs_threads(self, value: u8) -> Self { Self(Self::NUM_VS_THREADS.set(self.0, value as u32)) }
+        /// [`NUM_GS_THREADS`](Self::NUM_GS_THREADS).
+        #[inline]
+        pub const fn num_gs_threads(self) -> u8 { Self::NUM_GS_THREADS.get(self.0) as u8 }
+        /// Set [`NUM_GS_THREADS`](Self::NUM_GS_THREADS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_gs_threads(self, value: u8) -> Self { Self(Self::NUM_GS_THREADS.set(self.0, value as u32)) }
+        /// [`NUM_ES_THREADS`](Self::NUM_ES_THREADS).
+        #[inline]
+        pub const fn num_es_threads(self) -> u8 { Self::NUM_ES_THREADS.get(self.0) as u8 }
+        /// Set [`NUM_ES_THREADS`](Self::NUM_ES_THREADS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_es_threads(self, value: u8) -> Self { Self(Self::NUM_ES_THREADS.set(self.0, value as u32)) }
+    }
     /// `SQ_THREAD_RESOURCE_MGMT_2`: Thread allocation for the HS and LS (compute) stages
     ///
     /// Offset 0x8c1c; 32-bit, read/write.
@@ -3235,6 +4552,98 @@ pub mod sq {
         #[must_use]
         #[inline]
         pub const fn with_num_ls_threads(self, value: u8) -> Self { Self(Self::NUM_LS_THREADS.set(self.0, value as u32)) }
+    }
+    /// `SQ_STACK_RESOURCE_MGMT_1`: Stack split: PS, VS
+    ///
+    /// Offset 0x8c20; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_STACK_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_STACK_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN: "SQ_STACK_RESOURCE_MGMT_1" in "SQ" (Absolute, false) at 0x8c20, true true scalar, mask 0x0fff_0fff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute)");
+    impl SQ_STACK_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `NUM_PS_STACK_ENTRIES` (bits 11:0): PS stack entries
+        pub const NUM_PS_STACK_ENTRIES: FieldSpec = FieldSpec::rw("NUM_PS_STACK_ENTRIES", 0, 12);
+        /// `NUM_VS_STACK_ENTRIES` (bits 27:16): VS stack entries
+        pub const NUM_VS_STACK_ENTRIES: FieldSpec = FieldSpec::rw("NUM_VS_STACK_ENTRIES", 16, 12);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::NUM_PS_STACK_ENTRIES, Self::NUM_VS_STACK_ENTRIES];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`NUM_PS_STACK_ENTRIES`](Self::NUM_PS_STACK_ENTRIES).
+        #[inline]
+        pub const fn num_ps_stack_entries(self) -> u16 { Self::NUM_PS_STACK_ENTRIES.get(self.0) as u16 }
+        /// Set [`NUM_PS_STACK_ENTRIES`](Self::NUM_PS_STACK_ENTRIES); bits of `value` above its 12 bits are dropped ([`try_with_num_ps_stack_entries`](Self::try_with_num_ps_stack_entries) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_ps_stack_entries(self, value: u16) -> Self { Self(Self::NUM_PS_STACK_ENTRIES.set(self.0, value as u32)) }
+        /// Set [`NUM_PS_STACK_ENTRIES`](Self::NUM_PS_STACK_ENTRIES), or fail if `value` does not fit its 12 bits.
+        #[inline]
+        pub const fn try_with_num_ps_stack_entries(self, value: u16) -> Result<Self, FieldOverflow> { match Self::NUM_PS_STACK_ENTRIES.try_set("SQ_STACK_RESOURCE_MGMT_1", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`NUM_VS_STACK_ENTRIES`](Self::NUM_VS_STACK_ENTRIES).
+        #[inline]
+        pub const fn num_vs_stack_entries(self) -> u16 { Self::NUM_VS_STACK_ENTRIES.get(self.0) as u16 }
+        /// Set [`NUM_VS_STACK_ENTRIES`](Self::NUM_VS_STACK_ENTRIES); bits of `value` above its 12 bits are dropped ([`try_with_num_vs_stack_entries`](Self::try_with_num_vs_stack_entries) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_vs_stack_entries(self, value: u16) -> Self { Self(Self::NUM_VS_STACK_ENTRIES.set(self.0, value as u32)) }
+        /// Set [`NUM_VS_STACK_ENTRIES`](Self::NUM_VS_STACK_ENTRIES), or fail if `value` does not fit its 12 bits.
+        #[inline]
+        pub const fn try_with_num_vs_stack_entries(self, value: u16) -> Result<Self, FieldOverflow> { match Self::NUM_VS_STACK_ENTRIES.try_set("SQ_STACK_RESOURCE_MGMT_1", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_STACK_RESOURCE_MGMT_2`: Stack split: GS, ES
+    ///
+    /// Offset 0x8c24; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_STACK_RESOURCE_MGMT_2_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_STACK_RESOURCE_MGMT_2_CYPRESS_UNTIL_CAYMAN: "SQ_STACK_RESOURCE_MGMT_2" in "SQ" (Absolute, false) at 0x8c24, true true scalar, mask 0x0fff_0fff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Linux radeon evergreend.h, evergreen.c evergreen_gpu_init; context: amd-evergreen-cayman-acceleration §3.2 (SQ resources for compute)");
+    impl SQ_STACK_RESOURCE_MGMT_2_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `NUM_GS_STACK_ENTRIES` (bits 11:0): GS stack entries
+        pub const NUM_GS_STACK_ENTRIES: FieldSpec = FieldSpec::rw("NUM_GS_STACK_ENTRIES", 0, 12);
+        /// `NUM_ES_STACK_ENTRIES` (bits 27:16): ES stack entries
+        pub const NUM_ES_STACK_ENTRIES: FieldSpec = FieldSpec::rw("NUM_ES_STACK_ENTRIES", 16, 12);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::NUM_GS_STACK_ENTRIES, Self::NUM_ES_STACK_ENTRIES];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`NUM_GS_STACK_ENTRIES`](Self::NUM_GS_STACK_ENTRIES).
+        #[inline]
+        pub const fn num_gs_stack_entries(self) -> u16 { Self::NUM_GS_STACK_ENTRIES.get(self.0) as u16 }
+        /// Set [`NUM_GS_STACK_ENTRIES`](Self::NUM_GS_STACK_ENTRIES); bits of `value` above its 12 bits are dropped ([`try_with_num_gs_stack_entries`](Self::try_with_num_gs_stack_entries) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_gs_stack_entries(self, value: u16) -> Self { Self(Self::NUM_GS_STACK_ENTRIES.set(self.0, value as u32)) }
+        /// Set [`NUM_GS_STACK_ENTRIES`](Self::NUM_GS_STACK_ENTRIES), or fail if `value` does not fit its 12 bits.
+        #[inline]
+        pub const fn try_with_num_gs_stack_entries(self, value: u16) -> Result<Self, FieldOverflow> { match Self::NUM_GS_STACK_ENTRIES.try_set("SQ_STACK_RESOURCE_MGMT_2", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`NUM_ES_STACK_ENTRIES`](Self::NUM_ES_STACK_ENTRIES).
+        #[inline]
+        pub const fn num_es_stack_entries(self) -> u16 { Self::NUM_ES_STACK_ENTRIES.get(self.0) as u16 }
+        /// Set [`NUM_ES_STACK_ENTRIES`](Self::NUM_ES_STACK_ENTRIES); bits of `value` above its 12 bits are dropped ([`try_with_num_es_stack_entries`](Self::try_with_num_es_stack_entries) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_es_stack_entries(self, value: u16) -> Self { Self(Self::NUM_ES_STACK_ENTRIES.set(self.0, value as u32)) }
+        /// Set [`NUM_ES_STACK_ENTRIES`](Self::NUM_ES_STACK_ENTRIES), or fail if `value` does not fit its 12 bits.
+        #[inline]
+        pub const fn try_with_num_es_stack_entries(self, value: u16) -> Result<Self, FieldOverflow> { match Self::NUM_ES_STACK_ENTRIES.try_set("SQ_STACK_RESOURCE_MGMT_2", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `SQ_STACK_RESOURCE_MGMT_3`: Stack allocation for the HS and LS (compute) stages
     ///
@@ -3380,6 +4789,37 @@ pub mod sq {
         #[inline]
         pub const fn with_num_ls_lds(self, value: u16) -> Self { Self(Self::NUM_LS_LDS.set(self.0, value as u32)) }
     }
+    /// `SQ_DYN_GPR_RESOURCE_LIMIT_1`: Dynamic GPR limits per stage (Mesa sets 0x1E in every 5-bit field for compute)
+    ///
+    /// Offset 0x28838; 32-bit, read/write.
+    /// Chipsets: `CYPRESS:CAYMAN` (`Register::CHIPSETS`).
+    /// Source: Mesa r600 evergreend.h, evergreen_compute.c; context: amd-evergreen-cayman-acceleration §3.2.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_DYN_GPR_RESOURCE_LIMIT_1_CYPRESS_UNTIL_CAYMAN(u32);
+    register!(SQ_DYN_GPR_RESOURCE_LIMIT_1_CYPRESS_UNTIL_CAYMAN: "SQ_DYN_GPR_RESOURCE_LIMIT_1" in "SQ" (Absolute, false) at 0x28838, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::CYPRESS, end: Some(Chipset::CAYMAN) }]), source "Mesa r600 evergreend.h, evergreen_compute.c; context: amd-evergreen-cayman-acceleration §3.2");
+    impl SQ_DYN_GPR_RESOURCE_LIMIT_1_CYPRESS_UNTIL_CAYMAN {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SQ_DYN_GPR_RESOURCE_LIMIT_1` (bits 31:0): The whole register.
+        pub const SQ_DYN_GPR_RESOURCE_LIMIT_1: FieldSpec = FieldSpec::rw("SQ_DYN_GPR_RESOURCE_LIMIT_1", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SQ_DYN_GPR_RESOURCE_LIMIT_1];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SQ_DYN_GPR_RESOURCE_LIMIT_1`](Self::SQ_DYN_GPR_RESOURCE_LIMIT_1).
+        #[inline]
+        pub const fn sq_dyn_gpr_resource_limit_1(self) -> u32 { Self::SQ_DYN_GPR_RESOURCE_LIMIT_1.get(self.0) }
+        /// Set [`SQ_DYN_GPR_RESOURCE_LIMIT_1`](Self::SQ_DYN_GPR_RESOURCE_LIMIT_1).
+        #[must_use]
+        #[inline]
+        pub const fn with_sq_dyn_gpr_resource_limit_1(self, value: u32) -> Self { Self(Self::SQ_DYN_GPR_RESOURCE_LIMIT_1.set(self.0, value)) }
+    }
     /// `SQ_PGM_EXPORTS_PS`: Pixel-shader export mode
     ///
     /// Offset 0x2884c; 32-bit, read/write.
@@ -3412,6 +4852,114 @@ pub mod sq {
         /// Set [`EXPORT_MODE`](Self::EXPORT_MODE), or fail if `value` does not fit its 5 bits.
         #[inline]
         pub const fn try_with_export_mode(self, value: u8) -> Result<Self, FieldOverflow> { match Self::EXPORT_MODE.try_set("SQ_PGM_EXPORTS_PS", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_PGM_START_LS`: LS/CS program start, address >> 8
+    ///
+    /// Offset 0x288d0; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.1 (SQ_PGM_*); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_PGM_START_LS(u32);
+    register!(SQ_PGM_START_LS: "SQ_PGM_START_LS" in "SQ" (Absolute, false) at 0x288d0, true true scalar, mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.1 (SQ_PGM_*); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl SQ_PGM_START_LS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `PGM_START` (bits 31:0): bus address of the program, bits 39:8
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
+        pub const PGM_START: FieldSpec = FieldSpec::rw("PGM_START", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PGM_START];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`PGM_START`](Self::PGM_START).
+        #[inline]
+        pub const fn pgm_start(self) -> BusAddress { Self::PGM_START.get_address(self.0, 8) }
+        /// Set [`PGM_START`](Self::PGM_START) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_pgm_start(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::PGM_START.set_address("SQ_PGM_START_LS", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_PGM_RESOURCES_LS`: LS/CS program resources: GPRs, stack, clamp
+    ///
+    /// Offset 0x288d4; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.1 (SQ_PGM_*); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_PGM_RESOURCES_LS(u32);
+    register!(SQ_PGM_RESOURCES_LS: "SQ_PGM_RESOURCES_LS" in "SQ" (Absolute, false) at 0x288d4, true true scalar, mask 0x0020_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.1 (SQ_PGM_*); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl SQ_PGM_RESOURCES_LS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `NUM_GPRS` (bits 7:0): GPRs per thread
+        pub const NUM_GPRS: FieldSpec = FieldSpec::rw("NUM_GPRS", 0, 8);
+        /// `STACK_SIZE` (bits 15:8): stack entries
+        pub const STACK_SIZE: FieldSpec = FieldSpec::rw("STACK_SIZE", 8, 8);
+        /// `DX10_CLAMP` (bits 21:21): DX10 NaN clamp
+        pub const DX10_CLAMP: FieldSpec = FieldSpec::rw("DX10_CLAMP", 21, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::NUM_GPRS, Self::STACK_SIZE, Self::DX10_CLAMP];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`NUM_GPRS`](Self::NUM_GPRS).
+        #[inline]
+        pub const fn num_gprs(self) -> u8 { Self::NUM_GPRS.get(self.0) as u8 }
+        /// Set [`NUM_GPRS`](Self::NUM_GPRS).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_gprs(self, value: u8) -> Self { Self(Self::NUM_GPRS.set(self.0, value as u32)) }
+        /// [`STACK_SIZE`](Self::STACK_SIZE).
+        #[inline]
+        pub const fn stack_size(self) -> u8 { Self::STACK_SIZE.get(self.0) as u8 }
+        /// Set [`STACK_SIZE`](Self::STACK_SIZE).
+        #[must_use]
+        #[inline]
+        pub const fn with_stack_size(self, value: u8) -> Self { Self(Self::STACK_SIZE.set(self.0, value as u32)) }
+        /// [`DX10_CLAMP`](Self::DX10_CLAMP).
+        #[inline]
+        pub const fn dx10_clamp(self) -> bool { Self::DX10_CLAMP.get(self.0) != 0 }
+        /// Set [`DX10_CLAMP`](Self::DX10_CLAMP).
+        #[must_use]
+        #[inline]
+        pub const fn with_dx10_clamp(self, value: bool) -> Self { Self(Self::DX10_CLAMP.set(self.0, value as u32)) }
+    }
+    /// `SQ_PGM_RESOURCES_2_LS`: LS/CS program resources, second word
+    ///
+    /// Offset 0x288d8; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.1 (SQ_PGM_*); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_PGM_RESOURCES_2_LS(u32);
+    register!(SQ_PGM_RESOURCES_2_LS: "SQ_PGM_RESOURCES_2_LS" in "SQ" (Absolute, false) at 0x288d8, true true scalar, mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.1 (SQ_PGM_*); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl SQ_PGM_RESOURCES_2_LS {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SQ_PGM_RESOURCES_2_LS` (bits 31:0): The whole register.
+        pub const SQ_PGM_RESOURCES_2_LS: FieldSpec = FieldSpec::rw("SQ_PGM_RESOURCES_2_LS", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SQ_PGM_RESOURCES_2_LS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SQ_PGM_RESOURCES_2_LS`](Self::SQ_PGM_RESOURCES_2_LS).
+        #[inline]
+        pub const fn sq_pgm_resources_2_ls(self) -> u32 { Self::SQ_PGM_RESOURCES_2_LS.get(self.0) }
+        /// Set [`SQ_PGM_RESOURCES_2_LS`](Self::SQ_PGM_RESOURCES_2_LS).
+        #[must_use]
+        #[inline]
+        pub const fn with_sq_pgm_resources_2_ls(self, value: u32) -> Self { Self(Self::SQ_PGM_RESOURCES_2_LS.set(self.0, value)) }
     }
     /// `SQ_LDS_ALLOC`: LDS allocation per thread group (SIZE) and HS wave count
     ///
@@ -3472,6 +5020,372 @@ pub mod sq {
         #[must_use]
         #[inline]
         pub const fn with_sq_lds_alloc_ps(self, value: u32) -> Self { Self(Self::SQ_LDS_ALLOC_PS.set(self.0, value)) }
+    }
+    /// `SQ_ALU_CONST_CACHE_LS_0`: LS/CS constant buffer n base, address >> 8; array of 16
+    ///
+    /// Offset 0x28f40, 16 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §3.1 (constant buffers are compute inputs); offset: Linux radeon evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_ALU_CONST_CACHE_LS_0(u32);
+    register!(SQ_ALU_CONST_CACHE_LS_0: "SQ_ALU_CONST_CACHE_LS_0" in "SQ" (Absolute, false) at 0x28f40, true true array(16, 4), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §3.1 (constant buffers are compute inputs); offset: Linux radeon evergreend.h");
+    impl SQ_ALU_CONST_CACHE_LS_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `BASE` (bits 31:0): bus address of the constant buffer, bits 39:8
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
+        pub const BASE: FieldSpec = FieldSpec::rw("BASE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::BASE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`BASE`](Self::BASE).
+        #[inline]
+        pub const fn base(self) -> BusAddress { Self::BASE.get_address(self.0, 8) }
+        /// Set [`BASE`](Self::BASE) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_base(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::BASE.set_address("SQ_ALU_CONST_CACHE_LS_0", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_ALU_CONST_BUFFER_SIZE_LS_0`: LS/CS constant buffer n size in 256-byte units; array of 16
+    ///
+    /// Offset 0x28fc0, 16 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.1 (SQ_ALU_CONST_BUFFER_SIZE_*); offset: Linux radeon evergreend.h; Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_ALU_CONST_BUFFER_SIZE_LS_0(u32);
+    register!(SQ_ALU_CONST_BUFFER_SIZE_LS_0: "SQ_ALU_CONST_BUFFER_SIZE_LS_0" in "SQ" (Absolute, false) at 0x28fc0, true true array(16, 4), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.1 (SQ_ALU_CONST_BUFFER_SIZE_*); offset: Linux radeon evergreend.h; Mesa r600 evergreend.h");
+    impl SQ_ALU_CONST_BUFFER_SIZE_LS_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SQ_ALU_CONST_BUFFER_SIZE_LS_0` (bits 31:0): The whole register.
+        pub const SQ_ALU_CONST_BUFFER_SIZE_LS_0: FieldSpec = FieldSpec::rw("SQ_ALU_CONST_BUFFER_SIZE_LS_0", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SQ_ALU_CONST_BUFFER_SIZE_LS_0];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SQ_ALU_CONST_BUFFER_SIZE_LS_0`](Self::SQ_ALU_CONST_BUFFER_SIZE_LS_0).
+        #[inline]
+        pub const fn sq_alu_const_buffer_size_ls_0(self) -> u32 { Self::SQ_ALU_CONST_BUFFER_SIZE_LS_0.get(self.0) }
+        /// Set [`SQ_ALU_CONST_BUFFER_SIZE_LS_0`](Self::SQ_ALU_CONST_BUFFER_SIZE_LS_0).
+        #[must_use]
+        #[inline]
+        pub const fn with_sq_alu_const_buffer_size_ls_0(self, value: u32) -> Self { Self(Self::SQ_ALU_CONST_BUFFER_SIZE_LS_0.set(self.0, value)) }
+    }
+    /// `SQ_VTX_CONSTANT_WORD0_0`: Buffer resource n word 0: base address bits 31:0; array of 1024 resources, 32 bytes apart
+    ///
+    /// Offset 0x30000, 1024 instances 0x20 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_VTX_CONSTANT_WORD0_0(u32);
+    register!(SQ_VTX_CONSTANT_WORD0_0: "SQ_VTX_CONSTANT_WORD0_0" in "SQ" (Absolute, false) at 0x30000, true true array(1024, 0x20), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*)");
+    impl SQ_VTX_CONSTANT_WORD0_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `BASE_ADDRESS` (bits 31:0): bus address of the buffer, bits 31:0
+        /// Holds a bus address from bit 0 up (reach 0x100000000).
+        pub const BASE_ADDRESS: FieldSpec = FieldSpec::rw("BASE_ADDRESS", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::BASE_ADDRESS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`BASE_ADDRESS`](Self::BASE_ADDRESS).
+        #[inline]
+        pub const fn base_address(self) -> BusAddress { Self::BASE_ADDRESS.get_address(self.0, 0) }
+        /// Set [`BASE_ADDRESS`](Self::BASE_ADDRESS) to `address`, or fail if it is not a multiple of 1 or not below 0x100000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_base_address(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::BASE_ADDRESS.set_address("SQ_VTX_CONSTANT_WORD0_0", self.0, address, 0) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_VTX_CONSTANT_WORD1_0`: Buffer resource n word 1: size in bytes minus 1
+    ///
+    /// Offset 0x30004, 1024 instances 0x20 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_VTX_CONSTANT_WORD1_0(u32);
+    register!(SQ_VTX_CONSTANT_WORD1_0: "SQ_VTX_CONSTANT_WORD1_0" in "SQ" (Absolute, false) at 0x30004, true true array(1024, 0x20), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*)");
+    impl SQ_VTX_CONSTANT_WORD1_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SQ_VTX_CONSTANT_WORD1_0` (bits 31:0): The whole register.
+        pub const SQ_VTX_CONSTANT_WORD1_0: FieldSpec = FieldSpec::rw("SQ_VTX_CONSTANT_WORD1_0", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SQ_VTX_CONSTANT_WORD1_0];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SQ_VTX_CONSTANT_WORD1_0`](Self::SQ_VTX_CONSTANT_WORD1_0).
+        #[inline]
+        pub const fn sq_vtx_constant_word1_0(self) -> u32 { Self::SQ_VTX_CONSTANT_WORD1_0.get(self.0) }
+        /// Set [`SQ_VTX_CONSTANT_WORD1_0`](Self::SQ_VTX_CONSTANT_WORD1_0).
+        #[must_use]
+        #[inline]
+        pub const fn with_sq_vtx_constant_word1_0(self, value: u32) -> Self { Self(Self::SQ_VTX_CONSTANT_WORD1_0.set(self.0, value)) }
+    }
+    /// `SQ_VTX_CONSTANT_WORD2_0`: Buffer resource n word 2: high address, stride, format
+    ///
+    /// Offset 0x30008, 1024 instances 0x20 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_VTX_CONSTANT_WORD2_0(u32);
+    register!(SQ_VTX_CONSTANT_WORD2_0: "SQ_VTX_CONSTANT_WORD2_0" in "SQ" (Absolute, false) at 0x30008, true true array(1024, 0x20), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*)");
+    impl SQ_VTX_CONSTANT_WORD2_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `BASE_ADDRESS_HI` (bits 7:0): bus address of the buffer, bits 39:32
+        /// Holds a bus address from bit 32 up (reach 0x10000000000).
+        pub const BASE_ADDRESS_HI: FieldSpec = FieldSpec::rw("BASE_ADDRESS_HI", 0, 8);
+        /// `STRIDE` (bits 18:8): bytes per element
+        pub const STRIDE_FIELD: FieldSpec = FieldSpec::rw("STRIDE", 8, 11);
+        /// `CLAMP_X` (bits 19:19): clamp out-of-range indices
+        pub const CLAMP_X: FieldSpec = FieldSpec::rw("CLAMP_X", 19, 1);
+        /// `DATA_FORMAT` (bits 25:20): element format
+        pub const DATA_FORMAT: FieldSpec = FieldSpec::rw("DATA_FORMAT", 20, 6);
+        /// `NUM_FORMAT_ALL` (bits 27:26): number format
+        pub const NUM_FORMAT_ALL: FieldSpec = FieldSpec::rw("NUM_FORMAT_ALL", 26, 2);
+        /// `FORMAT_COMP_ALL` (bits 28:28): signed components
+        pub const FORMAT_COMP_ALL: FieldSpec = FieldSpec::rw("FORMAT_COMP_ALL", 28, 1);
+        /// `SRF_MODE_ALL` (bits 29:29): scaled/unscaled
+        pub const SRF_MODE_ALL: FieldSpec = FieldSpec::rw("SRF_MODE_ALL", 29, 1);
+        /// `ENDIAN_SWAP` (bits 31:30): byte swap
+        pub const ENDIAN_SWAP: FieldSpec = FieldSpec::rw("ENDIAN_SWAP", 30, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::BASE_ADDRESS_HI, Self::STRIDE_FIELD, Self::CLAMP_X, Self::DATA_FORMAT, Self::NUM_FORMAT_ALL, Self::FORMAT_COMP_ALL, Self::SRF_MODE_ALL, Self::ENDIAN_SWAP];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// The bus address in [`BASE_ADDRESS_HI`](Self::BASE_ADDRESS_HI).
+        #[inline]
+        pub const fn base_address_hi(self) -> BusAddress { Self::BASE_ADDRESS_HI.get_address(self.0, 32) }
+        /// Set [`BASE_ADDRESS_HI`](Self::BASE_ADDRESS_HI) to `address`, or fail if it is not a multiple of 4294967296 or not below 0x10000000000 (nothing is truncated).
+        #[inline]
+        pub const fn try_with_base_address_hi(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::BASE_ADDRESS_HI.set_address("SQ_VTX_CONSTANT_WORD2_0", self.0, address, 32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`STRIDE`](Self::STRIDE_FIELD).
+        #[inline]
+        pub const fn stride(self) -> u16 { Self::STRIDE_FIELD.get(self.0) as u16 }
+        /// Set [`STRIDE`](Self::STRIDE_FIELD); bits of `value` above its 11 bits are dropped ([`try_with_stride`](Self::try_with_stride) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_stride(self, value: u16) -> Self { Self(Self::STRIDE_FIELD.set(self.0, value as u32)) }
+        /// Set [`STRIDE`](Self::STRIDE_FIELD), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_stride(self, value: u16) -> Result<Self, FieldOverflow> { match Self::STRIDE_FIELD.try_set("SQ_VTX_CONSTANT_WORD2_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`CLAMP_X`](Self::CLAMP_X).
+        #[inline]
+        pub const fn clamp_x(self) -> bool { Self::CLAMP_X.get(self.0) != 0 }
+        /// Set [`CLAMP_X`](Self::CLAMP_X).
+        #[must_use]
+        #[inline]
+        pub const fn with_clamp_x(self, value: bool) -> Self { Self(Self::CLAMP_X.set(self.0, value as u32)) }
+        /// [`DATA_FORMAT`](Self::DATA_FORMAT).
+        #[inline]
+        pub const fn data_format(self) -> u8 { Self::DATA_FORMAT.get(self.0) as u8 }
+        /// Set [`DATA_FORMAT`](Self::DATA_FORMAT); bits of `value` above its 6 bits are dropped ([`try_with_data_format`](Self::try_with_data_format) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_data_format(self, value: u8) -> Self { Self(Self::DATA_FORMAT.set(self.0, value as u32)) }
+        /// Set [`DATA_FORMAT`](Self::DATA_FORMAT), or fail if `value` does not fit its 6 bits.
+        #[inline]
+        pub const fn try_with_data_format(self, value: u8) -> Result<Self, FieldOverflow> { match Self::DATA_FORMAT.try_set("SQ_VTX_CONSTANT_WORD2_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`NUM_FORMAT_ALL`](Self::NUM_FORMAT_ALL).
+        #[inline]
+        pub const fn num_format_all(self) -> u8 { Self::NUM_FORMAT_ALL.get(self.0) as u8 }
+        /// Set [`NUM_FORMAT_ALL`](Self::NUM_FORMAT_ALL); bits of `value` above its 2 bits are dropped ([`try_with_num_format_all`](Self::try_with_num_format_all) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_num_format_all(self, value: u8) -> Self { Self(Self::NUM_FORMAT_ALL.set(self.0, value as u32)) }
+        /// Set [`NUM_FORMAT_ALL`](Self::NUM_FORMAT_ALL), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_num_format_all(self, value: u8) -> Result<Self, FieldOverflow> { match Self::NUM_FORMAT_ALL.try_set("SQ_VTX_CONSTANT_WORD2_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`FORMAT_COMP_ALL`](Self::FORMAT_COMP_ALL).
+        #[inline]
+        pub const fn format_comp_all(self) -> bool { Self::FORMAT_COMP_ALL.get(self.0) != 0 }
+        /// Set [`FORMAT_COMP_ALL`](Self::FORMAT_COMP_ALL).
+        #[must_use]
+        #[inline]
+        pub const fn with_format_comp_all(self, value: bool) -> Self { Self(Self::FORMAT_COMP_ALL.set(self.0, value as u32)) }
+        /// [`SRF_MODE_ALL`](Self::SRF_MODE_ALL).
+        #[inline]
+        pub const fn srf_mode_all(self) -> bool { Self::SRF_MODE_ALL.get(self.0) != 0 }
+        /// Set [`SRF_MODE_ALL`](Self::SRF_MODE_ALL).
+        #[must_use]
+        #[inline]
+        pub const fn with_srf_mode_all(self, value: bool) -> Self { Self(Self::SRF_MODE_ALL.set(self.0, value as u32)) }
+        /// [`ENDIAN_SWAP`](Self::ENDIAN_SWAP).
+        #[inline]
+        pub const fn endian_swap(self) -> u8 { Self::ENDIAN_SWAP.get(self.0) as u8 }
+        /// Set [`ENDIAN_SWAP`](Self::ENDIAN_SWAP); bits of `value` above its 2 bits are dropped ([`try_with_endian_swap`](Self::try_with_endian_swap) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_endian_swap(self, value: u8) -> Self { Self(Self::ENDIAN_SWAP.set(self.0, value as u32)) }
+        /// Set [`ENDIAN_SWAP`](Self::ENDIAN_SWAP), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_endian_swap(self, value: u8) -> Result<Self, FieldOverflow> { match Self::ENDIAN_SWAP.try_set("SQ_VTX_CONSTANT_WORD2_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_VTX_CONSTANT_WORD3_0`: Buffer resource n word 3: caching and destination swizzle
+    ///
+    /// Offset 0x3000c, 1024 instances 0x20 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_VTX_CONSTANT_WORD3_0(u32);
+    register!(SQ_VTX_CONSTANT_WORD3_0: "SQ_VTX_CONSTANT_WORD3_0" in "SQ" (Absolute, false) at 0x3000c, true true array(1024, 0x20), mask 0x7ffc, reset 0, source "amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*)");
+    impl SQ_VTX_CONSTANT_WORD3_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `UNCACHED` (bits 2:2): bypass the vertex cache
+        pub const UNCACHED: FieldSpec = FieldSpec::rw("UNCACHED", 2, 1);
+        /// `DST_SEL_X` (bits 5:3): source of X
+        pub const DST_SEL_X: FieldSpec = FieldSpec::rw("DST_SEL_X", 3, 3);
+        /// `DST_SEL_Y` (bits 8:6): source of Y
+        pub const DST_SEL_Y: FieldSpec = FieldSpec::rw("DST_SEL_Y", 6, 3);
+        /// `DST_SEL_Z` (bits 11:9): source of Z
+        pub const DST_SEL_Z: FieldSpec = FieldSpec::rw("DST_SEL_Z", 9, 3);
+        /// `DST_SEL_W` (bits 14:12): source of W
+        pub const DST_SEL_W: FieldSpec = FieldSpec::rw("DST_SEL_W", 12, 3);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::UNCACHED, Self::DST_SEL_X, Self::DST_SEL_Y, Self::DST_SEL_Z, Self::DST_SEL_W];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`UNCACHED`](Self::UNCACHED).
+        #[inline]
+        pub const fn uncached(self) -> bool { Self::UNCACHED.get(self.0) != 0 }
+        /// Set [`UNCACHED`](Self::UNCACHED).
+        #[must_use]
+        #[inline]
+        pub const fn with_uncached(self, value: bool) -> Self { Self(Self::UNCACHED.set(self.0, value as u32)) }
+        /// [`DST_SEL_X`](Self::DST_SEL_X).
+        #[inline]
+        pub const fn dst_sel_x(self) -> u8 { Self::DST_SEL_X.get(self.0) as u8 }
+        /// Set [`DST_SEL_X`](Self::DST_SEL_X); bits of `value` above its 3 bits are dropped ([`try_with_dst_sel_x`](Self::try_with_dst_sel_x) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_dst_sel_x(self, value: u8) -> Self { Self(Self::DST_SEL_X.set(self.0, value as u32)) }
+        /// Set [`DST_SEL_X`](Self::DST_SEL_X), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_dst_sel_x(self, value: u8) -> Result<Self, FieldOverflow> { match Self::DST_SEL_X.try_set("SQ_VTX_CONSTANT_WORD3_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`DST_SEL_Y`](Self::DST_SEL_Y).
+        #[inline]
+        pub const fn dst_sel_y(self) -> u8 { Self::DST_SEL_Y.get(self.0) as u8 }
+        /// Set [`DST_SEL_Y`](Self::DST_SEL_Y); bits of `value` above its 3 bits are dropped ([`try_with_dst_sel_y`](Self::try_with_dst_sel_y) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_dst_sel_y(self, value: u8) -> Self { Self(Self::DST_SEL_Y.set(self.0, value as u32)) }
+        /// Set [`DST_SEL_Y`](Self::DST_SEL_Y), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_dst_sel_y(self, value: u8) -> Result<Self, FieldOverflow> { match Self::DST_SEL_Y.try_set("SQ_VTX_CONSTANT_WORD3_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`DST_SEL_Z`](Self::DST_SEL_Z).
+        #[inline]
+        pub const fn dst_sel_z(self) -> u8 { Self::DST_SEL_Z.get(self.0) as u8 }
+        /// Set [`DST_SEL_Z`](Self::DST_SEL_Z); bits of `value` above its 3 bits are dropped ([`try_with_dst_sel_z`](Self::try_with_dst_sel_z) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_dst_sel_z(self, value: u8) -> Self { Self(Self::DST_SEL_Z.set(self.0, value as u32)) }
+        /// Set [`DST_SEL_Z`](Self::DST_SEL_Z), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_dst_sel_z(self, value: u8) -> Result<Self, FieldOverflow> { match Self::DST_SEL_Z.try_set("SQ_VTX_CONSTANT_WORD3_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`DST_SEL_W`](Self::DST_SEL_W).
+        #[inline]
+        pub const fn dst_sel_w(self) -> u8 { Self::DST_SEL_W.get(self.0) as u8 }
+        /// Set [`DST_SEL_W`](Self::DST_SEL_W); bits of `value` above its 3 bits are dropped ([`try_with_dst_sel_w`](Self::try_with_dst_sel_w) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_dst_sel_w(self, value: u8) -> Self { Self(Self::DST_SEL_W.set(self.0, value as u32)) }
+        /// Set [`DST_SEL_W`](Self::DST_SEL_W), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_dst_sel_w(self, value: u8) -> Result<Self, FieldOverflow> { match Self::DST_SEL_W.try_set("SQ_VTX_CONSTANT_WORD3_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_VTX_CONSTANT_WORD7_0`: Buffer resource n word 7: resource type
+    ///
+    /// Offset 0x3001c, 1024 instances 0x20 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_VTX_CONSTANT_WORD7_0(u32);
+    register!(SQ_VTX_CONSTANT_WORD7_0: "SQ_VTX_CONSTANT_WORD7_0" in "SQ" (Absolute, false) at 0x3001c, true true array(1024, 0x20), mask 0xc000_0000, reset 0, source "amd-evergreen-cayman-acceleration §9.4.11 (SQ_TEX_RESOURCE_WORD0_0 is the SET_RESOURCE base); offset: Linux radeon evergreend.h; buffer fields: Mesa r600 evergreend.h (SQ_VTX_CONSTANT_WORD*)");
+    impl SQ_VTX_CONSTANT_WORD7_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `TYPE` (bits 31:30): 0 invalid texture, 1 invalid buffer, 2 valid texture, 3 valid buffer
+        pub const TYPE: FieldSpec = FieldSpec::rw("TYPE", 30, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::TYPE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`TYPE`](Self::TYPE).
+        #[inline]
+        pub const fn type_field(self) -> u8 { Self::TYPE.get(self.0) as u8 }
+        /// Set [`TYPE`](Self::TYPE); bits of `value` above its 2 bits are dropped ([`try_with_type_field`](Self::try_with_type_field) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_type_field(self, value: u8) -> Self { Self(Self::TYPE.set(self.0, value as u32)) }
+        /// Set [`TYPE`](Self::TYPE), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_type_field(self, value: u8) -> Result<Self, FieldOverflow> { match Self::TYPE.try_set("SQ_VTX_CONSTANT_WORD7_0", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `SQ_LOOP_CONST_0`: Loop constant n (count, init, increment); array of 192 (LS/CS loop constants from 160)
+    ///
+    /// Offset 0x3a200, 192 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §9.4.17; offset and count: Linux radeon evergreend.h (PACKET3_SET_LOOP_CONST_START/END).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SQ_LOOP_CONST_0(u32);
+    register!(SQ_LOOP_CONST_0: "SQ_LOOP_CONST_0" in "SQ" (Absolute, false) at 0x3a200, true true array(192, 4), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §9.4.17; offset and count: Linux radeon evergreend.h (PACKET3_SET_LOOP_CONST_START/END)");
+    impl SQ_LOOP_CONST_0 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SQ_LOOP_CONST_0` (bits 31:0): The whole register.
+        pub const SQ_LOOP_CONST_0: FieldSpec = FieldSpec::rw("SQ_LOOP_CONST_0", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SQ_LOOP_CONST_0];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SQ_LOOP_CONST_0`](Self::SQ_LOOP_CONST_0).
+        #[inline]
+        pub const fn sq_loop_const_0(self) -> u32 { Self::SQ_LOOP_CONST_0.get(self.0) }
+        /// Set [`SQ_LOOP_CONST_0`](Self::SQ_LOOP_CONST_0).
+        #[must_use]
+        #[inline]
+        pub const fn with_sq_loop_const_0(self, value: u32) -> Self { Self(Self::SQ_LOOP_CONST_0.set(self.0, value)) }
     }
     /// `SQ_VTX_BASE_VTX_LOC`: Base vertex location (first control constant)
     ///
@@ -5150,6 +7064,39 @@ pub mod cb {
         #[inline]
         pub const fn with_base_256b(self, value: u32) -> Self { Self(Self::BASE_256B.set(self.0, value)) }
     }
+    /// `CB_COLOR0_PITCH`: MRT n pitch, for MRT0-7 (0x3C apart)
+    ///
+    /// Offset 0x28c64, 8 instances 0x3c bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CB_COLOR0_PITCH(u32);
+    register!(CB_COLOR0_PITCH: "CB_COLOR0_PITCH" in "CB" (Absolute, false) at 0x28c64, true true array(8, 0x3c), mask 0x7ff, reset 0, source "amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl CB_COLOR0_PITCH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `TILE_MAX` (bits 10:0): pitch / 8 - 1
+        pub const TILE_MAX: FieldSpec = FieldSpec::rw("TILE_MAX", 0, 11);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::TILE_MAX];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`TILE_MAX`](Self::TILE_MAX).
+        #[inline]
+        pub const fn tile_max(self) -> u16 { Self::TILE_MAX.get(self.0) as u16 }
+        /// Set [`TILE_MAX`](Self::TILE_MAX); bits of `value` above its 11 bits are dropped ([`try_with_tile_max`](Self::try_with_tile_max) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_tile_max(self, value: u16) -> Self { Self(Self::TILE_MAX.set(self.0, value as u32)) }
+        /// Set [`TILE_MAX`](Self::TILE_MAX), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_tile_max(self, value: u16) -> Result<Self, FieldOverflow> { match Self::TILE_MAX.try_set("CB_COLOR0_PITCH", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
     /// `CB_COLOR0_SLICE`: MRT n tiles per slice, for MRT0-7 (8 instances 0x3C apart; the document's CB_COLOR<mrt>_SLICE / CB_COLOR*_SLICE; MRT8-11 are CB_COLOR8_SLICE)
     ///
     /// Offset 0x28c68, 8 instances 0x3c bytes apart; 32-bit, read/write.
@@ -5591,6 +7538,45 @@ pub mod cb {
         #[inline]
         pub const fn try_with_fmask_bank_height(self, value: u8) -> Result<Self, FieldOverflow> { match Self::FMASK_BANK_HEIGHT.try_set("CB_COLOR0_ATTRIB", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
+    /// `CB_COLOR0_DIM`: MRT n dimensions, for MRT0-7 (0x3C apart); for a buffer RAT, WIDTH_MAX = elements - 1
+    ///
+    /// Offset 0x28c78, 8 instances 0x3c bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CB_COLOR0_DIM(u32);
+    register!(CB_COLOR0_DIM: "CB_COLOR0_DIM" in "CB" (Absolute, false) at 0x28c78, true true array(8, 0x3c), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl CB_COLOR0_DIM {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `WIDTH_MAX` (bits 15:0): width - 1
+        pub const WIDTH_MAX: FieldSpec = FieldSpec::rw("WIDTH_MAX", 0, 16);
+        /// `HEIGHT_MAX` (bits 31:16): height - 1
+        pub const HEIGHT_MAX: FieldSpec = FieldSpec::rw("HEIGHT_MAX", 16, 16);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::WIDTH_MAX, Self::HEIGHT_MAX];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`WIDTH_MAX`](Self::WIDTH_MAX).
+        #[inline]
+        pub const fn width_max(self) -> u16 { Self::WIDTH_MAX.get(self.0) as u16 }
+        /// Set [`WIDTH_MAX`](Self::WIDTH_MAX).
+        #[must_use]
+        #[inline]
+        pub const fn with_width_max(self, value: u16) -> Self { Self(Self::WIDTH_MAX.set(self.0, value as u32)) }
+        /// [`HEIGHT_MAX`](Self::HEIGHT_MAX).
+        #[inline]
+        pub const fn height_max(self) -> u16 { Self::HEIGHT_MAX.get(self.0) as u16 }
+        /// Set [`HEIGHT_MAX`](Self::HEIGHT_MAX).
+        #[must_use]
+        #[inline]
+        pub const fn with_height_max(self, value: u16) -> Self { Self(Self::HEIGHT_MAX.set(self.0, value as u32)) }
+    }
     /// `CB_COLOR0_CMASK`: MRT n cmask surface base, MRT0-7 only (8 instances 0x3C apart; the document's CB_COLOR<mrt>_CMASK)
     ///
     /// Offset 0x28c7c, 8 instances 0x3c bytes apart; 32-bit, read/write.
@@ -5860,6 +7846,39 @@ pub mod cb {
         #[must_use]
         #[inline]
         pub const fn with_base_256b(self, value: u32) -> Self { Self(Self::BASE_256B.set(self.0, value)) }
+    }
+    /// `CB_COLOR8_PITCH`: MRT n pitch, for MRT8-11 (0x1C apart)
+    ///
+    /// Offset 0x28e44, 4 instances 0x1c bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CB_COLOR8_PITCH(u32);
+    register!(CB_COLOR8_PITCH: "CB_COLOR8_PITCH" in "CB" (Absolute, false) at 0x28e44, true true array(4, 0x1c), mask 0x7ff, reset 0, source "amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl CB_COLOR8_PITCH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `TILE_MAX` (bits 10:0): pitch / 8 - 1
+        pub const TILE_MAX: FieldSpec = FieldSpec::rw("TILE_MAX", 0, 11);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::TILE_MAX];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`TILE_MAX`](Self::TILE_MAX).
+        #[inline]
+        pub const fn tile_max(self) -> u16 { Self::TILE_MAX.get(self.0) as u16 }
+        /// Set [`TILE_MAX`](Self::TILE_MAX); bits of `value` above its 11 bits are dropped ([`try_with_tile_max`](Self::try_with_tile_max) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_tile_max(self, value: u16) -> Self { Self(Self::TILE_MAX.set(self.0, value as u32)) }
+        /// Set [`TILE_MAX`](Self::TILE_MAX), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_tile_max(self, value: u16) -> Result<Self, FieldOverflow> { match Self::TILE_MAX.try_set("CB_COLOR8_PITCH", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CB_COLOR8_SLICE`: MRT n tiles per slice, for MRT8-11 (4 instances 0x1C apart; same layout as CB_COLOR0_SLICE)
     ///
@@ -6302,20 +8321,76 @@ pub mod cb {
         #[inline]
         pub const fn try_with_fmask_bank_height(self, value: u8) -> Result<Self, FieldOverflow> { match Self::FMASK_BANK_HEIGHT.try_set("CB_COLOR8_ATTRIB", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
+    /// `CB_COLOR8_DIM`: MRT n dimensions, for MRT8-11 (0x1C apart)
+    ///
+    /// Offset 0x28e58, 4 instances 0x1c bytes apart; 32-bit, read/write.
+    /// Source: amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CB_COLOR8_DIM(u32);
+    register!(CB_COLOR8_DIM: "CB_COLOR8_DIM" in "CB" (Absolute, false) at 0x28e58, true true array(4, 0x1c), mask 0xffff_ffff, reset 0, source "amd-evergreen-cayman-acceleration §8.6 (RAT surfaces); offset: Linux radeon evergreend.h; fields: Mesa r600 evergreend.h");
+    impl CB_COLOR8_DIM {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `WIDTH_MAX` (bits 15:0): width - 1
+        pub const WIDTH_MAX: FieldSpec = FieldSpec::rw("WIDTH_MAX", 0, 16);
+        /// `HEIGHT_MAX` (bits 31:16): height - 1
+        pub const HEIGHT_MAX: FieldSpec = FieldSpec::rw("HEIGHT_MAX", 16, 16);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::WIDTH_MAX, Self::HEIGHT_MAX];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`WIDTH_MAX`](Self::WIDTH_MAX).
+        #[inline]
+        pub const fn width_max(self) -> u16 { Self::WIDTH_MAX.get(self.0) as u16 }
+        /// Set [`WIDTH_MAX`](Self::WIDTH_MAX).
+        #[must_use]
+        #[inline]
+        pub const fn with_width_max(self, value: u16) -> Self { Self(Self::WIDTH_MAX.set(self.0, value as u32)) }
+        /// [`HEIGHT_MAX`](Self::HEIGHT_MAX).
+        #[inline]
+        pub const fn height_max(self) -> u16 { Self::HEIGHT_MAX.get(self.0) as u16 }
+        /// Set [`HEIGHT_MAX`](Self::HEIGHT_MAX).
+        #[must_use]
+        #[inline]
+        pub const fn with_height_max(self, value: u16) -> Self { Self(Self::HEIGHT_MAX.set(self.0, value as u32)) }
+    }
 }
 /// Every register of the family, for generic users (device models, register dumps).
 pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
+    grbm::GRBM_STATUS::SPEC,
     grbm::GRBM_SOFT_RESET::SPEC,
     grbm::GRBM_GFX_INDEX::SPEC,
     grbm::WAIT_UNTIL::SPEC,
+    srbm::SRBM_STATUS::SPEC,
+    srbm::SRBM_SOFT_RESET::SPEC,
+    ih::IH_RB_CNTL::SPEC,
+    ih::IH_RB_BASE::SPEC,
+    ih::IH_RB_RPTR::SPEC,
+    ih::IH_RB_WPTR::SPEC,
+    ih::IH_RB_WPTR_ADDR_HI::SPEC,
+    ih::IH_RB_WPTR_ADDR_LO::SPEC,
+    ih::IH_CNTL::SPEC,
+    ih::INTERRUPT_CNTL::SPEC,
+    ih::INTERRUPT_CNTL2::SPEC,
     cp::SCRATCH_REG0::SPEC,
     cp::SCRATCH_UMSK::SPEC,
     cp::SCRATCH_ADDR::SPEC,
+    cp::CP_SEM_WAIT_TIMER::SPEC,
     cp::CP_COHER_CNTL::SPEC,
+    cp::CP_COHER_SIZE::SPEC,
     cp::CP_COHER_BASE::SPEC,
+    cp::CP_COHER_STATUS::SPEC,
     cp::CP_ME_CNTL::SPEC,
     cp::CP_RB_RPTR::SPEC,
     cp::CP_RB_WPTR_DELAY::SPEC,
+    cp::CP_QUEUE_THRESHOLDS::SPEC,
+    cp::CP_MEQ_THRESHOLDS::SPEC,
     cp::CP_PERFMON_CNTL::SPEC,
     cp::CP_RB_BASE::SPEC,
     cp::CP_RB_CNTL::SPEC,
@@ -6323,6 +8398,7 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     cp::CP_RB_RPTR_ADDR::SPEC,
     cp::CP_RB_RPTR_ADDR_HI::SPEC,
     cp::CP_RB_WPTR::SPEC,
+    cp::CP_INT_CNTL::SPEC,
     cp::CP_INT_STATUS::SPEC,
     cp::CP_PFP_UCODE_ADDR::SPEC,
     cp::CP_PFP_UCODE_DATA::SPEC,
@@ -6375,14 +8451,33 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     spi::SPI_COMPUTE_NUM_THREAD_X::SPEC,
     spi::SPI_COMPUTE_NUM_THREAD_Y::SPEC,
     spi::SPI_COMPUTE_NUM_THREAD_Z::SPEC,
+    spi::SPI_LDS_MGMT_CAYMAN_ONWARD::SPEC,
+    sq::SQ_CONFIG_CYPRESS_UNTIL_CAYMAN::SPEC,
+    sq::SQ_GPR_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN::SPEC,
+    sq::SQ_GPR_RESOURCE_MGMT_3_CYPRESS_UNTIL_CAYMAN::SPEC,
+    sq::SQ_THREAD_RESOURCE_MGMT_CYPRESS_UNTIL_CAYMAN::SPEC,
     sq::SQ_THREAD_RESOURCE_MGMT_2::SPEC,
+    sq::SQ_STACK_RESOURCE_MGMT_1_CYPRESS_UNTIL_CAYMAN::SPEC,
+    sq::SQ_STACK_RESOURCE_MGMT_2_CYPRESS_UNTIL_CAYMAN::SPEC,
     sq::SQ_STACK_RESOURCE_MGMT_3::SPEC,
     sq::SQ_LSTMP_RING_BASE::SPEC,
     sq::SQ_LSTMP_RING_SIZE::SPEC,
     sq::SQ_LDS_RESOURCE_MGMT::SPEC,
+    sq::SQ_DYN_GPR_RESOURCE_LIMIT_1_CYPRESS_UNTIL_CAYMAN::SPEC,
     sq::SQ_PGM_EXPORTS_PS::SPEC,
+    sq::SQ_PGM_START_LS::SPEC,
+    sq::SQ_PGM_RESOURCES_LS::SPEC,
+    sq::SQ_PGM_RESOURCES_2_LS::SPEC,
     sq::SQ_LDS_ALLOC::SPEC,
     sq::SQ_LDS_ALLOC_PS::SPEC,
+    sq::SQ_ALU_CONST_CACHE_LS_0::SPEC,
+    sq::SQ_ALU_CONST_BUFFER_SIZE_LS_0::SPEC,
+    sq::SQ_VTX_CONSTANT_WORD0_0::SPEC,
+    sq::SQ_VTX_CONSTANT_WORD1_0::SPEC,
+    sq::SQ_VTX_CONSTANT_WORD2_0::SPEC,
+    sq::SQ_VTX_CONSTANT_WORD3_0::SPEC,
+    sq::SQ_VTX_CONSTANT_WORD7_0::SPEC,
+    sq::SQ_LOOP_CONST_0::SPEC,
     sq::SQ_VTX_BASE_VTX_LOC::SPEC,
     sq::SQ_VTX_START_INST_LOC::SPEC,
     sq::SQ_TEX_SAMPLER_CLEAR::SPEC,
@@ -6419,10 +8514,12 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     cb::CB_COLOR_CONTROL::SPEC,
     cb::CB_IMMED0_BASE::SPEC,
     cb::CB_COLOR0_BASE::SPEC,
+    cb::CB_COLOR0_PITCH::SPEC,
     cb::CB_COLOR0_SLICE::SPEC,
     cb::CB_COLOR0_VIEW::SPEC,
     cb::CB_COLOR0_INFO::SPEC,
     cb::CB_COLOR0_ATTRIB::SPEC,
+    cb::CB_COLOR0_DIM::SPEC,
     cb::CB_COLOR0_CMASK::SPEC,
     cb::CB_COLOR0_CMASK_SLICE::SPEC,
     cb::CB_COLOR0_FMASK::SPEC,
@@ -6432,8 +8529,10 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     cb::CB_COLOR0_CLEAR_WORD2::SPEC,
     cb::CB_COLOR0_CLEAR_WORD3::SPEC,
     cb::CB_COLOR8_BASE::SPEC,
+    cb::CB_COLOR8_PITCH::SPEC,
     cb::CB_COLOR8_SLICE::SPEC,
     cb::CB_COLOR8_VIEW::SPEC,
     cb::CB_COLOR8_INFO::SPEC,
     cb::CB_COLOR8_ATTRIB::SPEC,
+    cb::CB_COLOR8_DIM::SPEC,
 ];
