@@ -1,0 +1,399 @@
+//! Evergreen/Cayman PM4 type-3 packets (amd-evergreen-cayman-acceleration §9): the header,
+//! the opcodes this driver emits, register writes by `SET_*` range, and the packet bodies.
+//!
+//! The document gives bodies but no opcode values; those are Linux radeon evergreend.h /
+//! Mesa r600 evergreend.h `PACKET3_*`. Every packet goes to a [`CommandSink`] whole or not at
+//! all (a ring, an indirect buffer, a stack buffer).
+
+use core::fmt;
+
+use baregpu_hal::dma::BusAddress;
+use baregpu_hal::register::{Absolute, Register, Scalar, Writable};
+use baregpu_regs::evergreen::Family;
+use baregpu_ring::pm4::{CommandSink, NoSpace};
+
+/// A type-3 `IT_OPCODE` (header bits 15:8, §9.1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Opcode(pub u8);
+
+impl Opcode {
+    /// §9.7.2 `NOP` (Linux radeon evergreend.h `PACKET3_NOP` 0x10).
+    pub const NOP: Opcode = Opcode(0x10);
+    /// §9.4.2 `DEALLOC_STATE`, Cayman (Mesa r600 evergreend.h 0x14).
+    pub const DEALLOC_STATE: Opcode = Opcode(0x14);
+    /// §9.3.12 `DISPATCH_DIRECT` (evergreend.h 0x15).
+    pub const DISPATCH_DIRECT: Opcode = Opcode(0x15);
+    /// §9.3.13 `DISPATCH_INDIRECT` (evergreend.h 0x16).
+    pub const DISPATCH_INDIRECT: Opcode = Opcode(0x16);
+    /// §9.5.3 `SET_PREDICATION` (evergreend.h 0x20).
+    pub const SET_PREDICATION: Opcode = Opcode(0x20);
+    /// §9.5.1 `COND_EXEC` (evergreend.h 0x22).
+    pub const COND_EXEC: Opcode = Opcode(0x22);
+    /// §9.3.1 `INDIRECT_BUFFER` (evergreend.h 0x32).
+    pub const INDIRECT_BUFFER: Opcode = Opcode(0x32);
+    /// §9.6.8 `WAIT_REG_MEM` (evergreend.h 0x3C).
+    pub const WAIT_REG_MEM: Opcode = Opcode(0x3C);
+    /// §9.7.1 `MEM_WRITE` (evergreend.h 0x3D).
+    pub const MEM_WRITE: Opcode = Opcode(0x3D);
+    /// `CP_DMA` (not in the document; Linux radeon evergreend.h `PACKET3_CP_DMA` 0x41).
+    pub const CP_DMA: Opcode = Opcode(0x41);
+    /// §9.6.7 `SURFACE_SYNC` (evergreend.h 0x43).
+    pub const SURFACE_SYNC: Opcode = Opcode(0x43);
+    /// §9.2.1 `ME_INITIALIZE` (evergreend.h 0x44).
+    pub const ME_INITIALIZE: Opcode = Opcode(0x44);
+    /// §9.6.1 `EVENT_WRITE` (evergreend.h 0x46).
+    pub const EVENT_WRITE: Opcode = Opcode(0x46);
+    /// §9.6.2 `EVENT_WRITE_EOP` (evergreend.h 0x47).
+    pub const EVENT_WRITE_EOP: Opcode = Opcode(0x47);
+    /// §9.4.14 `SET_CONFIG_REG` (evergreend.h 0x68).
+    pub const SET_CONFIG_REG: Opcode = Opcode(0x68);
+    /// §9.4.15 `SET_CONTEXT_REG` (evergreend.h 0x69).
+    pub const SET_CONTEXT_REG: Opcode = Opcode(0x69);
+    /// §9.4.17 `SET_LOOP_CONST` (evergreend.h 0x6C).
+    pub const SET_LOOP_CONST: Opcode = Opcode(0x6C);
+    /// §9.4.18 `SET_RESOURCE` (evergreend.h 0x6D).
+    pub const SET_RESOURCE: Opcode = Opcode(0x6D);
+}
+
+/// Type-3 header (§9.1.4): TYPE 3 in 31:30, COUNT = body dwords - 1 in 29:16, IT_OPCODE in
+/// 15:8, SHADER_TYPE (1 = compute) in bit 1, PREDICATE in bit 0.
+pub const fn header(op: Opcode, body_dwords: usize, compute: bool, predicate: bool) -> u32 {
+    (3 << 30)
+        | ((((body_dwords as u32).wrapping_sub(1)) & 0x3FFF) << 16)
+        | ((op.0 as u32) << 8)
+        | ((compute as u32) << 1)
+        | predicate as u32
+}
+
+/// Largest type-3 body: COUNT is 14 bits (§9.1.4).
+pub const MAX_BODY_DWORDS: usize = 1 << 14;
+
+/// A packet that could not be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum PacketError {
+    /// The sink had no room; nothing was written.
+    NoSpace(NoSpace),
+    /// The register lies in no `SET_*` range of its packet (§9.4.14-§9.4.18 ranges, Linux
+    /// radeon evergreend.h `PACKET3_SET_*_REG_START`/`_END`).
+    OutOfRange {
+        /// Byte offset of the register.
+        offset: usize,
+    },
+    /// A body longer than COUNT can encode, or empty.
+    BadLength {
+        /// Body dwords.
+        dwords: usize,
+    },
+    /// A bus address beyond the 40 bits the packets carry (§9: ADDRESS_HI 7:0), or not aligned
+    /// as the packet requires.
+    BadAddress {
+        /// The address.
+        address: u64,
+        /// The alignment the field needs, in bytes.
+        align: u64,
+    },
+}
+
+impl From<NoSpace> for PacketError {
+    fn from(e: NoSpace) -> Self {
+        PacketError::NoSpace(e)
+    }
+}
+
+impl fmt::Display for PacketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PacketError::NoSpace(e) => write!(f, "{e}"),
+            PacketError::OutOfRange { offset } => {
+                write!(f, "register {offset:#x} is outside the SET_* range of its packet")
+            }
+            PacketError::BadLength { dwords } => write!(f, "a type-3 body of {dwords} dwords"),
+            PacketError::BadAddress { address, align } => {
+                write!(f, "bus address {address:#x} is not a {align}-aligned 40-bit address")
+            }
+        }
+    }
+}
+
+impl core::error::Error for PacketError {}
+
+/// The `SET_*` packet families and their register ranges (start inclusive, end exclusive;
+/// Linux radeon evergreend.h `PACKET3_SET_CONFIG_REG_START` 0x8000 .. `_END` 0xAC00, context
+/// 0x28000 .. 0x29000, resources 0x30000 .. 0x38000, loop constants 0x3A200 .. 0x3A500).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetRange {
+    /// §9.4.14 single-context configuration registers.
+    Config,
+    /// §9.4.15 eight-context render state.
+    Context,
+    /// §9.4.18 resources.
+    Resource,
+    /// §9.4.17 loop constants.
+    LoopConst,
+}
+
+impl SetRange {
+    const fn bounds(self) -> (usize, usize, Opcode) {
+        match self {
+            SetRange::Config => (0x8000, 0xAC00, Opcode::SET_CONFIG_REG),
+            SetRange::Context => (0x28000, 0x29000, Opcode::SET_CONTEXT_REG),
+            SetRange::Resource => (0x30000, 0x38000, Opcode::SET_RESOURCE),
+            SetRange::LoopConst => (0x3A200, 0x3A500, Opcode::SET_LOOP_CONST),
+        }
+    }
+
+    /// The range holding byte offset `offset`.
+    pub fn of(offset: usize) -> Option<SetRange> {
+        [SetRange::Config, SetRange::Context, SetRange::Resource, SetRange::LoopConst]
+            .into_iter()
+            .find(|r| {
+                let (start, end, _) = r.bounds();
+                (start..end).contains(&offset)
+            })
+    }
+}
+
+/// A generated Evergreen register that a `SET_*` packet can reach (absolute offset).
+pub trait EvergreenRegister: Register<Family = Family, Base = Absolute> {}
+impl<R: Register<Family = Family, Base = Absolute>> EvergreenRegister for R {}
+
+/// Write `values` to consecutive registers from byte offset `first` with the `SET_*` packet
+/// whose range holds them (body dw1 = (first - range start) >> 2, §9.4.14-§9.4.18).
+pub fn set_regs(
+    sink: &mut impl CommandSink,
+    first: usize,
+    values: &[u32],
+    compute: bool,
+) -> Result<(), PacketError> {
+    let range = SetRange::of(first).ok_or(PacketError::OutOfRange { offset: first })?;
+    let (start, end, op) = range.bounds();
+    let last = first + 4 * values.len();
+    if last > end || values.is_empty() || !first.is_multiple_of(4) {
+        return Err(PacketError::OutOfRange { offset: last.saturating_sub(4) });
+    }
+    let n = values.len() + 1;
+    if n > MAX_BODY_DWORDS {
+        return Err(PacketError::BadLength { dwords: n });
+    }
+    sink.reserve(1 + n)?;
+    sink.push(header(op, n, compute, false))?;
+    sink.push(((first - start) >> 2) as u32)?;
+    sink.push_slice(values)?;
+    Ok(())
+}
+
+/// Write one generated register with its `SET_*` packet.
+pub fn set_reg<R: EvergreenRegister + Writable + Scalar>(
+    sink: &mut impl CommandSink,
+    value: R,
+    compute: bool,
+) -> Result<(), PacketError> {
+    set_regs(sink, R::OFFSET, &[value.to_raw()], compute)
+}
+
+/// Write a type-3 packet.
+pub fn packet(
+    sink: &mut impl CommandSink,
+    op: Opcode,
+    body: &[u32],
+    compute: bool,
+) -> Result<(), PacketError> {
+    if body.is_empty() || body.len() > MAX_BODY_DWORDS {
+        return Err(PacketError::BadLength { dwords: body.len() });
+    }
+    sink.write_packet(header(op, body.len(), compute, false), body)?;
+    Ok(())
+}
+
+/// Check that `address` fits the 40-bit address of the packets (ADDRESS_HI 7:0) and `align`.
+pub fn address40(address: BusAddress, align: u64) -> Result<(u32, u32), PacketError> {
+    if address.0 >> 40 != 0 || !address.0.is_multiple_of(align) {
+        return Err(PacketError::BadAddress { address: address.0, align });
+    }
+    Ok((address.low(), address.high() & 0xFF))
+}
+
+/// §9.2.1 `ME_INITIALIZE` body: default reset control 1, reserved 0, MAX_CONTEXT (Linux radeon
+/// evergreen.c: `max_hw_contexts - 1` = 7 on Cypress and Cayman), DEV_ID 1 in 23:16 (Linux
+/// `PACKET3_ME_INITIALIZE_DEVICE_ID(1)`), no header dump.
+pub const ME_INITIALIZE_BODY: [u32; 6] = [1, 0, 7, 1 << 16, 0, 0];
+
+/// `EVENT_TYPE` values (Linux radeon evergreend.h / Mesa r600 evergreend.h `EVENT_TYPE_*`).
+pub mod event {
+    /// `CS_PARTIAL_FLUSH` 0x07, EVENT_INDEX 4 (§9.6.1).
+    pub const CS_PARTIAL_FLUSH: u32 = 0x07;
+    /// `CACHE_FLUSH_AND_INV_EVENT_TS` 0x14, EVENT_INDEX 5 (§9.6.2).
+    pub const CACHE_FLUSH_AND_INV_TS: u32 = 0x14;
+    /// EVENT_INDEX of the partial flushes (§9.6.1).
+    pub const INDEX_PARTIAL_FLUSH: u32 = 4;
+    /// EVENT_INDEX of the EOP time-stamp/fence events (§9.6.2).
+    pub const INDEX_EOP: u32 = 5;
+}
+
+/// §9.6.1 `EVENT_WRITE` body (2-dword form): EVENT_TYPE 5:0, EVENT_INDEX 11:8.
+pub const fn event_write(event_type: u32, index: u32) -> [u32; 1] {
+    [(event_type & 0x3F) | ((index & 0xF) << 8)]
+}
+
+/// §9.6.2 `EVENT_WRITE_EOP` with 64-bit data (DATA_SEL 2 in 31:29, quadword-aligned address)
+/// and INT_SEL in 25:24 (2 = interrupt when the write is confirmed, 0 = none).
+pub fn eop_fence(address: BusAddress, seq: u64, interrupt: bool) -> Result<[u32; 5], PacketError> {
+    let (lo, hi) = address40(address, 8)?;
+    let int_sel = if interrupt { 2 } else { 0 };
+    Ok([
+        event::CACHE_FLUSH_AND_INV_TS | (event::INDEX_EOP << 8),
+        lo,
+        hi | (2 << 29) | (int_sel << 24),
+        seq as u32,
+        (seq >> 32) as u32,
+    ])
+}
+
+/// §9.6.7 `SURFACE_SYNC` body: ENGINE ME (bit 31) | COHER_CNTL, COHER_SIZE 0xFFFFFFFF (all),
+/// COHER_BASE 0, POLL_INTERVAL 10 (Linux radeon evergreen.c fence emission).
+pub const fn surface_sync_all(coher_cntl: u32) -> [u32; 4] {
+    [(1 << 31) | (coher_cntl & 0x1FFF_FFFF), 0xFFFF_FFFF, 0, 10]
+}
+
+/// §9.6.8 `WAIT_REG_MEM` FUNCTION values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Compare {
+    /// 000 always.
+    Always = 0,
+    /// 001 less than the reference.
+    Less = 1,
+    /// 010 less or equal.
+    LessEqual = 2,
+    /// 011 equal.
+    Equal = 3,
+    /// 100 not equal.
+    NotEqual = 4,
+    /// 101 greater or equal.
+    GreaterEqual = 5,
+    /// 110 greater.
+    Greater = 6,
+}
+
+/// §9.6.8 `WAIT_REG_MEM` on a memory dword (ENGINE ME, MEM_SPACE 1): wait until
+/// `(*address & mask) <compare> reference`.
+pub fn wait_mem(
+    address: BusAddress,
+    compare: Compare,
+    reference: u32,
+    mask: u32,
+) -> Result<[u32; 6], PacketError> {
+    let (lo, hi) = address40(address, 4)?;
+    Ok([(1 << 4) | compare as u32, lo, hi, reference, mask, 10])
+}
+
+/// §9.5.1 `COND_EXEC`: the next `exec_dwords` dwords run only if the dword at `address` is not
+/// zero (EXEC_COUNT 13:0).
+pub fn cond_exec(address: BusAddress, exec_dwords: usize) -> Result<[u32; 3], PacketError> {
+    let (lo, hi) = address40(address, 4)?;
+    if exec_dwords >= 1 << 14 {
+        return Err(PacketError::BadLength { dwords: exec_dwords });
+    }
+    Ok([lo, hi, exec_dwords as u32])
+}
+
+/// §9.5.3 `SET_PREDICATION` operations (PRED_OP 18:16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum PredOp {
+    /// 000 clear the predicate: predicated packets run.
+    Clear = 0,
+    /// 001 ZPASS predicate from the DB counts at the address.
+    Zpass = 1,
+    /// 010 PRIMCOUNT predicate from the streamout counts at the address.
+    PrimCount = 2,
+}
+
+/// §9.5.3 `SET_PREDICATION` body: 16-byte aligned START_ADDR, PRED_OP, HINT 0,
+/// PREDICATION_BOOLEAN (bit 8: 1 = draw if visible / no overflow).
+pub fn set_predication(
+    address: BusAddress,
+    op: PredOp,
+    draw_if_visible: bool,
+) -> Result<[u32; 2], PacketError> {
+    let (lo, hi) = address40(address, 16)?;
+    Ok([lo, ((op as u32) << 16) | ((draw_if_visible as u32) << 8) | hi])
+}
+
+/// §9.3.1 `INDIRECT_BUFFER` body: IB_BASE_LO (dword aligned, swap 0), IB_BASE_HI 7:0, IB_SIZE
+/// 19:0 in dwords (VMID 0).
+pub fn indirect_buffer(address: BusAddress, dwords: usize) -> Result<[u32; 3], PacketError> {
+    let (lo, hi) = address40(address, 4)?;
+    if dwords == 0 || dwords >= 1 << 20 {
+        return Err(PacketError::BadLength { dwords });
+    }
+    Ok([lo, hi, dwords as u32])
+}
+
+/// Largest CP_DMA transfer: BYTE_COUNT is 21 bits (Linux radeon evergreend.h COMMAND 20:0;
+/// Linux splits at 0x1FFFFF bytes).
+pub const CP_DMA_MAX_BYTES: usize = (1 << 21) - 1;
+
+/// `CP_DMA` (Linux radeon evergreend.h): copy `bytes` from `src` to `dst` (SRC_SEL 0, both in
+/// memory, incrementing), `sync` = CP_SYNC (the ME waits for the transfer).
+pub fn cp_dma_copy(
+    src: BusAddress,
+    dst: BusAddress,
+    bytes: usize,
+    sync: bool,
+) -> Result<[u32; 5], PacketError> {
+    let (slo, shi) = address40(src, 1)?;
+    let (dlo, dhi) = address40(dst, 1)?;
+    if bytes == 0 || bytes > CP_DMA_MAX_BYTES {
+        return Err(PacketError::BadLength { dwords: bytes.div_ceil(4) });
+    }
+    Ok([slo, ((sync as u32) << 31) | shi, dlo, dhi, bytes as u32])
+}
+
+/// `CP_DMA` fill: write the dword `value` over `bytes` at `dst` (SRC_SEL 2 = DATA in 30:29,
+/// the data in the source-address dword; Linux radeon evergreend.h). `bytes` a multiple of 4
+/// (Linux evergreen_cs.c: non memory-to-memory transfers need a dword count).
+pub fn cp_dma_fill(
+    value: u32,
+    dst: BusAddress,
+    bytes: usize,
+    sync: bool,
+) -> Result<[u32; 5], PacketError> {
+    let (dlo, dhi) = address40(dst, 4)?;
+    if bytes == 0 || bytes > CP_DMA_MAX_BYTES || !bytes.is_multiple_of(4) {
+        return Err(PacketError::BadLength { dwords: bytes.div_ceil(4) });
+    }
+    Ok([value, ((sync as u32) << 31) | (2 << 29), dlo, dhi, bytes as u32])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_match_the_worked_examples() {
+        // SET_CONTEXT_REG of 3 registers, compute: 0xC0036902; DISPATCH_DIRECT: 0xC0031502.
+        assert_eq!(header(Opcode::SET_CONTEXT_REG, 4, true, false), 0xC003_6902);
+        assert_eq!(header(Opcode::DISPATCH_DIRECT, 4, true, false), 0xC003_1502);
+        assert_eq!(header(Opcode::NOP, 1, false, true), 0xC000_1001);
+    }
+
+    #[test]
+    fn set_ranges_pick_the_packet() {
+        assert_eq!(SetRange::of(0x8500), Some(SetRange::Config));
+        assert_eq!(SetRange::of(0xAC00), None);
+        assert_eq!(SetRange::of(0x28B74), Some(SetRange::Context));
+        assert_eq!(SetRange::of(0x30000 + 817 * 32), Some(SetRange::Resource));
+        assert_eq!(SetRange::of(0x3A200 + 160 * 4), Some(SetRange::LoopConst));
+        assert_eq!(SetRange::of(0xC100), None, "CP ring registers are MMIO only");
+    }
+
+    #[test]
+    fn addresses_are_checked() {
+        assert!(address40(BusAddress(1 << 40), 4).is_err());
+        assert!(address40(BusAddress(0x1004), 8).is_err());
+        assert_eq!(address40(BusAddress(0x12_3456_7808), 8), Ok((0x3456_7808, 0x12)));
+    }
+}
