@@ -22,6 +22,10 @@
 //! - CP DMA fill and copy, `COND_EXEC` and `SET_PREDICATION` (§9.5) on [`Submission`].
 //! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test) and
 //!   [`Evergreen::recover`] (microcode read-back, reload when it fails).
+//! - Compute ([`compute`]): LS/CS program, cb0 with the dispatch dimensions and arguments,
+//!   RAT 0, fetch resources, group size, LDS, `DISPATCH_DIRECT`/`DISPATCH_INDIRECT` and the
+//!   cache flushes after, in the order of Mesa r600 evergreen_compute.c; a typed
+//!   [`compute::DispatchError`] for every violated requirement.
 //! - All-ones reads are [`DeviceGone`], never a loop.
 //!
 //! Safe Rust only, `no_std`, no allocation, every wait bounded by a
@@ -30,6 +34,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod compute;
 mod driver;
 mod error;
 pub mod irq;
