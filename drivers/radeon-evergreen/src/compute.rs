@@ -175,7 +175,7 @@ impl fmt::Display for DispatchError {
 impl core::error::Error for DispatchError {}
 
 fn aligned256(address: BusAddress) -> Result<BusAddress, DispatchError> {
-    if address.0 % 256 != 0 || address.0 >> 40 != 0 {
+    if !address.0.is_multiple_of(256) || address.0 >> 40 != 0 {
         return Err(DispatchError::Misaligned { address });
     }
     Ok(address)
