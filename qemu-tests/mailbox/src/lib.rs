@@ -261,6 +261,28 @@ pub mod r5xx_faults {
     pub const SLOW_TICKS_SHIFT: u32 = 16;
 }
 
+/// Fault switches of the emulated Evergreen/Cayman (`evergreen-model`) for [`Op::Inject`].
+pub mod evergreen_faults {
+    /// The command processor stops fetching: `CP_RB_RPTR` never advances (a hung engine).
+    pub const CP_STALL: u32 = 1 << 0;
+    /// Every register read returns all-ones and writes are dropped (the device is gone).
+    pub const ALL_ONES: u32 = 1 << 1;
+    /// Microcode read-back (PFP, ME and RLC data ports) of the word in bits 16:5
+    /// ([`UCODE_WORD_SHIFT`]) has bit 0 flipped.
+    pub const UCODE_CORRUPT: u32 = 1 << 2;
+    /// The next ring or indirect-buffer fetch faults on the bus (one-shot).
+    pub const DMA_FAULT: u32 = 1 << 3;
+    /// The command processor is slow, not hung: at most one packet per N engine ticks, N in
+    /// bits 31:17 ([`SLOW_TICKS_SHIFT`]; 0 reads as 1).
+    pub const SLOW: u32 = 1 << 4;
+    /// Bits 16:5 name the corrupted microcode word for [`UCODE_CORRUPT`].
+    pub const UCODE_WORD_SHIFT: u32 = 5;
+    /// Width of the word index.
+    pub const UCODE_WORD_BITS: u32 = 12;
+    /// Bits 31:17 give N for [`SLOW`].
+    pub const SLOW_TICKS_SHIFT: u32 = 17;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -656,23 +656,23 @@ pub mod ih {
     impl IH_RB_RPTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `OFFSET` (bits 17:2): read offset in dwords (the byte offset is this << 2)
-        pub const OFFSET_FIELD: FieldSpec = FieldSpec::rw("OFFSET", 2, 16);
+        /// `RPTR_OFFSET` (bits 17:2): read offset in dwords (the byte offset is this << 2)
+        pub const RPTR_OFFSET: FieldSpec = FieldSpec::rw("RPTR_OFFSET", 2, 16);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::OFFSET_FIELD];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RPTR_OFFSET];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`OFFSET`](Self::OFFSET_FIELD).
+        /// [`RPTR_OFFSET`](Self::RPTR_OFFSET).
         #[inline]
-        pub const fn offset(self) -> u16 { Self::OFFSET_FIELD.get(self.0) as u16 }
-        /// Set [`OFFSET`](Self::OFFSET_FIELD).
+        pub const fn rptr_offset(self) -> u16 { Self::RPTR_OFFSET.get(self.0) as u16 }
+        /// Set [`RPTR_OFFSET`](Self::RPTR_OFFSET).
         #[must_use]
         #[inline]
-        pub const fn with_offset(self, value: u16) -> Self { Self(Self::OFFSET_FIELD.set(self.0, value as u32)) }
+        pub const fn with_rptr_offset(self, value: u16) -> Self { Self(Self::RPTR_OFFSET.set(self.0, value as u32)) }
     }
     /// `IH_RB_WPTR`: Interrupt-handler ring write pointer and overflow flag
     ///
@@ -688,10 +688,10 @@ pub mod ih {
         pub const RESET: Self = Self(0);
         /// `RB_OVERFLOW` (bits 0:0): an entry found the ring full (cleared by IH_RB_CNTL.IH_WPTR_OVERFLOW_CLEAR)
         pub const RB_OVERFLOW: FieldSpec = FieldSpec::ro("RB_OVERFLOW", 0, 1);
-        /// `OFFSET` (bits 17:2): write offset in dwords (the byte offset is this << 2)
-        pub const OFFSET_FIELD: FieldSpec = FieldSpec::ro("OFFSET", 2, 16);
+        /// `WPTR_OFFSET` (bits 17:2): write offset in dwords (the byte offset is this << 2)
+        pub const WPTR_OFFSET: FieldSpec = FieldSpec::ro("WPTR_OFFSET", 2, 16);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_OVERFLOW, Self::OFFSET_FIELD];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RB_OVERFLOW, Self::WPTR_OFFSET];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -701,9 +701,9 @@ pub mod ih {
         /// [`RB_OVERFLOW`](Self::RB_OVERFLOW).
         #[inline]
         pub const fn rb_overflow(self) -> bool { Self::RB_OVERFLOW.get(self.0) != 0 }
-        /// [`OFFSET`](Self::OFFSET_FIELD).
+        /// [`WPTR_OFFSET`](Self::WPTR_OFFSET).
         #[inline]
-        pub const fn offset(self) -> u16 { Self::OFFSET_FIELD.get(self.0) as u16 }
+        pub const fn wptr_offset(self) -> u16 { Self::WPTR_OFFSET.get(self.0) as u16 }
     }
     /// `IH_RB_WPTR_ADDR_HI`: Interrupt-handler write-pointer write-back address, high bits
     ///

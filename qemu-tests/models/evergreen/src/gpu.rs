@@ -1,0 +1,1440 @@
+//! The emulated GPU: register file, microcode RAMs, command processor, IH ring, CP DMA and the
+//! compute dispatches it hands to the shader core. See the crate documentation for what is
+//! emulated and the decisions where the document is silent.
+
+use crate::chip::{Asic, Engine, KnownImage, UcodeRam};
+use crate::faults::Faults;
+use crate::ih::{self, Ih};
+use crate::pm4::{self, Shape};
+use crate::regfile::{REG_SPACE, RegisterFile};
+use crate::shader::{
+    CS_RESOURCE_BASE, CS_RESOURCE_COUNT, Dispatch, DispatchState, Limits, MemoryFault, RAT_COUNT,
+    RatRegs, ShaderMemory, StepResult,
+};
+use baregpu_hal::register::{Array, Register};
+use baregpu_regs::evergreen::{cb, cp, grbm, ih as ihr, rlc, spi, sq, srbm};
+use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+
+/// PCI vendor ID (ATI/AMD).
+pub const VENDOR_ID: u16 = 0x1002;
+/// PCI class: display controller, VGA compatible.
+pub const CLASS: u32 = 0x03_0000;
+/// BAR0: the register space (the model's choice of BAR, as for the R5xx model).
+pub const REGISTER_BAR: u8 = 0;
+/// BAR0 size.
+pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+/// The mailbox interrupt line the GPU drives (delivered as MSI-X by the QEMU harness).
+pub const IRQ_LINE: u32 = 1 << 0;
+
+/// Command dwords fetched per tick at most.
+pub const DWORDS_PER_TICK: u32 = 32;
+/// Shader work units ([`crate::shader::Dispatch::step`]) per tick at most.
+pub const SHADER_UNITS_PER_TICK: u64 = 256;
+/// CP DMA bytes per tick at most.
+pub const DMA_BYTES_PER_TICK: u32 = 4096;
+/// Work units one tick may run at most: each fetched dword, shader unit, poll or 64 DMA bytes
+/// is one unit, and a tick does at most one of: [`DWORDS_PER_TICK`] fetches (+ the packet they
+/// complete), one poll, one DMA slice, one shader step.
+pub const MAX_UNITS_PER_TICK: u64 = SHADER_UNITS_PER_TICK;
+
+/// Error codes in the mailbox header (`DeviceContext::fail`). Shader-core errors use
+/// [`crate::shader::ShaderError::code`] (0x31xx and up).
+pub mod error_code {
+    /// A packet the CP cannot parse: a type-1 packet (§9.1.2), a count that does not fit the
+    /// opcode's body (§9.2-§9.7), a reserved field value, a packet running past the end of an
+    /// indirect buffer.
+    pub const INVALID_PACKET: u32 = 1;
+    /// A command fetch outside guest memory or with bus mastering off (also the injected
+    /// `dma-fault`).
+    pub const DMA_FETCH_FAULT: u32 = 2;
+    /// A write-back or packet write outside guest memory, or to an unprogrammed address 0.
+    pub const DMA_WRITE_FAULT: u32 = 3;
+    /// INDIRECT_BUFFER deeper than IB2.
+    pub const IB_NESTING: u32 = 4;
+    /// A type-3 opcode the chip does not have.
+    pub const UNKNOWN_OPCODE: u32 = 5;
+    /// A documented packet or mode the model does not emulate (drawing, GDS, register-space
+    /// CP DMA, PrimCount predication).
+    pub const UNSUPPORTED_PACKET: u32 = 6;
+    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
+    pub const REG_RANGE: u32 = 7;
+    /// A packet before ME_INITIALIZE (§9.2.1: sent "immediately after loading the microcode").
+    pub const ME_NOT_INITIALIZED: u32 = 8;
+    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
+    pub const UCODE_WRITE_WHILE_RUNNING: u32 = 9;
+    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
+    pub const RESET_WHILE_RUNNING: u32 = 10;
+    /// A DISPATCH_* or DEALLOC_STATE without the compute bit (§9.1.4 bit 1, §9.3.12), or
+    /// DISPATCH_INITIATOR without COMPUTE_SHADER_EN (§3.2 step 11).
+    pub const NOT_COMPUTE: u32 = 11;
+}
+
+const fn off<R: Register>() -> u32 {
+    R::OFFSET as u32
+}
+const ME_CNTL: u32 = off::<cp::CP_ME_CNTL>();
+const PFP_ADDR: u32 = off::<cp::CP_PFP_UCODE_ADDR>();
+const PFP_DATA: u32 = off::<cp::CP_PFP_UCODE_DATA>();
+const ME_RADDR: u32 = off::<cp::CP_ME_RAM_RADDR>();
+const ME_WADDR: u32 = off::<cp::CP_ME_RAM_WADDR>();
+const ME_DATA: u32 = off::<cp::CP_ME_RAM_DATA>();
+const RLC_CNTL: u32 = off::<rlc::RLC_CNTL>();
+const RLC_ADDR: u32 = off::<rlc::RLC_UCODE_ADDR>();
+const RLC_DATA: u32 = off::<rlc::RLC_UCODE_DATA>();
+const RB_BASE: u32 = off::<cp::CP_RB_BASE>();
+const RB_CNTL: u32 = off::<cp::CP_RB_CNTL>();
+const RB_RPTR: u32 = off::<cp::CP_RB_RPTR>();
+const RB_RPTR_WR: u32 = off::<cp::CP_RB_RPTR_WR>();
+const RB_RPTR_ADDR: u32 = off::<cp::CP_RB_RPTR_ADDR>();
+const RB_RPTR_ADDR_HI: u32 = off::<cp::CP_RB_RPTR_ADDR_HI>();
+const RB_WPTR: u32 = off::<cp::CP_RB_WPTR>();
+const CP_INT_CNTL: u32 = off::<cp::CP_INT_CNTL>();
+const COHER_CNTL: u32 = off::<cp::CP_COHER_CNTL>();
+const COHER_SIZE: u32 = off::<cp::CP_COHER_SIZE>();
+const COHER_BASE: u32 = off::<cp::CP_COHER_BASE>();
+const SCRATCH_REG0: u32 = off::<cp::SCRATCH_REG0>();
+const SCRATCH_COUNT: u32 = <cp::SCRATCH_REG0 as Array>::COUNT as u32;
+const SCRATCH_UMSK: u32 = off::<cp::SCRATCH_UMSK>();
+const SCRATCH_ADDR: u32 = off::<cp::SCRATCH_ADDR>();
+const GRBM_SOFT_RESET: u32 = off::<grbm::GRBM_SOFT_RESET>();
+const GRBM_STATUS: u32 = off::<grbm::GRBM_STATUS>();
+const SRBM_SOFT_RESET: u32 = off::<srbm::SRBM_SOFT_RESET>();
+const IH_RB_CNTL: u32 = off::<ihr::IH_RB_CNTL>();
+const IH_RB_BASE: u32 = off::<ihr::IH_RB_BASE>();
+const IH_RB_RPTR: u32 = off::<ihr::IH_RB_RPTR>();
+const IH_RB_WPTR: u32 = off::<ihr::IH_RB_WPTR>();
+const IH_WPTR_ADDR_LO: u32 = off::<ihr::IH_RB_WPTR_ADDR_LO>();
+const IH_WPTR_ADDR_HI: u32 = off::<ihr::IH_RB_WPTR_ADDR_HI>();
+const IH_CNTL: u32 = off::<ihr::IH_CNTL>();
+const VGT_EVENT_INITIATOR: u32 = off::<baregpu_regs::evergreen::vgt::VGT_EVENT_INITIATOR>();
+const VGT_DISPATCH_INITIATOR: u32 = off::<baregpu_regs::evergreen::vgt::VGT_DISPATCH_INITIATOR>();
+const PGM_START_LS: u32 = off::<sq::SQ_PGM_START_LS>();
+const PGM_RESOURCES_LS: u32 = off::<sq::SQ_PGM_RESOURCES_LS>();
+const LDS_ALLOC: u32 = off::<sq::SQ_LDS_ALLOC>();
+const CONST_CACHE_LS: u32 = off::<sq::SQ_ALU_CONST_CACHE_LS_0>();
+const CONST_SIZE_LS: u32 = off::<sq::SQ_ALU_CONST_BUFFER_SIZE_LS_0>();
+const RESOURCE0: u32 = off::<sq::SQ_VTX_CONSTANT_WORD0_0>();
+const RESOURCE_STRIDE: u32 = <sq::SQ_VTX_CONSTANT_WORD0_0 as Array>::STRIDE as u32;
+const LOOP_CONST0: u32 = off::<sq::SQ_LOOP_CONST_0>();
+const INPUT_CNTL: u32 = off::<spi::SPI_COMPUTE_INPUT_CNTL>();
+const NUM_THREAD: [u32; 3] = [
+    off::<spi::SPI_COMPUTE_NUM_THREAD_X>(),
+    off::<spi::SPI_COMPUTE_NUM_THREAD_Y>(),
+    off::<spi::SPI_COMPUTE_NUM_THREAD_Z>(),
+];
+const CB_COLOR0_BASE: u32 = off::<cb::CB_COLOR0_BASE>();
+const CB_COLOR0_STRIDE: u32 = <cb::CB_COLOR0_BASE as Array>::STRIDE as u32;
+const CB_COLOR8_BASE: u32 = off::<cb::CB_COLOR8_BASE>();
+const CB_COLOR8_STRIDE: u32 = <cb::CB_COLOR8_BASE as Array>::STRIDE as u32;
+
+/// `CP_ME_CNTL` halt bits (ME 28, PFP 26).
+pub const ME_HALT: u32 = cp::CP_ME_CNTL::ME_HALT.mask();
+/// `CP_ME_CNTL.PFP_HALT`.
+pub const PFP_HALT: u32 = cp::CP_ME_CNTL::PFP_HALT.mask();
+/// `CP_INT_CNTL.TIME_STAMP_INT_ENABLE`: EOP interrupts reach the IH ring.
+pub const TIME_STAMP_INT_ENABLE: u32 = cp::CP_INT_CNTL::TIME_STAMP_INT_ENABLE.mask();
+/// Loop constant of the LS/CS stage 0 (Mesa evergreen_compute.c programs loop constant 160).
+pub const CS_LOOP_CONST_BASE: u32 = 160;
+/// SQ_BOOL_CONST word of the LS/CS stage: the sixth of the six words 0x3A500-0x3A517 (PS, VS,
+/// GS, ES, HS, LS in the stage order of Mesa's resource blocks). A model decision: no public
+/// source names the word per stage.
+pub const CS_BOOL_CONST_WORD: u32 = 5;
+
+/// Counters for white-box tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Packets parsed, by type (0-3).
+    pub packets: [u64; 4],
+    /// Type-3 packets skipped: COND_EXEC / PRED_EXEC false, or predicated off (§9.5).
+    pub packets_skipped: u64,
+    /// Register writes dropped: holes, read-only registers (MMIO and packets alike).
+    pub writes_dropped: u64,
+    /// Read-pointer write-backs.
+    pub rptr_writebacks: u64,
+    /// Scratch write-backs.
+    pub scratch_writebacks: u64,
+    /// Indirect buffers started.
+    pub ibs_started: u64,
+    /// IH entries written.
+    pub ih_entries: u64,
+    /// IH entries dropped (IH off, or ring full without overflow enabled).
+    pub ih_dropped: u64,
+    /// WAIT_REG_MEM polls.
+    pub polls: u64,
+    /// CP DMA bytes moved.
+    pub dma_bytes: u64,
+    /// Dispatches started.
+    pub dispatches: u64,
+    /// Work units run (see [`MAX_UNITS_PER_TICK`]).
+    pub units: u64,
+    /// The most work units one tick ran.
+    pub max_tick_units: u64,
+}
+
+/// An active indirect buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ib {
+    address: u64,
+    remaining: u32,
+}
+
+/// The packet being parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Packet {
+    Header,
+    /// Type-0: consecutive register writes (§9.1.1).
+    Type0 {
+        register: u32,
+        remaining: u32,
+    },
+    /// Dwords consumed without effect (NOP body, a predicated-off packet).
+    Skip {
+        remaining: u32,
+    },
+    /// A SET_* packet: the offset word, then data dwords written as they arrive.
+    Set {
+        range: (u32, u32),
+        next: Option<u32>,
+        remaining: u32,
+        legacy_zero: bool,
+    },
+    /// A fixed-size body collected before the packet runs.
+    Collect {
+        header: u32,
+        need: usize,
+        got: usize,
+        body: [u32; pm4::MAX_COLLECT],
+    },
+}
+
+/// Work a packet left for later ticks.
+#[derive(Debug)]
+enum Work {
+    /// WAIT_REG_MEM (§9.6.8): one poll per tick.
+    Wait { memory: bool, address: u64, function: u32, reference: u32, mask: u32 },
+    /// CP DMA: `data` is the fill value (SRC_SEL DATA) or the source address.
+    Dma { fill: Option<u32>, src: u64, dst: u64, remaining: u32 },
+    /// A compute dispatch in the shader core.
+    Dispatch(Box<Dispatch>),
+}
+
+/// Command-processor state cleared by a CP soft reset.
+#[derive(Debug)]
+struct Cp {
+    rptr: u32,
+    since_writeback: u32,
+    written_back: Option<u32>,
+    ibs: Vec<Ib>,
+    packet: Packet,
+    work: Option<Work>,
+    me_initialized: bool,
+    /// SET_PREDICATION result: `Some(false)` skips predicated packets.
+    predicate: Option<bool>,
+    /// SET_BASE index 1 (DISPATCH_INDIRECT data base).
+    indirect_base: u64,
+    error: Option<u32>,
+    slow_ticks: u32,
+}
+
+impl Cp {
+    fn new() -> Self {
+        Cp {
+            rptr: 0,
+            since_writeback: 0,
+            written_back: None,
+            ibs: Vec::new(),
+            packet: Packet::Header,
+            work: None,
+            me_initialized: false,
+            predicate: None,
+            indirect_base: 0,
+            error: None,
+            slow_ticks: 0,
+        }
+    }
+}
+
+/// Why parsing stopped.
+struct Failed;
+
+/// The emulated Evergreen/Cayman GPU: a [`GpuModel`] with BAR0 = 256 KiB of registers.
+///
+/// Bring-up a driver performs (each step is required by the model):
+/// 1. Memory decoding and bus mastering (PCI command register).
+/// 2. With `CP_ME_CNTL` = ME_HALT | PFP_HALT (the power-on value) and the RLC off: PFP words
+///    through `CP_PFP_UCODE_ADDR` = 0 / `CP_PFP_UCODE_DATA`, ME words through `CP_ME_RAM_WADDR`
+///    = 0 / `CP_ME_RAM_DATA`, RLC words through `RLC_UCODE_ADDR` = 0 / `RLC_UCODE_DATA` (each
+///    auto-increments; read back with `CP_PFP_UCODE_ADDR` / `CP_ME_RAM_RADDR` /
+///    `RLC_UCODE_ADDR` and the data port); `RLC_CNTL.RLC_ENABLE` = 1.
+/// 3. Ring: `CP_RB_CNTL` (RB_BUFSZ = log2(bytes / 8), RB_BLKSZ), `CP_RB_BASE` = address >> 8,
+///    `CP_RB_RPTR_ADDR(_HI)`; `CP_RB_WPTR` = 0.
+/// 4. Un-halt (`CP_ME_CNTL` = 0), then ME_INITIALIZE first on the ring.
+/// 5. IH: `IH_RB_BASE`, `IH_RB_CNTL` (size, write-back, overflow, enable), `IH_CNTL.ENABLE_INTR`,
+///    `CP_INT_CNTL.TIME_STAMP_INT_ENABLE` for EOP interrupts.
+#[derive(Debug)]
+pub struct EvergreenModel {
+    asic: Asic,
+    regs: RegisterFile,
+    pfp: UcodeRam,
+    me: UcodeRam,
+    rlc: UcodeRam,
+    cp: Cp,
+    ih: Ih,
+    faults: Faults,
+    stats: Stats,
+    limits: Limits,
+    /// The 64-bit GPU clock EVENT_WRITE_EOP DATA_SEL 3 sends: ticks since power-on.
+    clock: u64,
+    tick_units: u64,
+}
+
+impl EvergreenModel {
+    /// `asic` at power-on, no faults.
+    pub fn new(asic: Asic) -> Self {
+        Self::with_faults(asic, Faults::default())
+    }
+
+    /// `asic` at power-on with `faults` injected.
+    pub fn with_faults(asic: Asic, faults: Faults) -> Self {
+        let mut regs = RegisterFile::new(asic.chipset());
+        // Power-on: ME and PFP halted, so nothing runs before microcode (a model decision:
+        // Linux radeon halts them before every upload, evergreen.c cp_load_microcode).
+        regs.set(ME_CNTL, ME_HALT | PFP_HALT);
+        EvergreenModel {
+            asic,
+            regs,
+            pfp: UcodeRam::new(asic.image(Engine::Pfp)),
+            me: UcodeRam::new(asic.image(Engine::Me)),
+            rlc: UcodeRam::new(asic.image(Engine::Rlc)),
+            cp: Cp::new(),
+            ih: Ih::default(),
+            faults,
+            stats: Stats::default(),
+            limits: Limits::default(),
+            clock: 0,
+            tick_units: 0,
+        }
+    }
+
+    /// The chip.
+    pub fn asic(&self) -> Asic {
+        self.asic
+    }
+
+    /// Shader-core limits for later dispatches (tests shrink them).
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// The injected faults.
+    pub fn faults(&self) -> Faults {
+        self.faults
+    }
+
+    /// Change the injected faults.
+    pub fn set_faults(&mut self, faults: Faults) {
+        self.faults = faults;
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The CP error code, if the CP stopped on an error.
+    pub fn cp_error(&self) -> Option<u32> {
+        self.cp.error
+    }
+
+    /// The known image `engine`'s RAM holds, if it holds one.
+    pub fn microcode(&mut self, engine: Engine) -> Option<&'static KnownImage> {
+        let ram = match engine {
+            Engine::Pfp => &mut self.pfp,
+            Engine::Me => &mut self.me,
+            Engine::Rlc => &mut self.rlc,
+        };
+        ram.known().then(|| self.asic.image(engine))
+    }
+
+    /// Word `index` of `engine`'s RAM (white-box).
+    pub fn ucode_word(&self, engine: Engine, index: usize) -> Option<u32> {
+        match engine {
+            Engine::Pfp => self.pfp.word(index),
+            Engine::Me => self.me.word(index),
+            Engine::Rlc => self.rlc.word(index),
+        }
+    }
+
+    /// The CP's read pointer in dwords.
+    pub fn rptr(&self) -> u32 {
+        self.cp.rptr
+    }
+
+    /// Whether a dispatch, DMA or wait is in progress.
+    pub fn work_in_progress(&self) -> bool {
+        self.cp.work.is_some()
+    }
+
+    /// Whether ME_INITIALIZE has run since the last CP reset.
+    pub fn me_initialized(&self) -> bool {
+        self.cp.me_initialized
+    }
+
+    /// The raw stored value of a register (white-box).
+    pub fn register(&self, offset: u32) -> u32 {
+        self.regs.stored(offset)
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // State queries
+
+    fn halted(&self) -> (bool, bool) {
+        let c = self.regs.stored(ME_CNTL);
+        (c & ME_HALT != 0, c & PFP_HALT != 0)
+    }
+
+    fn rlc_enabled(&self) -> bool {
+        rlc::RLC_CNTL::RLC_ENABLE.get(self.regs.stored(RLC_CNTL)) != 0
+    }
+
+    fn in_soft_reset(&self) -> bool {
+        grbm::GRBM_SOFT_RESET::SOFT_RESET_CP.get(self.regs.stored(GRBM_SOFT_RESET)) != 0
+    }
+
+    /// Whether the CP parses packets now: known PFP and ME images, both un-halted, not in
+    /// reset, no error, no stall or bus fault.
+    fn running(&mut self) -> bool {
+        let (me_halt, pfp_halt) = self.halted();
+        !self.faults.cp_stall
+            && !self.faults.registers_all_ones
+            && self.cp.error.is_none()
+            && !self.in_soft_reset()
+            && !me_halt
+            && !pfp_halt
+            && self.pfp.known()
+            && self.me.known()
+    }
+
+    fn ring_dwords(&self) -> u32 {
+        let bufsz = cp::CP_RB_CNTL::RB_BUFSZ.get(self.regs.stored(RB_CNTL));
+        1 << (bufsz.clamp(2, 22) + 1)
+    }
+
+    fn block_dwords(&self) -> u32 {
+        let blksz = cp::CP_RB_CNTL::RB_BLKSZ.get(self.regs.stored(RB_CNTL));
+        1u32 << (blksz.min(22) + 1)
+    }
+
+    fn wptr(&self) -> u32 {
+        self.regs.stored(RB_WPTR) & (self.ring_dwords() - 1)
+    }
+
+    fn ring_pending(&self) -> bool {
+        self.cp.rptr != self.wptr()
+    }
+
+    fn busy(&self) -> bool {
+        self.cp.error.is_some()
+            || (!self.in_soft_reset()
+                && (self.ring_pending()
+                    || !self.cp.ibs.is_empty()
+                    || self.cp.work.is_some()
+                    || self.cp.packet != Packet::Header))
+    }
+
+    fn fail(&mut self, code: u32, dev: &mut DeviceContext<'_>) -> Failed {
+        self.cp.error.get_or_insert(code);
+        dev.fail(code);
+        Failed
+    }
+
+    /// CP soft reset: packet state, IBs, work, ME_INITIALIZE, predication, the read pointer
+    /// and the CP error; the microcode RAMs and the ring registers stay.
+    fn soft_reset_cp(&mut self) {
+        self.cp = Cp::new();
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Registers
+
+    fn read_register(&mut self, offset: u32) -> u32 {
+        match offset {
+            RB_RPTR => self.cp.rptr,
+            PFP_DATA => {
+                let v = self.pfp.read(self.faults.ucode_corrupt);
+                self.pfp.write_address = self.pfp.read_address;
+                v
+            }
+            PFP_ADDR => self.pfp.write_address as u32,
+            ME_DATA => self.me.read(self.faults.ucode_corrupt),
+            ME_WADDR => self.me.write_address as u32,
+            ME_RADDR => self.me.read_address as u32,
+            RLC_DATA => {
+                let v = self.rlc.read(self.faults.ucode_corrupt);
+                self.rlc.write_address = self.rlc.read_address;
+                v
+            }
+            RLC_ADDR => self.rlc.write_address as u32,
+            GRBM_STATUS => {
+                use grbm::GRBM_STATUS as S;
+                let busy = u32::from(self.busy());
+                S::CMDFIFO_AVAIL.place(0xF)
+                    | S::CP_BUSY.place(busy)
+                    | S::GUI_ACTIVE.place(busy)
+                    | S::CP_COHERENCY_BUSY.place(0)
+            }
+            IH_RB_WPTR => {
+                use ihr::IH_RB_WPTR as W;
+                W::WPTR_OFFSET.place(self.ih.wptr >> 2)
+                    | W::RB_OVERFLOW.place(u32::from(self.ih.overflow))
+            }
+            _ => self.regs.read(offset),
+        }
+    }
+
+    /// A register write from the host or a packet, with its side effects.
+    fn write_register(
+        &mut self,
+        offset: u32,
+        value: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        let (me_halt, pfp_halt) = self.halted();
+        match offset {
+            PFP_ADDR => {
+                self.pfp.write_address = value as usize;
+                self.pfp.read_address = value as usize;
+                return Ok(());
+            }
+            PFP_DATA => {
+                if !pfp_halt || !me_halt {
+                    return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
+                }
+                if !self.pfp.write(value) {
+                    self.stats.writes_dropped += 1;
+                }
+                self.pfp.read_address = self.pfp.write_address;
+                return Ok(());
+            }
+            ME_WADDR => {
+                self.me.write_address = value as usize;
+                return Ok(());
+            }
+            ME_RADDR => {
+                self.me.read_address = value as usize;
+                return Ok(());
+            }
+            ME_DATA => {
+                if !pfp_halt || !me_halt {
+                    return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
+                }
+                if !self.me.write(value) {
+                    self.stats.writes_dropped += 1;
+                }
+                return Ok(());
+            }
+            RLC_ADDR => {
+                self.rlc.write_address = value as usize;
+                self.rlc.read_address = value as usize;
+                return Ok(());
+            }
+            RLC_DATA => {
+                if self.rlc_enabled() {
+                    return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
+                }
+                if !self.rlc.write(value) {
+                    self.stats.writes_dropped += 1;
+                }
+                self.rlc.read_address = self.rlc.write_address;
+                return Ok(());
+            }
+            RB_RPTR_WR => {
+                self.regs.write(offset, value);
+                if cp::CP_RB_CNTL::RB_RPTR_WR_ENA.get(self.regs.stored(RB_CNTL)) != 0 {
+                    self.cp.rptr = value & (self.ring_dwords() - 1);
+                    self.cp.written_back = None;
+                }
+                return Ok(());
+            }
+            GRBM_SOFT_RESET => {
+                let was = self.in_soft_reset();
+                self.regs.write(offset, value);
+                if !was && self.in_soft_reset() {
+                    if !(me_halt && pfp_halt) {
+                        return Err(self.fail(error_code::RESET_WHILE_RUNNING, dev));
+                    }
+                    self.soft_reset_cp();
+                }
+                return Ok(());
+            }
+            SRBM_SOFT_RESET => {
+                self.regs.write(offset, value);
+                if srbm::SRBM_SOFT_RESET::SOFT_RESET_IH.get(value) != 0 {
+                    self.ih = Ih::default();
+                    self.update_irq(dev);
+                }
+                return Ok(());
+            }
+            IH_RB_CNTL => {
+                let clear = ihr::IH_RB_CNTL::IH_WPTR_OVERFLOW_CLEAR;
+                if clear.get(value) != 0 {
+                    self.ih.overflow = false;
+                }
+                self.regs.write(offset, value & !clear.mask());
+                self.update_irq(dev);
+                return Ok(());
+            }
+            IH_RB_RPTR | IH_CNTL => {
+                self.regs.write(offset, value);
+                self.update_irq(dev);
+                return Ok(());
+            }
+            _ => {}
+        }
+        if !self.regs.write(offset, value) {
+            self.stats.writes_dropped += 1;
+            return Ok(());
+        }
+        if let Some(n) = Self::scratch_index(offset) {
+            self.scratch_writeback(n, value, dev)?;
+        }
+        Ok(())
+    }
+
+    fn scratch_index(offset: u32) -> Option<u32> {
+        let d = offset.checked_sub(SCRATCH_REG0)?;
+        (d % 4 == 0 && d / 4 < SCRATCH_COUNT).then_some(d / 4)
+    }
+
+    /// Scratch register `n` copied to `(SCRATCH_ADDR << 8) + 4n` when `SCRATCH_UMSK` bit n is
+    /// set (Linux radeon r600.c / evergreen.c: SCRATCH_ADDR = address >> 8, SCRATCH_UMSK =
+    /// 0xFF with write-back).
+    fn scratch_writeback(
+        &mut self,
+        n: u32,
+        value: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        if self.regs.stored(SCRATCH_UMSK) & (1 << n) == 0 {
+            return Ok(());
+        }
+        let base = u64::from(self.regs.stored(SCRATCH_ADDR)) << 8;
+        if base == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
+        self.stats.scratch_writebacks += 1;
+        self.dma_write(base + 4 * u64::from(n), value, dev)
+    }
+
+    fn dma_write(
+        &mut self,
+        address: u64,
+        value: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        dev.dma_write_u32(address, value).map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))
+    }
+
+    fn dma_read(&mut self, address: u64, dev: &mut DeviceContext<'_>) -> Result<u32, Failed> {
+        dev.dma_read_u32(address).map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // IH ring
+
+    fn ih_pending(&self) -> bool {
+        let rptr = ihr::IH_RB_RPTR::RPTR_OFFSET.get(self.regs.stored(IH_RB_RPTR)) << 2;
+        let cntl = self.regs.stored(IH_RB_CNTL);
+        ihr::IH_RB_CNTL::IH_RB_ENABLE.get(cntl) != 0
+            && ihr::IH_CNTL::ENABLE_INTR.get(self.regs.stored(IH_CNTL)) != 0
+            && self.ih.wptr != rptr
+    }
+
+    fn update_irq(&self, dev: &mut DeviceContext<'_>) {
+        dev.set_irq(IRQ_LINE, self.ih_pending());
+    }
+
+    fn ih_size(&self) -> u32 {
+        let log = ihr::IH_RB_CNTL::IH_IB_SIZE.get(self.regs.stored(IH_RB_CNTL));
+        4u32 << log.clamp(2, 16)
+    }
+
+    /// Write one IH vector (see [`crate::ih`]).
+    fn ih_push(
+        &mut self,
+        source: u32,
+        data: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        use ihr::IH_RB_CNTL as C;
+        let cntl = self.regs.stored(IH_RB_CNTL);
+        let on = C::IH_RB_ENABLE.get(cntl) != 0
+            && ihr::IH_CNTL::ENABLE_INTR.get(self.regs.stored(IH_CNTL)) != 0
+            && self.rlc_enabled()
+            && self.rlc.known();
+        if !on {
+            self.stats.ih_dropped += 1;
+            return Ok(());
+        }
+        let size = self.ih_size();
+        let wptr = self.ih.wptr % size;
+        let rptr = (ihr::IH_RB_RPTR::RPTR_OFFSET.get(self.regs.stored(IH_RB_RPTR)) << 2) % size;
+        if (wptr + ih::ENTRY_BYTES) % size == rptr {
+            if C::IH_WPTR_OVERFLOW_ENABLE.get(cntl) == 0 {
+                self.stats.ih_dropped += 1;
+                return Ok(());
+            }
+            self.ih.overflow = true;
+        }
+        let base = u64::from(self.regs.stored(IH_RB_BASE)) << 8;
+        let entry = [source & 0xFF, data & 0x0FFF_FFFF, 0, 0];
+        let bytes: Vec<u8> = entry.iter().flat_map(|w| w.to_le_bytes()).collect();
+        dev.dma_write(base + u64::from(wptr), &bytes)
+            .map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))?;
+        self.ih.wptr = (wptr + ih::ENTRY_BYTES) % size;
+        self.stats.ih_entries += 1;
+        if C::IH_WPTR_WRITEBACK_ENABLE.get(cntl) != 0 {
+            let address = u64::from(self.regs.stored(IH_WPTR_ADDR_LO) & !3)
+                | u64::from(self.regs.stored(IH_WPTR_ADDR_HI) & 0xFF) << 32;
+            if address == 0 {
+                return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+            }
+            let value = self.ih.wptr | u32::from(self.ih.overflow);
+            self.dma_write(address, value, dev)?;
+        }
+        self.update_irq(dev);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Fetch
+
+    /// Write the read pointer back (unless RB_NO_UPDATE). Address 0 is a DMA fault.
+    fn rptr_writeback(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        self.cp.since_writeback = 0;
+        let cntl = self.regs.stored(RB_CNTL);
+        if cp::CP_RB_CNTL::RB_NO_UPDATE.get(cntl) != 0 || self.cp.written_back == Some(self.cp.rptr)
+        {
+            return Ok(());
+        }
+        let lo = self.regs.stored(RB_RPTR_ADDR);
+        let address =
+            u64::from(lo & !3) | u64::from(self.regs.stored(RB_RPTR_ADDR_HI) & 0xFF) << 32;
+        if address == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
+        let value = swap(self.cp.rptr, cp::CP_RB_RPTR_ADDR::RB_RPTR_SWAP.get(lo));
+        self.dma_write(address, value, dev)?;
+        self.cp.written_back = Some(self.cp.rptr);
+        self.stats.rptr_writebacks += 1;
+        Ok(())
+    }
+
+    /// The next command dword: from the innermost indirect buffer, else the ring. `None`: the
+    /// ring is empty.
+    fn fetch(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<u32>, Failed> {
+        while let Some(ib) = self.cp.ibs.last().copied() {
+            if ib.remaining == 0 {
+                self.cp.ibs.pop();
+                if !matches!(self.cp.packet, Packet::Header) {
+                    // §9.3.1: an IB holds whole packets.
+                    return Err(self.fail(error_code::INVALID_PACKET, dev));
+                }
+                continue;
+            }
+            let w = self.fetch_at(ib.address, dev)?;
+            let top = self.cp.ibs.last_mut().expect("checked above");
+            top.address += 4;
+            top.remaining -= 1;
+            return Ok(Some(w));
+        }
+        if !self.ring_pending() {
+            self.rptr_writeback(dev)?;
+            return Ok(None);
+        }
+        let base = u64::from(self.regs.stored(RB_BASE)) << 8;
+        let w = self.fetch_at(base + 4 * u64::from(self.cp.rptr), dev)?;
+        self.cp.rptr = (self.cp.rptr + 1) & (self.ring_dwords() - 1);
+        self.cp.since_writeback += 1;
+        if self.cp.since_writeback >= self.block_dwords() {
+            self.rptr_writeback(dev)?;
+        }
+        Ok(Some(w))
+    }
+
+    fn fetch_at(&mut self, address: u64, dev: &mut DeviceContext<'_>) -> Result<u32, Failed> {
+        if std::mem::take(&mut self.faults.dma_fault_next_fetch) {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
+        let w = self.dma_read(address, dev)?;
+        let swap_mode = cp::CP_RB_CNTL::BUF_SWAP.get(self.regs.stored(RB_CNTL));
+        Ok(swap(w, swap_mode))
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Packets
+
+    /// Feed one dword to the packet state machine. `Ok(true)`: a packet completed.
+    fn feed(&mut self, w: u32, dev: &mut DeviceContext<'_>) -> Result<bool, Failed> {
+        match std::mem::replace(&mut self.cp.packet, Packet::Header) {
+            Packet::Header => self.header(w, dev),
+            Packet::Type0 { register, remaining } => {
+                self.write_register(register, w, dev)?;
+                if remaining > 1 {
+                    self.cp.packet =
+                        Packet::Type0 { register: register + 4, remaining: remaining - 1 };
+                    return Ok(false);
+                }
+                Ok(true)
+            }
+            Packet::Skip { remaining } => {
+                if remaining > 1 {
+                    self.cp.packet = Packet::Skip { remaining: remaining - 1 };
+                    return Ok(false);
+                }
+                Ok(true)
+            }
+            Packet::Set { range, next, remaining, legacy_zero } => {
+                let register = match next {
+                    None => {
+                        // §9.4.13-§9.4.19: REG_OFFSET / CONST_OFFSET 15:0 in dwords; 31:16
+                        // "must be programmed to zero" where the packet says so.
+                        if legacy_zero && w >> 16 != 0 {
+                            return Err(self.fail(error_code::INVALID_PACKET, dev));
+                        }
+                        let start = range.0 + 4 * (w & 0xFFFF);
+                        // The whole packet must fit the range (the data dwords still to come).
+                        if u64::from(start) + 4 * u64::from(remaining - 1) > u64::from(range.1) {
+                            return Err(self.fail(error_code::REG_RANGE, dev));
+                        }
+                        self.cp.packet = Packet::Set {
+                            range,
+                            next: Some(start),
+                            remaining: remaining - 1,
+                            legacy_zero,
+                        };
+                        return Ok(false);
+                    }
+                    Some(r) => r,
+                };
+                self.write_register(register, w, dev)?;
+                if remaining > 1 {
+                    self.cp.packet = Packet::Set {
+                        range,
+                        next: Some(register + 4),
+                        remaining: remaining - 1,
+                        legacy_zero,
+                    };
+                    return Ok(false);
+                }
+                Ok(true)
+            }
+            Packet::Collect { header, need, got, mut body } => {
+                body[got] = w;
+                if got + 1 < need {
+                    self.cp.packet = Packet::Collect { header, need, got: got + 1, body };
+                    return Ok(false);
+                }
+                self.execute(header, &body[..need], dev)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn header(&mut self, h: u32, dev: &mut DeviceContext<'_>) -> Result<bool, Failed> {
+        let count = pm4::count(h);
+        match pm4::packet_type(h) {
+            0 => {
+                self.stats.packets[0] += 1;
+                if !self.cp.me_initialized {
+                    return Err(self.fail(error_code::ME_NOT_INITIALIZED, dev));
+                }
+                // §9.1.1: BASE_INDEX 15:0 is a dword register index; N = COUNT + 1 writes.
+                let register = (h & 0xFFFF) << 2;
+                self.cp.packet = Packet::Type0 { register, remaining: count + 1 };
+                Ok(false)
+            }
+            1 => {
+                // §9.1.2: "Type-1 packets are not supported by any R6xx+ families."
+                self.stats.packets[1] += 1;
+                Err(self.fail(error_code::INVALID_PACKET, dev))
+            }
+            2 => {
+                // §9.1.3: a one-dword filler.
+                self.stats.packets[2] += 1;
+                Ok(true)
+            }
+            _ => {
+                self.stats.packets[3] += 1;
+                let opcode = pm4::opcode(h);
+                let Some(shape) = pm4::shape(opcode, self.asic) else {
+                    return Err(self.fail(error_code::UNKNOWN_OPCODE, dev));
+                };
+                if !self.cp.me_initialized && opcode != pm4::ME_INITIALIZE && opcode != pm4::NOP {
+                    return Err(self.fail(error_code::ME_NOT_INITIALIZED, dev));
+                }
+                let body = count + 1;
+                if !shape.accepts(body) {
+                    return Err(self.fail(error_code::INVALID_PACKET, dev));
+                }
+                if pm4::predicated(h) && self.cp.predicate == Some(false) {
+                    // §9.1.4 bit 0: the predicated version of the packet; the predicate set by
+                    // SET_PREDICATION (§9.5.3) says skip.
+                    self.stats.packets_skipped += 1;
+                    self.cp.packet = Packet::Skip { remaining: body };
+                    return Ok(false);
+                }
+                self.cp.packet = match shape {
+                    Shape::Unsupported => {
+                        return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+                    }
+                    Shape::Any => Packet::Skip { remaining: body },
+                    Shape::Set { start, end, legacy_zero } => {
+                        if body < 2 {
+                            return Err(self.fail(error_code::INVALID_PACKET, dev));
+                        }
+                        Packet::Set {
+                            range: (start, end),
+                            next: None,
+                            remaining: body,
+                            legacy_zero,
+                        }
+                    }
+                    Shape::Fixed(_) | Shape::OneOf(_) => Packet::Collect {
+                        header: h,
+                        need: body as usize,
+                        got: 0,
+                        body: [0; pm4::MAX_COLLECT],
+                    },
+                };
+                Ok(false)
+            }
+        }
+    }
+
+    /// Run a collected type-3 packet.
+    fn execute(&mut self, h: u32, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        let bad = error_code::INVALID_PACKET;
+        let address =
+            |lo: u32, hi: u32, align: u32| u64::from(lo & !align) | u64::from(hi & 0xFF) << 32;
+        match pm4::opcode(h) {
+            pm4::ME_INITIALIZE => {
+                // §9.2.1 DW4: MAX_CONTEXT 1..=7 ("Max context of 0 is not valid").
+                if !(1..=7).contains(&(b[2] & 7)) {
+                    return Err(self.fail(bad, dev));
+                }
+                self.cp.me_initialized = true;
+            }
+            pm4::INDIRECT_BUFFER => {
+                // §9.3.1: IB_BASE_LO 31:2 (1:0 swap), IB_BASE_HI 7:0, IB_SIZE 19:0 dwords.
+                if self.cp.ibs.len() >= 2 {
+                    return Err(self.fail(error_code::IB_NESTING, dev));
+                }
+                if b[0] & 3 != 0 {
+                    return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+                }
+                let size = b[2] & 0xF_FFFF;
+                if size > 0 {
+                    self.cp.ibs.push(Ib { address: address(b[0], b[1], 3), remaining: size });
+                    self.stats.ibs_started += 1;
+                }
+            }
+            pm4::SURFACE_SYNC => {
+                // §9.6.7: COHER_CNTL 28:0 (ENGINE 31), COHER_SIZE, COHER_BASE, POLL_INTERVAL.
+                // The model's memory is coherent: the sync completes at once.
+                self.write_register(COHER_CNTL, b[0] & 0x1FFF_FFFF, dev)?;
+                self.write_register(COHER_SIZE, b[1], dev)?;
+                self.write_register(COHER_BASE, b[2], dev)?;
+            }
+            pm4::EVENT_WRITE => self.event_write(b, dev)?,
+            pm4::EVENT_WRITE_EOP => self.event_write_eop(b, dev)?,
+            pm4::EVENT_WRITE_EOS => {
+                // §9.6.3: CMD 31:29 = 010 stores DATA; the other commands read GDS / append
+                // counters the model does not have.
+                self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
+                if b[2] >> 29 != 2 {
+                    return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+                }
+                if b[1] & 3 != 0 {
+                    return Err(self.fail(bad, dev));
+                }
+                self.dma_write(address(b[1], b[2], 3), b[3], dev)?;
+            }
+            pm4::MEM_WRITE => {
+                // §9.7.1: QWORD-aligned ADDRESS_LO 31:3 (1:0 swap); DATA32 bit 18, CNTR_SEL 16.
+                if b[0] & 4 != 0 {
+                    return Err(self.fail(bad, dev));
+                }
+                let at = address(b[0], b[1], 7);
+                let (lo, hi) = if b[1] & (1 << 16) != 0 {
+                    (self.clock as u32, (self.clock >> 32) as u32)
+                } else {
+                    (b[2], b[3])
+                };
+                self.dma_write(at, lo, dev)?;
+                if b[1] & (1 << 18) == 0 {
+                    self.dma_write(at + 4, hi, dev)?;
+                }
+            }
+            pm4::WAIT_REG_MEM => {
+                // §9.6.8: ENGINE 8, MEM_SPACE 4, FUNCTION 2:0 (111 reserved; PFP: memory and
+                // >= only).
+                let function = b[0] & 7;
+                let memory = b[0] & (1 << 4) != 0;
+                let pfp = b[0] & (1 << 8) != 0;
+                if function == 7 || (pfp && (!memory || function != 5)) {
+                    return Err(self.fail(bad, dev));
+                }
+                let at =
+                    if memory { address(b[1], b[2], 3) } else { u64::from(b[1] & 0xFFFF) << 2 };
+                self.cp.work =
+                    Some(Work::Wait { memory, address: at, function, reference: b[3], mask: b[4] });
+            }
+            pm4::COND_EXEC => {
+                // §9.5.1: BOOL_ADDR 31:2 + 39:32; EXEC_COUNT 13:0 dwords skipped if the
+                // boolean is zero.
+                let v = self.dma_read(address(b[0], b[1], 3), dev)?;
+                let n = b[2] & 0x3FFF;
+                if v == 0 && n > 0 {
+                    self.stats.packets_skipped += 1;
+                    self.cp.packet = Packet::Skip { remaining: n };
+                }
+            }
+            pm4::PRED_EXEC => {
+                // §9.5.4: DEVICE_SELECT 31:24 (this GPU is device 0), EXEC_COUNT 13:0.
+                let n = b[0] & 0x3FFF;
+                if b[0] & (1 << 24) == 0 && n > 0 {
+                    self.stats.packets_skipped += 1;
+                    self.cp.packet = Packet::Skip { remaining: n };
+                }
+            }
+            pm4::SET_PREDICATION => self.set_predication(b, dev)?,
+            pm4::COND_WRITE => {
+                // §9.5.2: WRITE_SPACE 8, POLL_SPACE 4, FUNCTION 2:0.
+                let function = b[0] & 7;
+                if function == 7 {
+                    return Err(self.fail(bad, dev));
+                }
+                let polled = if b[0] & (1 << 4) != 0 {
+                    self.dma_read(address(b[1], b[2], 3), dev)?
+                } else {
+                    self.read_register((b[1] & 0xFFFF) << 2)
+                };
+                if compare(function, polled & b[4], b[3]) {
+                    if b[0] & (1 << 8) != 0 {
+                        self.dma_write(address(b[5], b[6], 3), b[7], dev)?;
+                    } else {
+                        self.write_register((b[5] & 0xFFFF) << 2, b[7], dev)?;
+                    }
+                }
+            }
+            pm4::CP_DMA => self.cp_dma(b, dev)?,
+            pm4::SET_BASE => {
+                // Linux radeon evergreen_cs.c: base index 1 = the indirect-draw/dispatch data
+                // base, address 31:3 + 39:32 (the document does not list SET_BASE).
+                if b[0] & 0xF != 1 || b[1] & 7 != 0 {
+                    return Err(self.fail(bad, dev));
+                }
+                self.cp.indirect_base = address(b[1], b[2], 7);
+            }
+            pm4::DISPATCH_DIRECT => {
+                self.dispatch(h, [b[0], b[1], b[2]], b[3], dev)?;
+            }
+            pm4::DISPATCH_INDIRECT => {
+                // §9.3.13: DATA_OFFSET (bits 1:0 = 00) to {DIM_X, DIM_Y, DIM_Z}, from the
+                // SET_BASE address.
+                if b[0] & 3 != 0 {
+                    return Err(self.fail(bad, dev));
+                }
+                let at = self.cp.indirect_base.wrapping_add(u64::from(b[0]));
+                let mut dims = [0; 3];
+                for (i, d) in dims.iter_mut().enumerate() {
+                    *d = self.dma_read(at + 4 * i as u64, dev)?;
+                }
+                self.dispatch(h, dims, b[1], dev)?;
+            }
+            pm4::DEALLOC_STATE => {
+                // §9.4.2: "Shader type should always be '1'".
+                if !pm4::compute(h) {
+                    return Err(self.fail(error_code::NOT_COMPUTE, dev));
+                }
+            }
+            pm4::PREAMBLE_CNTL => {
+                // §9.2.2: commands 0-3; 1xxx / x1xx reserved.
+                if b[0] >> 28 > 3 {
+                    return Err(self.fail(bad, dev));
+                }
+            }
+            pm4::MODE_CONTROL => {
+                // §9.4.3: CMD 2:0 = 001 is the only command.
+                if b[0] & 7 != 1 {
+                    return Err(self.fail(bad, dev));
+                }
+            }
+            // CLEAR_STATE (§9.4.1), CONTEXT_CONTROL (§9.4.4), PFP_SYNC_ME (§9.6.5): no state the
+            // model keeps (no shadowing, no clear-state image).
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn event_write(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        // §9.6.1: EVENT_INDEX 11:8, EVENT_TYPE 5:0; 4 dwords for index 1-3 (ZPASS_DONE,
+        // SAMPLE_PIPELINESTAT, SAMPLE_STREAMOUTSTATS), 2 for the others; index 5 belongs to
+        // EVENT_WRITE_EOP, 6+ reserved.
+        let index = (b[0] >> 8) & 0xF;
+        let long = (1..=3).contains(&index);
+        if index >= 5 || long != (b.len() == 3) {
+            return Err(self.fail(error_code::INVALID_PACKET, dev));
+        }
+        self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
+        if index == 1 {
+            // ZPASS_DONE: the DB writes its 64-bit sample count at the QWORD address. No pixel
+            // is ever drawn here: 0 with bit 63 (the result-valid bit Mesa r600_query.c
+            // waits for).
+            if b[1] & 7 != 0 {
+                return Err(self.fail(error_code::INVALID_PACKET, dev));
+            }
+            let at = u64::from(b[1]) | u64::from(b[2] & 0xFF) << 32;
+            self.dma_write(at, 0, dev)?;
+            self.dma_write(at + 4, 1 << 31, dev)?;
+        } else if long {
+            return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+        }
+        Ok(())
+    }
+
+    fn event_write_eop(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        // §9.6.2: DW3 ADDRESS_LO; DW4 DATA_SEL 31:29, INT_SEL 25:24, ADDRESS_HI 7:0; DW5/6
+        // data. The model's CP runs dispatches to completion before the next packet, so the
+        // end of pipe is reached when the packet is parsed.
+        let bad = error_code::INVALID_PACKET;
+        let data_sel = b[2] >> 29;
+        let int_sel = (b[2] >> 24) & 3;
+        if data_sel > 4 || int_sel == 3 || (int_sel == 1 && data_sel != 0) || b[1] & 3 != 0 {
+            return Err(self.fail(bad, dev));
+        }
+        if (2..=4).contains(&data_sel) && b[1] & 4 != 0 {
+            return Err(self.fail(bad, dev));
+        }
+        self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
+        let at = u64::from(b[1]) | u64::from(b[2] & 0xFF) << 32;
+        let (lo, hi) = match data_sel {
+            3 => (self.clock as u32, (self.clock >> 32) as u32),
+            // CP_PERFCOUNTER: not modelled, counts 0.
+            4 => (0, 0),
+            _ => (b[3], b[4]),
+        };
+        if data_sel >= 1 {
+            self.dma_write(at, lo, dev)?;
+        }
+        if data_sel >= 2 {
+            self.dma_write(at + 4, hi, dev)?;
+        }
+        if int_sel != 0 && self.regs.stored(CP_INT_CNTL) & TIME_STAMP_INT_ENABLE != 0 {
+            self.ih_push(ih::SRC_CP_EOP, 0, dev)?;
+        }
+        Ok(())
+    }
+
+    fn set_predication(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        // §9.5.3: START_ADDR 31:4 + 39:32, PRED_OP 18:16, HINT 12, PREDICATION_BOOLEAN 8.
+        match (b[1] >> 16) & 7 {
+            0 => self.cp.predicate = None,
+            1 => {
+                // ZPASS: the DB0 record at START_ADDR holds a begin and an end 64-bit sample
+                // count (Mesa r600_query.c layout); visible = they differ. BOOLEAN 1 = draw if
+                // visible, 0 = draw if not visible.
+                if b[0] & 0xF != 0 {
+                    return Err(self.fail(error_code::INVALID_PACKET, dev));
+                }
+                let at = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
+                let mut words = [0u32; 4];
+                for (i, w) in words.iter_mut().enumerate() {
+                    *w = self.dma_read(at + 4 * i as u64, dev)?;
+                }
+                let begin = u64::from(words[0]) | u64::from(words[1] & 0x7FFF_FFFF) << 32;
+                let end = u64::from(words[2]) | u64::from(words[3] & 0x7FFF_FFFF) << 32;
+                let visible = begin != end;
+                let draw_if_visible = b[1] & (1 << 8) != 0;
+                self.cp.predicate = Some(visible == draw_if_visible);
+            }
+            2 => return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev)),
+            _ => return Err(self.fail(error_code::INVALID_PACKET, dev)),
+        }
+        Ok(())
+    }
+
+    fn cp_dma(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        // Linux radeon evergreend.h / evergreen_cs.c (the document has no CP_DMA): DW1 SRC
+        // address or fill DATA, DW2 CP_SYNC 31 | SRC_SEL 30:29 | ENGINE 27 | DST_SEL 21:20 |
+        // SRC_ADDR_HI 7:0, DW3 DST_ADDR_LO, DW4 DST_ADDR_HI 7:0, DW5 COMMAND: SAIC 28 / DAIC
+        // 29 (no increment), SAS 26 / DAS 27 (register space), BYTE_COUNT 20:0.
+        let src_sel = (b[1] >> 29) & 3;
+        let dst_sel = (b[1] >> 20) & 3;
+        let command = b[4];
+        let bytes = command & 0x1F_FFFF;
+        let unsupported = src_sel == 1 || dst_sel != 0 || command & (0xF << 26) != 0;
+        if src_sel == 3 {
+            return Err(self.fail(error_code::INVALID_PACKET, dev));
+        }
+        if unsupported {
+            return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+        }
+        let fill = (src_sel == 2).then_some(b[0]);
+        // "non mem to mem copies requires dw aligned count" (evergreen_cs.c).
+        if fill.is_some() && bytes % 4 != 0 {
+            return Err(self.fail(error_code::INVALID_PACKET, dev));
+        }
+        let src = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
+        let dst = u64::from(b[2]) | u64::from(b[3] & 0xFF) << 32;
+        if bytes > 0 {
+            self.cp.work = Some(Work::Dma { fill, src, dst, remaining: bytes });
+        }
+        Ok(())
+    }
+
+    fn dispatch(
+        &mut self,
+        h: u32,
+        groups: [u32; 3],
+        initiator: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        use baregpu_regs::evergreen::vgt::VGT_DISPATCH_INITIATOR as I;
+        // §9.3.12: the compute bit is set on dispatches; §3.2 step 11: COMPUTE_SHADER_EN = 1.
+        self.write_register(VGT_DISPATCH_INITIATOR, initiator, dev)?;
+        if !pm4::compute(h) || I::COMPUTE_SHADER_EN.get(initiator) == 0 {
+            return Err(self.fail(error_code::NOT_COMPUTE, dev));
+        }
+        let state = self.dispatch_state(groups);
+        match Dispatch::new(state, self.limits) {
+            Ok(d) => {
+                self.stats.dispatches += 1;
+                self.cp.work = Some(Work::Dispatch(Box::new(d)));
+                Ok(())
+            }
+            Err(e) => Err(self.fail(e.code(), dev)),
+        }
+    }
+
+    /// The compute state from the registers (the CS runs on the LS program and constant
+    /// registers, §3.1).
+    fn dispatch_state(&self, groups: [u32; 3]) -> DispatchState {
+        let r = |o: u32| self.regs.stored(o);
+        let mut s = DispatchState::new(self.asic.shader_chip());
+        s.pgm_start = r(PGM_START_LS);
+        s.pgm_resources = r(PGM_RESOURCES_LS);
+        s.input_cntl = r(INPUT_CNTL);
+        s.num_threads = NUM_THREAD.map(r);
+        s.lds_alloc = r(LDS_ALLOC);
+        for n in 0..16 {
+            s.const_cache[n] = r(CONST_CACHE_LS + 4 * n as u32);
+            s.const_size[n] = r(CONST_SIZE_LS + 4 * n as u32);
+        }
+        s.resources = (0..CS_RESOURCE_COUNT)
+            .map(|b| {
+                let at = RESOURCE0 + RESOURCE_STRIDE * (CS_RESOURCE_BASE + b) as u32;
+                std::array::from_fn(|i| r(at + 4 * i as u32))
+            })
+            .collect();
+        for n in 0..RAT_COUNT {
+            let base = if n < 8 {
+                CB_COLOR0_BASE + CB_COLOR0_STRIDE * n as u32
+            } else {
+                CB_COLOR8_BASE + CB_COLOR8_STRIDE * (n - 8) as u32
+            };
+            // BASE, PITCH, SLICE, VIEW, INFO, ATTRIB, DIM at consecutive dwords (Linux radeon
+            // evergreend.h CB_COLOR0_*).
+            s.rats[n] = RatRegs {
+                base: r(base),
+                pitch: r(base + 4),
+                slice: r(base + 8),
+                view: r(base + 12),
+                info: r(base + 16),
+                attrib: r(base + 20),
+                dim: r(base + 24),
+            };
+        }
+        for i in 0..32 {
+            s.loop_consts[i] = r(LOOP_CONST0 + 4 * (CS_LOOP_CONST_BASE + i as u32));
+        }
+        s.bool_consts = r(crate::regfile::CONSTANT_FILES[2].0 + 4 * CS_BOOL_CONST_WORD);
+        s.groups = groups;
+        s
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Work in progress
+
+    /// Advance the work in progress by one bounded step. `Ok(Some(activity))`: still going.
+    fn advance_work(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<Activity>, Failed> {
+        let Some(work) = self.cp.work.take() else { return Ok(None) };
+        match work {
+            Work::Wait { memory, address, function, reference, mask } => {
+                self.stats.polls += 1;
+                self.tick_units += 1;
+                let v = if memory {
+                    self.dma_read(address, dev)?
+                } else {
+                    self.read_register(address as u32)
+                };
+                if compare(function, v & mask, reference) {
+                    return Ok(None);
+                }
+                self.cp.work = Some(Work::Wait { memory, address, function, reference, mask });
+                Ok(Some(Activity::Waiting))
+            }
+            Work::Dma { fill, src, dst, remaining } => {
+                let n = remaining.min(DMA_BYTES_PER_TICK);
+                let mut buf = vec![0u8; n as usize];
+                match fill {
+                    Some(v) => {
+                        for c in buf.chunks_exact_mut(4) {
+                            c.copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                    None => dev
+                        .dma_read(src, &mut buf)
+                        .map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))?,
+                }
+                dev.dma_write(dst, &buf)
+                    .map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))?;
+                self.stats.dma_bytes += u64::from(n);
+                self.tick_units += u64::from(n.div_ceil(64));
+                if remaining > n {
+                    let src = if fill.is_some() { src } else { src + u64::from(n) };
+                    self.cp.work = Some(Work::Dma {
+                        fill,
+                        src,
+                        dst: dst + u64::from(n),
+                        remaining: remaining - n,
+                    });
+                    return Ok(Some(Activity::Busy));
+                }
+                Ok(None)
+            }
+            Work::Dispatch(mut d) => {
+                let before = d.stats().units;
+                let result = d.step(&mut DevMemory { dev }, SHADER_UNITS_PER_TICK);
+                self.tick_units += d.stats().units - before;
+                match result {
+                    StepResult::Running => {
+                        self.cp.work = Some(Work::Dispatch(d));
+                        Ok(Some(Activity::Busy))
+                    }
+                    StepResult::Done => Ok(None),
+                    StepResult::Error(e) => Err(self.fail(e.code(), dev)),
+                }
+            }
+        }
+    }
+
+    fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
+        if let Some(activity) = self.advance_work(dev)? {
+            return Ok(activity);
+        }
+        let one_packet = self.faults.slow.is_some();
+        for _ in 0..DWORDS_PER_TICK {
+            let Some(w) = self.fetch(dev)? else { return Ok(Activity::Idle) };
+            self.tick_units += 1;
+            let done = self.feed(w, dev)?;
+            if done && (self.cp.work.is_some() || one_packet) {
+                break;
+            }
+        }
+        Ok(Activity::Busy)
+    }
+}
+
+/// §9.6.8 / §9.5.2 FUNCTION: 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 > (masked value against
+/// the reference).
+fn compare(function: u32, value: u32, reference: u32) -> bool {
+    match function {
+        0 => true,
+        1 => value < reference,
+        2 => value <= reference,
+        3 => value == reference,
+        4 => value != reference,
+        5 => value >= reference,
+        6 => value > reference,
+        _ => false,
+    }
+}
+
+/// A swap code (`BUF_SWAP`, `RB_RPTR_SWAP`): 0 none, 1 16-bit, 2 32-bit, 3 half-dword.
+pub const fn swap(value: u32, mode: u32) -> u32 {
+    match mode & 3 {
+        0 => value,
+        1 => ((value & 0x00FF_00FF) << 8) | ((value >> 8) & 0x00FF_00FF),
+        2 => value.swap_bytes(),
+        _ => value.rotate_left(16),
+    }
+}
+
+/// Guest memory as the shader core sees it (bus-master accesses of the device).
+struct DevMemory<'a, 'b> {
+    dev: &'a mut DeviceContext<'b>,
+}
+
+impl ShaderMemory for DevMemory<'_, '_> {
+    fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        let len = buf.len();
+        self.dev.dma_read(address, buf).map_err(|_| MemoryFault { address, len })
+    }
+    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        self.dev.dma_write(address, data).map_err(|_| MemoryFault { address, len: data.len() })
+    }
+}
+
+impl GpuModel for EvergreenModel {
+    fn pci_identity(&self) -> PciIdentity {
+        PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS)
+            .with_bar(REGISTER_BAR as usize, BarSpec::mem32(REGISTER_BAR_SIZE))
+    }
+
+    fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
+        if self.faults.registers_all_ones {
+            return u32::MAX;
+        }
+        if bar != REGISTER_BAR {
+            return 0;
+        }
+        self.read_register(offset)
+    }
+
+    fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
+        if self.faults.registers_all_ones || bar != REGISTER_BAR {
+            return;
+        }
+        let _ = self.write_register(offset, value, dev);
+    }
+
+    fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
+        self.clock += 1;
+        if !self.running() {
+            return Activity::Idle;
+        }
+        if let Some(n) = self.faults.slow {
+            self.cp.slow_ticks += 1;
+            if self.cp.slow_ticks < u32::from(n) {
+                return if self.busy() { Activity::Busy } else { Activity::Idle };
+            }
+            self.cp.slow_ticks = 0;
+        }
+        self.tick_units = 0;
+        let activity = self.run(dev).unwrap_or(Activity::Idle);
+        self.stats.units += self.tick_units;
+        self.stats.max_tick_units = self.stats.max_tick_units.max(self.tick_units);
+        activity
+    }
+
+    fn reset(&mut self) {
+        *self = Self::with_faults(self.asic, self.faults);
+    }
+
+    fn inject(&mut self, switches: u32) -> bool {
+        self.faults = Faults::from_switches(switches);
+        true
+    }
+}
