@@ -387,8 +387,11 @@ fn emit_dispatch(
             &[d.groups[0], d.groups[1], d.groups[2], initiator],
         )?,
         Some(dims) => {
-            let (lo, _) = pm4::address40(dims, 4)?;
-            s.compute_packet(Opcode::DISPATCH_INDIRECT, &[lo, initiator])?
+            // §9.3.13 DATA_OFFSET is a byte offset; Linux radeon evergreen_cs.c requires a
+            // SET_BASE (index 1) first and checks offset + 12 against that buffer.
+            let (lo, hi) = pm4::address40(dims, 4)?;
+            s.compute_packet(Opcode::SET_BASE, &[1, lo, hi])?;
+            s.compute_packet(Opcode::DISPATCH_INDIRECT, &[0, initiator])?
         }
     }
     // 10. Make the RAT writes visible, invalidate the read caches (§9.6.7); Cayman frees the

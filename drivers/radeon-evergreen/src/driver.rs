@@ -275,8 +275,9 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
                 address: Some(rptr),
             })
         };
-        self.io.write(CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(rptr).map_err(bad)?);
-        self.io.write(CP_RB_RPTR_ADDR_HI::RESET.try_with_rb_rptr_addr_hi(rptr).map_err(bad)?);
+        let (lo, hi) = split_address(rptr);
+        self.io.write(CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(lo).map_err(bad)?);
+        self.io.write(CP_RB_RPTR_ADDR_HI::RESET.try_with_rb_rptr_addr_hi(hi).map_err(bad)?);
         // The scratch registers are read by MMIO; no scratch write-back.
         self.io.write(SCRATCH_UMSK::RESET);
         self.io.write(cntl);
@@ -479,6 +480,12 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.init_ih()?;
         Ok(RecoverReport { reloaded_firmware: reloaded })
     }
+}
+
+/// An address as a LO/HI register pair holds it: bits 31:0, and bits 39:32 (as the address
+/// with the low 32 bits clear, which the generated HI setters take).
+pub(crate) fn split_address(a: BusAddress) -> (BusAddress, BusAddress) {
+    (BusAddress(a.0 & 0xFFFF_FFFF), BusAddress(a.0 & !0xFFFF_FFFF))
 }
 
 /// Most dwords [`Submission::cond_exec`] stages (on the stack; no allocation).

@@ -12,7 +12,7 @@ use baregpu_regs::evergreen::ih::{
     IH_RB_WPTR_ADDR_LO, INTERRUPT_CNTL, INTERRUPT_CNTL2,
 };
 
-use crate::driver::{Evergreen, WB_IH_WPTR_OFFSET};
+use crate::driver::{Evergreen, WB_IH_WPTR_OFFSET, split_address};
 use crate::error::{DeviceGone, InitError};
 
 /// Bytes per interrupt vector (Linux radeon: 4 dwords: source id 7:0, source data 27:0, ring
@@ -76,9 +76,15 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         let wb = self.wb_address(WB_IH_WPTR_OFFSET);
         let _ = self.writeback().write_u32(WB_IH_WPTR_OFFSET, 0);
         let base = self.ih.mem.bus_address();
-        let bad = |_| InitError::Dma(baregpu_hal::dma::DmaError::ZeroSize);
-        // The dummy-read address is the write-back page (Linux uses its dummy page).
-        self.io.write(INTERRUPT_CNTL2::RESET.try_with_interrupt_cntl2(wb).map_err(bad)?);
+        let bad = |_| {
+            InitError::Ring(baregpu_ring::ring::RingConfigError::BadWriteback {
+                offset: WB_IH_WPTR_OFFSET,
+                address: Some(wb),
+            })
+        };
+        // The dummy-read address (>> 8) is the write-back page (Linux uses its dummy page).
+        let page = self.writeback().bus_address();
+        self.io.write(INTERRUPT_CNTL2::RESET.try_with_interrupt_cntl2(page).map_err(bad)?);
         self.io.write(INTERRUPT_CNTL::RESET);
         self.io.write(IH_RB_BASE::RESET.try_with_ih_rb_base(base).map_err(bad)?);
         // IH_IB_SIZE = log2(ring dwords) (Linux `order_base_2(ring_size / 4)`).
@@ -89,8 +95,9 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             .with_ih_wptr_overflow_clear(true)
             .with_ih_wptr_writeback_enable(true);
         self.io.write(cntl);
-        self.io.write(IH_RB_WPTR_ADDR_LO::RESET.try_with_ih_rb_wptr_addr_lo(wb).map_err(bad)?);
-        self.io.write(IH_RB_WPTR_ADDR_HI::RESET.try_with_ih_rb_wptr_addr_hi(wb).map_err(bad)?);
+        let (lo, hi) = split_address(wb);
+        self.io.write(IH_RB_WPTR_ADDR_LO::RESET.try_with_ih_rb_wptr_addr_lo(lo).map_err(bad)?);
+        self.io.write(IH_RB_WPTR_ADDR_HI::RESET.try_with_ih_rb_wptr_addr_hi(hi).map_err(bad)?);
         self.io.write(IH_RB_RPTR::RESET);
         self.ih.rptr = 0;
         // MC_WRREQ_CREDIT and MC_WR_CLEAN_CNT 0x10 (Linux), RPTR_REARM for MSI.
@@ -127,7 +134,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             self.check_alive()?;
         }
         let mask = self.ih.mask();
-        let mut end = (wptr.offset() as usize * 4) & mask;
+        let mut end = (wptr.wptr_offset() as usize * 4) & mask;
         if wptr.rb_overflow() {
             // Linux radeon: the oldest valid vector is the one after the write pointer.
             report.overflowed = true;
@@ -135,7 +142,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             let cntl = self.io.read::<IH_RB_CNTL>();
             self.io.write(cntl.with_ih_wptr_overflow_clear(true));
             self.io.write(cntl.with_ih_wptr_overflow_clear(false));
-            end = (wptr.offset() as usize * 4) & mask;
+            end = (wptr.wptr_offset() as usize * 4) & mask;
         }
         let mut budget = self.ih.mem.size() / VECTOR_BYTES;
         while self.ih.rptr != end && budget > 0 {
@@ -149,7 +156,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             self.ih.rptr = (self.ih.rptr + VECTOR_BYTES) & mask;
             budget -= 1;
         }
-        self.io.write(IH_RB_RPTR::RESET.with_offset((self.ih.rptr / 4) as u16));
+        self.io.write(IH_RB_RPTR::RESET.with_rptr_offset((self.ih.rptr / 4) as u16));
         Ok(report)
     }
 }

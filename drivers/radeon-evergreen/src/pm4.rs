@@ -22,6 +22,9 @@ impl Opcode {
     pub const NOP: Opcode = Opcode(0x10);
     /// §9.4.2 `DEALLOC_STATE`, Cayman (Mesa r600 evergreend.h 0x14).
     pub const DEALLOC_STATE: Opcode = Opcode(0x14);
+    /// `SET_BASE` (not in the document; Linux radeon evergreend.h 0x11): body BASE_INDEX
+    /// (1 = the DISPATCH_INDIRECT / DRAW_INDIRECT base, Linux evergreen_cs.c), address lo, hi.
+    pub const SET_BASE: Opcode = Opcode(0x11);
     /// §9.3.12 `DISPATCH_DIRECT` (evergreend.h 0x15).
     pub const DISPATCH_DIRECT: Opcode = Opcode(0x15);
     /// §9.3.13 `DISPATCH_INDIRECT` (evergreend.h 0x16).
