@@ -352,6 +352,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             return Err(FenceError::NotSubmitted { seq: fence.seq });
         }
         let rptr_before = self.io.read::<CP_RB_RPTR>().raw();
+        let signalled_before = self.last_signalled();
         match poll_until(&self.clock, timeout, || self.signalled(fence).then_some(())) {
             Ok(()) => Ok(()),
             Err(waited) => {
@@ -363,7 +364,8 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
                     seq: fence.seq,
                     last_signalled: self.last_signalled(),
                     waited,
-                    cp_progressed: rptr_after != rptr_before,
+                    cp_progressed: rptr_after != rptr_before
+                        || self.last_signalled() != signalled_before,
                 })
             }
         }

@@ -115,7 +115,8 @@ pub enum FenceError {
         last_signalled: u64,
         /// How long and how often memory was polled.
         waited: TimedOut,
-        /// Whether the CP's read pointer moved during the wait (slow, not hung).
+        /// Whether the CP moved during the wait (its read pointer or an earlier fence): slow,
+        /// not hung.
         cp_progressed: bool,
     },
     /// The fence was never submitted (its sequence number is ahead of the driver's).
