@@ -148,17 +148,30 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         if io.read::<GRBM_STATUS>().raw() == u32::MAX {
             return Err(InitError::DeviceGone);
         }
-        let ring_mem = dma
-            .allocate(DmaLayout::new(config.ring_bytes, 4096).map_err(InitError::Dma)?)
-            .map_err(InitError::Dma)?;
-        let wb_mem = dma
-            .allocate(DmaLayout::new(WRITEBACK_BYTES, 4096).map_err(InitError::Dma)?)
-            .map_err(InitError::Dma)?;
-        let ih_mem = dma
-            .allocate(DmaLayout::new(config.ih_ring_bytes, 4096).map_err(InitError::Dma)?)
-            .map_err(InitError::Dma)?;
+        let layout = |bytes| DmaLayout::new(bytes, 4096).map_err(InitError::Dma);
+        let ring_mem = dma.allocate(layout(config.ring_bytes)?).map_err(InitError::Dma)?;
+        let wb_mem =
+            match layout(WRITEBACK_BYTES).and_then(|l| dma.allocate(l).map_err(InitError::Dma)) {
+                Ok(m) => m,
+                Err(e) => {
+                    dma.deallocate(ring_mem);
+                    return Err(e);
+                }
+            };
+        let ih_mem = match layout(config.ih_ring_bytes)
+            .and_then(|l| dma.allocate(l).map_err(InitError::Dma))
+        {
+            Ok(m) => m,
+            Err(e) => {
+                dma.deallocate(ring_mem);
+                dma.deallocate(wb_mem);
+                return Err(e);
+            }
+        };
         wb_mem.zero();
         ih_mem.zero();
+        // `new` takes the regions only on success; a ring it refuses leaks them (never reused
+        // by the CP, which was not started).
         let ring = CommandRing::new(ring_mem, wb_mem, WB_RPTR_OFFSET).map_err(InitError::Ring)?;
         let mut gpu = Evergreen {
             io,
@@ -171,12 +184,36 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             upload: UploadReport::default(),
             stats: Stats::default(),
         };
-        gpu.load_firmware(firmware)?;
-        gpu.start_cp()?;
-        gpu.ring_test()?;
-        gpu.ib_test(dma)?;
-        gpu.init_ih()?;
-        Ok(gpu)
+        match gpu.bring_up(dma, firmware) {
+            Ok(()) => Ok(gpu),
+            Err(e) => {
+                gpu.release(dma);
+                Err(e)
+            }
+        }
+    }
+
+    fn bring_up(
+        &mut self,
+        dma: &impl DmaAllocator,
+        firmware: &EvergreenFirmware<'_>,
+    ) -> Result<(), InitError> {
+        self.load_firmware(firmware)?;
+        self.start_cp()?;
+        self.ring_test()?;
+        self.ib_test(dma)?;
+        self.init_ih()
+    }
+
+    /// Stop the engines (ME and PFP halted, interrupts off) and return the ring, write-back and
+    /// interrupt-ring memory to `dma`.
+    pub fn release(mut self, dma: &impl DmaAllocator) {
+        self.disable_interrupts();
+        self.io.write(CP_ME_CNTL::RESET.with_me_halt(true).with_pfp_halt(true));
+        let (ring_mem, wb_mem) = self.ring.into_parts();
+        dma.deallocate(ring_mem);
+        dma.deallocate(wb_mem);
+        dma.deallocate(self.ih.into_memory());
     }
 
     /// The chipset.
@@ -263,8 +300,13 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.soft_reset_cp();
         self.io.write(CP_SEM_WAIT_TIMER::RESET);
         self.io.write(CP_RB_WPTR_DELAY::RESET);
-        // RB_BUFSZ = log2(ring quadwords), RB_BLKSZ = log2(4 KiB in quadwords) (Linux).
-        let cntl = CP_RB_CNTL::RESET.with_rb_bufsz(self.ring.rb_bufsz()).with_rb_blksz(9);
+        // RB_BUFSZ = log2(ring quadwords). RB_BLKSZ: the CP writes its read pointer back after
+        // every 2^RB_BLKSZ quadwords (and when it runs empty). Linux uses one 4 KiB page (9);
+        // on a small ring that is the whole ring, and the driver would see free space only once
+        // the CP is idle, so write back at least every eighth of the ring.
+        let bufsz = self.ring.rb_bufsz();
+        let cntl =
+            CP_RB_CNTL::RESET.with_rb_bufsz(bufsz).with_rb_blksz(bufsz.saturating_sub(3).min(9));
         self.io.write(cntl.with_rb_rptr_wr_ena(true));
         self.io.write(CP_RB_RPTR_WR::RESET);
         self.io.write(CP_RB_WPTR::RESET);
@@ -410,18 +452,16 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     /// IB test (Linux radeon r600.c `r600_ib_test`): the scratch write from an indirect buffer
     /// (§9.3.1), then a fence; the scratch register must hold the value once the fence passed.
     pub fn ib_test(&mut self, dma: &impl DmaAllocator) -> Result<(), TestError> {
-        let region = dma
-            .allocate(DmaLayout::new(256, 256).map_err(|_| TestError::DeviceGone)?)
-            .map_err(|_| TestError::DeviceGone)?;
+        let layout = DmaLayout::new(256, 256).map_err(TestError::Dma)?;
+        let region = dma.allocate(layout).map_err(TestError::Dma)?;
         let result = self.ib_test_in(&region);
         dma.deallocate(region);
         result
     }
 
     fn ib_test_in(&mut self, region: &DmaRegion) -> Result<(), TestError> {
-        let mut ib = IndirectBuffer::new(region).map_err(|_| {
-            TestError::Submit(SubmitError::Packet(PacketError::BadLength { dwords: 0 }))
-        })?;
+        let bad = PacketError::BadAddress { address: region.bus_address().0, align: 4 };
+        let mut ib = IndirectBuffer::new(region).map_err(|_| SubmitError::Packet(bad))?;
         let scratch = scratch_offset(TEST_SCRATCH).map_err(SubmitError::from)?;
         pm4::set_regs(&mut ib, scratch, &[TEST_VALUE], false).map_err(SubmitError::from)?;
         let (base, len) = (region.bus_address(), ib.len());
@@ -433,11 +473,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.wait(&fence, self.config.test_timeout)?;
         let found = self.scratch(TEST_SCRATCH).map_err(|_| TestError::DeviceGone)?;
         if found != TEST_VALUE {
-            return Err(TestError::Mismatch {
-                expected: TEST_VALUE,
-                found,
-                waited: baregpu_hal::time::TimedOut { waited_us: 0, polls: 1 },
-            });
+            return Err(TestError::IbMismatch { expected: TEST_VALUE, found });
         }
         Ok(())
     }

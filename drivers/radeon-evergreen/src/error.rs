@@ -158,8 +158,18 @@ pub enum TestError {
         /// How long it was polled.
         waited: TimedOut,
     },
+    /// The IB test's fence signalled but the scratch register does not hold the IB's value
+    /// (the CP skipped or misread the indirect buffer).
+    IbMismatch {
+        /// Value the IB writes.
+        expected: u32,
+        /// Value read.
+        found: u32,
+    },
     /// The IB test's fence did not signal.
     Fence(FenceError),
+    /// No DMA memory for the IB test's indirect buffer.
+    Dma(DmaError),
     /// The device reads all-ones.
     DeviceGone,
 }
@@ -190,7 +200,13 @@ impl fmt::Display for TestError {
                 f,
                 "scratch register reads {found:#010x}, the test wrote {expected:#010x} ({waited})"
             ),
+            TestError::IbMismatch { expected, found } => write!(
+                f,
+                "after the IB test's fence the scratch register reads {found:#010x}, the IB \
+                 wrote {expected:#010x}"
+            ),
             TestError::Fence(e) => write!(f, "test fence: {e}"),
+            TestError::Dma(e) => write!(f, "IB test memory: {e}"),
             TestError::DeviceGone => write!(f, "{DeviceGone}"),
         }
     }

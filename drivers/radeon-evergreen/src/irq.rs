@@ -55,6 +55,10 @@ impl IhRing {
         IhRing { mem, rptr: 0, enabled: false }
     }
 
+    pub(crate) fn into_memory(self) -> DmaRegion {
+        self.mem
+    }
+
     /// Whether the IH ring is running.
     pub fn enabled(&self) -> bool {
         self.enabled
