@@ -327,3 +327,28 @@ fn recover_reloads_firmware_only_when_the_read_back_fails() {
         let _ = WB_FENCE_OFFSET;
     }
 }
+
+#[test]
+fn after_a_function_level_reset_recover_reloads_the_firmware_and_runs_again() {
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let images = Images::of(chip);
+        let mut drv = init(&gpu, chip, &images, Default::default());
+        let f = drv.fence().unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+        // Power-on state: microcode RAMs lost, engines halted, ME not initialised.
+        gpu.reset();
+        let uploads = drv.stats().uploads;
+        let r = drv.recover(&images.parse()).unwrap_or_else(|e| panic!("{chip:?}: {e}"));
+        assert!(r.reloaded_firmware, "{chip:?}");
+        assert_eq!(drv.stats().uploads, uploads + 1);
+        assert!(gpu.model().me_initialized());
+        let f = drv.submit(3 + FENCE_DWORDS, |s| {
+            s.set_scratch(1, 0x600D)?;
+            s.fence()
+        });
+        drv.wait(&f.unwrap(), FENCE_TIMEOUT).unwrap();
+        assert_eq!(drv.scratch(1), Ok(0x600D));
+        assert_clean(&gpu);
+    }
+}
