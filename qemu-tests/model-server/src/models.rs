@@ -35,7 +35,25 @@ pub const MODELS: &[ModelEntry] = &[
             list.parse::<r5xx_model::Faults>().map(|f| f.switches()).map_err(|e| e.to_string())
         }),
     },
+    ModelEntry {
+        name: "evergreen-cypress",
+        about: "Radeon HD 5870 Cypress (1002:6898): CP, IH ring, CP DMA, compute shader core \
+                (amd-evergreen-cayman-acceleration §3, §9)",
+        create: || Box::new(evergreen_model::EvergreenModel::new(evergreen_model::Asic::Cypress)),
+        faults: Some(evergreen_faults),
+    },
+    ModelEntry {
+        name: "evergreen-cayman",
+        about: "Radeon HD 6970 Cayman (1002:6718): CP, IH ring, CP DMA, compute shader core \
+                (amd-evergreen-cayman-acceleration §3, §4, §9)",
+        create: || Box::new(evergreen_model::EvergreenModel::new(evergreen_model::Asic::Cayman)),
+        faults: Some(evergreen_faults),
+    },
 ];
+
+fn evergreen_faults(list: &str) -> Result<u32, String> {
+    list.parse::<evergreen_model::Faults>().map(|f| f.switches()).map_err(|e| e.to_string())
+}
 
 /// The entry called `name`.
 pub fn find(name: &str) -> Option<&'static ModelEntry> {
@@ -59,7 +77,17 @@ mod tests {
         }
         assert!(find("selftest").is_some());
         assert!(find("r5xx").is_some());
+        let cayman = find("evergreen-cayman").unwrap();
+        assert_eq!((cayman.create)().pci_identity().device, 0x6718);
+        assert_eq!((find("evergreen-cypress").unwrap().create)().pci_identity().device, 0x6898);
+        let parse = cayman.faults.unwrap();
+        assert_eq!(
+            parse("slow=3"),
+            Ok(gpu_mailbox::evergreen_faults::SLOW
+                | 3 << gpu_mailbox::evergreen_faults::SLOW_TICKS_SHIFT)
+        );
+        assert!(parse("melt").is_err());
         assert!(find("nope").is_none());
-        assert_eq!(names(), "selftest, r5xx");
+        assert_eq!(names(), "selftest, r5xx, evergreen-cypress, evergreen-cayman");
     }
 }

@@ -241,7 +241,8 @@ impl Cp {
         Cp {
             rptr: 0,
             since_writeback: 0,
-            written_back: None,
+            // Nothing fetched yet: nothing to write back.
+            written_back: Some(0),
             ibs: Vec::new(),
             packet: Packet::Header,
             work: None,
@@ -603,7 +604,7 @@ impl EvergreenModel {
 
     fn scratch_index(offset: u32) -> Option<u32> {
         let d = offset.checked_sub(SCRATCH_REG0)?;
-        (d % 4 == 0 && d / 4 < SCRATCH_COUNT).then_some(d / 4)
+        (d.is_multiple_of(4) && d / 4 < SCRATCH_COUNT).then_some(d / 4)
     }
 
     /// Scratch register `n` copied to `(SCRATCH_ADDR << 8) + 4n` when `SCRATCH_UMSK` bit n is
@@ -1059,18 +1060,10 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::NOT_COMPUTE, dev));
                 }
             }
-            pm4::PREAMBLE_CNTL => {
-                // §9.2.2: commands 0-3; 1xxx / x1xx reserved.
-                if b[0] >> 28 > 3 {
-                    return Err(self.fail(bad, dev));
-                }
-            }
-            pm4::MODE_CONTROL => {
-                // §9.4.3: CMD 2:0 = 001 is the only command.
-                if b[0] & 7 != 1 {
-                    return Err(self.fail(bad, dev));
-                }
-            }
+            // §9.2.2: PREAMBLE_CNTL commands 0-3 (1xxx / x1xx reserved); §9.4.3: MODE_CONTROL
+            // CMD 2:0 = 001 is the only command.
+            pm4::PREAMBLE_CNTL if b[0] >> 28 > 3 => return Err(self.fail(bad, dev)),
+            pm4::MODE_CONTROL if b[0] & 7 != 1 => return Err(self.fail(bad, dev)),
             // CLEAR_STATE (§9.4.1), CONTEXT_CONTROL (§9.4.4), PFP_SYNC_ME (§9.6.5): no state the
             // model keeps (no shadowing, no clear-state image).
             _ => {}
@@ -1183,7 +1176,7 @@ impl EvergreenModel {
         }
         let fill = (src_sel == 2).then_some(b[0]);
         // "non mem to mem copies requires dw aligned count" (evergreen_cs.c).
-        if fill.is_some() && bytes % 4 != 0 {
+        if fill.is_some() && !bytes.is_multiple_of(4) {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
         let src = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;

@@ -56,7 +56,10 @@ impl RegisterFile {
             }
             for n in 0..spec.count.max(1) {
                 let offset = spec.offset + n * spec.stride;
-                if offset % 4 == 0 && offset < REG_SPACE as usize && index[offset / 4] == UNMAPPED {
+                if offset.is_multiple_of(4)
+                    && offset < REG_SPACE as usize
+                    && index[offset / 4] == UNMAPPED
+                {
                     index[offset / 4] = i;
                 }
             }
@@ -69,7 +72,7 @@ impl RegisterFile {
     }
 
     fn slot(offset: u32) -> Option<usize> {
-        (offset < REG_SPACE && offset % 4 == 0).then_some((offset / 4) as usize)
+        (offset < REG_SPACE && offset.is_multiple_of(4)).then_some((offset / 4) as usize)
     }
 
     /// The database entry at `offset`.
@@ -89,29 +92,30 @@ impl RegisterFile {
 
     /// What a bus read returns.
     pub(crate) fn read(&self, offset: u32) -> u32 {
-        match self.spec(offset) {
-            Some(spec) => self.stored(offset) & read_mask(spec),
-            None if Self::constant_file(offset) => self.stored(offset),
-            None => 0,
+        if Self::constant_file(offset) {
+            return self.stored(offset);
         }
+        self.spec(offset).map_or(0, |spec| self.stored(offset) & read_mask(spec))
     }
 
     /// A write: the writable bits of a register, the whole word of a constant file. Returns
     /// `false` if nothing was stored (a hole or a read-only register).
     pub(crate) fn write(&mut self, offset: u32, value: u32) -> bool {
         let Some(slot) = Self::slot(offset) else { return false };
+        // A constant-file word is a texture or a buffer resource word (or a sampler, loop,
+        // bool or control constant) depending on what the driver puts there: the database's
+        // buffer-resource fields do not mask it.
+        if Self::constant_file(offset) {
+            self.values[slot] = value;
+            return true;
+        }
         match self.spec(offset) {
             Some(spec) if spec.writable => {
                 let mask = spec.write_mask;
                 self.values[slot] = (self.values[slot] & !mask) | (value & mask);
                 true
             }
-            Some(_) => false,
-            None if Self::constant_file(offset) => {
-                self.values[slot] = value;
-                true
-            }
-            None => false,
+            Some(_) | None => false,
         }
     }
 

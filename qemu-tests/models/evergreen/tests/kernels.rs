@@ -8,15 +8,6 @@
 mod common;
 use common::*;
 
-/// The global pool: 256 KiB at [`BUF_A`].
-const POOL: u64 = BUF_A;
-const POOL_BYTES: u32 = 0x4_0000;
-/// Argument buffers (byte offsets in the pool).
-const A: u32 = 0x0000;
-const B: u32 = 0x2000;
-const C: u32 = 0x4000;
-const R: u32 = 0x6000;
-
 /// Dispatch state and constant buffer 0 for a 1-D kernel.
 fn kernel_state(
     chip: Chip,
@@ -40,90 +31,6 @@ fn kernel_state(
 
 fn words_at(m: &mut FlatMemory, offset: u32, n: usize) -> Vec<u32> {
     get(m, POOL + u64::from(offset), n)
-}
-
-/// ALU clause computing the addresses (kcache set 0 = CB0 constants 0-15):
-/// R2.x = gid; R2.y = gid * 4; R2.z = A + R2.y; R2.w = B + R2.y; R3.x = (`dst` + R2.y) >> 2.
-/// `dst_word` is g3's x instruction (ADD_INT R3.x = PV.y + KC0[2].w (C) or KC0[2].z (B)).
-fn address_clause(dst_word: Slot) -> [Slot; 8] {
-    [
-        // g1 x MULADD_UINT24 R2.x = R1.x * KC0[1].z + R0.x: W0 = SRC0 1 | SRC1 129<<13
-        // (0x10_2000) | SRC1_CHAN 2<<23 (0x100_0000) | LAST; W1_OP3 = SRC2 0 | 0x10<<13
-        // (0x2_0000) | DST_GPR 2<<21 (0x40_0000).
-        [0x8110_2001, 0x0042_0000],
-        // g2 y LSHL_INT R2.y = PV.x << literal.x (2): W0 = 254 (0xFE) | 253<<13 (0x1F_A000) |
-        // LAST; W1 = 0x17<<7 (0xB80) | 0x10 | 0x40_0000 | chan y (0x2000_0000).
-        [0x801F_A0FE, 0x2040_0B90],
-        [2, 0],
-        // g3 x: `dst_word`.
-        dst_word,
-        // g3 z ADD_INT R2.z = PV.y + KC0[2].y: W0 = 0xFE | 1<<10 (0x400) | 130<<13 (0x10_4000) |
-        // 1<<23 (0x80_0000); W1 = 0x34<<7 (0x1A00) | 0x10 | 0x40_0000 | chan z (0x4000_0000).
-        [0x0090_44FE, 0x4040_1A10],
-        // g3 w ADD_INT R2.w = PV.y + KC0[2].z | LAST: W0 = 0xFE | 0x400 | 0x10_4000 | 2<<23
-        // (0x100_0000) | LAST; W1 = 0x1A10 | 0x40_0000 | chan w (0x6000_0000).
-        [0x8110_44FE, 0x6040_1A10],
-        // g4 x LSHR_INT R3.x = PV.x >> literal.x (2): W0 = 0xFE | 253<<13 | LAST; W1 = 0x16<<7
-        // (0xB00) | 0x10 | DST_GPR 3<<21 (0x60_0000).
-        [0x801F_A0FE, 0x0060_0B10],
-        [2, 0],
-    ]
-}
-
-/// g3 x ADD_INT R3.x = PV.y + KC0[2].w (third argument): W0 = 0xFE | 1<<10 | 130<<13 | 3<<23
-/// (0x180_0000); W1 = 0x1A00 | 0x10 | 0x60_0000.
-const DST_ARG2: Slot = [0x0190_44FE, 0x0060_1A10];
-/// g3 x ADD_INT R3.x = PV.y + KC0[2].z (second argument): SRC1_CHAN 2<<23 (0x100_0000).
-const DST_ARG1: Slot = [0x0110_44FE, 0x0060_1A10];
-
-/// Two fetches from resource 1 (BUFFER_ID 1<<8 = 0x100, FETCH_TYPE 0x40, SRC_GPR 2<<16
-/// (0x2_0000)): R4.x = pool[R2.z] (SRC_SEL_X 2<<24 = 0x200_0000; DST_SEL x from X, y/z/w 7 =
-/// keep: W1 = 4 | 7<<12 (0x7000) | 7<<15 (0x3_8000) | 7<<18 (0x1C_0000) | FMT_32 0xD<<22
-/// (0x340_0000) | INT 1<<28 = 0x135F_F004) and R4.y = pool[R2.w] (SRC_SEL_X 3<<24; W1 = 4 |
-/// SEL_X 7<<9 (0xE00) | SEL_Y 0 | 0x3_8000 | 0x1C_0000 | 0x340_0000 | 0x1000_0000 =
-/// 0x135F_8E04). Evergreen adds MEGA_FETCH_COUNT 3<<26 (0x0C00_0000) and MEGA_FETCH 1<<19.
-fn fetch_xy(chip: Chip) -> [Slot; 4] {
-    match chip {
-        Chip::Evergreen => [
-            [0x0E02_0140, 0x135F_F004],
-            [0x0008_0000, 0],
-            [0x0F02_0140, 0x135F_8E04],
-            [0x0008_0000, 0],
-        ],
-        Chip::Cayman => [[0x0202_0140, 0x135F_F004], [0, 0], [0x0302_0140, 0x135F_8E04], [0, 0]],
-    }
-}
-
-/// CF program shared by vector add and SAXPY; `cf2` is the CF word pair of the compute clause.
-/// - CF0 ALU @6, 8 slots, kcache set 0 = bank 0 LOCK_1 line 0: WORD0 = 6 | KCACHE_MODE0 1<<30
-///   (0x4000_0000); WORD1 = COUNT 7<<18 (0x1C_0000) | ALU 0x2000_0000 | BARRIER.
-/// - CF1 fetch clause @14 (0xE), 2 fetches: Evergreen VC 0x8080_0400, Cayman TC 0x8040_0400.
-/// - CF2 `cf2` (clause @18).
-/// - CF3 RAT 0 store of R4.x at dword R3.x: WORD0 = RW_GPR 4<<15 (0x2_0000) | INDEX_GPR 3<<23
-///   (0x180_0000) | TYPE 0x2000 | STORE_RAW 0x20 (Evergreen, WORD1 0x95E0_1000 with
-///   END_OF_PROGRAM) or STORE_DWORD 0x140 (Cayman, WORD1 0x95C0_1000, then CF_END).
-fn two_input_program(m: &mut FlatMemory, chip: Chip, dst_word: Slot, cf2: Slot, compute: Slot) {
-    let cf: Vec<Slot> = match chip {
-        Chip::Evergreen => {
-            vec![
-                [0x4000_0006, 0xA01C_0000],
-                [0x0000_000E, 0x8080_0400],
-                cf2,
-                [0x0182_2020, 0x95E0_1000],
-            ]
-        }
-        Chip::Cayman => vec![
-            [0x4000_0006, 0xA01C_0000],
-            [0x0000_000E, 0x8040_0400],
-            cf2,
-            [0x0182_2140, 0x95C0_1000],
-            [0, 0x8800_0000],
-        ],
-    };
-    let mut clauses = address_clause(dst_word).to_vec();
-    clauses.extend(fetch_xy(chip));
-    clauses.push(compute);
-    load_program(m, &cf, 6, &clauses);
 }
 
 #[test]
