@@ -1,55 +1,53 @@
-//! Indirect buffers (amd-r5xx-acceleration §5.6, §5.10): command streams outside the ring that
-//! the CP fetches when a packet writes the buffer's size register.
+//! Indirect buffers (amd-r5xx-acceleration §5.6, §5.10; amd-evergreen-cayman-acceleration
+//! §9.3.1): command streams outside the ring that the CP fetches when the ring tells it to.
 //!
-//! - [`IndirectBuffer`] builds a stream in a [`DmaRegion`] with the same [`Pm4Writer`] as the
-//!   ring; [`IndirectBuffer::descriptor`] describes the finished buffer.
-//! - [`Pm4Writer::indirect_buffer`] emits IB1 from the ring: one type-0 packet writing
-//!   CP_IB_BASE then CP_IB_BUFSZ (3 dwords, hardware-facts.md). §5.10: "the write to the
-//!   CP_IB_BUFSZ or CP_IB2_BUFSZ register must be the **last** register-write of a Type 0 or
-//!   Type 1 packet" and "the respective CP_IB_BASE or CP_IB2_BASE register must have been setup
-//!   with the proper value before" — both hold because CP_IB_BASE (0x738) and CP_IB_BUFSZ
-//!   (0x73C) are consecutive and a type-0 packet writes in register order.
-//! - [`Pm4Writer::indirect_buffer2`] emits IB2 (CP_IB2_BASE 0x730, CP_IB2_BUFSZ 0x734) and
-//!   belongs inside an IB1: §5.10 "A write to the CP_IB2_BUFSZ register triggers the Command
-//!   Processor to start fetching the command stream from the Indirect2 buffer, instead of from
-//!   the Indirect1 buffer". There is no third level. (COND_EXEC and WAIT_MEM use IB2 themselves
-//!   and so cannot run from an IB2, §6.2.5.)
+//! [`IndirectBuffer`] builds a stream in a [`DmaRegion`] with the same
+//! [`Pm4Writer`](crate::pm4::Pm4Writer) as the ring; [`IndirectBuffer::descriptor`] describes
+//! the finished buffer as the family's [`IndirectBuffers::Descriptor`], which the family's
+//! writer emits (R5xx: [`IbDescriptor`](crate::r5xx::IbDescriptor), a type-0 write of
+//! CP_IB_BASE/CP_IB_BUFSZ; Evergreen: an `INDIRECT_BUFFER` packet).
 //!
 //! The CP reads an indirect buffer when it gets to it, not when it is emitted: keep the buffer
-//! unchanged until a later fence (a scratch register write, §5.9) has passed.
+//! unchanged until a later fence has passed.
 
 use core::borrow::Borrow;
 use core::fmt;
+use core::marker::PhantomData;
 
 use baregpu_hal::dma::{BusAddress, DmaRegion};
-use baregpu_hal::register::{AddressFieldError, AddressProblem};
-use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ};
 
-use crate::pm4::{CommandSink, NoSpace, PadError, Pm4Error, Pm4Writer, TYPE2, pad_count};
+use crate::pm4::{PadError, Pm4Family, Pm4Writer, TYPE2, pad_count};
+use crate::r5xx::R5xx;
+use crate::stream::{CommandSink, NoSpace};
 
-/// Largest indirect buffer: CP_IB_BUFSZ / CP_IB2_BUFSZ hold a dword count in bits 22:0
-/// (§11.1; §6.2.3.11 "8,192K DWORDs").
-pub const MAX_IB_DWORDS: usize = CP_IB_BUFSZ::IB_BUFSZ.mask() as usize;
-const _: () = assert!(CP_IB2_BUFSZ::IB2_BUFSZ.mask() as usize == MAX_IB_DWORDS);
+/// What a family's CP accepts as an indirect buffer: one implementation per family.
+pub trait IndirectBuffers: 'static {
+    /// A validated buffer, ready for the family's writer to emit.
+    type Descriptor: Copy;
+    /// Largest buffer, in dwords.
+    const MAX_IB_DWORDS: usize;
+    /// Describe `dwords` dwords at `base`, or say why the CP cannot fetch them.
+    fn describe(base: BusAddress, dwords: usize) -> Result<Self::Descriptor, IbError>;
+}
 
 /// An indirect buffer the CP cannot fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum IbError {
-    /// The buffer does not start on a dword (CP_IB_BASE holds address bits 31:2).
+    /// The buffer does not start on a dword (the base registers hold address bits from 2 up).
     Unaligned {
         /// Its bus address.
         address: BusAddress,
     },
-    /// The buffer does not end below 4 GiB (CP_IB_BASE is a 32-bit address).
+    /// The buffer does not end within the CP's reach (R5xx: below 4 GiB; Evergreen: 1 TiB).
     AddressOutOfRange {
         /// Its bus address.
         address: BusAddress,
         /// Its length in dwords.
         dwords: usize,
     },
-    /// An empty buffer, or one longer than [`MAX_IB_DWORDS`]. (A size write starts a fetch,
-    /// §5.10, so an empty buffer is not emitted.)
+    /// An empty buffer, or one longer than the family's largest. (A size write starts a fetch,
+    /// R5xx §5.10, so an empty buffer is not emitted.)
     BadSize {
         /// Its length in dwords.
         dwords: usize,
@@ -61,111 +59,37 @@ impl fmt::Display for IbError {
         match self {
             IbError::Unaligned { address } => write!(f, "indirect buffer at {address} unaligned"),
             IbError::AddressOutOfRange { address, dwords } => {
-                write!(f, "indirect buffer of {dwords} dwords at {address} crosses 4 GiB")
+                write!(
+                    f,
+                    "indirect buffer of {dwords} dwords at {address} is out of the CP's reach"
+                )
             }
             IbError::BadSize { dwords } => {
-                write!(f, "indirect buffer of {dwords} dwords (must be 1..={MAX_IB_DWORDS})")
+                write!(f, "indirect buffer of {dwords} dwords (empty or longer than the CP takes)")
             }
         }
     }
 }
 
-/// A finished indirect buffer as the CP sees it: bus address and length in dwords, validated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct IbDescriptor {
-    base: BusAddress,
-    dwords: u32,
-    /// The base as CP_IB_BASE and CP_IB2_BASE hold it, checked by their bus-address setters.
-    ib_base: CP_IB_BASE,
-    ib2_base: CP_IB2_BASE,
-}
-
-/// The [`IbError`] for a base CP_IB_BASE / CP_IB2_BASE cannot hold.
-const fn base_error(e: AddressFieldError, dwords: usize) -> IbError {
-    match e.problem {
-        AddressProblem::Misaligned { .. } => IbError::Unaligned { address: e.address },
-        AddressProblem::OutOfReach { .. } => {
-            IbError::AddressOutOfRange { address: e.address, dwords }
-        }
-    }
-}
-
-impl IbDescriptor {
-    /// `dwords` (1..=[`MAX_IB_DWORDS`]) at dword-aligned `base`, ending below 4 GiB.
-    pub const fn new(base: BusAddress, dwords: usize) -> Result<Self, IbError> {
-        let ib_base = match CP_IB_BASE::RESET.try_with_ib_base(base) {
-            Ok(r) => r,
-            Err(e) => return Err(base_error(e, dwords)),
-        };
-        let ib2_base = match CP_IB2_BASE::RESET.try_with_ib2_base(base) {
-            Ok(r) => r,
-            Err(e) => return Err(base_error(e, dwords)),
-        };
-        if dwords == 0 || dwords > MAX_IB_DWORDS {
-            return Err(IbError::BadSize { dwords });
-        }
-        if !base.fits_below(dwords as u64 * 4, 1 << 32) {
-            return Err(IbError::AddressOutOfRange { address: base, dwords });
-        }
-        Ok(IbDescriptor { base, dwords: dwords as u32, ib_base, ib2_base })
-    }
-
-    /// Bus address of the first dword.
-    pub const fn base(&self) -> BusAddress {
-        self.base
-    }
-
-    /// Length in dwords.
-    pub const fn dwords(&self) -> usize {
-        self.dwords as usize
-    }
-
-    /// CP_IB_BASE and CP_IB_BUFSZ values starting this buffer as IB1.
-    pub const fn ib1_registers(&self) -> (CP_IB_BASE, CP_IB_BUFSZ) {
-        (self.ib_base, CP_IB_BUFSZ::RESET.with_ib_bufsz(self.dwords))
-    }
-
-    /// CP_IB2_BASE and CP_IB2_BUFSZ values starting this buffer as IB2.
-    pub const fn ib2_registers(&self) -> (CP_IB2_BASE, CP_IB2_BUFSZ) {
-        (self.ib2_base, CP_IB2_BUFSZ::RESET.with_ib2_bufsz(self.dwords))
-    }
-}
-
-/// Dwords one IB emission takes: a type-0 header and the two registers.
-pub const IB_PACKET_DWORDS: usize = 3;
-
-impl<S: CommandSink> Pm4Writer<S> {
-    /// Start `ib` as indirect buffer 1 (from the ring): type-0 writing CP_IB_BASE then
-    /// CP_IB_BUFSZ, 3 dwords (§5.10).
-    pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), Pm4Error> {
-        self.write_regs(ib.ib1_registers())
-    }
-
-    /// Start `ib` as indirect buffer 2 (from inside an IB1): type-0 writing CP_IB2_BASE then
-    /// CP_IB2_BUFSZ, 3 dwords (§5.10).
-    pub fn indirect_buffer2(&mut self, ib: IbDescriptor) -> Result<(), Pm4Error> {
-        self.write_regs(ib.ib2_registers())
-    }
-}
-
-/// An indirect buffer being built in DMA memory (owned, or borrowed as `&DmaRegion`).
+/// An indirect buffer being built in DMA memory (owned, or borrowed as `&DmaRegion`), for
+/// family `F` ([`R5xx`] by default: [`IndirectBuffer::new`]).
 #[derive(Debug)]
-pub struct IndirectBuffer<B = DmaRegion> {
+pub struct IndirectBuffer<B = DmaRegion, F: IndirectBuffers = R5xx> {
     region: B,
     capacity: usize,
     len: usize,
     granted: usize,
+    family: PhantomData<F>,
 }
 
-impl<B: Borrow<DmaRegion>> IndirectBuffer<B> {
-    /// An empty buffer over `region`, which must start dword-aligned and end below 4 GiB; its
-    /// capacity is the region's dwords, at most [`MAX_IB_DWORDS`].
-    pub fn new(region: B) -> Result<Self, IbError> {
+impl<B: Borrow<DmaRegion>, F: IndirectBuffers> IndirectBuffer<B, F> {
+    /// An empty buffer of family `F` over `region`, which the family's CP must be able to
+    /// fetch whole; its capacity is the region's dwords, at most `F::MAX_IB_DWORDS`.
+    pub fn with_family(region: B) -> Result<Self, IbError> {
         let r = region.borrow();
-        let capacity = (r.size() / 4).min(MAX_IB_DWORDS);
-        IbDescriptor::new(r.bus_address(), capacity)?;
-        Ok(IndirectBuffer { region, capacity, len: 0, granted: 0 })
+        let capacity = (r.size() / 4).min(F::MAX_IB_DWORDS);
+        F::describe(r.bus_address(), capacity)?;
+        Ok(IndirectBuffer { region, capacity, len: 0, granted: 0, family: PhantomData })
     }
 
     /// Most dwords it can hold.
@@ -204,13 +128,16 @@ impl<B: Borrow<DmaRegion>> IndirectBuffer<B> {
         self.region
     }
 
-    /// A PM4 writer appending to this buffer.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self> {
-        Pm4Writer::new(self)
+    /// A PM4 writer of the family appending to this buffer.
+    pub fn family_writer(&mut self) -> Pm4Writer<&mut Self, F>
+    where
+        F: Pm4Family,
+    {
+        Pm4Writer::with_family(self)
     }
 
-    /// Type-2 fillers up to a multiple of `alignment` dwords (a power of two); all or nothing.
-    /// Returns the number of fillers.
+    /// Type-2 fillers (R5xx §6.1.3, Evergreen §9.1.3) up to a multiple of `alignment` dwords
+    /// (a power of two); all or nothing. Returns the number of fillers.
     pub fn pad_to(&mut self, alignment: usize) -> Result<usize, PadError> {
         let n = pad_count(self.len, alignment)?;
         CommandSink::reserve(self, n)?;
@@ -220,14 +147,14 @@ impl<B: Borrow<DmaRegion>> IndirectBuffer<B> {
         Ok(n)
     }
 
-    /// The buffer as written so far, for [`Pm4Writer::indirect_buffer`] /
-    /// [`indirect_buffer2`](Pm4Writer::indirect_buffer2). Fails for an empty buffer.
-    pub fn descriptor(&self) -> Result<IbDescriptor, IbError> {
-        IbDescriptor::new(self.region.borrow().bus_address(), self.len)
+    /// The buffer as written so far, for the family writer's `indirect_buffer`. Fails for an
+    /// empty buffer.
+    pub fn descriptor(&self) -> Result<F::Descriptor, IbError> {
+        F::describe(self.region.borrow().bus_address(), self.len)
     }
 }
 
-impl<B: Borrow<DmaRegion>> CommandSink for IndirectBuffer<B> {
+impl<B: Borrow<DmaRegion>, F: IndirectBuffers> CommandSink for IndirectBuffer<B, F> {
     #[inline]
     fn write_packet(&mut self, header: u32, body: &[u32]) -> Result<(), NoSpace> {
         CommandSink::reserve(self, 1 + body.len())?;

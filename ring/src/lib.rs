@@ -16,12 +16,12 @@
 //!
 //! ```
 //! # fn f(ring: &mut baregpu_ring::ring::CommandRing, io: &impl baregpu_hal::RegisterIo,
-//! #      ib: baregpu_ring::ib::IbDescriptor) -> Result<(), baregpu_ring::pm4::Pm4Error> {
+//! #      ib: baregpu_ring::r5xx::IbDescriptor) -> Result<(), baregpu_ring::pm4::Pm4Error> {
 //! use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 //! let mut w = ring.writer();
 //! w.indirect_buffer(ib)?; // CP_IB_BASE, CP_IB_BUFSZ
 //! w.write_reg_at(1, SCRATCH_REG0::from_raw(42))?; // fence (§5.9)
-//! ring.pad_to(baregpu_ring::ring::SUBMIT_ALIGN).ok();
+//! ring.pad_to(baregpu_ring::r5xx::SUBMIT_ALIGN).ok();
 //! ring.kick(io); // dma_wmb + CP_RB_WPTR
 //! # Ok(()) }
 //! ```
@@ -32,6 +32,10 @@
 #[cfg(test)]
 extern crate std;
 
+#[cfg(feature = "evergreen")]
+pub mod evergreen;
 pub mod ib;
 pub mod pm4;
+pub mod r5xx;
 pub mod ring;
+pub mod stream;

@@ -1,6 +1,12 @@
-//! PM4 packet encoders (amd-r5xx-acceleration §6) and the [`Pm4Writer`] that emits them into any
-//! [`CommandSink`] (a [`CommandRing`](crate::ring::CommandRing), an
-//! [`IndirectBuffer`](crate::ib::IndirectBuffer) or a plain [`SliceSink`]).
+//! PM4 packet encoders (amd-r5xx-acceleration §6, amd-evergreen-cayman-acceleration §9.1) and
+//! the [`Pm4Writer`] that emits them into any [`CommandSink`] (a
+//! [`CommandRing`](crate::ring::CommandRing), an [`IndirectBuffer`](crate::ib::IndirectBuffer)
+//! or a plain [`SliceSink`]).
+//!
+//! The writer is generic over the family's [`Pm4Family`]: how its stream writes a register.
+//! R5xx ([`R5xx`](crate::r5xx::R5xx), the default) uses type-0 packets (and type-1 pairs,
+//! `ONE_REG_WR` data ports); Evergreen/Cayman (`Evergreen`, feature `evergreen`) uses type-3
+//! `SET_*_REG` packets chosen by the register's range.
 //!
 //! # Packet layouts (§6.1)
 //!
@@ -61,14 +67,51 @@
 
 use core::fmt;
 
+use core::marker::PhantomData;
+
+use baregpu_hal::register::Family;
 use baregpu_hal::{Absolute, Array, IndexOutOfRange, Register, Scalar, Writable};
-use baregpu_regs::r5xx;
 
-/// A register an R5xx PM4 stream can write: one of the R5xx family's registers at a fixed
-/// offset of the register window (implemented for every such generated register).
-pub trait R5xxRegister: Register<Family = r5xx::Family, Base = Absolute> {}
+use crate::r5xx::R5xx;
+pub use crate::r5xx::R5xxRegister;
+pub use crate::stream::{CommandSink, NoSpace, SliceSink};
 
-impl<R: Register<Family = r5xx::Family, Base = Absolute>> R5xxRegister for R {}
+/// A family's PM4 dialect: whose registers its stream writes and with which packet (the packet
+/// that writes `count` consecutive registers from a byte offset). One implementation per family
+/// ([`R5xx`]: type 0, `Evergreen`: type-3 `SET_*` by range).
+pub trait Pm4Family: 'static {
+    /// The generated register family (`baregpu_regs::<family>::Family`) the stream writes.
+    type Registers: Family;
+    /// The family's type-3 `NOP` (R5xx §6.2.2.1, Evergreen §9.7.2).
+    const NOP: Opcode;
+
+    /// The dwords before the values of a packet writing `count` consecutive registers from
+    /// byte `offset`, or why no packet of the family can.
+    fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error>;
+}
+
+/// The header (and, for type-3 `SET_*` packets, the register-offset dword) a register write
+/// puts before the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegisterWrite {
+    /// The packet header.
+    pub header: u32,
+    /// The dword after the header that names the first register, if the packet has one.
+    pub index: Option<u32>,
+}
+
+impl RegisterWrite {
+    /// Dwords before the values.
+    pub const fn prefix_dwords(&self) -> usize {
+        if self.index.is_some() { 2 } else { 1 }
+    }
+}
+
+/// A register a family's PM4 stream can write: one of its registers at a fixed offset of the
+/// register window (implemented for every such generated register).
+pub trait StreamRegister<F: Family>: Register<Family = F, Base = Absolute> {}
+
+impl<F: Family, R: Register<Family = F, Base = Absolute>> StreamRegister<F> for R {}
 
 /// Most body dwords one packet carries: `COUNT` (bits 29:16, 14 bits) holds N - 1 (§6.1).
 pub const MAX_BODY_DWORDS: usize = 0x4000;
@@ -204,23 +247,6 @@ impl Opcode {
     }
 }
 
-/// A sink had no room for a whole packet (or a dword was pushed outside a reservation);
-/// nothing was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct NoSpace {
-    /// Dwords requested.
-    pub needed: usize,
-    /// Dwords available when the request was made.
-    pub free: usize,
-}
-
-impl fmt::Display for NoSpace {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "no room for {} dwords ({} free)", self.needed, self.free)
-    }
-}
-
 /// Why a packet could not be encoded or written. Nothing was written in every case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -252,6 +278,13 @@ pub enum Pm4Error {
         register: &'static str,
         /// Its byte stride.
         stride: usize,
+    },
+    /// No register-write packet of the family reaches the register at byte `offset` (an
+    /// Evergreen register outside every `SET_*` range and above the type-0 system registers,
+    /// amd-evergreen-cayman-acceleration §9.1.1, §9.4.14-19).
+    NoRegisterPacket {
+        /// Byte offset of the register.
+        offset: usize,
     },
     /// The sink has no room for the whole packet.
     NoSpace(NoSpace),
@@ -285,12 +318,15 @@ impl fmt::Display for Pm4Error {
             Pm4Error::NotConsecutive { register, stride } => {
                 write!(f, "{register} instances are {stride} bytes apart, not consecutive")
             }
+            Pm4Error::NoRegisterPacket { offset } => {
+                write!(f, "no register-write packet reaches register {offset:#x}")
+            }
             Pm4Error::NoSpace(e) => write!(f, "{e}"),
         }
     }
 }
 
-const fn check_count(count: usize) -> Result<u32, Pm4Error> {
+pub(crate) const fn check_count(count: usize) -> Result<u32, Pm4Error> {
     if count == 0 || count > MAX_BODY_DWORDS {
         Err(Pm4Error::BadCount { count })
     } else {
@@ -298,7 +334,7 @@ const fn check_count(count: usize) -> Result<u32, Pm4Error> {
     }
 }
 
-const fn check_offset(offset: usize, max: usize) -> Result<u32, Pm4Error> {
+pub(crate) const fn check_offset(offset: usize, max: usize) -> Result<u32, Pm4Error> {
     if !offset.is_multiple_of(4) {
         Err(Pm4Error::UnalignedRegister { offset })
     } else if offset > max {
@@ -359,145 +395,9 @@ pub const fn type3_header(opcode: Opcode, count: usize) -> Result<u32, Pm4Error>
     }
 }
 
-/// Somewhere packets go: a ring, an indirect buffer, a stack buffer.
-///
-/// The protocol is reserve-then-push: [`reserve`](Self::reserve) grants room for a whole packet
-/// (or fails with [`NoSpace`] without touching memory), then the packet's dwords are
-/// [`push`](Self::push)ed inside that grant. A push outside any grant fails with [`NoSpace`]
-/// and writes nothing, so a sink never overwrites memory it did not grant (for a ring: dwords
-/// the device has not consumed yet).
-pub trait CommandSink {
-    /// Grant room for the next `dwords` pushes, replacing any earlier unused grant; on error
-    /// nothing changes.
-    fn reserve(&mut self, dwords: usize) -> Result<(), NoSpace>;
-
-    /// Append one dword inside the current grant.
-    fn push(&mut self, dword: u32) -> Result<(), NoSpace>;
-
-    /// Append a whole packet, `header` then `body`, or nothing ([`NoSpace`]). Same effect as
-    /// `reserve(1 + body.len())` and the pushes; sinks override it with a faster path.
-    #[inline]
-    fn write_packet(&mut self, header: u32, body: &[u32]) -> Result<(), NoSpace> {
-        self.reserve(1 + body.len())?;
-        self.push(header)?;
-        self.push_slice(body)
-    }
-
-    /// Append dwords inside the current grant. The sinks of this crate check the whole slice
-    /// against the grant first (all or none); this default pushes one by one and stops at the
-    /// first error.
-    fn push_slice(&mut self, dwords: &[u32]) -> Result<(), NoSpace> {
-        for &d in dwords {
-            self.push(d)?;
-        }
-        Ok(())
-    }
-}
-
-impl<S: CommandSink + ?Sized> CommandSink for &mut S {
-    fn reserve(&mut self, dwords: usize) -> Result<(), NoSpace> {
-        (**self).reserve(dwords)
-    }
-    fn push(&mut self, dword: u32) -> Result<(), NoSpace> {
-        (**self).push(dword)
-    }
-    fn push_slice(&mut self, dwords: &[u32]) -> Result<(), NoSpace> {
-        (**self).push_slice(dwords)
-    }
-    #[inline]
-    fn write_packet(&mut self, header: u32, body: &[u32]) -> Result<(), NoSpace> {
-        (**self).write_packet(header, body)
-    }
-}
-
-/// A [`CommandSink`] over a caller's `[u32]` (stack buffers, PIO staging, benchmarks).
-#[derive(Debug)]
-pub struct SliceSink<'a> {
-    buf: &'a mut [u32],
-    len: usize,
-    granted: usize,
-}
-
-impl<'a> SliceSink<'a> {
-    /// An empty sink writing from the start of `buf`.
-    pub fn new(buf: &'a mut [u32]) -> Self {
-        SliceSink { buf, len: 0, granted: 0 }
-    }
-
-    /// The dwords written so far.
-    pub fn written(&self) -> &[u32] {
-        &self.buf[..self.len]
-    }
-
-    /// Number of dwords written.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Forget the contents (the buffer is reused from its start).
-    pub fn clear(&mut self) {
-        self.len = 0;
-        self.granted = 0;
-    }
-}
-
-impl CommandSink for SliceSink<'_> {
-    #[inline]
-    fn write_packet(&mut self, header: u32, body: &[u32]) -> Result<(), NoSpace> {
-        let n = 1 + body.len();
-        let free = self.buf.len() - self.len;
-        if n > free {
-            return Err(NoSpace { needed: n, free });
-        }
-        let dst = &mut self.buf[self.len..self.len + n];
-        dst[0] = header;
-        dst[1..].copy_from_slice(body);
-        self.len += n;
-        self.granted = 0;
-        Ok(())
-    }
-
-    #[inline]
-    fn reserve(&mut self, dwords: usize) -> Result<(), NoSpace> {
-        let free = self.buf.len() - self.len;
-        if dwords > free {
-            return Err(NoSpace { needed: dwords, free });
-        }
-        self.granted = dwords;
-        Ok(())
-    }
-
-    #[inline]
-    fn push(&mut self, dword: u32) -> Result<(), NoSpace> {
-        if self.granted == 0 {
-            return Err(NoSpace { needed: 1, free: 0 });
-        }
-        self.buf[self.len] = dword;
-        self.len += 1;
-        self.granted -= 1;
-        Ok(())
-    }
-
-    #[inline]
-    fn push_slice(&mut self, dwords: &[u32]) -> Result<(), NoSpace> {
-        if dwords.len() > self.granted {
-            return Err(NoSpace { needed: dwords.len(), free: self.granted });
-        }
-        self.buf[self.len..self.len + dwords.len()].copy_from_slice(dwords);
-        self.len += dwords.len();
-        self.granted -= dwords.len();
-        Ok(())
-    }
-}
-
-/// Registers written by one type-0 packet: a tuple of consecutive writable registers, e.g.
-/// `(CP_IB_BASE, CP_IB_BUFSZ)`. Consecutiveness (each register 4 bytes after the previous one)
-/// is checked when the tuple type is used, at compile time:
+/// Registers written by one packet: a tuple of consecutive writable registers of family `Fam`,
+/// e.g. `(CP_IB_BASE, CP_IB_BUFSZ)`. Consecutiveness (each register 4 bytes after the previous
+/// one) is checked when the tuple type is used, at compile time:
 ///
 /// ```compile_fail,E0080
 /// use baregpu_ring::pm4::{Pm4Writer, SliceSink};
@@ -507,7 +407,7 @@ impl CommandSink for SliceSink<'_> {
 /// // 0x730 and 0x73c are not adjacent: does not build.
 /// let _ = w.write_regs((CP_IB2_BASE::from_raw(0), CP_IB_BUFSZ::from_raw(0)));
 /// ```
-pub trait RegisterRun: Copy {
+pub trait RegisterRun<Fam: Family>: Copy {
     /// Number of registers (1..=8).
     const LEN: usize;
     /// Byte offset of the first register.
@@ -531,7 +431,9 @@ const fn consecutive(offsets: &[usize]) -> bool {
 
 macro_rules! register_run {
     ($n:literal: $($t:ident $i:tt),+) => {
-        impl<$($t: R5xxRegister + Writable + Scalar),+> RegisterRun for ($($t,)+) {
+        impl<Fam: Family, $($t: StreamRegister<Fam> + Writable + Scalar),+> RegisterRun<Fam>
+            for ($($t,)+)
+        {
             const LEN: usize = $n;
             const FIRST: usize = register_run!(@first $($t)+);
             type Values = [u32; $n];
@@ -560,15 +462,19 @@ register_run!(7: A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 register_run!(8: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// Writes whole PM4 packets into a [`CommandSink`]; each method emits one packet or nothing.
+///
+/// `F` is the family whose registers the stream writes ([`R5xx`] by default:
+/// [`Pm4Writer::new`]); [`Pm4Writer::with_family`] makes a writer for any family.
 #[derive(Debug)]
-pub struct Pm4Writer<S> {
+pub struct Pm4Writer<S, F: Pm4Family = R5xx> {
     sink: S,
+    family: PhantomData<F>,
 }
 
-impl<S: CommandSink> Pm4Writer<S> {
-    /// A writer over `sink` (usually `&mut ring` or `&mut ib`).
-    pub const fn new(sink: S) -> Self {
-        Pm4Writer { sink }
+impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
+    /// A writer of family `F` over `sink` (usually `&mut ring` or `&mut ib`).
+    pub const fn with_family(sink: S) -> Self {
+        Pm4Writer { sink, family: PhantomData }
     }
 
     /// The sink.
@@ -587,43 +493,58 @@ impl<S: CommandSink> Pm4Writer<S> {
     }
 
     #[inline]
-    fn emit(&mut self, header: u32, body: &[u32]) -> Result<(), Pm4Error> {
+    pub(crate) fn emit(&mut self, header: u32, body: &[u32]) -> Result<(), Pm4Error> {
         Ok(self.sink.write_packet(header, body)?)
     }
 
-    /// One register, by a type-0 packet of count 1 (2 dwords, §6.1.1).
+    /// A register-write packet: the family's prefix, then `values`, all or nothing.
     #[inline]
-    pub fn write_reg<R: R5xxRegister + Writable + Scalar>(
+    fn emit_registers(&mut self, write: RegisterWrite, values: &[u32]) -> Result<(), Pm4Error> {
+        match write.index {
+            None => self.emit(write.header, values),
+            Some(index) => {
+                self.sink.reserve(2 + values.len())?;
+                self.sink.push(write.header)?;
+                self.sink.push(index)?;
+                Ok(self.sink.push_slice(values)?)
+            }
+        }
+    }
+
+    /// One register, by the family's register-write packet (R5xx: type-0 of count 1, 2
+    /// dwords, §6.1.1; Evergreen: `SET_*` of one register, 3 dwords, §9.4).
+    #[inline]
+    pub fn write_reg<R: StreamRegister<F::Registers> + Writable + Scalar>(
         &mut self,
         value: R,
     ) -> Result<(), Pm4Error> {
-        let header = type0_header(R::OFFSET, 1, false)?;
-        self.emit(header, &[value.to_raw()])
+        let write = F::register_write(R::OFFSET, 1)?;
+        self.emit_registers(write, &[value.to_raw()])
     }
 
-    /// Consecutive registers (a tuple, see [`RegisterRun`]) by one type-0 packet; the last
-    /// element is the last register written, which §5.10 requires for `*_BUFSZ` triggers.
+    /// Consecutive registers (a tuple, see [`RegisterRun`]) by one packet; the last element is
+    /// the last register written, which R5xx §5.10 requires for `*_BUFSZ` triggers.
     #[inline]
-    pub fn write_regs<T: RegisterRun>(&mut self, regs: T) -> Result<(), Pm4Error> {
-        let header = type0_header(T::FIRST, T::LEN, false)?;
+    pub fn write_regs<T: RegisterRun<F::Registers>>(&mut self, regs: T) -> Result<(), Pm4Error> {
+        let write = F::register_write(T::FIRST, T::LEN)?;
         let values = regs.values();
-        self.emit(header, values.as_ref())
+        self.emit_registers(write, values.as_ref())
     }
 
-    /// Instance `index` of a register array, by a type-0 packet of count 1.
+    /// Instance `index` of a register array, by one packet.
     #[inline]
-    pub fn write_reg_at<R: R5xxRegister + Writable + Array>(
+    pub fn write_reg_at<R: StreamRegister<F::Registers> + Writable + Array>(
         &mut self,
         index: usize,
         value: R,
     ) -> Result<(), Pm4Error> {
-        let header = type0_header(R::offset_of(index)?, 1, false)?;
-        self.emit(header, &[value.to_raw()])
+        let write = F::register_write(R::offset_of(index)?, 1)?;
+        self.emit_registers(write, &[value.to_raw()])
     }
 
-    /// Instances `first..first + values.len()` of a register array by one type-0 packet (the
-    /// array's stride must be 4).
-    pub fn write_reg_array<R: R5xxRegister + Writable + Array>(
+    /// Instances `first..first + values.len()` of a register array by one packet (the array's
+    /// stride must be 4).
+    pub fn write_reg_array<R: StreamRegister<F::Registers> + Writable + Array>(
         &mut self,
         first: usize,
         values: &[R],
@@ -635,44 +556,24 @@ impl<S: CommandSink> Pm4Writer<S> {
         if let Some(last) = values.len().checked_sub(1) {
             R::offset_of(first + last)?;
         }
-        let header = type0_header(offset, values.len(), false)?;
-        self.emit_typed(header, values)
+        let write = F::register_write(offset, values.len())?;
+        self.sink.reserve(write.prefix_dwords() + values.len())?;
+        self.sink.push(write.header)?;
+        if let Some(index) = write.index {
+            self.sink.push(index)?;
+        }
+        self.push_values(values)
     }
 
-    /// Every value to the same register (a data port), one type-0 packet with `ONE_REG_WR`
-    /// (§6.1.1 bit 15).
-    pub fn write_reg_repeated<R: R5xxRegister + Writable + Scalar>(
-        &mut self,
-        values: &[R],
-    ) -> Result<(), Pm4Error> {
-        let header = type0_header(R::OFFSET, values.len(), true)?;
-        self.emit_typed(header, values)
-    }
-
-    fn emit_typed<R: Register>(&mut self, header: u32, values: &[R]) -> Result<(), Pm4Error> {
-        self.sink.reserve(1 + values.len())?;
-        self.sink.push(header)?;
+    /// Push `values` inside a grant the caller made.
+    pub(crate) fn push_values<R: Register>(&mut self, values: &[R]) -> Result<(), Pm4Error> {
         for v in values {
             self.sink.push(v.to_raw())?;
         }
         Ok(())
     }
 
-    /// Two arbitrary registers (each at most [`TYPE1_MAX_OFFSET`]) by one type-1 packet
-    /// (3 dwords, §6.1.2); `second` is written last.
-    pub fn write_reg_pair<
-        A: R5xxRegister + Writable + Scalar,
-        B: R5xxRegister + Writable + Scalar,
-    >(
-        &mut self,
-        first: A,
-        second: B,
-    ) -> Result<(), Pm4Error> {
-        let header = type1_header(A::OFFSET, B::OFFSET)?;
-        self.emit(header, &[first.to_raw(), second.to_raw()])
-    }
-
-    /// One type-2 filler dword (§6.1.3).
+    /// One type-2 filler dword (R5xx §6.1.3, Evergreen §9.1.3).
     pub fn type2(&mut self) -> Result<(), Pm4Error> {
         self.filler(1)
     }
@@ -686,17 +587,25 @@ impl<S: CommandSink> Pm4Writer<S> {
         Ok(())
     }
 
-    /// A type-3 packet (§6.1.4): `opcode` with `body` (1..=0x4000 dwords).
+    /// A type-3 packet (R5xx §6.1.4, Evergreen §9.1.4): `opcode` with `body` (1..=0x4000
+    /// dwords).
     #[inline]
     pub fn packet3(&mut self, opcode: Opcode, body: &[u32]) -> Result<(), Pm4Error> {
         let header = type3_header(opcode, body.len())?;
         self.emit(header, body)
     }
 
-    /// A type-3 `NOP` (§6.2.2.1) skipping `body` (which the CP ignores): for markers in dumps.
+    /// A type-3 `NOP` skipping `body` (which the CP ignores): for markers in dumps.
     #[inline]
     pub fn nop(&mut self, body: &[u32]) -> Result<(), Pm4Error> {
-        self.packet3(Opcode::NOP, body)
+        self.packet3(F::NOP, body)
+    }
+}
+
+impl<S: CommandSink> Pm4Writer<S> {
+    /// An R5xx writer over `sink` (usually `&mut ring` or `&mut ib`).
+    pub const fn new(sink: S) -> Self {
+        Pm4Writer::with_family(sink)
     }
 }
 

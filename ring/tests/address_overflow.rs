@@ -6,7 +6,8 @@ mod common;
 
 use baregpu_hal::Register;
 use baregpu_hal::dma::BusAddress;
-use baregpu_ring::ib::{IbDescriptor, IbError};
+use baregpu_ring::ib::IbError;
+use baregpu_ring::r5xx::IbDescriptor;
 use baregpu_ring::ring::{CommandRing, RingConfigError};
 use common::region;
 use proptest::prelude::*;

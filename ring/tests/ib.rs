@@ -4,8 +4,9 @@ mod common;
 
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
-use baregpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IbError, IndirectBuffer, MAX_IB_DWORDS};
+use baregpu_ring::ib::{IbError, IndirectBuffer};
 use baregpu_ring::pm4::{NoSpace, PadError, Pm4Error, TYPE2};
+use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, MAX_IB_DWORDS};
 use baregpu_ring::ring::CommandRing;
 use common::{dwords, region};
 

@@ -12,9 +12,8 @@ use baregpu_hal::time::Clock;
 use baregpu_hal::{Register, RegisterIo};
 use baregpu_regs::r5xx::cp::{CP_RB_WPTR, SCRATCH_REG0};
 use baregpu_ring::pm4::{CommandSink, NoSpace, Opcode, PadError, Pm4Error, TYPE2};
-use baregpu_ring::ring::{
-    BadReadPointer, CommandRing, RingConfigError, RingFull, SUBMIT_ALIGN, WaitError,
-};
+use baregpu_ring::r5xx::SUBMIT_ALIGN;
+use baregpu_ring::ring::{BadReadPointer, CommandRing, RingConfigError, RingFull, WaitError};
 use common::{dwords, region};
 use proptest::prelude::*;
 

@@ -12,11 +12,12 @@ use baregpu_regs::r5xx::cp::{
     SCRATCH_ADDR, SCRATCH_REG0, SCRATCH_UMSK, cp_csq_cntl, cp_rb_cntl,
 };
 use baregpu_regs::r5xx::rbbm::{GEN_INT_CNTL, GEN_INT_STATUS, RBBM_SOFT_RESET};
-use baregpu_ring::ib::{IB_PACKET_DWORDS, IbDescriptor, IndirectBuffer};
+use baregpu_ring::ib::IndirectBuffer;
 use baregpu_ring::pm4::{Pm4Writer, pad_count};
-use baregpu_ring::ring::{
-    CommandRing, MAX_RING_DWORDS, MIN_RING_DWORDS, RingConfigError, SUBMIT_ALIGN, WaitError,
+use baregpu_ring::r5xx::{
+    IB_PACKET_DWORDS, IbDescriptor, MAX_RING_DWORDS, MIN_RING_DWORDS, SUBMIT_ALIGN,
 };
+use baregpu_ring::ring::{CommandRing, RingConfigError, WaitError};
 
 use crate::error::{
     ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,

@@ -22,7 +22,8 @@ use baregpu_regs::r5xx::cp::{
 use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
 use baregpu_ring::ib::IndirectBuffer;
 use baregpu_ring::pm4::CommandSink;
-use baregpu_ring::ring::{SUBMIT_ALIGN, WaitError};
+use baregpu_ring::r5xx::SUBMIT_ALIGN;
+use baregpu_ring::ring::WaitError;
 use common::*;
 use gpu_device_model::DMA_BASE;
 use r5xx_model::{IRQ_LINE, ScratchCompare, error_code};

@@ -17,7 +17,7 @@ use baregpu_radeon_r5xx::{
 use baregpu_regs::r5xx::Chipset;
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use baregpu_ring::ib::IndirectBuffer;
-use baregpu_ring::ring::SUBMIT_ALIGN;
+use baregpu_ring::r5xx::SUBMIT_ALIGN;
 use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use defmt::Debug2Format;
