@@ -33,7 +33,7 @@ use baregpu_regs::evergreen::vgt::{
 
 use crate::driver::{Evergreen, FENCE_DWORDS, Fence, Submission};
 use crate::error::SubmitError;
-use crate::pm4::{self, Opcode, PacketError, event};
+use crate::pm4::{self, PacketError, event, opcode};
 
 /// Threads per wave (the shader core runs 64 threads per wave; Mesa r600 divides the group by
 /// 16 threads x 4 quad pipes).
@@ -282,7 +282,7 @@ fn emit_dispatch(
 ) -> Result<(), PacketError> {
     // 1. Drain earlier compute work, point primitives (§3.2 item 11).
     s.compute_packet(
-        Opcode::EVENT_WRITE,
+        opcode::EVENT_WRITE,
         &pm4::event_write(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH),
     )?;
     let prim =
@@ -332,7 +332,7 @@ fn emit_dispatch(
     // 4. Loop constant of the CS stage: count 0xFFF, init 0, increment 1 (Mesa r600).
     s.set_regs(at::<SQ_LOOP_CONST_0>(CS_LOOP_CONST)?, &[0x0100_0FFF], true)?;
     // 5. Caches coherent before the state that names memory; RAT 0; fetch resources; cb0.
-    s.compute_packet(Opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH))?;
+    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH))?;
     let elements = global_bytes / 4;
     let pitch = elements.next_multiple_of(64);
     let info = CB_COLOR0_INFO::RESET
@@ -383,15 +383,15 @@ fn emit_dispatch(
     let initiator = VGT_DISPATCH_INITIATOR::RESET.with_compute_shader_en(true).raw();
     match d.indirect {
         None => s.compute_packet(
-            Opcode::DISPATCH_DIRECT,
+            opcode::DISPATCH_DIRECT,
             &[d.groups[0], d.groups[1], d.groups[2], initiator],
         )?,
         Some(dims) => {
             // §9.3.13 DATA_OFFSET is a byte offset; Linux radeon evergreen_cs.c requires a
             // SET_BASE (index 1) first and checks offset + 12 against that buffer.
             let (lo, hi) = pm4::address40(dims, 4)?;
-            s.compute_packet(Opcode::SET_BASE, &[1, lo, hi])?;
-            s.compute_packet(Opcode::DISPATCH_INDIRECT, &[0, initiator])?
+            s.compute_packet(opcode::SET_BASE, &[1, lo, hi])?;
+            s.compute_packet(opcode::DISPATCH_INDIRECT, &[0, initiator])?
         }
     }
     // 10. Make the RAT writes visible, invalidate the read caches (§9.6.7); Cayman frees the
@@ -403,13 +403,13 @@ fn emit_dispatch(
         .with_cb_action_ena(true)
         .with_cb0_dest_base_ena(true)
         .raw();
-    s.compute_packet(Opcode::SURFACE_SYNC, &pm4::surface_sync_all(flush))?;
+    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(flush))?;
     if chip == Chipset::CAYMAN {
         s.compute_packet(
-            Opcode::EVENT_WRITE,
+            opcode::EVENT_WRITE,
             &pm4::event_write(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH),
         )?;
-        s.compute_packet(Opcode::DEALLOC_STATE, &[0])?;
+        s.compute_packet(opcode::DEALLOC_STATE, &[0])?;
     }
     Ok(())
 }

@@ -9,18 +9,21 @@ use baregpu_hal::time::{Clock, poll_until};
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::cp::{
-    CP_DEBUG, CP_ME_CNTL, CP_RB_BASE, CP_RB_CNTL, CP_RB_RPTR, CP_RB_RPTR_ADDR, CP_RB_RPTR_ADDR_HI,
-    CP_RB_RPTR_WR, CP_RB_WPTR, CP_RB_WPTR_DELAY, CP_SEM_WAIT_TIMER, SCRATCH_REG0, SCRATCH_UMSK,
+    CP_DEBUG, CP_ME_CNTL, CP_RB_CNTL, CP_RB_RPTR, CP_RB_RPTR_WR, CP_RB_WPTR, CP_RB_WPTR_DELAY,
+    CP_SEM_WAIT_TIMER, SCRATCH_REG0, SCRATCH_UMSK,
 };
 use baregpu_regs::evergreen::grbm::{GRBM_SOFT_RESET, GRBM_STATUS};
 use baregpu_regs::evergreen::rlc::RLC_CNTL;
-use baregpu_ring::ib::IndirectBuffer;
-use baregpu_ring::pm4::{CommandSink, SliceSink};
-use baregpu_ring::ring::{CommandRing, SUBMIT_ALIGN};
+use baregpu_ring::evergreen::{
+    Evergreen as EvergreenFamily, EvergreenIb, EvergreenRing, IB_PACKET_DWORDS, IbDescriptor,
+    MAX_RING_DWORDS, MIN_RING_DWORDS, SUBMIT_ALIGN,
+};
+use baregpu_ring::pm4::{CommandSink, Pm4Writer, SliceSink};
+use baregpu_ring::ring::CommandRing;
 
 use crate::error::{ConfigError, DeviceGone, FenceError, InitError, SubmitError, TestError};
 use crate::irq::IhRing;
-use crate::pm4::{self, Compare, Opcode, PacketError, PredOp};
+use crate::pm4::{self, Compare, PacketError, PredOp, opcode};
 
 /// Bytes of the write-back page: the CP's read pointer, the fence, the IH write pointer.
 pub const WRITEBACK_BYTES: usize = 4096;
@@ -45,7 +48,7 @@ const SOFT_RESET_HOLD: Duration = Duration::from_micros(50);
 /// Sizes and timeouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RingConfig {
-    /// Command ring bytes (power of two, 4 KiB ..= 32 MiB).
+    /// Command ring bytes (power of two, 4 KiB ..= 1 MiB: `baregpu_ring::evergreen` limits).
     pub ring_bytes: usize,
     /// Interrupt ring bytes (power of two, 256 B ..= 256 KiB; 16-byte vectors).
     pub ih_ring_bytes: usize,
@@ -74,7 +77,8 @@ impl RingConfig {
 
     fn validate(&self) -> Result<(), ConfigError> {
         let b = self.ring_bytes;
-        if !b.is_power_of_two() || !(4096..=32 << 20).contains(&b) {
+        let dwords = MIN_RING_DWORDS * 4..=MAX_RING_DWORDS * 4;
+        if !b.is_power_of_two() || !dwords.contains(&b) {
             return Err(ConfigError::BadRingSize { bytes: b });
         }
         let ih = self.ih_ring_bytes;
@@ -121,7 +125,7 @@ pub struct Evergreen<IO: RegisterIo, C: Clock> {
     pub(crate) clock: C,
     chip: Chipset,
     config: RingConfig,
-    ring: CommandRing,
+    ring: EvergreenRing,
     pub(crate) ih: IhRing,
     seq: u64,
     upload: UploadReport,
@@ -172,7 +176,8 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         ih_mem.zero();
         // `new` takes the regions only on success; a ring it refuses leaks them (never reused
         // by the CP, which was not started).
-        let ring = CommandRing::new(ring_mem, wb_mem, WB_RPTR_OFFSET).map_err(InitError::Ring)?;
+        let ring =
+            CommandRing::with_family(ring_mem, wb_mem, WB_RPTR_OFFSET).map_err(InitError::Ring)?;
         let mut gpu = Evergreen {
             io,
             clock,
@@ -237,7 +242,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     }
 
     /// The command ring (pointers, counters).
-    pub fn ring(&self) -> &CommandRing {
+    pub fn ring(&self) -> &EvergreenRing {
         &self.ring
     }
 
@@ -310,32 +315,18 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.io.write(cntl.with_rb_rptr_wr_ena(true));
         self.io.write(CP_RB_RPTR_WR::RESET);
         self.io.write(CP_RB_WPTR::RESET);
-        let rptr = self.wb_address(WB_RPTR_OFFSET);
-        let bad = |_| {
-            InitError::Ring(baregpu_ring::ring::RingConfigError::BadWriteback {
-                offset: WB_RPTR_OFFSET,
-                address: Some(rptr),
-            })
-        };
-        let (lo, hi) = split_address(rptr);
-        self.io.write(CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(lo).map_err(bad)?);
-        self.io.write(CP_RB_RPTR_ADDR_HI::RESET.try_with_rb_rptr_addr_hi(hi).map_err(bad)?);
+        let rptr = self.ring.cp_rb_rptr_addr();
+        self.io.write(rptr.low);
+        self.io.write(rptr.high);
         // The scratch registers are read by MMIO; no scratch write-back.
         self.io.write(SCRATCH_UMSK::RESET);
         self.io.write(cntl);
-        let base = self.ring.buffer().bus_address();
-        let bad_base = |_| {
-            InitError::Ring(baregpu_ring::ring::RingConfigError::BadWriteback {
-                offset: 0,
-                address: Some(base),
-            })
-        };
-        self.io.write(CP_RB_BASE::RESET.try_with_rb_base(base).map_err(bad_base)?);
+        self.io.write(self.ring.cp_rb_base());
         self.io.write(CP_DEBUG::RESET);
         self.ring.reset();
         // §9.2.1: ME_INITIALIZE right after loading the microcode, then the ME runs.
         self.submit(pm4::ME_INITIALIZE_BODY.len() + 1, |s| {
-            s.packet(Opcode::ME_INITIALIZE, &pm4::ME_INITIALIZE_BODY)
+            s.packet(opcode::ME_INITIALIZE, &pm4::ME_INITIALIZE_BODY)
         })
         .map_err(TestError::from)?;
         self.io.write(CP_ME_CNTL::RESET);
@@ -361,8 +352,8 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.ring
             .pad_to(SUBMIT_ALIGN)
             .map_err(|_| SubmitError::Packet(PacketError::BadLength { dwords: SUBMIT_ALIGN }))?;
-        self.ring.commit();
-        self.io.write(CP_RB_WPTR::RESET.with_cp_rb_wptr(self.ring.committed()));
+        let doorbell = self.ring.commit();
+        self.io.write(doorbell);
         self.stats.doorbells += 1;
         self.stats.submissions += 1;
         self.stats.fences += fences;
@@ -461,13 +452,14 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
 
     fn ib_test_in(&mut self, region: &DmaRegion) -> Result<(), TestError> {
         let bad = PacketError::BadAddress { address: region.bus_address().0, align: 4 };
-        let mut ib = IndirectBuffer::new(region).map_err(|_| SubmitError::Packet(bad))?;
-        let scratch = scratch_offset(TEST_SCRATCH).map_err(SubmitError::from)?;
-        pm4::set_regs(&mut ib, scratch, &[TEST_VALUE], false).map_err(SubmitError::from)?;
-        let (base, len) = (region.bus_address(), ib.len());
+        let mut ib = EvergreenIb::with_family(region).map_err(|_| SubmitError::Packet(bad))?;
+        Pm4Writer::<_, EvergreenFamily>::with_family(&mut ib)
+            .write_reg_at(TEST_SCRATCH, SCRATCH_REG0::from_raw(TEST_VALUE))
+            .map_err(|e| SubmitError::Packet(e.into()))?;
+        let desc = ib.descriptor().map_err(|_| SubmitError::Packet(bad))?;
         self.set_scratch(TEST_SCRATCH, TEST_SEED);
-        let fence = self.submit(IB_DWORDS + FENCE_DWORDS, |s| {
-            s.indirect_buffer(base, len)?;
+        let fence = self.submit(IB_PACKET_DWORDS + FENCE_DWORDS, |s| {
+            s.indirect_buffer(desc)?;
             s.fence()
         })?;
         self.wait(&fence, self.config.test_timeout)?;
@@ -537,12 +529,10 @@ fn scratch_offset(n: usize) -> Result<usize, PacketError> {
 
 /// Dwords of a fence: `SURFACE_SYNC` (5) + `EVENT_WRITE_EOP` (6).
 pub const FENCE_DWORDS: usize = 11;
-/// Dwords of an `INDIRECT_BUFFER` packet (header + 3, §9.3.1).
-pub const IB_DWORDS: usize = 4;
 
 /// Packets of one submission, written into the reserved part of the ring.
 pub struct Submission<'a> {
-    ring: &'a mut CommandRing,
+    ring: &'a mut EvergreenRing,
     seq: &'a mut u64,
     fence_addr: BusAddress,
     fences: u64,
@@ -555,12 +545,12 @@ impl Submission<'_> {
     }
 
     /// A type-3 packet (graphics shader type).
-    pub fn packet(&mut self, op: Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
         pm4::packet(self.ring, op, body, false)
     }
 
     /// A type-3 packet with SHADER_TYPE compute (§9.1.4 bit 1).
-    pub fn compute_packet(&mut self, op: Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn compute_packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
         pm4::packet(self.ring, op, body, true)
     }
 
@@ -579,14 +569,9 @@ impl Submission<'_> {
         pm4::set_regs(self.ring, scratch_offset(n)?, &[value], false)
     }
 
-    /// `INDIRECT_BUFFER` of `dwords` at `address` (§9.3.1).
-    pub fn indirect_buffer(
-        &mut self,
-        address: BusAddress,
-        dwords: usize,
-    ) -> Result<(), PacketError> {
-        let body = pm4::indirect_buffer(address, dwords)?;
-        self.packet(Opcode::INDIRECT_BUFFER, &body)
+    /// `INDIRECT_BUFFER` (§9.3.1, the ring's writer): the CP runs `ib`, then continues here.
+    pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), PacketError> {
+        Ok(self.ring.writer().indirect_buffer(ib)?)
     }
 
     /// A fence: `SURFACE_SYNC` of the texture, vertex and shader caches (§9.6.7), then
@@ -596,8 +581,8 @@ impl Submission<'_> {
         let seq = *self.seq + 1;
         let eop = pm4::eop_fence(self.fence_addr, seq, true)?;
         self.ring.reserve(FENCE_DWORDS)?;
-        self.packet(Opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH))?;
-        self.packet(Opcode::EVENT_WRITE_EOP, &eop)?;
+        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH))?;
+        self.packet(opcode::EVENT_WRITE_EOP, &eop)?;
         *self.seq = seq;
         self.fences += 1;
         Ok(Fence { seq })
@@ -612,7 +597,7 @@ impl Submission<'_> {
         mask: u32,
     ) -> Result<(), PacketError> {
         let body = pm4::wait_mem(address, compare, reference, mask)?;
-        self.packet(Opcode::WAIT_REG_MEM, &body)
+        self.packet(opcode::WAIT_REG_MEM, &body)
     }
 
     /// `COND_EXEC` (§9.5.1): the packets `build` writes run only if the dword at `address` is
@@ -629,7 +614,7 @@ impl Submission<'_> {
         let inner = staging.written();
         let body = pm4::cond_exec(address, inner.len())?;
         self.ring.reserve(4 + inner.len())?;
-        self.ring.push(pm4::header(Opcode::COND_EXEC, body.len(), false, false))?;
+        self.ring.push(pm4::header(opcode::COND_EXEC, body.len(), false, false)?)?;
         self.ring.push_slice(&body)?;
         self.ring.push_slice(inner)?;
         Ok(())
@@ -643,15 +628,15 @@ impl Submission<'_> {
         draw_if_visible: bool,
     ) -> Result<(), PacketError> {
         let body = pm4::set_predication(address, op, draw_if_visible)?;
-        self.packet(Opcode::SET_PREDICATION, &body)
+        self.packet(opcode::SET_PREDICATION, &body)
     }
 
     /// A predicated type-3 packet (§9.1.4 bit 0): skipped while the predicate is false.
-    pub fn predicated_packet(&mut self, op: Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn predicated_packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
         if body.is_empty() || body.len() > pm4::MAX_BODY_DWORDS {
             return Err(PacketError::BadLength { dwords: body.len() });
         }
-        self.ring.write_packet(pm4::header(op, body.len(), false, true), body)?;
+        self.ring.write_packet(pm4::header(op, body.len(), false, true)?, body)?;
         Ok(())
     }
 
@@ -672,7 +657,7 @@ impl Submission<'_> {
                 n,
                 done + n == bytes,
             )?;
-            self.packet(Opcode::CP_DMA, &body)?;
+            self.packet(opcode::CP_DMA, &body)?;
             done += n;
         }
         Ok(())
@@ -690,7 +675,7 @@ impl Submission<'_> {
             let n = (bytes - done).min(pm4::CP_DMA_MAX_BYTES & !3);
             let body =
                 pm4::cp_dma_fill(value, BusAddress(dst.0 + done as u64), n, done + n == bytes)?;
-            self.packet(Opcode::CP_DMA, &body)?;
+            self.packet(opcode::CP_DMA, &body)?;
             done += n;
         }
         Ok(())

@@ -29,8 +29,8 @@ impl core::error::Error for DeviceGone {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ConfigError {
-    /// The command ring is not a power of two from 4 KiB (one `RB_BLKSZ` page, Linux radeon)
-    /// to 32 MiB.
+    /// The command ring is not a power of two from 4 KiB to 1 MiB (the limits of
+    /// `baregpu_ring::evergreen`, from Linux radeon).
     BadRingSize {
         /// Requested bytes.
         bytes: usize,
@@ -47,7 +47,7 @@ impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::BadRingSize { bytes } => {
-                write!(f, "a command ring of {bytes} bytes (power of two, 4 KiB..=32 MiB)")
+                write!(f, "a command ring of {bytes} bytes (power of two, 4 KiB..=1 MiB)")
             }
             ConfigError::BadIhRingSize { bytes } => {
                 write!(f, "an interrupt ring of {bytes} bytes (power of two, 256 B..=256 KiB)")

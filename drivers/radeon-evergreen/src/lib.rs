@@ -42,7 +42,7 @@ pub mod pci;
 pub mod pm4;
 
 pub use driver::{
-    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, Evergreen, FENCE_DWORDS, Fence, IB_DWORDS, RecoverReport,
+    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, Evergreen, FENCE_DWORDS, Fence, RecoverReport,
     RingConfig, Stats, Submission, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_FENCE_OFFSET,
     WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
 };

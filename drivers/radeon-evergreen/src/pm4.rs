@@ -10,63 +10,60 @@ use core::fmt;
 use baregpu_hal::dma::BusAddress;
 use baregpu_hal::register::{Absolute, Register, Scalar, Writable};
 use baregpu_regs::evergreen::Family;
-use baregpu_ring::pm4::{CommandSink, NoSpace};
+use baregpu_ring::evergreen::set_range;
+pub use baregpu_ring::pm4::Opcode;
+use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, type3_header};
 
-/// A type-3 `IT_OPCODE` (header bits 15:8, §9.1.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Opcode(pub u8);
+/// The type-3 opcodes this driver emits beyond the ring's register writes and
+/// `INDIRECT_BUFFER`. The document gives bodies but no values: these are Linux radeon
+/// evergreend.h / Mesa r600 evergreend.h `PACKET3_*`.
+pub mod opcode {
+    use super::Opcode;
 
-impl Opcode {
-    /// §9.7.2 `NOP` (Linux radeon evergreend.h `PACKET3_NOP` 0x10).
-    pub const NOP: Opcode = Opcode(0x10);
-    /// §9.4.2 `DEALLOC_STATE`, Cayman (Mesa r600 evergreend.h 0x14).
-    pub const DEALLOC_STATE: Opcode = Opcode(0x14);
+    /// §9.7.2 `NOP` (`PACKET3_NOP` 0x10).
+    pub const NOP: Opcode = Opcode::new(0x10);
     /// `SET_BASE` (not in the document; Linux radeon evergreend.h 0x11): body BASE_INDEX
     /// (1 = the DISPATCH_INDIRECT / DRAW_INDIRECT base, Linux evergreen_cs.c), address lo, hi.
-    pub const SET_BASE: Opcode = Opcode(0x11);
-    /// §9.3.12 `DISPATCH_DIRECT` (evergreend.h 0x15).
-    pub const DISPATCH_DIRECT: Opcode = Opcode(0x15);
-    /// §9.3.13 `DISPATCH_INDIRECT` (evergreend.h 0x16).
-    pub const DISPATCH_INDIRECT: Opcode = Opcode(0x16);
-    /// §9.5.3 `SET_PREDICATION` (evergreend.h 0x20).
-    pub const SET_PREDICATION: Opcode = Opcode(0x20);
-    /// §9.5.1 `COND_EXEC` (evergreend.h 0x22).
-    pub const COND_EXEC: Opcode = Opcode(0x22);
-    /// §9.3.1 `INDIRECT_BUFFER` (evergreend.h 0x32).
-    pub const INDIRECT_BUFFER: Opcode = Opcode(0x32);
-    /// §9.6.8 `WAIT_REG_MEM` (evergreend.h 0x3C).
-    pub const WAIT_REG_MEM: Opcode = Opcode(0x3C);
-    /// §9.7.1 `MEM_WRITE` (evergreend.h 0x3D).
-    pub const MEM_WRITE: Opcode = Opcode(0x3D);
+    pub const SET_BASE: Opcode = Opcode::new(0x11);
+    /// §9.4.2 `DEALLOC_STATE`, Cayman (Mesa r600 evergreend.h 0x14).
+    pub const DEALLOC_STATE: Opcode = Opcode::new(0x14);
+    /// §9.3.12 `DISPATCH_DIRECT` (0x15).
+    pub const DISPATCH_DIRECT: Opcode = Opcode::new(0x15);
+    /// §9.3.13 `DISPATCH_INDIRECT` (0x16).
+    pub const DISPATCH_INDIRECT: Opcode = Opcode::new(0x16);
+    /// §9.5.3 `SET_PREDICATION` (0x20).
+    pub const SET_PREDICATION: Opcode = Opcode::new(0x20);
+    /// §9.5.1 `COND_EXEC` (0x22).
+    pub const COND_EXEC: Opcode = Opcode::new(0x22);
+    /// §9.6.8 `WAIT_REG_MEM` (0x3C).
+    pub const WAIT_REG_MEM: Opcode = Opcode::new(0x3C);
+    /// §9.7.1 `MEM_WRITE` (0x3D).
+    pub const MEM_WRITE: Opcode = Opcode::new(0x3D);
     /// `CP_DMA` (not in the document; Linux radeon evergreend.h `PACKET3_CP_DMA` 0x41).
-    pub const CP_DMA: Opcode = Opcode(0x41);
-    /// §9.6.7 `SURFACE_SYNC` (evergreend.h 0x43).
-    pub const SURFACE_SYNC: Opcode = Opcode(0x43);
-    /// §9.2.1 `ME_INITIALIZE` (evergreend.h 0x44).
-    pub const ME_INITIALIZE: Opcode = Opcode(0x44);
-    /// §9.6.1 `EVENT_WRITE` (evergreend.h 0x46).
-    pub const EVENT_WRITE: Opcode = Opcode(0x46);
-    /// §9.6.2 `EVENT_WRITE_EOP` (evergreend.h 0x47).
-    pub const EVENT_WRITE_EOP: Opcode = Opcode(0x47);
-    /// §9.4.14 `SET_CONFIG_REG` (evergreend.h 0x68).
-    pub const SET_CONFIG_REG: Opcode = Opcode(0x68);
-    /// §9.4.15 `SET_CONTEXT_REG` (evergreend.h 0x69).
-    pub const SET_CONTEXT_REG: Opcode = Opcode(0x69);
-    /// §9.4.17 `SET_LOOP_CONST` (evergreend.h 0x6C).
-    pub const SET_LOOP_CONST: Opcode = Opcode(0x6C);
-    /// §9.4.18 `SET_RESOURCE` (evergreend.h 0x6D).
-    pub const SET_RESOURCE: Opcode = Opcode(0x6D);
+    pub const CP_DMA: Opcode = Opcode::new(0x41);
+    /// §9.6.7 `SURFACE_SYNC` (0x43).
+    pub const SURFACE_SYNC: Opcode = Opcode::new(0x43);
+    /// §9.2.1 `ME_INITIALIZE` (0x44).
+    pub const ME_INITIALIZE: Opcode = Opcode::new(0x44);
+    /// §9.6.1 `EVENT_WRITE` (0x46).
+    pub const EVENT_WRITE: Opcode = Opcode::new(0x46);
+    /// §9.6.2 `EVENT_WRITE_EOP` (0x47).
+    pub const EVENT_WRITE_EOP: Opcode = Opcode::new(0x47);
+    /// §9.4.14 `SET_CONFIG_REG` (0x68).
+    pub const SET_CONFIG_REG: Opcode = Opcode::new(0x68);
 }
 
-/// Type-3 header (§9.1.4): TYPE 3 in 31:30, COUNT = body dwords - 1 in 29:16, IT_OPCODE in
-/// 15:8, SHADER_TYPE (1 = compute) in bit 1, PREDICATE in bit 0.
-pub const fn header(op: Opcode, body_dwords: usize, compute: bool, predicate: bool) -> u32 {
-    (3 << 30)
-        | ((((body_dwords as u32).wrapping_sub(1)) & 0x3FFF) << 16)
-        | ((op.0 as u32) << 8)
-        | ((compute as u32) << 1)
-        | predicate as u32
+/// Type-3 header (§9.1.4): the ring's header (TYPE 3, COUNT = body dwords - 1, IT_OPCODE)
+/// with SHADER_TYPE (bit 1, 1 = compute) and PREDICATE (bit 0).
+pub fn header(
+    op: Opcode,
+    body_dwords: usize,
+    compute: bool,
+    predicate: bool,
+) -> Result<u32, PacketError> {
+    let h = type3_header(op, body_dwords)
+        .map_err(|_| PacketError::BadLength { dwords: body_dwords })?;
+    Ok(h | ((compute as u32) << 1) | predicate as u32)
 }
 
 /// Largest type-3 body: COUNT is 14 bits (§9.1.4).
@@ -84,6 +81,8 @@ pub enum PacketError {
         /// Byte offset of the register.
         offset: usize,
     },
+    /// A packet the ring's PM4 writer refused (register writes, `INDIRECT_BUFFER`).
+    Pm4(Pm4Error),
     /// A body longer than COUNT can encode, or empty.
     BadLength {
         /// Body dwords.
@@ -99,6 +98,12 @@ pub enum PacketError {
     },
 }
 
+impl From<Pm4Error> for PacketError {
+    fn from(e: Pm4Error) -> Self {
+        PacketError::Pm4(e)
+    }
+}
+
 impl From<NoSpace> for PacketError {
     fn from(e: NoSpace) -> Self {
         PacketError::NoSpace(e)
@@ -109,6 +114,7 @@ impl fmt::Display for PacketError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PacketError::NoSpace(e) => write!(f, "{e}"),
+            PacketError::Pm4(e) => write!(f, "{e}"),
             PacketError::OutOfRange { offset } => {
                 write!(f, "register {offset:#x} is outside the SET_* range of its packet")
             }
@@ -122,67 +128,29 @@ impl fmt::Display for PacketError {
 
 impl core::error::Error for PacketError {}
 
-/// The `SET_*` packet families and their register ranges (start inclusive, end exclusive;
-/// Linux radeon evergreend.h `PACKET3_SET_CONFIG_REG_START` 0x8000 .. `_END` 0xAC00, context
-/// 0x28000 .. 0x29000, resources 0x30000 .. 0x38000, loop constants 0x3A200 .. 0x3A500).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetRange {
-    /// §9.4.14 single-context configuration registers.
-    Config,
-    /// §9.4.15 eight-context render state.
-    Context,
-    /// §9.4.18 resources.
-    Resource,
-    /// §9.4.17 loop constants.
-    LoopConst,
-}
-
-impl SetRange {
-    const fn bounds(self) -> (usize, usize, Opcode) {
-        match self {
-            SetRange::Config => (0x8000, 0xAC00, Opcode::SET_CONFIG_REG),
-            SetRange::Context => (0x28000, 0x29000, Opcode::SET_CONTEXT_REG),
-            SetRange::Resource => (0x30000, 0x38000, Opcode::SET_RESOURCE),
-            SetRange::LoopConst => (0x3A200, 0x3A500, Opcode::SET_LOOP_CONST),
-        }
-    }
-
-    /// The range holding byte offset `offset`.
-    pub fn of(offset: usize) -> Option<SetRange> {
-        [SetRange::Config, SetRange::Context, SetRange::Resource, SetRange::LoopConst]
-            .into_iter()
-            .find(|r| {
-                let (start, end, _) = r.bounds();
-                (start..end).contains(&offset)
-            })
-    }
-}
-
 /// A generated Evergreen register that a `SET_*` packet can reach (absolute offset).
 pub trait EvergreenRegister: Register<Family = Family, Base = Absolute> {}
 impl<R: Register<Family = Family, Base = Absolute>> EvergreenRegister for R {}
 
 /// Write `values` to consecutive registers from byte offset `first` with the `SET_*` packet
-/// whose range holds them (body dw1 = (first - range start) >> 2, §9.4.14-§9.4.18).
+/// whose range holds them (the ring's `SET_RANGES`; body dw1 = (first - range start) >> 2,
+/// §9.4.14-§9.4.18), with SHADER_TYPE compute when `compute`.
 pub fn set_regs(
     sink: &mut impl CommandSink,
     first: usize,
     values: &[u32],
     compute: bool,
 ) -> Result<(), PacketError> {
-    let range = SetRange::of(first).ok_or(PacketError::OutOfRange { offset: first })?;
-    let (start, end, op) = range.bounds();
+    let range = set_range(first).ok_or(PacketError::OutOfRange { offset: first })?;
     let last = first + 4 * values.len();
-    if last > end || values.is_empty() || !first.is_multiple_of(4) {
+    if last > range.end || values.is_empty() || !first.is_multiple_of(4) {
         return Err(PacketError::OutOfRange { offset: last.saturating_sub(4) });
     }
     let n = values.len() + 1;
-    if n > MAX_BODY_DWORDS {
-        return Err(PacketError::BadLength { dwords: n });
-    }
+    let h = header(range.opcode, n, compute, false)?;
     sink.reserve(1 + n)?;
-    sink.push(header(op, n, compute, false))?;
-    sink.push(((first - start) >> 2) as u32)?;
+    sink.push(h)?;
+    sink.push(((first - range.start) >> 2) as u32)?;
     sink.push_slice(values)?;
     Ok(())
 }
@@ -206,7 +174,7 @@ pub fn packet(
     if body.is_empty() || body.len() > MAX_BODY_DWORDS {
         return Err(PacketError::BadLength { dwords: body.len() });
     }
-    sink.write_packet(header(op, body.len(), compute, false), body)?;
+    sink.write_packet(header(op, body.len(), compute, false)?, body)?;
     Ok(())
 }
 
@@ -325,16 +293,6 @@ pub fn set_predication(
     Ok([lo, ((op as u32) << 16) | ((draw_if_visible as u32) << 8) | hi])
 }
 
-/// §9.3.1 `INDIRECT_BUFFER` body: IB_BASE_LO (dword aligned, swap 0), IB_BASE_HI 7:0, IB_SIZE
-/// 19:0 in dwords (VMID 0).
-pub fn indirect_buffer(address: BusAddress, dwords: usize) -> Result<[u32; 3], PacketError> {
-    let (lo, hi) = address40(address, 4)?;
-    if dwords == 0 || dwords >= 1 << 20 {
-        return Err(PacketError::BadLength { dwords });
-    }
-    Ok([lo, hi, dwords as u32])
-}
-
 /// Largest CP_DMA transfer: BYTE_COUNT is 21 bits (Linux radeon evergreend.h COMMAND 20:0;
 /// Linux splits at 0x1FFFFF bytes).
 pub const CP_DMA_MAX_BYTES: usize = (1 << 21) - 1;
@@ -378,19 +336,27 @@ mod tests {
     #[test]
     fn headers_match_the_worked_examples() {
         // SET_CONTEXT_REG of 3 registers, compute: 0xC0036902; DISPATCH_DIRECT: 0xC0031502.
-        assert_eq!(header(Opcode::SET_CONTEXT_REG, 4, true, false), 0xC003_6902);
-        assert_eq!(header(Opcode::DISPATCH_DIRECT, 4, true, false), 0xC003_1502);
-        assert_eq!(header(Opcode::NOP, 1, false, true), 0xC000_1001);
+        let set_context = baregpu_ring::evergreen::set_range(0x28000).unwrap().opcode;
+        assert_eq!(header(set_context, 4, true, false), Ok(0xC003_6902));
+        assert_eq!(header(opcode::DISPATCH_DIRECT, 4, true, false), Ok(0xC003_1502));
+        assert_eq!(header(opcode::NOP, 1, false, true), Ok(0xC000_1001));
     }
 
     #[test]
-    fn set_ranges_pick_the_packet() {
-        assert_eq!(SetRange::of(0x8500), Some(SetRange::Config));
-        assert_eq!(SetRange::of(0xAC00), None);
-        assert_eq!(SetRange::of(0x28B74), Some(SetRange::Context));
-        assert_eq!(SetRange::of(0x30000 + 817 * 32), Some(SetRange::Resource));
-        assert_eq!(SetRange::of(0x3A200 + 160 * 4), Some(SetRange::LoopConst));
-        assert_eq!(SetRange::of(0xC100), None, "CP ring registers are MMIO only");
+    fn set_regs_refuse_registers_outside_the_ranges() {
+        let mut buf = [0u32; 8];
+        let mut sink = baregpu_ring::pm4::SliceSink::new(&mut buf);
+        assert_eq!(
+            set_regs(&mut sink, 0xC100, &[1], false),
+            Err(PacketError::OutOfRange { offset: 0xC100 })
+        );
+        assert_eq!(
+            set_regs(&mut sink, 0xABFC, &[1, 2], false),
+            Err(PacketError::OutOfRange { offset: 0xAC00 })
+        );
+        assert!(sink.is_empty());
+        set_regs(&mut sink, 0x8500, &[7], false).unwrap();
+        assert_eq!(sink.written(), &[0xC001_6800, 0x140, 7]);
     }
 
     #[test]

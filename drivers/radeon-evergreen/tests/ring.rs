@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use baregpu_hal::dma::BusAddress;
-use baregpu_radeon_evergreen::pm4::{Compare, Opcode, PredOp};
+use baregpu_radeon_evergreen::pm4::{Compare, PredOp, opcode};
 use baregpu_radeon_evergreen::{FENCE_DWORDS, FenceError, SubmitError, WB_FENCE_OFFSET};
 use common::*;
 
@@ -278,9 +278,9 @@ fn set_predication_skips_predicated_packets_until_cleared() {
                 s.set_scratch(5, 1)?;
                 s.set_predication(bus(&zpass, 0), PredOp::Zpass, true)?;
                 // Predicated NOP-free write: SET_CONFIG_REG with PREDICATE set.
-                s.predicated_packet(Opcode::SET_CONFIG_REG, &[(0x8514 - 0x8000) / 4, 7])?;
+                s.predicated_packet(opcode::SET_CONFIG_REG, &[(0x8514 - 0x8000) / 4, 7])?;
                 s.set_predication(bus(&zpass, 0), PredOp::Clear, true)?;
-                s.predicated_packet(Opcode::SET_CONFIG_REG, &[(0x8518 - 0x8000) / 4, 9])?;
+                s.predicated_packet(opcode::SET_CONFIG_REG, &[(0x8518 - 0x8000) / 4, 9])?;
                 s.fence()
             })
             .unwrap();
