@@ -188,9 +188,13 @@ pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
 
 static GPU: spin::Mutex<Option<Gpu>> = spin::Mutex::new(None);
 static EOP_IRQS: AtomicU32 = AtomicU32::new(0);
+static MSIX_CALLS: AtomicU32 = AtomicU32::new(0);
 
 /// Device interrupt: drain the IH ring, count EOP vectors.
-fn on_interrupt(_lines: u32) {
+fn on_interrupt(lines: u32) {
+    if lines != 0 {
+        MSIX_CALLS.fetch_add(1, Ordering::SeqCst);
+    }
     if let Some(mut guard) = GPU.try_lock()
         && let Some(gpu) = guard.as_mut()
         && let Ok(report) = gpu.handle_interrupts()
@@ -205,6 +209,7 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
     let _ = gpu.handle_interrupts(); // the IB test's EOP
     EOP_IRQS.store(0, Ordering::SeqCst);
+    MSIX_CALLS.store(0, Ordering::SeqCst);
     *GPU.lock() = Some(gpu);
     mailbox::set_irq_handler(Some(on_interrupt));
     x86_64::instructions::interrupts::enable();
@@ -223,6 +228,9 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     });
     check("EOP interrupts", arrived)?;
     expect_eq("EOP vectors handled", EOP_IRQS.load(Ordering::SeqCst), 10u32)?;
+    let calls = MSIX_CALLS.load(Ordering::SeqCst);
+    defmt::info!("evergreen: {=u32} MSI-X interrupts carried the 10 EOP vectors", calls);
+    expect("EOP vectors arrived by MSI-X", calls > 0)?;
     mailbox::set_irq_handler(None);
     *GPU.lock() = None;
     Ok(())
