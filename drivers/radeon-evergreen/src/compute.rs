@@ -195,7 +195,7 @@ pub fn load_kernel(
     Ok(Kernel { code, num_gprs, stack_size })
 }
 
-/// A buffer fetch resource (Mesa r600 evergreen_state.c buffer resource, evergreen-compute A3):
+/// A buffer fetch resource (Mesa r600 evergreen_state.c buffer resource; LLVM R600 backend):
 /// base, size - 1, stride and format, XYZW swizzle, TYPE 3 = valid buffer.
 fn buffer_resource(base: BusAddress, bytes: usize, stride: u16, data_format: u8) -> [u32; 8] {
     use baregpu_regs::evergreen::sq::{

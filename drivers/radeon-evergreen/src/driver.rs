@@ -21,7 +21,9 @@ use baregpu_ring::evergreen::{
 use baregpu_ring::pm4::{CommandSink, Pm4Writer, SliceSink};
 use baregpu_ring::ring::CommandRing;
 
-use crate::error::{ConfigError, DeviceGone, FenceError, InitError, SubmitError, TestError};
+use crate::error::{
+    ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
+};
 use crate::irq::IhRing;
 use crate::pm4::{self, Compare, PacketError, PredOp, opcode};
 
@@ -37,6 +39,7 @@ pub const WB_IH_WPTR_OFFSET: usize = 128;
 /// Scratch register used by the ring test and the IB test (Linux radeon uses a free scratch
 /// register the same way).
 pub const TEST_SCRATCH: usize = 0;
+const _: () = assert!(TEST_SCRATCH < <SCRATCH_REG0 as Array>::COUNT);
 /// Value written to the scratch register before a test.
 pub const TEST_SEED: u32 = 0xCAFE_DEAD;
 /// Value the test packets write.
@@ -405,22 +408,28 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     }
 
     /// Scratch register `n` (0..8) by MMIO.
-    pub fn scratch(&self, n: usize) -> Result<u32, DeviceGone> {
-        let v = self.io.read_at::<SCRATCH_REG0>(n).map(|r| r.raw()).unwrap_or(0);
-        if v == u32::MAX {
-            self.check_alive()?;
+    pub fn scratch(&self, n: usize) -> Result<u32, ScratchError> {
+        let v = self.io.read_at::<SCRATCH_REG0>(n).map_err(ScratchError::NoSuchRegister)?.raw();
+        if v == u32::MAX && self.check_alive().is_err() {
+            return Err(ScratchError::DeviceGone);
         }
         Ok(v)
     }
 
-    fn set_scratch(&self, n: usize, value: u32) {
-        let _ = self.io.write_at(n, SCRATCH_REG0::from_raw(value));
+    /// The test scratch register by MMIO (an index the array has, checked at compile time).
+    fn test_scratch(&self) -> u32 {
+        self.io.read_at::<SCRATCH_REG0>(TEST_SCRATCH).map_or(0, |r| r.raw())
+    }
+
+    fn seed_test_scratch(&self) {
+        // In range (the const assertion below): the write cannot fail.
+        let _ = self.io.write_at(TEST_SCRATCH, SCRATCH_REG0::from_raw(TEST_SEED));
     }
 
     fn wait_scratch(&self, expected: u32) -> Result<(), TestError> {
         let mut found = 0;
         poll_until(&self.clock, self.config.test_timeout, || {
-            found = self.io.read_at::<SCRATCH_REG0>(TEST_SCRATCH).map(|r| r.raw()).unwrap_or(0);
+            found = self.test_scratch();
             (found == expected).then_some(())
         })
         .map_err(|waited| {
@@ -435,7 +444,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     /// Ring test (Linux radeon r600.c `r600_ring_test`): seed a scratch register by MMIO, have
     /// the CP write [`TEST_VALUE`] there with `SET_CONFIG_REG` (§9.4.14), poll it.
     pub fn ring_test(&mut self) -> Result<(), TestError> {
-        self.set_scratch(TEST_SCRATCH, TEST_SEED);
+        self.seed_test_scratch();
         self.submit(3, |s| s.set_scratch(TEST_SCRATCH, TEST_VALUE))?;
         self.wait_scratch(TEST_VALUE)
     }
@@ -457,13 +466,16 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             .write_reg_at(TEST_SCRATCH, SCRATCH_REG0::from_raw(TEST_VALUE))
             .map_err(|e| SubmitError::Packet(e.into()))?;
         let desc = ib.descriptor().map_err(|_| SubmitError::Packet(bad))?;
-        self.set_scratch(TEST_SCRATCH, TEST_SEED);
+        self.seed_test_scratch();
         let fence = self.submit(IB_PACKET_DWORDS + FENCE_DWORDS, |s| {
             s.indirect_buffer(desc)?;
             s.fence()
         })?;
         self.wait(&fence, self.config.test_timeout)?;
-        let found = self.scratch(TEST_SCRATCH).map_err(|_| TestError::DeviceGone)?;
+        let found = self.test_scratch();
+        if found == u32::MAX && self.check_alive().is_err() {
+            return Err(TestError::DeviceGone);
+        }
         if found != TEST_VALUE {
             return Err(TestError::IbMismatch { expected: TEST_VALUE, found });
         }

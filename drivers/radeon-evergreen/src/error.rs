@@ -4,6 +4,7 @@ use core::fmt;
 
 use baregpu_firmware::amd::evergreen::LoadError;
 use baregpu_hal::dma::DmaError;
+use baregpu_hal::register::IndexOutOfRange;
 use baregpu_hal::time::TimedOut;
 use baregpu_regs::evergreen::Chipset;
 use baregpu_ring::ring::{RingConfigError, WaitError};
@@ -24,6 +25,26 @@ impl fmt::Display for DeviceGone {
 }
 
 impl core::error::Error for DeviceGone {}
+
+/// A scratch register could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScratchError {
+    /// There are 8 scratch registers (`SCRATCH_REG0..7`).
+    NoSuchRegister(IndexOutOfRange),
+    /// The device reads all-ones.
+    DeviceGone,
+}
+
+impl fmt::Display for ScratchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScratchError::NoSuchRegister(e) => write!(f, "{e}"),
+            ScratchError::DeviceGone => write!(f, "{DeviceGone}"),
+        }
+    }
+}
+
+impl core::error::Error for ScratchError {}
 
 /// A [`crate::RingConfig`] the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,5 +46,7 @@ pub use driver::{
     RingConfig, Stats, Submission, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_FENCE_OFFSET,
     WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
 };
-pub use error::{ConfigError, DeviceGone, FenceError, InitError, SubmitError, TestError};
+pub use error::{
+    ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
+};
 pub use irq::IrqReport;
