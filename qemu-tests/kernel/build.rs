@@ -28,7 +28,8 @@ fn main() {
     // The Evergreen/Cayman PFP, ME and RLC images, unmodified (`EVERGREEN_FIRMWARE_DIR`
     // overrides the directory).
     println!("cargo:rerun-if-env-changed=EVERGREEN_FIRMWARE_DIR");
-    let dir = std::env::var("EVERGREEN_FIRMWARE_DIR").unwrap_or_else(|_| "/lib/firmware/radeon".into());
+    let dir =
+        std::env::var("EVERGREEN_FIRMWARE_DIR").unwrap_or_else(|_| "/lib/firmware/radeon".into());
     for chip in ["CYPRESS", "CAYMAN"] {
         for part in ["pfp", "me", "rlc"] {
             let name = format!("{chip}_{part}.bin");

@@ -138,17 +138,40 @@ pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
         Chipset::CYPRESS => Chipset::CAYMAN,
         Chipset::CAYMAN => Chipset::CYPRESS,
     };
-    let wrong = Evergreen::init(mailbox.io(0), TscClock, kernel.dma, chip, &firmware(other)?, RingConfig::default());
-    expect("other chip's firmware refused", matches!(wrong.err(), Some(InitError::WrongChip { .. })))?;
+    let wrong = Evergreen::init(
+        mailbox.io(0),
+        TscClock,
+        kernel.dma,
+        chip,
+        &firmware(other)?,
+        RingConfig::default(),
+    );
+    expect(
+        "other chip's firmware refused",
+        matches!(wrong.err(), Some(InitError::WrongChip { .. })),
+    )?;
     expect_eq("... before any register access", mailbox.requests(), requests)?;
     mailbox.reset()?;
     let word = 5u32;
-    inject(mailbox, evergreen_faults::UCODE_CORRUPT | (word << evergreen_faults::UCODE_WORD_SHIFT))?;
-    let bad = Evergreen::init(mailbox.io(0), TscClock, kernel.dma, chip, &firmware(chip)?, RingConfig::default());
+    inject(
+        mailbox,
+        evergreen_faults::UCODE_CORRUPT | (word << evergreen_faults::UCODE_WORD_SHIFT),
+    )?;
+    let bad = Evergreen::init(
+        mailbox.io(0),
+        TscClock,
+        kernel.dma,
+        chip,
+        &firmware(chip)?,
+        RingConfig::default(),
+    );
     defmt::info!("corrupted read-back: {}", Debug2Format(&bad.as_ref().err()));
     expect(
         "corrupted read-back names the PFP word",
-        matches!(bad.err(), Some(InitError::Firmware(LoadError::Readback { image: Image::Pfp, index: 5, .. }))),
+        matches!(
+            bad.err(),
+            Some(InitError::Firmware(LoadError::Readback { image: Image::Pfp, index: 5, .. }))
+        ),
     )?;
     inject(mailbox, 0)?;
     Ok(())
@@ -396,7 +419,11 @@ fn input(i: usize, which: u32) -> f32 {
 }
 
 /// Run VECTOR_ADD and SAXPY, compare with the CPU; returns (checksums, first elements).
-fn run_kernels(kernel: &Kernel, gpu: &mut Gpu, chip: Chipset) -> Result<([f32; 2], [[f32; 4]; 2]), CaseError> {
+fn run_kernels(
+    kernel: &Kernel,
+    gpu: &mut Gpu,
+    chip: Chipset,
+) -> Result<([f32; 2], [[f32; 4]; 2]), CaseError> {
     let mem = alloc(kernel, 3 * N * 4 + 4096)?;
     for i in 0..N {
         mem.write_u32(i * 4, input(i, 0).to_bits())?;
@@ -417,40 +444,49 @@ fn run_kernels(kernel: &Kernel, gpu: &mut Gpu, chip: Chipset) -> Result<([f32; 2
     };
     let f = check("vector add dispatch", gpu.dispatch(&d))?;
     check("vector add fence", gpu.wait(&f, FENCE_TIMEOUT))?;
-    let mut sums = [0f32; 2];
-    let mut firsts = [[0f32; 4]; 2];
-    for i in 0..N {
-        let got = f32::from_bits(mem.read_u32(c as usize + i * 4)?);
-        let want = input(i, 0) + input(i, 1);
-        if got.to_bits() != want.to_bits() {
-            expect_eq("vector add element", got.to_bits(), want.to_bits())?;
-        }
-        sums[0] += got;
-        if i < 4 {
-            firsts[0][i] = got;
-        }
-    }
+    let add_result =
+        compare(&mem, c as usize, "vector add element", |i| input(i, 0) + input(i, 1))?;
     expect("vector add: 1024 elements equal to the CPU", true)?;
     let (_code, saxpy) = load(kernel, chip, examples::SAXPY)?;
     let alpha = 2.5f32;
-    let d = Dispatch { kernel: saxpy, args: &[alpha.to_bits(), a, b], local: [128, 1, 1], groups: [(N / 128) as u32, 1, 1], ..d };
+    let d = Dispatch {
+        kernel: saxpy,
+        args: &[alpha.to_bits(), a, b],
+        local: [128, 1, 1],
+        groups: [(N / 128) as u32, 1, 1],
+        ..d
+    };
     let f = check("saxpy dispatch", gpu.dispatch(&d))?;
     check("saxpy fence", gpu.wait(&f, FENCE_TIMEOUT))?;
-    for i in 0..N {
-        let got = f32::from_bits(mem.read_u32(b as usize + i * 4)?);
-        let want = alpha * input(i, 0) + input(i, 1);
-        if got.to_bits() != want.to_bits() {
-            expect_eq("saxpy element", got.to_bits(), want.to_bits())?;
-        }
-        sums[1] += got;
-        if i < 4 {
-            firsts[1][i] = got;
-        }
-    }
+    let saxpy_result =
+        compare(&mem, b as usize, "saxpy element", |i| alpha * input(i, 0) + input(i, 1))?;
     expect("saxpy: 1024 elements equal to the CPU", true)?;
     kernel.dma.deallocate(mem);
     kernel.dma.deallocate(cb);
-    Ok((sums, firsts))
+    Ok(([add_result.0, saxpy_result.0], [add_result.1, saxpy_result.1]))
+}
+
+/// Compare the `N` f32 results at byte `offset` of `mem` with the CPU's `want(i)`, bit for
+/// bit; returns their sum and the first four.
+fn compare(
+    mem: &DmaRegion,
+    offset: usize,
+    what: &'static str,
+    want: impl Fn(usize) -> f32,
+) -> Result<(f32, [f32; 4]), CaseError> {
+    let mut sum = 0f32;
+    let mut first = [0f32; 4];
+    for i in 0..N {
+        let got = f32::from_bits(mem.read_u32(offset + i * 4)?);
+        if got.to_bits() != want(i).to_bits() {
+            expect_eq(what, got.to_bits(), want(i).to_bits())?;
+        }
+        sum += got;
+        if let Some(slot) = first.get_mut(i) {
+            *slot = got;
+        }
+    }
+    Ok((sum, first))
 }
 
 /// `evergreen-compute`: VECTOR_ADD and SAXPY compared element by element with the CPU.
