@@ -167,3 +167,71 @@ fn dispatches_the_hardware_cannot_run_are_typed_errors_and_submit_nothing() {
     let f = drv.dispatch(&ok).unwrap();
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
 }
+
+/// Run `source` over `n` u32 elements of `input` (at byte 0 of global memory) with the
+/// pointer arguments `args`; returns global memory afterwards.
+fn run_u32(
+    chip: Chipset,
+    asic: evergreen_model::Asic,
+    source: &str,
+    input: &[u32],
+    extra: usize,
+    args: &[u32],
+    local: u32,
+) -> Vec<u32> {
+    let gpu = gpu(asic);
+    let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
+    let (_code, k) = kernel(&gpu, chip, source);
+    let n = input.len();
+    let mem = alloc(&gpu, ((n + extra) * 4).next_multiple_of(4096));
+    mem.write_slice(0, input).unwrap();
+    let cb = alloc(&gpu, 256);
+    let d = Dispatch {
+        kernel: k,
+        groups: [n as u32 / local, 1, 1],
+        local: [local, 1, 1],
+        args,
+        constants: &cb,
+        global: &mem,
+        lds_dwords: 0,
+        indirect: None,
+    };
+    let f = drv.dispatch(&d).unwrap_or_else(|e| panic!("{chip:?}: {e}"));
+    drv.wait(&f, FENCE_TIMEOUT)
+        .unwrap_or_else(|e| panic!("{chip:?}: {e} (model error {})", gpu.error_code()));
+    assert_clean(&gpu);
+    let mut out = vec![0u32; n + extra];
+    mem.read_slice(0, &mut out).unwrap();
+    out
+}
+
+fn values(n: usize) -> Vec<u32> {
+    (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9).rotate_left(i % 32) >> (i % 29)).collect()
+}
+
+#[test]
+fn atomic_reduction_branchy_and_loop_kernels_match_the_cpu_on_both_chips() {
+    let n = 256;
+    let input = values(n);
+    for (chip, asic) in CHIPS {
+        // REDUCE_ADD: *sum (just past the input) += every a[i], atomically through RAT 0.
+        let out = run_u32(chip, asic, examples::REDUCE_ADD, &input, 1, &[0, (n * 4) as u32], 64);
+        let sum = input.iter().fold(0u32, |s, v| s.wrapping_add(*v));
+        assert_eq!(out[n], sum, "{chip:?}: reduction");
+        // COLLATZ_STEP: data-dependent if/else.
+        let out = run_u32(chip, asic, examples::COLLATZ_STEP, &input, n, &[0, (n * 4) as u32], 64);
+        for (i, v) in input.iter().enumerate() {
+            let want = if v % 2 == 1 { v.wrapping_mul(3).wrapping_add(1) } else { v / 2 };
+            assert_eq!(out[n + i], want, "{chip:?}: collatz element {i} of {v}");
+        }
+        // BIT_LENGTH: a loop each thread leaves at its own iteration.
+        let out = run_u32(chip, asic, examples::BIT_LENGTH, &input, n, &[0, (n * 4) as u32], 64);
+        for (i, v) in input.iter().enumerate() {
+            assert_eq!(
+                out[n + i],
+                32 - v.leading_zeros(),
+                "{chip:?}: bit length element {i} of {v}"
+            );
+        }
+    }
+}
