@@ -632,6 +632,40 @@ impl Submission<'_> {
         Ok(())
     }
 
+    /// `MEM_WRITE` (§9.7.1): 64-bit `value` to the quadword at `address`, at the top of the
+    /// pipe.
+    pub fn mem_write(&mut self, address: BusAddress, value: u64) -> Result<(), PacketError> {
+        let body = pm4::mem_write(address, value)?;
+        self.packet(opcode::MEM_WRITE, &body)
+    }
+
+    /// `COND_WRITE` (§9.5.2): write `data` to `write` if `(*poll & mask) <compare> reference`;
+    /// the CP continues either way.
+    pub fn cond_write(
+        &mut self,
+        poll: BusAddress,
+        compare: Compare,
+        reference: u32,
+        mask: u32,
+        write: BusAddress,
+        data: u32,
+    ) -> Result<(), PacketError> {
+        let body = pm4::cond_write(poll, compare, reference, mask, write, data)?;
+        self.packet(opcode::COND_WRITE, &body)
+    }
+
+    /// `PFP_SYNC_ME` (§9.6.5): the PFP waits until the ME has caught up.
+    pub fn pfp_sync_me(&mut self) -> Result<(), PacketError> {
+        self.packet(opcode::PFP_SYNC_ME, &[0])
+    }
+
+    /// `EVENT_WRITE_EOS` (§9.6.3): `data` to `address` once the compute shaders before it are
+    /// done (CS_DONE).
+    pub fn eos_write(&mut self, address: BusAddress, data: u32) -> Result<(), PacketError> {
+        let body = pm4::eos_write(address, data)?;
+        self.compute_packet(opcode::EVENT_WRITE_EOS, &body)
+    }
+
     /// `SET_PREDICATION` (§9.5.3).
     pub fn set_predication(
         &mut self,

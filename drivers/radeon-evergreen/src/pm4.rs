@@ -39,6 +39,14 @@ pub mod opcode {
     pub const WAIT_REG_MEM: Opcode = Opcode::new(0x3C);
     /// §9.7.1 `MEM_WRITE` (0x3D).
     pub const MEM_WRITE: Opcode = Opcode::new(0x3D);
+    /// §9.5.4 `PRED_EXEC` (0x23).
+    pub const PRED_EXEC: Opcode = Opcode::new(0x23);
+    /// §9.6.5 `PFP_SYNC_ME` (0x42).
+    pub const PFP_SYNC_ME: Opcode = Opcode::new(0x42);
+    /// §9.5.2 `COND_WRITE` (0x45).
+    pub const COND_WRITE: Opcode = Opcode::new(0x45);
+    /// §9.6.3 `EVENT_WRITE_EOS` (0x48).
+    pub const EVENT_WRITE_EOS: Opcode = Opcode::new(0x48);
     /// `CP_DMA` (not in the document; Linux radeon evergreend.h `PACKET3_CP_DMA` 0x41).
     pub const CP_DMA: Opcode = Opcode::new(0x41);
     /// §9.6.7 `SURFACE_SYNC` (0x43).
@@ -291,6 +299,39 @@ pub fn set_predication(
 ) -> Result<[u32; 2], PacketError> {
     let (lo, hi) = address40(address, 16)?;
     Ok([lo, ((op as u32) << 16) | ((draw_if_visible as u32) << 8) | hi])
+}
+
+/// §9.7.1 `MEM_WRITE` body: 64-bit `value` to the quadword at `address` (DATA32 0, no write
+/// confirm, packet data).
+pub fn mem_write(address: BusAddress, value: u64) -> Result<[u32; 4], PacketError> {
+    let (lo, hi) = address40(address, 8)?;
+    Ok([lo, hi, value as u32, (value >> 32) as u32])
+}
+
+/// §9.5.2 `COND_WRITE` body, memory to memory: if `(*poll & mask) <compare> reference`, write
+/// `data` to the dword at `write` (WRITE_SPACE 1 in bit 8, POLL_SPACE 1 in bit 4).
+pub fn cond_write(
+    poll: BusAddress,
+    compare: Compare,
+    reference: u32,
+    mask: u32,
+    write: BusAddress,
+    data: u32,
+) -> Result<[u32; 8], PacketError> {
+    let (plo, phi) = address40(poll, 4)?;
+    let (wlo, whi) = address40(write, 4)?;
+    Ok([(1 << 8) | (1 << 4) | compare as u32, plo, phi, reference, mask, wlo, whi, data])
+}
+
+/// `EVENT_TYPE` `CS_DONE` (Mesa r600 evergreend.h `EVENT_TYPE_CS_DONE` 0x2F), EVENT_INDEX 6
+/// (§9.6.3).
+pub const CS_DONE: u32 = 0x2F;
+
+/// §9.6.3 `EVENT_WRITE_EOS` body: at the end of the compute shaders before it, store `data`
+/// (CMD 010 in 31:29) to the dword at `address`.
+pub fn eos_write(address: BusAddress, data: u32) -> Result<[u32; 4], PacketError> {
+    let (lo, hi) = address40(address, 4)?;
+    Ok([CS_DONE | (6 << 8), lo, (2 << 29) | hi, data])
 }
 
 /// Largest CP_DMA transfer: BYTE_COUNT is 21 bits (Linux radeon evergreend.h COMMAND 20:0;

@@ -352,3 +352,33 @@ fn after_a_function_level_reset_recover_reloads_the_firmware_and_runs_again() {
         assert_clean(&gpu);
     }
 }
+
+#[test]
+fn mem_write_cond_write_eos_and_pfp_sync_show_their_effect_in_memory() {
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
+        let mem = alloc(&gpu, 256);
+        mem.write_u32(0, 7).unwrap(); // the polled value
+        let f = drv
+            .submit(64 + FENCE_DWORDS, |s| {
+                s.mem_write(bus(&mem, 8), 0x1122_3344_5566_7788)?;
+                // Passes (7 == 7): written. Fails (7 > 9 is false): skipped.
+                s.cond_write(bus(&mem, 0), Compare::Equal, 7, 0xFF, bus(&mem, 16), 0xAAAA)?;
+                s.cond_write(bus(&mem, 0), Compare::Greater, 9, 0xFF, bus(&mem, 20), 0xBBBB)?;
+                s.pfp_sync_me()?;
+                s.eos_write(bus(&mem, 24), 0xE05)?;
+                s.fence()
+            })
+            .unwrap();
+        drv.wait(&f, FENCE_TIMEOUT)
+            .unwrap_or_else(|e| panic!("{chip:?}: {e} ({})", gpu.error_code()));
+        let mut out = [0u32; 7];
+        mem.read_slice(0, &mut out).unwrap();
+        assert_eq!(&out[2..4], &[0x5566_7788, 0x1122_3344], "{chip:?}: MEM_WRITE");
+        assert_eq!(out[4], 0xAAAA, "{chip:?}: COND_WRITE passed");
+        assert_eq!(out[5], 0, "{chip:?}: COND_WRITE failed, skipped");
+        assert_eq!(out[6], 0xE05, "{chip:?}: EVENT_WRITE_EOS");
+        assert_clean(&gpu);
+    }
+}
