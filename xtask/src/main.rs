@@ -173,6 +173,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "pm4_ring",
     "ctm_engine",
     "r5xx_mailbox",
+    "evergreen_mailbox",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to

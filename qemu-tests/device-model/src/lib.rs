@@ -27,6 +27,7 @@ mod in_process;
 mod memory;
 mod model;
 pub mod pacing;
+pub mod regfile;
 pub mod sys;
 pub mod transport;
 

@@ -372,6 +372,7 @@ fn r5xx_faults_from_the_command_line() {
     let base = ["--socket", "/nonexistent/s", "--guest-ram", "/nonexistent/r", "--ram-size", "1M"];
     for (model, fault, message) in [
         ("r5xx", "melt", "unknown fault `melt`"),
+        ("evergreen-cayman", "ucode-corrupt=4096", "unknown fault `ucode-corrupt=4096`"),
         ("selftest", "cp-stall", "has no injectable faults"),
     ] {
         let mut args = vec!["--model", model, "--fault", fault];
@@ -380,5 +381,54 @@ fn r5xx_faults_from_the_command_line() {
         assert_eq!(out.status.code(), Some(2), "{model} {fault}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(message), "{err}");
+    }
+}
+
+/// The emulated Evergreen/Cayman over the socket: microcode from /lib/firmware, then a ring of
+/// ME_INITIALIZE and fillers, served by the engine thread while the guest only polls memory.
+#[test]
+fn evergreen_models_serve_a_ring_on_the_engine_thread() {
+    // Linux radeon evergreend.h offsets.
+    const CP_ME_CNTL: usize = 0x86D8;
+    const PFP_ADDR: usize = 0xC150;
+    const PFP_DATA: usize = 0xC154;
+    const ME_WADDR: usize = 0xC15C;
+    const ME_DATA: usize = 0xC160;
+    const RB_BASE: usize = 0xC100;
+    const RB_CNTL: usize = 0xC104;
+    const RB_RPTR_ADDR: usize = 0xC10C;
+    const RB_WPTR: usize = 0xC114;
+    for (model, chip) in [("evergreen-cypress", "CYPRESS"), ("evergreen-cayman", "CAYMAN")] {
+        let server = Server::start_with(model, &["--model", model, "--pacing", "threaded:20"]);
+        let (mut q, mut ram) = server.connect();
+        assert_eq!(q.request(Op::ConfigWrite, 0, 4, 0b110).unwrap(), (Status::Ok, 0));
+        for (part, addr, data) in [("pfp", PFP_ADDR, PFP_DATA), ("me", ME_WADDR, ME_DATA)] {
+            let path = format!("/lib/firmware/radeon/{chip}_{part}.bin");
+            let image = std::fs::read(&path)
+                .unwrap_or_else(|e| panic!("{path}: {e}: run `bash scripts/setup.sh`"));
+            wr(&mut q, addr, 0);
+            for w in image.chunks_exact(4) {
+                wr(&mut q, data, u32::from_be_bytes([w[0], w[1], w[2], w[3]]));
+            }
+        }
+        // RB_BUFSZ 10 = 2^11 dwords, RB_BLKSZ 1; base >> 8; ME_INITIALIZE (§9.2.1, opcode 0x44,
+        // MAX_CONTEXT 7) then type-2 fillers (§9.1.3).
+        wr(&mut q, RB_CNTL, 10 | 1 << 8);
+        wr(&mut q, RB_BASE, (RING >> 8) as u32);
+        wr(&mut q, RB_RPTR_ADDR, RPTR_COPY as u32);
+        ram.write(RPTR_COPY, &u32::MAX.to_le_bytes()).unwrap();
+        let mut words = vec![3 << 30 | 5 << 16 | 0x44 << 8, 1, 0, 7, 0, 0, 0];
+        words.resize(RING_DWORDS as usize - 1, TYPE2);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        ram.write(RING, &bytes).unwrap();
+        wr(&mut q, CP_ME_CNTL, 0);
+        wr(&mut q, RB_WPTR, RING_DWORDS - 1);
+        let seen = poll_copy(&ram, Duration::from_secs(20));
+        assert_eq!(seen.last(), Some(&(RING_DWORDS - 1)), "{model}: done: {seen:?}");
+        assert!(seen.len() > 2, "{model}: progress seen part-way: {seen:?}");
+        assert_eq!(q.mailbox().load(header::STATE, Ordering::Acquire), ModelState::Ready as u32);
+        q.disconnect();
+        let mut server = server;
+        assert!(server.wait().success(), "{model}");
     }
 }

@@ -1229,23 +1229,23 @@ pub mod cp {
     impl CP_COHER_BASE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CP_COHER_BASE` (bits 31:0): The whole register.
-        pub const CP_COHER_BASE: FieldSpec = FieldSpec::rw("CP_COHER_BASE", 0, 32);
+        /// `COHER_BASE` (bits 31:0): bus address of the surface to synchronise, bits 39:8 (SURFACE_SYNC DW4)
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
+        pub const COHER_BASE: FieldSpec = FieldSpec::rw("COHER_BASE", 0, 32);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CP_COHER_BASE];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::COHER_BASE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`CP_COHER_BASE`](Self::CP_COHER_BASE).
+        /// The bus address in [`COHER_BASE`](Self::COHER_BASE).
         #[inline]
-        pub const fn cp_coher_base(self) -> u32 { Self::CP_COHER_BASE.get(self.0) }
-        /// Set [`CP_COHER_BASE`](Self::CP_COHER_BASE).
-        #[must_use]
+        pub const fn coher_base(self) -> BusAddress { Self::COHER_BASE.get_address(self.0, 8) }
+        /// Set [`COHER_BASE`](Self::COHER_BASE) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
         #[inline]
-        pub const fn with_cp_coher_base(self, value: u32) -> Self { Self(Self::CP_COHER_BASE.set(self.0, value)) }
+        pub const fn try_with_coher_base(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::COHER_BASE.set_address("CP_COHER_BASE", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CP_COHER_STATUS`: Surface-sync status (bit 31: a sync is in progress)
     ///
@@ -7046,7 +7046,8 @@ pub mod cb {
     impl CB_COLOR0_BASE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `BASE_256B` (bits 31:0): surface address in 256-byte units
+        /// `BASE_256B` (bits 31:0): surface bus address, bits 39:8 (256-byte units)
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
         pub const BASE_256B: FieldSpec = FieldSpec::rw("BASE_256B", 0, 32);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::BASE_256B];
@@ -7056,13 +7057,12 @@ pub mod cb {
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`BASE_256B`](Self::BASE_256B).
+        /// The bus address in [`BASE_256B`](Self::BASE_256B).
         #[inline]
-        pub const fn base_256b(self) -> u32 { Self::BASE_256B.get(self.0) }
-        /// Set [`BASE_256B`](Self::BASE_256B).
-        #[must_use]
+        pub const fn base_256b(self) -> BusAddress { Self::BASE_256B.get_address(self.0, 8) }
+        /// Set [`BASE_256B`](Self::BASE_256B) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
         #[inline]
-        pub const fn with_base_256b(self, value: u32) -> Self { Self(Self::BASE_256B.set(self.0, value)) }
+        pub const fn try_with_base_256b(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::BASE_256B.set_address("CB_COLOR0_BASE", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CB_COLOR0_PITCH`: MRT n pitch, for MRT0-7 (0x3C apart)
     ///
@@ -7649,7 +7649,8 @@ pub mod cb {
     impl CB_COLOR0_FMASK {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `BASE_256B` (bits 31:0): surface address in 256-byte units
+        /// `BASE_256B` (bits 31:0): surface bus address, bits 39:8 (256-byte units)
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
         pub const BASE_256B: FieldSpec = FieldSpec::rw("BASE_256B", 0, 32);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::BASE_256B];
@@ -7659,13 +7660,12 @@ pub mod cb {
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`BASE_256B`](Self::BASE_256B).
+        /// The bus address in [`BASE_256B`](Self::BASE_256B).
         #[inline]
-        pub const fn base_256b(self) -> u32 { Self::BASE_256B.get(self.0) }
-        /// Set [`BASE_256B`](Self::BASE_256B).
-        #[must_use]
+        pub const fn base_256b(self) -> BusAddress { Self::BASE_256B.get_address(self.0, 8) }
+        /// Set [`BASE_256B`](Self::BASE_256B) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
         #[inline]
-        pub const fn with_base_256b(self, value: u32) -> Self { Self(Self::BASE_256B.set(self.0, value)) }
+        pub const fn try_with_base_256b(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::BASE_256B.set_address("CB_COLOR0_FMASK", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CB_COLOR0_FMASK_SLICE`: MRT n fmask slice size, MRT0-7 only (8 instances 0x3C apart; the document's CB_COLOR<mrt>_FMASK_SLICE)
     ///
@@ -7829,7 +7829,8 @@ pub mod cb {
     impl CB_COLOR8_BASE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `BASE_256B` (bits 31:0): surface address in 256-byte units
+        /// `BASE_256B` (bits 31:0): surface bus address, bits 39:8 (256-byte units)
+        /// Holds a bus address from bit 8 up (reach 0x10000000000).
         pub const BASE_256B: FieldSpec = FieldSpec::rw("BASE_256B", 0, 32);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::BASE_256B];
@@ -7839,13 +7840,12 @@ pub mod cb {
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`BASE_256B`](Self::BASE_256B).
+        /// The bus address in [`BASE_256B`](Self::BASE_256B).
         #[inline]
-        pub const fn base_256b(self) -> u32 { Self::BASE_256B.get(self.0) }
-        /// Set [`BASE_256B`](Self::BASE_256B).
-        #[must_use]
+        pub const fn base_256b(self) -> BusAddress { Self::BASE_256B.get_address(self.0, 8) }
+        /// Set [`BASE_256B`](Self::BASE_256B) to `address`, or fail if it is not a multiple of 256 or not below 0x10000000000 (nothing is truncated).
         #[inline]
-        pub const fn with_base_256b(self, value: u32) -> Self { Self(Self::BASE_256B.set(self.0, value)) }
+        pub const fn try_with_base_256b(self, address: BusAddress) -> Result<Self, AddressFieldError> { match Self::BASE_256B.set_address("CB_COLOR8_BASE", self.0, address, 8) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
     /// `CB_COLOR8_PITCH`: MRT n pitch, for MRT8-11 (0x1C apart)
     ///

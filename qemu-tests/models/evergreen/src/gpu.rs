@@ -6,13 +6,15 @@ use crate::chip::{Asic, Engine, KnownImage, UcodeRam};
 use crate::faults::Faults;
 use crate::ih::{self, Ih};
 use crate::pm4::{self, Shape};
-use crate::regfile::{REG_SPACE, RegisterFile};
+use crate::regfile::REG_SPACE;
 use crate::shader::{
     CS_RESOURCE_BASE, CS_RESOURCE_COUNT, Dispatch, DispatchState, Limits, MemoryFault, RAT_COUNT,
     RatRegs, ShaderMemory, StepResult,
 };
 use baregpu_hal::register::{Array, Register};
+use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::{cb, cp, grbm, ih as ihr, rlc, spi, sq, srbm};
+use gpu_device_model::regfile::RegisterFile;
 use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
 
 /// PCI vendor ID (ATI/AMD).
@@ -275,7 +277,7 @@ struct Failed;
 #[derive(Debug)]
 pub struct EvergreenModel {
     asic: Asic,
-    regs: RegisterFile,
+    regs: RegisterFile<Chipset>,
     pfp: UcodeRam,
     me: UcodeRam,
     rlc: UcodeRam,
@@ -297,7 +299,7 @@ impl EvergreenModel {
 
     /// `asic` at power-on with `faults` injected.
     pub fn with_faults(asic: Asic, faults: Faults) -> Self {
-        let mut regs = RegisterFile::new(asic.chipset());
+        let mut regs = crate::regfile::new(asic.chipset());
         // Power-on: ME and PFP halted, so nothing runs before microcode (a model decision:
         // Linux radeon halts them before every upload, evergreen.c cp_load_microcode).
         regs.set(ME_CNTL, ME_HALT | PFP_HALT);
@@ -592,10 +594,11 @@ impl EvergreenModel {
             }
             _ => {}
         }
-        if !self.regs.write(offset, value) {
+        if !self.regs.accepts(offset) {
             self.stats.writes_dropped += 1;
             return Ok(());
         }
+        self.regs.write(offset, value);
         if let Some(n) = Self::scratch_index(offset) {
             self.scratch_writeback(n, value, dev)?;
         }
@@ -1324,8 +1327,13 @@ impl EvergreenModel {
     }
 
     fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
+        let had_work = self.cp.work.is_some();
         if let Some(activity) = self.advance_work(dev)? {
             return Ok(activity);
+        }
+        if had_work {
+            // The work finished within this tick's budget: fetch again on the next tick.
+            return Ok(Activity::Busy);
         }
         let one_packet = self.faults.slow.is_some();
         for _ in 0..DWORDS_PER_TICK {
@@ -1423,7 +1431,9 @@ impl GpuModel for EvergreenModel {
     }
 
     fn reset(&mut self) {
+        let limits = self.limits;
         *self = Self::with_faults(self.asic, self.faults);
+        self.limits = limits;
     }
 
     fn inject(&mut self, switches: u32) -> bool {

@@ -39,7 +39,8 @@
 //! - **Soft reset**: `GRBM_SOFT_RESET.SOFT_RESET_CP` needs the ME and PFP halted (Linux radeon
 //!   evergreen.c halts them before every reset) and clears the CP state (read pointer,
 //!   packets, IBs, work, ME_INITIALIZE, predication, the CP error); the microcode and the ring
-//!   registers stay. `SRBM_SOFT_RESET.SOFT_RESET_IH` clears the IH write pointer.
+//!   registers stay. (A device the framework froze in its error state stays frozen until the
+//!   mailbox function-level reset, which is power-on: microcode must be reloaded.) `SRBM_SOFT_RESET.SOFT_RESET_IH` clears the IH write pointer.
 //! - **Compute**: DISPATCH_* builds a [`shader::DispatchState`] from the LS/CS registers
 //!   (§3.1: compute runs on the LS resources), the CS fetch resources, the CB0-11 RATs and the
 //!   loop constants, and runs a [`shader::Dispatch`] for [`SHADER_UNITS_PER_TICK`] units per

@@ -522,6 +522,10 @@ fn set_packets_stay_inside_their_range() {
         p.extend_from_slice(&words);
         b.submit(&p);
         assert_eq!(b.gpu.model().register(0x3_0000 + 817 * 32 + 28), 8);
+        assert_eq!(b.gpu.model().stats().writes_dropped, 0, "a valid stream drops nothing");
+        // Inside the context range but no register (0x28004): stored nowhere, counted.
+        b.submit(&set_context(0x2_8004, &[0xBAD]));
+        assert_eq!(b.gpu.model().stats().writes_dropped, 1);
         b.ok();
     }
 }
@@ -573,6 +577,12 @@ fn fences_write_32_and_64_bit_data_and_interrupt_through_the_ih_ring() {
         b.wr(IH_RB_RPTR, 16);
         b.gpu.ack_irq(IRQ_LINE);
         assert_eq!(b.gpu.irq_status() & IRQ_LINE, 0);
+        // DATA_SEL 3: the 64-bit GPU clock, which advances.
+        b.submit(&eop(FENCE, 3, 0, 0));
+        let first = u64::from(b.peek(FENCE)) | u64::from(b.peek(FENCE + 4)) << 32;
+        b.submit(&eop(FENCE, 3, 0, 0));
+        let second = u64::from(b.peek(FENCE)) | u64::from(b.peek(FENCE + 4)) << 32;
+        assert!(first > 0 && second > first, "{first} {second}");
         // A QWORD fence address must be 8-byte aligned (§9.6.2 ADDRESS_LO "[31:3]").
         b.submit(&eop(FENCE + 4, 2, 0, 1));
         b.failed_with(ec::INVALID_PACKET);
@@ -614,6 +624,20 @@ fn wait_reg_mem_waits_for_memory_and_polls_once_per_tick() {
         let _ = b.rd(GRBM_STATUS);
         assert_eq!(b.rd(SCRATCH_REG0), 0x77);
         b.ok();
+        // MEM_SPACE 0: POLL_ADDRESS_LO 15:0 is the register's dword address (SCRATCH_REG1
+        // 0x8504 >> 2); FUNCTION 5 (>=), the host writes the register later.
+        b.submit(&[t3(WAIT_REG_MEM, 6), 5, (SCRATCH_REG0 + 4) >> 2, 0, 3, 0xFF, 10]);
+        b.submit(&set_config(SCRATCH_REG0 + 8, &[0x88]));
+        assert_eq!(b.rd(SCRATCH_REG0 + 8), 0, "still waiting on the register");
+        assert_eq!(b.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY while waiting");
+        b.wr(SCRATCH_REG0 + 4, 3);
+        let _ = b.rd(GRBM_STATUS);
+        assert_eq!(b.rd(SCRATCH_REG0 + 8), 0x88);
+        b.ok();
+        // §9.6.8: "If ENGINE = PFP, only Memory is valid".
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 8 | 5, SCRATCH_REG0 >> 2, 0, 0, 0, 10]);
+        b.failed_with(ec::INVALID_PACKET);
         // FUNCTION 111 is reserved.
         let mut b = Bench::running(asic);
         b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 4 | 7, DATA, 0, 0, 0, 10]);
@@ -976,7 +1000,8 @@ fn a_maximal_submission_stays_bounded_per_request() {
             requests += 1;
             let units = b.gpu.model().stats().units;
             assert!(
-                units - last_units <= 64 * MAX_UNITS_PER_TICK,
+                units - last_units
+                    <= u64::from(gpu_device_model::pacing::SEEDED_MAX_TICKS) * MAX_UNITS_PER_TICK,
                 "one request ran {} units",
                 units - last_units
             );
@@ -986,5 +1011,258 @@ fn a_maximal_submission_stays_bounded_per_request() {
         assert_eq!(b.gpu.state(), ModelState::Error, "{asic:?}");
         assert_eq!(b.gpu.model().stats().max_tick_units, MAX_UNITS_PER_TICK);
         assert_eq!(b.rd(SCRATCH_REG0), 99, "every IB ran first");
+        // A WAIT_REG_MEM that never passes: one poll per tick, the device stays usable (waiting
+        // is not a hang) and every request stays within the bound.
+        let gpu = InProcess::with_options(EvergreenModel::new(asic), options).unwrap();
+        let mut b = Bench { gpu, asic, wptr: 0, ring_dwords: 0 };
+        b.load_microcode();
+        b.ring(9, 1);
+        b.wr(CP_ME_CNTL, 0);
+        b.poke(DATA, &[0]);
+        let mut p = me_initialize();
+        p.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 4]);
+        b.submit(&p);
+        let mut last = b.gpu.model().stats();
+        for _ in 0..2000 {
+            let _ = b.rd(GRBM_STATUS);
+            let now = b.gpu.model().stats();
+            let bound = u64::from(gpu_device_model::pacing::SEEDED_MAX_TICKS);
+            assert!(now.units - last.units <= bound * MAX_UNITS_PER_TICK);
+            assert!(now.polls - last.polls <= bound);
+            last = now;
+        }
+        assert!(last.polls > 100, "{}", last.polls);
+        b.ok();
+    }
+}
+
+// --- more packets, each from its section ------------------------------------------------------
+
+#[test]
+fn state_and_sync_packets_are_accepted_with_their_documented_bodies() {
+    const CLEAR_STATE: u32 = 0x12;
+    const MODE_CONTROL: u32 = 0x18;
+    const CONTEXT_CONTROL: u32 = 0x28;
+    const PFP_SYNC_ME: u32 = 0x42;
+    const PREAMBLE_CNTL: u32 = 0x4A;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.submit(&[
+            // §9.2.2: begin / end of clear-state initialization (commands 2 and 3 in 31:28).
+            t3(PREAMBLE_CNTL, 1),
+            2 << 28,
+            t3(PREAMBLE_CNTL, 1),
+            3 << 28,
+            // §9.4.1 CLEAR_STATE, §9.4.4 CONTEXT_CONTROL (load and shadow enables with their
+            // DW-enable bit 31), §9.6.5 PFP_SYNC_ME, §9.4.3 MODE_CONTROL CMD 001.
+            t3(CLEAR_STATE, 1),
+            0,
+            t3(CONTEXT_CONTROL, 2),
+            1 << 31 | 1,
+            1 << 31,
+            t3(PFP_SYNC_ME, 1),
+            0,
+            t3(MODE_CONTROL, 1),
+            1,
+        ]);
+        // §9.6.7: SURFACE_SYNC's COHER_CNTL, COHER_SIZE and COHER_BASE reach the CP_COHER_*
+        // registers (ENGINE, bit 31, is not part of COHER_CNTL).
+        b.submit(&[t3(SURFACE_SYNC, 4), 1 << 31 | 1 << 23 | 1 << 27, 0x10, DATA >> 8, 10]);
+        let m = b.gpu.model();
+        assert_eq!(
+            [m.register(0x85F0), m.register(0x85F4), m.register(0x85F8)],
+            [1 << 23 | 1 << 27, 0x10, DATA >> 8]
+        );
+        drop(m);
+        b.ok();
+        // §9.2.2: commands 1xxx and x1xx are reserved.
+        b.submit(&[t3(PREAMBLE_CNTL, 1), 4 << 28]);
+        b.failed_with(ec::INVALID_PACKET);
+        // §9.4.3: MODE_CONTROL CMD 000 is reserved.
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(MODE_CONTROL, 1), 0]);
+        b.failed_with(ec::INVALID_PACKET);
+    }
+}
+
+#[test]
+fn event_write_zpass_done_and_eos_write_memory() {
+    const EVENT_WRITE_EOS: u32 = 0x48;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[SENTINEL; 4]);
+        // §9.6.1: ZPASS_DONE (0x15) with EVENT_INDEX 1 is a 4-dword event: the DB's sample
+        // count at the QWORD address: none drawn, with the result-valid bit 63.
+        b.submit(&[t3(EVENT_WRITE, 3), 1 << 8 | 0x15, DATA, 0]);
+        assert_eq!([b.peek(DATA), b.peek(DATA + 4)], [0, 1 << 31]);
+        // §9.6.3: EVENT_WRITE_EOS CMD 010 stores DATA (CS_DONE 0x2F, index 6).
+        b.submit(&[t3(EVENT_WRITE_EOS, 4), 6 << 8 | 0x2F, DATA + 8, 2 << 29, 0xE05]);
+        assert_eq!(b.peek(DATA + 8), 0xE05);
+        b.ok();
+        // §9.6.2: INT_SEL 01 "Send Interrupt Only. Program DATA_SEL 000".
+        b.submit(&eop(FENCE, 1, 1, 5));
+        b.failed_with(ec::INVALID_PACKET);
+    }
+}
+
+#[test]
+fn cond_write_and_pred_exec() {
+    const COND_WRITE: u32 = 0x45;
+    const PRED_EXEC: u32 = 0x23;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[0x35, SENTINEL]);
+        // §9.5.2: POLL_SPACE memory (bit 4), WRITE_SPACE memory (bit 8), FUNCTION 3 (=) of
+        // (value & MASK) against REFERENCE: 0x35 & 0xF0 = 0x30 passes, the write happens.
+        b.submit(&[t3(COND_WRITE, 8), 1 << 8 | 1 << 4 | 3, DATA, 0, 0x30, 0xF0, DATA + 4, 0, 0x77]);
+        assert_eq!(b.peek(DATA + 4), 0x77);
+        // Reference 0x40: the test fails and the CP skips the write; WRITE_SPACE register.
+        b.submit(&[t3(COND_WRITE, 8), 1 << 4 | 3, DATA, 0, 0x40, 0xF0, SCRATCH_REG0 >> 2, 0, 9]);
+        assert_eq!(b.rd(SCRATCH_REG0), 0);
+        // §9.5.4: PRED_EXEC runs EXEC_COUNT dwords only on the selected devices (this GPU is
+        // device 0, DEVICE_SELECT bit 24).
+        let mut p = vec![t3(PRED_EXEC, 1), 2 << 24 | 3];
+        p.extend(set_config(SCRATCH_REG0, &[1]));
+        p.extend([t3(PRED_EXEC, 1), 1 << 24 | 3]);
+        p.extend(set_config(SCRATCH_REG0 + 4, &[2]));
+        b.submit(&p);
+        assert_eq!([b.rd(SCRATCH_REG0), b.rd(SCRATCH_REG0 + 4)], [0, 2]);
+        b.ok();
+    }
+}
+
+#[test]
+fn the_ih_ring_needs_its_enables_and_a_write_back_address() {
+    for asic in Asic::ALL {
+        // IH_CNTL.ENABLE_INTR off: no vector, no interrupt (counted as dropped).
+        let mut b = Bench::running(asic);
+        b.ih(6);
+        b.wr(IH_CNTL, 0);
+        b.submit(&eop(FENCE, 1, 2, 1));
+        assert_eq!((b.peek(IH_RING), b.gpu.irq_status() & IRQ_LINE), (0, 0));
+        assert_eq!(b.gpu.model().stats().ih_dropped, 1);
+        b.ok();
+        // The RLC off: the IH stays silent too.
+        let mut b = Bench::running(asic);
+        b.ih(6);
+        b.wr(RLC_CNTL, 0);
+        b.submit(&eop(FENCE, 1, 2, 1));
+        assert_eq!(b.gpu.model().stats().ih_entries, 0);
+        // Write-back enabled with the address never programmed: a DMA fault.
+        let mut b = Bench::running(asic);
+        b.ih(6);
+        b.wr(IH_WPTR_ADDR_LO, 0);
+        b.submit(&eop(FENCE, 1, 2, 1));
+        b.failed_with(ec::DMA_WRITE_FAULT);
+    }
+}
+
+#[test]
+fn cp_dma_refuses_what_it_does_not_model() {
+    // Linux radeon evergreend.h CP_DMA: SRC_SEL 1 (GDS), DST_SEL 1 (GDS), SAS/DAS (register
+    // space, COMMAND bits 26/27), SAIC/DAIC (no increment, 28/29): not modelled; SRC_SEL 3 is
+    // not defined.
+    for asic in Asic::ALL {
+        for (dw2, command, code) in [
+            (1 << 29, 4, ec::UNSUPPORTED_PACKET),
+            (1 << 20, 4, ec::UNSUPPORTED_PACKET),
+            (0, 1 << 26 | 4, ec::UNSUPPORTED_PACKET),
+            (0, 1 << 29 | 4, ec::UNSUPPORTED_PACKET),
+            (3 << 29, 4, ec::INVALID_PACKET),
+        ] {
+            let mut b = Bench::running(asic);
+            b.submit(&[t3(CP_DMA, 5), DATA, dw2, DATA + 0x100, 0, command]);
+            b.failed_with(code);
+        }
+    }
+}
+
+#[test]
+fn the_cp_reports_busy_while_a_dispatch_runs() {
+    use common::*;
+    // A kernel that loops forever keeps GUI_ACTIVE / CP_BUSY set tick after tick; the fence
+    // behind it stays unwritten (the EOP is behind the dispatch).
+    let mut s = Stepper::running(Asic::Cayman);
+    s.put(PROG as u32, &[0, 0x0A << 22 | 1 << 31]);
+    let mut ring = me_initialize();
+    ring.extend(compute_state(64));
+    ring.extend([t3c(DISPATCH_DIRECT, 4), 4, 1, 1, 1]);
+    ring.extend(eop(FENCE, 1, 0, 1));
+    s.put(FENCE, &[0]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    for _ in 0..200 {
+        s.dev.tick_engines(1);
+    }
+    assert!(s.dev.model().work_in_progress());
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY");
+    assert_eq!(s.peek(FENCE), 0);
+    assert!(s.dev.model().stats().max_tick_units <= MAX_UNITS_PER_TICK);
+}
+
+#[test]
+fn results_do_not_depend_on_the_pacing() {
+    // The same submission (IB, dispatch, EOP with interrupt) under run-to-idle and three seeds:
+    // the driver polls GRBM_STATUS.GUI_ACTIVE until idle and sees the same memory every time;
+    // paced, it sees the CP busy part of the way.
+    use common::*;
+    let n = 300usize;
+    let a: Vec<u32> = (0..n).map(|i| (i as f32 * 1.5).to_bits()).collect();
+    let b_in: Vec<u32> = (0..n).map(|i| (7.0 - i as f32).to_bits()).collect();
+    for asic in Asic::ALL {
+        let mut results = vec![];
+        for pacing in [Pacing::RunToIdle, Pacing::Seeded(1), Pacing::Seeded(2), Pacing::Seeded(3)] {
+            let options = InProcessOptions { pacing: Some(pacing), ..InProcessOptions::default() };
+            let gpu = InProcess::with_options(EvergreenModel::new(asic), options).unwrap();
+            let mut b = Bench { gpu, asic, wptr: 0, ring_dwords: 0 };
+            b.load_microcode();
+            b.ring(9, 1);
+            b.ih(6);
+            b.wr(CP_ME_CNTL, 0);
+            let mut m = mem();
+            two_input_program(
+                &mut m,
+                asic.shader_chip(),
+                DST_ARG2,
+                [0x0000_0012, 0xA000_0000],
+                [0x8080_8004, 0x0080_0010],
+            );
+            let mut cb = vec![3, 1, 1, 300, 1, 1, 100, 1, 1];
+            cb.extend([A, B, C]);
+            put(&mut m, CB0, &cb);
+            put(&mut m, POOL + u64::from(A), &a);
+            put(&mut m, POOL + u64::from(B), &b_in);
+            b.poke(0, &get(&mut m, 0, (POOL as usize + 0x8000) / 4));
+            b.poke(IB, &set_config(SCRATCH_REG0, &[0x1B]));
+            let mut p = me_initialize();
+            p.extend([t3(INDIRECT_BUFFER, 3), IB, 0, 3]);
+            p.extend(compute_state(100));
+            p.extend([t3c(DISPATCH_DIRECT, 4), 3, 1, 1, 1]);
+            p.extend(eop(FENCE, 2, 2, 0xFE_0000_0001));
+            b.submit(&p);
+            let mut busy_polls = 0;
+            while b.rd(GRBM_STATUS) >> 31 == 1 {
+                busy_polls += 1;
+                assert!(busy_polls < 1_000_000, "{asic:?} {pacing:?}: never idle");
+            }
+            b.ok();
+            if pacing != Pacing::RunToIdle {
+                assert!(busy_polls > 0, "{asic:?} {pacing:?}: the CP was busy part of the way");
+            }
+            let c: Vec<u32> = (0..n).map(|i| b.peek(POOL as u32 + C + 4 * i as u32)).collect();
+            results.push((
+                c,
+                b.rd(SCRATCH_REG0),
+                [b.peek(FENCE), b.peek(FENCE + 4)],
+                [b.peek(IH_RING), b.rd(IH_RB_WPTR)],
+            ));
+        }
+        assert!(results.windows(2).all(|w| w[0] == w[1]), "{asic:?}");
+        let (c, scratch, fence, ih) = &results[0];
+        assert_eq!(
+            f32::from_bits(c[n - 1]),
+            f32::from_bits(a[n - 1]) + f32::from_bits(b_in[n - 1])
+        );
+        assert_eq!((*scratch, *fence, *ih), (0x1B, [1, 0xFE], [181, 16]));
     }
 }

@@ -529,7 +529,7 @@ impl R5xxModel {
     /// A device in its power-on state with `faults` injected.
     pub fn with_faults(faults: Faults) -> Self {
         R5xxModel {
-            regs: RegisterFile::new(),
+            regs: regfile::new(),
             me: MeRam::new(),
             cp: Cp::new(),
             faults,
@@ -856,7 +856,7 @@ impl R5xxModel {
                 }
             };
         }
-        if RegisterFile::spec(offset).is_none() {
+        if self.regs.spec(offset).is_none() {
             // A hole in the register backbone: the write goes nowhere.
             self.stats.writes_dropped += 1;
             return Ok(());

@@ -256,7 +256,7 @@ fn register_writes_are_masked_to_their_fields_and_resets_apply() {
     assert_eq!(b.rd(APER_PRIMARY), 0);
     // An offset no register occupies (between CP_VP_ADDR_CNTL 0x7E8 and CP_CSQ_ADDR 0x7F0)
     // reads 0 and keeps nothing.
-    assert!(regfile::RegisterFile::spec(0x7EC).is_none());
+    assert!(b.gpu.model().regs.spec(0x7EC).is_none());
     b.wr(0x7EC, 0xABCD);
     assert_eq!(b.rd(0x7EC), 0);
     // RBBM_STATUS: idle, 64 free FIFO entries (Linux r100d.h CMDFIFO_AVAIL).
