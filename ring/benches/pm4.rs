@@ -23,7 +23,8 @@ use std::sync::atomic::{Ordering, compiler_fence};
 use std::time::Duration;
 
 use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, SCRATCH_REG0};
-use baregpu_ring::pm4::{CommandSink, Opcode, Pm4Error, Pm4Writer, SliceSink};
+use baregpu_regs::r5xx::packets;
+use baregpu_ring::pm4::{CommandSink, Pm4Error, Pm4Writer, SliceSink};
 use baregpu_ring::ring::CommandRing;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -34,7 +35,7 @@ fn batch<S: CommandSink>(w: &mut Pm4Writer<S>, seed: u32) -> Result<(), Pm4Error
     for i in 0..PACKETS {
         let v = seed.wrapping_add(i);
         w.write_regs((CP_IB_BASE::from_raw(v << 2), CP_IB_BUFSZ::from_raw(16)))?;
-        w.packet3(Opcode::NOP, &[v, v + 1, v + 2, v + 3])?;
+        w.packet(packets::NOP, &[v, v + 1, v + 2, v + 3])?;
         w.write_reg_at(1, SCRATCH_REG0::from_raw(v))?;
     }
     Ok(())
@@ -85,7 +86,7 @@ fn bench(c: &mut Criterion) {
     let vertices: Vec<u32> = (0..511).collect();
     let encode_large = |w: &mut Pm4Writer<SliceSink<'_>>| -> Result<(), Pm4Error> {
         for _ in 0..5 {
-            w.packet3(Opcode::_3D_DRAW_IMMD_2, black_box(&vertices))?;
+            w.packet(packets::_3D_DRAW_IMMD_2, black_box(&vertices))?;
         }
         Ok(())
     };

@@ -38,6 +38,8 @@ use core::borrow::Borrow;
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_regs::evergreen;
 use baregpu_regs::evergreen::cp::{CP_RB_BASE, CP_RB_RPTR_ADDR, CP_RB_RPTR_ADDR_HI, CP_RB_WPTR};
+use baregpu_regs::evergreen::packets;
+use baregpu_regs::packet::Packet;
 
 use crate::ib::{IbError, IndirectBuffer, IndirectBuffers};
 use crate::pm4::{
@@ -146,6 +148,23 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, Evergreen> {
     pub fn writer(&mut self) -> Pm4Writer<&mut Self, Evergreen> {
         Pm4Writer::with_family(self)
     }
+
+    /// An Evergreen writer for compute state and dispatches (`SHADER_TYPE` = compute).
+    pub fn compute_writer(&mut self) -> Pm4Writer<&mut Self, EvergreenCompute> {
+        Pm4Writer::with_family(self)
+    }
+}
+
+impl<B: Borrow<DmaRegion>> IndirectBuffer<B, Evergreen> {
+    /// An Evergreen PM4 writer appending to this buffer.
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Evergreen> {
+        Pm4Writer::with_family(self)
+    }
+
+    /// An Evergreen writer for compute state and dispatches (`SHADER_TYPE` = compute).
+    pub fn compute_writer(&mut self) -> Pm4Writer<&mut Self, EvergreenCompute> {
+        Pm4Writer::with_family(self)
+    }
 }
 
 /// A register range a `SET_*` packet writes: `REG_OFFSET` counts dwords from `start`
@@ -155,10 +174,8 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, Evergreen> {
 /// enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SetRange {
-    /// The packet's document name.
-    pub packet: &'static str,
-    /// Its opcode.
-    pub opcode: Opcode,
+    /// The packet (name, opcode, section: the generated table).
+    pub packet: Packet<evergreen::Family>,
     /// First byte offset it writes.
     pub start: usize,
     /// First byte offset past its range.
@@ -168,19 +185,19 @@ pub struct SetRange {
 /// The `SET_*` ranges, by start.
 pub const SET_RANGES: [SetRange; 7] = [
     // §9.4.14 SET_CONFIG_REG: 0x8000 (doc); end evergreend.h PACKET3_SET_CONFIG_REG_END.
-    SetRange { packet: "SET_CONFIG_REG", opcode: Opcode::new(0x68), start: 0x8000, end: 0xAC00 },
+    SetRange { packet: packets::SET_CONFIG_REG, start: 0x8000, end: 0xAC00 },
     // §9.4.15 SET_CONTEXT_REG: 0x28000 (doc); end PACKET3_SET_CONTEXT_REG_END.
-    SetRange { packet: "SET_CONTEXT_REG", opcode: Opcode::new(0x69), start: 0x28000, end: 0x29000 },
+    SetRange { packet: packets::SET_CONTEXT_REG, start: 0x28000, end: 0x29000 },
     // §9.4.18 SET_RESOURCE from SQ_TEX_RESOURCE_WORD0_0: PACKET3_SET_RESOURCE_START/_END.
-    SetRange { packet: "SET_RESOURCE", opcode: Opcode::new(0x6D), start: 0x30000, end: 0x38000 },
+    SetRange { packet: packets::SET_RESOURCE, start: 0x30000, end: 0x38000 },
     // §9.4.17 SET_LOOP_CONST from SQ_LOOP_COUNT_CONST_0: PACKET3_SET_LOOP_CONST_START/_END.
-    SetRange { packet: "SET_LOOP_CONST", opcode: Opcode::new(0x6C), start: 0x3A200, end: 0x3A500 },
+    SetRange { packet: packets::SET_LOOP_CONST, start: 0x3A200, end: 0x3A500 },
     // §9.4.13 SET_BOOL_CONST from SQ_BOOL_CONST_0: PACKET3_SET_BOOL_CONST_START/_END.
-    SetRange { packet: "SET_BOOL_CONST", opcode: Opcode::new(0x6B), start: 0x3A500, end: 0x3A518 },
+    SetRange { packet: packets::SET_BOOL_CONST, start: 0x3A500, end: 0x3A518 },
     // §9.4.19 SET_SAMPLER from SQ_TEX_SAMPLER_WORD0_0: PACKET3_SET_SAMPLER_START/_END.
-    SetRange { packet: "SET_SAMPLER", opcode: Opcode::new(0x6E), start: 0x3C000, end: 0x3C600 },
+    SetRange { packet: packets::SET_SAMPLER, start: 0x3C000, end: 0x3C600 },
     // §9.4.16 SET_CTL_CONST from SQ_VTX_BASE_VTX_LOC: PACKET3_SET_CTL_CONST_START/_END.
-    SetRange { packet: "SET_CTL_CONST", opcode: Opcode::new(0x6F), start: 0x3CFF0, end: 0x3FF0C },
+    SetRange { packet: packets::SET_CTL_CONST, start: 0x3CFF0, end: 0x3FF0C },
 ];
 
 /// Registers below this byte offset are system registers, written by type-0 packets: "For the
@@ -213,7 +230,7 @@ pub const fn type0_header(offset: usize, count: usize) -> Result<u32, Pm4Error> 
 
 impl Pm4Family for Evergreen {
     type Registers = evergreen::Family;
-    const NOP: Opcode = Opcode::new(0x10);
+    const NOP: Opcode = Opcode::of(packets::NOP);
 
     /// Type 0 for the system registers (below 0x8000, §9.1.1), else the `SET_*` packet whose
     /// range holds the whole run: header, then `REG_OFFSET` (dwords from the range's start),
@@ -221,24 +238,47 @@ impl Pm4Family for Evergreen {
     /// [`Pm4Error::NoRegisterPacket`]; a run leaving its range is
     /// [`Pm4Error::RegisterOutOfRange`].
     fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
-        if !offset.is_multiple_of(4) {
-            return Err(Pm4Error::UnalignedRegister { offset });
-        }
-        if offset < SYSTEM_REGISTERS_END {
-            return Ok(RegisterWrite { header: type0_header(offset, count)?, index: None });
-        }
-        let range = set_range(offset).ok_or(Pm4Error::NoRegisterPacket { offset })?;
-        // The body is REG_OFFSET and the values: at most MAX_BODY_DWORDS - 1 registers.
-        if count == 0 || count > MAX_BODY_DWORDS - 1 {
-            return Err(Pm4Error::BadCount { count });
-        }
-        let last = offset + (count - 1) * 4;
-        if last >= range.end {
-            return Err(Pm4Error::RegisterOutOfRange { offset: last, max: range.end - 4 });
-        }
-        let header = type3_header(range.opcode, 1 + count)?;
-        Ok(RegisterWrite { header, index: Some(((offset - range.start) >> 2) as u32) })
+        register_write(offset, count, Self::TYPE3_FLAGS)
     }
+}
+
+/// The Evergreen/Cayman dialect for compute state and dispatches: the same packets with the
+/// type-3 header's `SHADER_TYPE` bit (bit 1) set, "1: Compute Shader" (§9.1.4; the `SET_*`
+/// packets' shader type "will correspond to the shader type of the Load", §9.4.13-19).
+/// [`EvergreenRing::compute_writer`] makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvergreenCompute {}
+
+impl Pm4Family for EvergreenCompute {
+    type Registers = evergreen::Family;
+    const NOP: Opcode = Opcode::of(packets::NOP);
+    const TYPE3_FLAGS: u32 = 1 << 1;
+
+    /// As [`Evergreen`]'s, with `SHADER_TYPE` set in the `SET_*` header.
+    fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
+        register_write(offset, count, Self::TYPE3_FLAGS)
+    }
+}
+
+/// The register-write packet of both Evergreen dialects; `flags` go into a type-3 header.
+fn register_write(offset: usize, count: usize, flags: u32) -> Result<RegisterWrite, Pm4Error> {
+    if !offset.is_multiple_of(4) {
+        return Err(Pm4Error::UnalignedRegister { offset });
+    }
+    if offset < SYSTEM_REGISTERS_END {
+        return Ok(RegisterWrite { header: type0_header(offset, count)?, index: None });
+    }
+    let range = set_range(offset).ok_or(Pm4Error::NoRegisterPacket { offset })?;
+    // The body is REG_OFFSET and the values: at most MAX_BODY_DWORDS - 1 registers.
+    if count == 0 || count > MAX_BODY_DWORDS - 1 {
+        return Err(Pm4Error::BadCount { count });
+    }
+    let last = offset + (count - 1) * 4;
+    if last >= range.end {
+        return Err(Pm4Error::RegisterOutOfRange { offset: last, max: range.end - 4 });
+    }
+    let header = type3_header(Opcode::of(range.packet), 1 + count)? | flags;
+    Ok(RegisterWrite { header, index: Some(((offset - range.start) >> 2) as u32) })
 }
 
 /// Largest indirect buffer: IB_SIZE is bits 19:0 of the last dword (§9.3.1).
@@ -300,9 +340,6 @@ impl IndirectBuffers for Evergreen {
 impl<S: CommandSink> Pm4Writer<S, Evergreen> {
     /// Start `ib`: one `INDIRECT_BUFFER` packet, 4 dwords (§9.3.1).
     pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), Pm4Error> {
-        self.packet3(INDIRECT_BUFFER, &ib.body())
+        self.packet(packets::INDIRECT_BUFFER, &ib.body())
     }
 }
-
-/// `INDIRECT_BUFFER` (§9.3.1; opcode from Linux radeon evergreend.h).
-const INDIRECT_BUFFER: Opcode = Opcode::new(0x32);

@@ -2,7 +2,7 @@
 //! §9.3.1): command streams outside the ring that the CP fetches when the ring tells it to.
 //!
 //! [`IndirectBuffer`] builds a stream in a [`DmaRegion`] with the same
-//! [`Pm4Writer`](crate::pm4::Pm4Writer) as the ring; [`IndirectBuffer::descriptor`] describes
+//! [`Pm4Writer`] as the ring; [`IndirectBuffer::descriptor`] describes
 //! the finished buffer as the family's [`IndirectBuffers::Descriptor`], which the family's
 //! writer emits (R5xx: [`IbDescriptor`](crate::r5xx::IbDescriptor), a type-0 write of
 //! CP_IB_BASE/CP_IB_BUFSZ; Evergreen: an `INDIRECT_BUFFER` packet).

@@ -1,14 +1,28 @@
-//! `baregpu-ring`: command-stream writers and DMA command rings.
+//! `baregpu-ring`: command-stream writers and DMA command rings, written once and made
+//! family-specific by small traits.
 //!
-//! For the Radeon R5xx Command Processor (amd-r5xx-acceleration §5, §6):
-//!
-//! - [`pm4`]: PM4 packet encoders (types 0-3, §6.1), the type-3 opcodes of §6.2.1, the
-//!   [`CommandSink`](pm4::CommandSink) trait and the [`Pm4Writer`](pm4::Pm4Writer) that writes
-//!   whole packets of typed register values (`baregpu_regs::r5xx`) into a sink.
-//! - [`ring`]: the ring buffer (§5.4) over a [`DmaRegion`](baregpu_hal::dma::DmaRegion): cached
-//!   read pointer refreshed from the CP's writeback dword, typed back-pressure, type-2 padding,
-//!   one doorbell per [`commit`](ring::CommandRing::commit).
-//! - [`ib`]: indirect buffers (§5.6, §5.10) and their 3-dword IB1/IB2 emission.
+//! - [`stream`]: the [`StreamUnit`](stream::StreamUnit) a stream is made of (`u32` dwords for
+//!   PM4 and pushbuffers, `u8` for byte records such as VideoCore IV control lists), the
+//!   reserve-then-push [`CommandSink`](stream::CommandSink) and [`SliceSink`](stream::SliceSink).
+//! - [`ring`]: the [`CommandRing`](ring::CommandRing) over a
+//!   [`DmaRegion`](baregpu_hal::dma::DmaRegion): cached read pointer refreshed from the CP's
+//!   write-back dword, typed back-pressure, wrap, filler padding, one doorbell per
+//!   [`commit`](ring::CommandRing::commit); generic over the family's
+//!   [`CommandProcessorRing`](ring::CommandProcessorRing) (doorbell, write-back and base
+//!   registers, size encoding, alignment, filler).
+//! - [`pm4`]: AMD PM4 packet encoders and the [`Pm4Writer`](pm4::Pm4Writer) that writes whole
+//!   packets of typed register values into a sink, generic over the family's
+//!   [`Pm4Family`](pm4::Pm4Family) (which packet writes a register); type-3 packets come from
+//!   the generated, document-checked tables (`baregpu_regs::<family>::packets`).
+//! - [`ib`]: indirect buffers built in DMA memory, generic over the family's
+//!   [`IndirectBuffers`](ib::IndirectBuffers).
+//! - [`r5xx`]: the Radeon R5xx implementations (amd-r5xx-acceleration §5, §6): CP_RB_* ring
+//!   registers, type-0/type-1 register writes, IB1/IB2 through CP_IB_BASE/CP_IB_BUFSZ. The
+//!   default family of every generic type, so `CommandRing::new`, `Pm4Writer::new` and
+//!   `IndirectBuffer::new` are R5xx's.
+//! - `evergreen` (feature `evergreen`): the Evergreen/Cayman implementations
+//!   (amd-evergreen-cayman-acceleration §9): 40-bit CP_RB_* setup, `SET_*_REG` register writes
+//!   by range, `INDIRECT_BUFFER`.
 //!
 //! No allocation anywhere: the crate is `no_std` and does not link `alloc`, so no submit path
 //! can allocate. No `unsafe` either: DMA memory is reached through `DmaRegion`'s safe,

@@ -4,7 +4,7 @@
 //! or a plain [`SliceSink`]).
 //!
 //! The writer is generic over the family's [`Pm4Family`]: how its stream writes a register.
-//! R5xx ([`R5xx`](crate::r5xx::R5xx), the default) uses type-0 packets (and type-1 pairs,
+//! R5xx ([`R5xx`], the default) uses type-0 packets (and type-1 pairs,
 //! `ONE_REG_WR` data ports); Evergreen/Cayman (`Evergreen`, feature `evergreen`) uses type-3
 //! `SET_*_REG` packets chosen by the register's range.
 //!
@@ -40,16 +40,17 @@
 //!
 //! # Register writes are typed
 //!
-//! [`Pm4Writer`] takes generated register values (`baregpu_regs::r5xx::*`), never raw offsets:
-//! [`write_reg`](Pm4Writer::write_reg), [`write_regs`](Pm4Writer::write_regs) for consecutive
-//! registers (a tuple, checked at compile time), [`write_reg_at`](Pm4Writer::write_reg_at) and
-//! [`write_reg_array`](Pm4Writer::write_reg_array) for register arrays,
-//! [`write_reg_repeated`](Pm4Writer::write_reg_repeated) for data ports (`ONE_REG_WR`), and
-//! [`write_reg_pair`](Pm4Writer::write_reg_pair) (type 1). The raw header encoders
+//! [`Pm4Writer`] takes generated register values (`baregpu_regs::<family>::*`), never raw
+//! offsets: [`write_reg`](Pm4Writer::write_reg), [`write_regs`](Pm4Writer::write_regs) for
+//! consecutive registers (a tuple, checked at compile time),
+//! [`write_reg_at`](Pm4Writer::write_reg_at) and [`write_reg_array`](Pm4Writer::write_reg_array)
+//! for register arrays; for R5xx also `write_reg_repeated` for data ports (`ONE_REG_WR`) and
+//! `write_reg_pair` (type 1, which Evergreen does not support, §9.1.2). The packet each write
+//! becomes is the family's ([`Pm4Family::register_write`]). The raw header encoders
 //! ([`type0_header`], …) are public for tests and device models.
 //!
-//! They take only [`R5xxRegister`]s: registers of the R5xx family at a fixed offset of the
-//! register window. Another family's register does not build:
+//! They take only registers of the writer's family ([`StreamRegister`]) at a fixed offset of
+//! the register window. Another family's register does not build:
 //!
 //! ```compile_fail,E0271
 //! use baregpu_ring::pm4::{Pm4Writer, SliceSink};
@@ -66,11 +67,11 @@
 //! completely or not at all ([`Pm4Error::NoSpace`]); the stream never holds half a packet.
 
 use core::fmt;
-
 use core::marker::PhantomData;
 
 use baregpu_hal::register::Family;
 use baregpu_hal::{Absolute, Array, IndexOutOfRange, Register, Scalar, Writable};
+use baregpu_regs::packet::Packet;
 
 use crate::r5xx::R5xx;
 pub use crate::r5xx::R5xxRegister;
@@ -84,6 +85,9 @@ pub trait Pm4Family: 'static {
     type Registers: Family;
     /// The family's type-3 `NOP` (R5xx §6.2.2.1, Evergreen §9.7.2).
     const NOP: Opcode;
+    /// Bits this dialect sets in every type-3 header (Evergreen compute: `SHADER_TYPE`, bit 1,
+    /// §9.1.4); 0 for most.
+    const TYPE3_FLAGS: u32 = 0;
 
     /// The dwords before the values of a packet writing `count` consecutive registers from
     /// byte `offset`, or why no packet of the family can.
@@ -131,104 +135,22 @@ const COUNT_SHIFT: u32 = 16;
 const ONE_REG_WR: u32 = 1 << 15;
 const TYPE_SHIFT: u32 = 30;
 
-/// A type-3 `IT_OPCODE` (header bits 15:8, §6.1.4). The named constants are the §6.2.1 summary
-/// table; [`Opcode::new`] builds others (microcode-specific packets).
+/// A type-3 `IT_OPCODE` (header bits 15:8, R5xx §6.1.4, Evergreen §9.1.4).
 ///
-/// Names that begin with a digit in the document (`3D_DRAW_VBUF`) keep it after a leading
-/// underscore (`_3D_DRAW_VBUF`), so the vendor name stays searchable.
+/// The opcodes are data: each family's packet table (`hal/regdb/packets/<family>.toml`,
+/// extracted from the document and checked against it) is generated into
+/// `baregpu_regs::<family>::packets`, whose constants [`Pm4Writer::packet`] takes (typed by the
+/// family) and [`Opcode::of`] converts. [`Opcode::new`] builds others (microcode-specific
+/// packets) for [`Pm4Writer::packet3`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Opcode(u8);
 
 impl Opcode {
-    /// §6.2.1 / §6.2.2.1 `NOP` 0x10: skip N dwords to get to the next packet.
-    pub const NOP: Opcode = Opcode(0x10);
-    /// §6.2.1 / §6.2.2.2 `PAINT` 0x91: paint rectangles with a colour brush.
-    pub const PAINT: Opcode = Opcode(0x91);
-    /// §6.2.1 / §6.2.2.8 `BITBLT` 0x92: copy a source rectangle to a destination rectangle.
-    pub const BITBLT: Opcode = Opcode(0x92);
-    /// §6.2.1 / §6.2.2.3 `HOSTDATA_BLT` 0x94: large characters or bitmaps to video memory.
-    pub const HOSTDATA_BLT: Opcode = Opcode(0x94);
-    /// §6.2.1 / §6.2.2.4 `POLYLINE` 0x95: lines connected at their ends.
-    pub const POLYLINE: Opcode = Opcode(0x95);
-    /// §6.2.1 / §6.2.2.5 `POLYSCANLINES` 0x98: polyscanlines or scanlines.
-    pub const POLYSCANLINES: Opcode = Opcode(0x98);
-    /// §6.2.1 / §6.2.2.6 `NEXTCHAR` 0x19: a character in the default colours.
-    pub const NEXTCHAR: Opcode = Opcode(0x19);
-    /// §6.2.1 / §6.2.2.7 `PAINT_MULTI` 0x9A: rectangles in one colour.
-    pub const PAINT_MULTI: Opcode = Opcode(0x9A);
-    /// §6.2.1 / §6.2.2.9 `BITBLT_MULTI` 0x9B: several source rectangles to destinations.
-    pub const BITBLT_MULTI: Opcode = Opcode(0x9B);
-    /// §6.2.1 / §6.2.2.10 `TRANS_BITBLT` 0x9C: transparent bitblt.
-    pub const TRANS_BITBLT: Opcode = Opcode(0x9C);
-    /// §6.2.1 / §6.2.2.11 `PLY_NEXTSCAN` 0x1D: polyscanlines with the current settings.
-    pub const PLY_NEXTSCAN: Opcode = Opcode(0x1D);
-    /// §6.2.1 / §6.2.2.13 `SET_SCISSORS` 0x1E: set up scissors.
-    pub const SET_SCISSORS: Opcode = Opcode(0x1E);
-    /// §6.2.1 / §6.2.4 `PRED_EXEC` 0x20: predicated execution of the following packets.
-    pub const PRED_EXEC: Opcode = Opcode(0x20);
-    /// §6.2.1 / §6.2.5.1 `COND_EXEC` 0x21: conditional execution (uses IB2; not from an IB2).
-    pub const COND_EXEC: Opcode = Opcode(0x21);
-    /// §6.2.1 / §6.2.4.1 `WAIT_SEMAPHORE` 0x22: wait for a micro-engine semaphore to be zero.
-    pub const WAIT_SEMAPHORE: Opcode = Opcode(0x22);
-    /// §6.2.1 / §6.2.5.2 `WAIT_MEM` 0x23: wait for a memory semaphore (uses IB2; not from an IB2).
-    pub const WAIT_MEM: Opcode = Opcode(0x23);
-    /// §6.2.1 / §6.2.3.1 `3D_DRAW_VBUF` 0x28: draw primitives from a vertex buffer.
-    pub const _3D_DRAW_VBUF: Opcode = Opcode(0x28);
-    /// §6.2.1 / §6.2.3.2 `3D_DRAW_IMMD` 0x29: draw primitives from vertices in the packet.
-    pub const _3D_DRAW_IMMD: Opcode = Opcode(0x29);
-    /// §6.2.1 / §6.2.3.3 `3D_DRAW_INDX` 0x2A: vertex buffer and indices in the packet.
-    pub const _3D_DRAW_INDX: Opcode = Opcode(0x2A);
-    /// §6.2.1 / §6.2.2.12 `LOAD_PALETTE` 0x2C: load a palette for 2D scaling.
-    pub const LOAD_PALETTE: Opcode = Opcode(0x2C);
-    /// §6.2.1 / §6.2.3.9 `3D_LOAD_VBPNTR` 0x2F: load pointers to vertex buffers.
-    pub const _3D_LOAD_VBPNTR: Opcode = Opcode(0x2F);
-    /// §6.2.1 / §6.2.3.11 `INDX_BUFFER` 0x33: load indices through indirect buffer #2.
-    pub const INDX_BUFFER: Opcode = Opcode(0x33);
-    /// §6.2.1 / §6.2.3.4 `3D_DRAW_VBUF_2` 0x34: `3D_DRAW_VBUF` without `VAP_VTX_FMT`.
-    pub const _3D_DRAW_VBUF_2: Opcode = Opcode(0x34);
-    /// §6.2.1 / §6.2.3.5 `3D_DRAW_IMMD_2` 0x35: `3D_DRAW_IMMD` without `VAP_VTX_FMT`.
-    pub const _3D_DRAW_IMMD_2: Opcode = Opcode(0x35);
-    /// §6.2.1 / §6.2.3.6 `3D_DRAW_INDX_2` 0x36: `3D_DRAW_INDX` without `VAP_VTX_FMT`.
-    pub const _3D_DRAW_INDX_2: Opcode = Opcode(0x36);
-    /// §6.2.1 / §6.2.3.10 `3D_CLEAR_HIZ` 0x37: clear part of the hierarchical Z RAM.
-    pub const _3D_CLEAR_HIZ: Opcode = Opcode(0x37);
-    /// §6.2.1 / §6.2.3.7 `3D_DRAW_128` 0x39: draw through the 128-bit VAP data port.
-    pub const _3D_DRAW_128: Opcode = Opcode(0x39);
-    /// §6.2.1 / §6.2.3.12 `MPEG_INDEX` 0x3A: packed MPEG register writes and index generation.
-    pub const MPEG_INDEX: Opcode = Opcode(0x3A);
-
-    /// Every opcode of the §6.2.1 summary table, by its document name, in table order.
-    pub const ALL: &'static [(&'static str, Opcode)] = &[
-        ("NOP", Self::NOP),
-        ("PAINT", Self::PAINT),
-        ("BITBLT", Self::BITBLT),
-        ("HOSTDATA_BLT", Self::HOSTDATA_BLT),
-        ("POLYLINE", Self::POLYLINE),
-        ("POLYSCANLINES", Self::POLYSCANLINES),
-        ("NEXTCHAR", Self::NEXTCHAR),
-        ("PAINT_MULTI", Self::PAINT_MULTI),
-        ("BITBLT_MULTI", Self::BITBLT_MULTI),
-        ("TRANS_BITBLT", Self::TRANS_BITBLT),
-        ("PLY_NEXTSCAN", Self::PLY_NEXTSCAN),
-        ("SET_SCISSORS", Self::SET_SCISSORS),
-        ("PRED_EXEC", Self::PRED_EXEC),
-        ("COND_EXEC", Self::COND_EXEC),
-        ("WAIT_SEMAPHORE", Self::WAIT_SEMAPHORE),
-        ("WAIT_MEM", Self::WAIT_MEM),
-        ("3D_DRAW_VBUF", Self::_3D_DRAW_VBUF),
-        ("3D_DRAW_IMMD", Self::_3D_DRAW_IMMD),
-        ("3D_DRAW_INDX", Self::_3D_DRAW_INDX),
-        ("LOAD_PALETTE", Self::LOAD_PALETTE),
-        ("3D_LOAD_VBPNTR", Self::_3D_LOAD_VBPNTR),
-        ("INDX_BUFFER", Self::INDX_BUFFER),
-        ("3D_DRAW_VBUF_2", Self::_3D_DRAW_VBUF_2),
-        ("3D_DRAW_IMMD_2", Self::_3D_DRAW_IMMD_2),
-        ("3D_DRAW_INDX_2", Self::_3D_DRAW_INDX_2),
-        ("3D_CLEAR_HIZ", Self::_3D_CLEAR_HIZ),
-        ("3D_DRAW_128", Self::_3D_DRAW_128),
-        ("MPEG_INDEX", Self::MPEG_INDEX),
-    ];
+    /// The opcode of a packet of the generated tables (`baregpu_regs::r5xx::packets::NOP`).
+    pub const fn of<F>(packet: Packet<F>) -> Opcode {
+        Opcode(packet.opcode)
+    }
 
     /// Any 8-bit `IT_OPCODE` (e.g. one a particular microcode adds).
     pub const fn new(raw: u8) -> Opcode {
@@ -587,11 +509,26 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
         Ok(())
     }
 
-    /// A type-3 packet (R5xx §6.1.4, Evergreen §9.1.4): `opcode` with `body` (1..=0x4000
-    /// dwords).
+    /// A type-3 packet of the family's table (`baregpu_regs::<family>::packets`; R5xx §6.1.4,
+    /// Evergreen §9.1.4) with `body` (1..=0x4000 dwords). Another family's packet does not
+    /// build (Evergreen's COND_EXEC is 0x22, R5xx's 0x21):
+    ///
+    /// ```compile_fail,E0308
+    /// use baregpu_ring::pm4::{Pm4Writer, SliceSink};
+    /// let mut buf = [0u32; 4];
+    /// let mut w = Pm4Writer::new(SliceSink::new(&mut buf));
+    /// let _ = w.packet(baregpu_regs::evergreen::packets::COND_EXEC, &[0]);
+    /// ```
+    #[inline]
+    pub fn packet(&mut self, packet: Packet<F::Registers>, body: &[u32]) -> Result<(), Pm4Error> {
+        self.packet3(Opcode::of(packet), body)
+    }
+
+    /// A type-3 packet with any `opcode` (one a particular microcode adds) and `body`
+    /// (1..=0x4000 dwords).
     #[inline]
     pub fn packet3(&mut self, opcode: Opcode, body: &[u32]) -> Result<(), Pm4Error> {
-        let header = type3_header(opcode, body.len())?;
+        let header = type3_header(opcode, body.len())? | F::TYPE3_FLAGS;
         self.emit(header, body)
     }
 

@@ -104,7 +104,7 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, R5xx> {
 
 impl Pm4Family for R5xx {
     type Registers = r5xx::Family;
-    const NOP: Opcode = Opcode::NOP;
+    const NOP: Opcode = Opcode::of(r5xx::packets::NOP);
 
     /// Type 0 (§6.1.1): consecutive registers from `offset`, each within
     /// [`TYPE0_MAX_OFFSET`](crate::pm4::TYPE0_MAX_OFFSET).

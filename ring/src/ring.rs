@@ -40,7 +40,7 @@
 //! unit the ring holds, the base and write-back register values (their alignment and reach),
 //! the size limits and encoding, the doorbell register and the filler used for padding. The
 //! ring itself (space, back-pressure, wrap, write-back validation, doorbell counting) is
-//! written once over it. Implementations: [`R5xx`](crate::r5xx::R5xx) (the default type
+//! written once over it. Implementations: [`R5xx`] (the default type
 //! parameter, so `CommandRing::new` builds an R5xx ring) and `Evergreen` (module `evergreen`,
 //! feature `evergreen`).
 //!

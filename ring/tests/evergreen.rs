@@ -14,6 +14,7 @@ use baregpu_hal::{Absolute, Register, RegisterIo};
 use baregpu_regs::evergreen::cb::CB_BLEND0_CONTROL;
 use baregpu_regs::evergreen::cp::{CP_RB_CNTL, CP_RB_WPTR, SCRATCH_REG0};
 use baregpu_regs::evergreen::db::DB_RENDER_CONTROL;
+use baregpu_regs::evergreen::packets;
 use baregpu_regs::evergreen::rlc::RLC_CNTL;
 use baregpu_regs::evergreen::spi::{
     SPI_COMPUTE_NUM_THREAD_X, SPI_COMPUTE_NUM_THREAD_Y, SPI_COMPUTE_NUM_THREAD_Z,
@@ -223,7 +224,7 @@ fn registers_no_packet_reaches_are_typed_errors() {
 fn indirect_buffers_above_four_gib() {
     let base = 0x1_2345_6780;
     let mut ib = EvergreenIb::with_family(region(64, base)).unwrap();
-    ib.family_writer().write_reg_at(1, SCRATCH_REG0::from_raw(1)).unwrap();
+    ib.writer().write_reg_at(1, SCRATCH_REG0::from_raw(1)).unwrap();
     ib.pad_to(16).unwrap();
     let d = ib.descriptor().unwrap();
     assert_eq!((d.base(), d.dwords()), (BusAddress(base), 16));
@@ -243,6 +244,24 @@ fn indirect_buffers_above_four_gib() {
         IbDescriptor::new(top, 4),
         Err(IbError::AddressOutOfRange { address: top, dwords: 4 })
     );
+}
+
+#[test]
+fn compute_writer_sets_shader_type() {
+    let mut r = ring(1024);
+    let mut w = r.compute_writer();
+    w.write_reg(SPI_COMPUTE_NUM_THREAD_X::from_raw(64)).unwrap();
+    w.packet(packets::DISPATCH_DIRECT, &[4, 1, 1, 1]).unwrap();
+    w.write_reg(RLC_CNTL::from_raw(0)).unwrap(); // type 0: no SHADER_TYPE bit there
+    let mem = dwords(r.buffer());
+    // SET_CONTEXT_REG and DISPATCH_DIRECT (0x15) with SHADER_TYPE (bit 1) = compute (§9.1.4).
+    assert_eq!(&mem[..3], &[0xC001_6902, 0x1BB, 64]);
+    assert_eq!(&mem[3..8], &[0xC003_1502, 4, 1, 1, 1]);
+    assert_eq!(&mem[8..10], &[0x0000_0FC0, 0]);
+    // The graphics writer leaves it clear.
+    let mut g = ring(1024);
+    g.writer().packet(packets::DISPATCH_DIRECT, &[4, 1, 1, 1]).unwrap();
+    assert_eq!(dwords(g.buffer())[0], 0xC003_1500);
 }
 
 /// A family whose ring holds byte records (as VideoCore IV control lists are): only to show

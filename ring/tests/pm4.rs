@@ -5,6 +5,7 @@ use baregpu_hal::IndexOutOfRange;
 use baregpu_regs::r5xx::cb::RB3D_COLOR_CLEAR_VALUE_AR;
 use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ, SCRATCH_REG0};
 use baregpu_regs::r5xx::ga::GA_US_VECTOR_DATA;
+use baregpu_regs::r5xx::packets;
 use baregpu_regs::r5xx::rbbm::WAIT_UNTIL;
 use baregpu_regs::r5xx::us::US_ALU_RGB_ADDR;
 use baregpu_ring::pm4::{
@@ -146,13 +147,16 @@ fn type3_packets() {
     assert_eq!(encode(|w| w.nop(&[0xDEAD, 0xBEEF])), [0xC001_1000, 0xDEAD, 0xBEEF]);
     // 3D_DRAW_INDX_2 with a 1-dword body (VAP_VF_CNTL only, §6.2.3.11 note): COUNT 0,
     // 0x36 << 8 = 0x3600 -> 0xC0003600.
-    assert_eq!(encode(|w| w.packet3(Opcode::_3D_DRAW_INDX_2, &[5])), [0xC000_3600, 5]);
+    assert_eq!(encode(|w| w.packet(packets::_3D_DRAW_INDX_2, &[5])), [0xC000_3600, 5]);
     // PAINT_MULTI (0x9A), 3 dwords: 0xC0000000 | 2 << 16 | 0x9A00 = 0xC0029A00.
-    assert_eq!(type3_header(Opcode::PAINT_MULTI, 3), Ok(0xC002_9A00));
+    assert_eq!(type3_header(Opcode::of(packets::PAINT_MULTI), 3), Ok(0xC002_9A00));
     // Largest body: COUNT 0x3FFF -> 0xC0000000 | 0x3FFF0000 | 0x1000 = 0xFFFF1000.
-    assert_eq!(type3_header(Opcode::NOP, 0x4000), Ok(0xFFFF_1000));
-    assert_eq!(type3_header(Opcode::NOP, 0x4001), Err(Pm4Error::BadCount { count: 0x4001 }));
-    assert_eq!(encode_err(|w| w.packet3(Opcode::NOP, &[])), Pm4Error::BadCount { count: 0 });
+    assert_eq!(type3_header(Opcode::of(packets::NOP), 0x4000), Ok(0xFFFF_1000));
+    assert_eq!(
+        type3_header(Opcode::of(packets::NOP), 0x4001),
+        Err(Pm4Error::BadCount { count: 0x4001 })
+    );
+    assert_eq!(encode_err(|w| w.packet(packets::NOP, &[])), Pm4Error::BadCount { count: 0 });
     // Raw opcodes for microcode-specific packets.
     assert_eq!(type3_header(Opcode::new(0xFF), 1), Ok(0xC000_FF00));
 }
@@ -160,10 +164,10 @@ fn type3_packets() {
 #[test]
 fn gui_control_is_the_opcode_msb() {
     // §6.2: the MSB of IT_OPCODE says whether the body starts with GUI_CONTROL.
-    assert!(Opcode::PAINT.needs_gui_control());
-    assert!(Opcode::TRANS_BITBLT.needs_gui_control());
-    assert!(!Opcode::NEXTCHAR.needs_gui_control());
-    assert!(!Opcode::_3D_DRAW_VBUF.needs_gui_control());
+    assert!(Opcode::of(packets::PAINT).needs_gui_control());
+    assert!(Opcode::of(packets::TRANS_BITBLT).needs_gui_control());
+    assert!(!Opcode::of(packets::NEXTCHAR).needs_gui_control());
+    assert!(!Opcode::of(packets::_3D_DRAW_VBUF).needs_gui_control());
 }
 
 #[test]

@@ -11,7 +11,8 @@ use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{Register, RegisterIo};
 use baregpu_regs::r5xx::cp::{CP_RB_WPTR, SCRATCH_REG0};
-use baregpu_ring::pm4::{CommandSink, NoSpace, Opcode, PadError, Pm4Error, TYPE2};
+use baregpu_regs::r5xx::packets;
+use baregpu_ring::pm4::{CommandSink, NoSpace, PadError, Pm4Error, TYPE2};
 use baregpu_ring::r5xx::SUBMIT_ALIGN;
 use baregpu_ring::ring::{BadReadPointer, CommandRing, RingConfigError, RingFull, WaitError};
 use common::{dwords, region};
@@ -109,7 +110,7 @@ fn packets_straddle_the_end() {
     publish(&r, 10);
     // 8 dwords from index 10: 10..=15 then 0..=1 (§5.4: placement restarts at the beginning).
     let body = [1, 2, 3, 4, 5, 6, 7];
-    r.writer().packet3(Opcode::NOP, &body).unwrap();
+    r.writer().packet(packets::NOP, &body).unwrap();
     assert_eq!(r.head(), 2);
     let mem = dwords(r.buffer());
     assert_eq!(mem[10], 0xC006_1000); // NOP, COUNT 7 - 1 = 6
@@ -338,7 +339,7 @@ proptest! {
                     let result = if n == 1 {
                         r.writer().type2()
                     } else {
-                        r.writer().packet3(Opcode::NOP, &body)
+                        r.writer().packet(packets::NOP, &body)
                     };
                     if n <= free_by_wb {
                         prop_assert_eq!(result, Ok(()));

@@ -58,7 +58,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd.args([
         "--features",
         "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia",
+         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/defmt",
     ]);
     match target {
         Some(t) => {
@@ -269,6 +269,8 @@ fn miri_tests(tally: &mut Tally) {
             "ib",
             "--test",
             "address_overflow",
+            "--test",
+            "evergreen",
         ]),
     );
     cargo_tests(

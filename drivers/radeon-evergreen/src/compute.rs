@@ -344,7 +344,10 @@ fn emit_dispatch(
         .with_rat(true)
         .with_resource_type(cb_color0_info::ResourceType::Buffer);
     let rat = [
-        CB_COLOR0_BASE::RESET.with_base_256b((global.0 >> 8) as u32).raw(),
+        CB_COLOR0_BASE::RESET
+            .try_with_base_256b(global)
+            .map_err(|_| PacketError::BadAddress { address: global.0, align: 256 })?
+            .raw(),
         CB_COLOR0_PITCH::RESET.with_tile_max((pitch / 8 - 1) as u16).raw(),
         0, // SLICE
         0, // VIEW

@@ -14,51 +14,52 @@ use baregpu_ring::evergreen::set_range;
 pub use baregpu_ring::pm4::Opcode;
 use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, type3_header};
 
-/// The type-3 opcodes this driver emits beyond the ring's register writes and
-/// `INDIRECT_BUFFER`. The document gives bodies but no values: these are Linux radeon
-/// evergreend.h / Mesa r600 evergreend.h `PACKET3_*`.
+/// The type-3 opcodes this driver emits: the generated §9 packet table
+/// (`baregpu_regs::evergreen::packets`, opcodes the document omits from Linux radeon
+/// evergreend.h) where it has them, and the few it leaves without an opcode or omits.
 pub mod opcode {
     use super::Opcode;
+    use baregpu_regs::evergreen::packets as p;
 
-    /// §9.7.2 `NOP` (`PACKET3_NOP` 0x10).
-    pub const NOP: Opcode = Opcode::new(0x10);
+    /// §9.7.2 `NOP`.
+    pub const NOP: Opcode = Opcode::of(p::NOP);
     /// `SET_BASE` (not in the document; Linux radeon evergreend.h 0x11): body BASE_INDEX
     /// (1 = the DISPATCH_INDIRECT / DRAW_INDIRECT base, Linux evergreen_cs.c), address lo, hi.
     pub const SET_BASE: Opcode = Opcode::new(0x11);
-    /// §9.4.2 `DEALLOC_STATE`, Cayman (Mesa r600 evergreend.h 0x14).
+    /// §9.4.2 `DEALLOC_STATE`, Cayman (the table has no opcode: Mesa r600 evergreend.h 0x14).
     pub const DEALLOC_STATE: Opcode = Opcode::new(0x14);
-    /// §9.3.12 `DISPATCH_DIRECT` (0x15).
-    pub const DISPATCH_DIRECT: Opcode = Opcode::new(0x15);
-    /// §9.3.13 `DISPATCH_INDIRECT` (0x16).
-    pub const DISPATCH_INDIRECT: Opcode = Opcode::new(0x16);
-    /// §9.5.3 `SET_PREDICATION` (0x20).
-    pub const SET_PREDICATION: Opcode = Opcode::new(0x20);
-    /// §9.5.1 `COND_EXEC` (0x22).
-    pub const COND_EXEC: Opcode = Opcode::new(0x22);
-    /// §9.6.8 `WAIT_REG_MEM` (0x3C).
-    pub const WAIT_REG_MEM: Opcode = Opcode::new(0x3C);
-    /// §9.7.1 `MEM_WRITE` (0x3D).
-    pub const MEM_WRITE: Opcode = Opcode::new(0x3D);
-    /// §9.5.4 `PRED_EXEC` (0x23).
-    pub const PRED_EXEC: Opcode = Opcode::new(0x23);
-    /// §9.6.5 `PFP_SYNC_ME` (0x42).
-    pub const PFP_SYNC_ME: Opcode = Opcode::new(0x42);
-    /// §9.5.2 `COND_WRITE` (0x45).
-    pub const COND_WRITE: Opcode = Opcode::new(0x45);
-    /// §9.6.3 `EVENT_WRITE_EOS` (0x48).
-    pub const EVENT_WRITE_EOS: Opcode = Opcode::new(0x48);
+    /// §9.3.12 `DISPATCH_DIRECT`.
+    pub const DISPATCH_DIRECT: Opcode = Opcode::of(p::DISPATCH_DIRECT);
+    /// §9.3.13 `DISPATCH_INDIRECT`.
+    pub const DISPATCH_INDIRECT: Opcode = Opcode::of(p::DISPATCH_INDIRECT);
+    /// §9.5.3 `SET_PREDICATION`.
+    pub const SET_PREDICATION: Opcode = Opcode::of(p::SET_PREDICATION);
+    /// §9.5.1 `COND_EXEC`.
+    pub const COND_EXEC: Opcode = Opcode::of(p::COND_EXEC);
+    /// §9.5.4 `PRED_EXEC`.
+    pub const PRED_EXEC: Opcode = Opcode::of(p::PRED_EXEC);
+    /// §9.6.8 `WAIT_REG_MEM`.
+    pub const WAIT_REG_MEM: Opcode = Opcode::of(p::WAIT_REG_MEM);
+    /// §9.7.1 `MEM_WRITE`.
+    pub const MEM_WRITE: Opcode = Opcode::of(p::MEM_WRITE);
     /// `CP_DMA` (not in the document; Linux radeon evergreend.h `PACKET3_CP_DMA` 0x41).
     pub const CP_DMA: Opcode = Opcode::new(0x41);
-    /// §9.6.7 `SURFACE_SYNC` (0x43).
-    pub const SURFACE_SYNC: Opcode = Opcode::new(0x43);
-    /// §9.2.1 `ME_INITIALIZE` (0x44).
-    pub const ME_INITIALIZE: Opcode = Opcode::new(0x44);
-    /// §9.6.1 `EVENT_WRITE` (0x46).
-    pub const EVENT_WRITE: Opcode = Opcode::new(0x46);
-    /// §9.6.2 `EVENT_WRITE_EOP` (0x47).
-    pub const EVENT_WRITE_EOP: Opcode = Opcode::new(0x47);
-    /// §9.4.14 `SET_CONFIG_REG` (0x68).
-    pub const SET_CONFIG_REG: Opcode = Opcode::new(0x68);
+    /// §9.6.5 `PFP_SYNC_ME` (the table has no opcode: Mesa r600 r600d_common.h 0x42).
+    pub const PFP_SYNC_ME: Opcode = Opcode::new(0x42);
+    /// §9.6.7 `SURFACE_SYNC`.
+    pub const SURFACE_SYNC: Opcode = Opcode::of(p::SURFACE_SYNC);
+    /// §9.2.1 `ME_INITIALIZE`.
+    pub const ME_INITIALIZE: Opcode = Opcode::of(p::ME_INITIALIZE);
+    /// §9.5.2 `COND_WRITE`.
+    pub const COND_WRITE: Opcode = Opcode::of(p::COND_WRITE);
+    /// §9.6.1 `EVENT_WRITE`.
+    pub const EVENT_WRITE: Opcode = Opcode::of(p::EVENT_WRITE);
+    /// §9.6.2 `EVENT_WRITE_EOP`.
+    pub const EVENT_WRITE_EOP: Opcode = Opcode::of(p::EVENT_WRITE_EOP);
+    /// §9.6.3 `EVENT_WRITE_EOS`.
+    pub const EVENT_WRITE_EOS: Opcode = Opcode::of(p::EVENT_WRITE_EOS);
+    /// §9.4.14 `SET_CONFIG_REG`.
+    pub const SET_CONFIG_REG: Opcode = Opcode::of(p::SET_CONFIG_REG);
 }
 
 /// Type-3 header (§9.1.4): the ring's header (TYPE 3, COUNT = body dwords - 1, IT_OPCODE)
@@ -155,7 +156,7 @@ pub fn set_regs(
         return Err(PacketError::OutOfRange { offset: last.saturating_sub(4) });
     }
     let n = values.len() + 1;
-    let h = header(range.opcode, n, compute, false)?;
+    let h = header(Opcode::of(range.packet), n, compute, false)?;
     sink.reserve(1 + n)?;
     sink.push(h)?;
     sink.push(((first - range.start) >> 2) as u32)?;
@@ -377,7 +378,7 @@ mod tests {
     #[test]
     fn headers_match_the_worked_examples() {
         // SET_CONTEXT_REG of 3 registers, compute: 0xC0036902; DISPATCH_DIRECT: 0xC0031502.
-        let set_context = baregpu_ring::evergreen::set_range(0x28000).unwrap().opcode;
+        let set_context = Opcode::of(baregpu_ring::evergreen::set_range(0x28000).unwrap().packet);
         assert_eq!(header(set_context, 4, true, false), Ok(0xC003_6902));
         assert_eq!(header(opcode::DISPATCH_DIRECT, 4, true, false), Ok(0xC003_1502));
         assert_eq!(header(opcode::NOP, 1, false, true), Ok(0xC000_1001));

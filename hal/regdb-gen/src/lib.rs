@@ -8,6 +8,7 @@ pub mod codegen;
 pub mod coverage;
 pub mod lint;
 pub mod model;
+pub mod packets;
 
 pub use codegen::generate;
 pub use lint::{LintError, lint};
@@ -74,10 +75,16 @@ impl fmt::Display for RegenError {
 
 impl std::error::Error for RegenError {}
 
-/// The generated module for the database at `db_path`.
+/// The generated module for the database at `db_path`, with the family's `packets` module
+/// when it has a packet table (`hal/regdb/packets/<family>.toml`).
 pub fn render(db_path: &Path) -> Result<String, RegenError> {
     let db = Database::load(db_path).map_err(|e| RegenError::Load(db_path.into(), e))?;
-    generate(&db).map_err(|e| RegenError::Lint(db_path.into(), e))
+    let mut code = generate(&db).map_err(|e| RegenError::Lint(db_path.into(), e))?;
+    if let Some(path) = packets::packet_table_path(&db.meta.family) {
+        let table = packets::PacketTable::load(&path).map_err(|e| RegenError::Load(path, e))?;
+        code.push_str(&packets::render(&table));
+    }
+    Ok(code)
 }
 
 /// Generated files whose checked-in text differs from a fresh generation (missing ones too).

@@ -31122,3 +31122,290 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     rbbm::WAIT_UNTIL::SPEC,
     rbbm::ISYNC_CNTL::SPEC,
 ];
+
+/// Type-3 packets of the family's command stream: `hal/regdb/packets/r5xx.toml`, extracted from amd-r5xx-acceleration.txt and checked against it by `regdb-gen`'s tests. Each constant is typed by the family, so a writer of another family does not take it.
+pub mod packets {
+    use super::Family;
+    use crate::packet::{BodyDword, Packet};
+
+    /// `NOP` 0x10 (amd-r5xx-acceleration §6.2.2.1; R5xx): Skip N DWORDs to get to the next packet.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const NOP: Packet<Family> = Packet::new("NOP", 0x10, "6.2.2.1", "R5xx", "Skip N DWORDs to get to the next packet.", &[
+        BodyDword { dword: "2", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `PAINT` 0x91 (amd-r5xx-acceleration §6.2.2.2; R5xx): Paint a number of rectangles with a colour brush.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const PAINT: Packet<Family> = Packet::new("PAINT", 0x91, "6.2.2.2", "R5xx", "Paint a number of rectangles with a colour brush.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+        BodyDword { dword: "3", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `BITBLT` 0x92 (amd-r5xx-acceleration §6.2.2.8; R5xx): Copy a source rectangle to a destination rectangle.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const BITBLT: Packet<Family> = Packet::new("BITBLT", 0x92, "6.2.2.8", "R5xx", "Copy a source rectangle to a destination rectangle.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+    ]);
+
+    /// `HOSTDATA_BLT` 0x94 (amd-r5xx-acceleration §6.2.2.3; R5xx): Draw a string of large characters on the screen, or copy a number of bitmaps to the video memory.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const HOSTDATA_BLT: Packet<Family> = Packet::new("HOSTDATA_BLT", 0x94, "6.2.2.3", "R5xx", "Draw a string of large characters on the screen, or copy a number of bitmaps to the video memory.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+        BodyDword { dword: "3", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `POLYLINE` 0x95 (amd-r5xx-acceleration §6.2.2.4; R5xx): Draw a polyline (lines connected with their ends).
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const POLYLINE: Packet<Family> = Packet::new("POLYLINE", 0x95, "6.2.2.4", "R5xx", "Draw a polyline (lines connected with their ends).", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+        BodyDword { dword: "3", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `POLYSCANLINES` 0x98 (amd-r5xx-acceleration §6.2.2.5; R5xx): Draw polyscanlines or scanlines.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const POLYSCANLINES: Packet<Family> = Packet::new("POLYSCANLINES", 0x98, "6.2.2.5", "R5xx", "Draw polyscanlines or scanlines.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+    ]);
+
+    /// `NEXTCHAR` 0x19 (amd-r5xx-acceleration §6.2.2.6; R5xx): Print a character at a given screen location using the default foreground and background colours.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const NEXTCHAR: Packet<Family> = Packet::new("NEXTCHAR", 0x19, "6.2.2.6", "R5xx", "Print a character at a given screen location using the default foreground and background colours.", &[
+        BodyDword { dword: "2", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `PAINT_MULTI` 0x9a (amd-r5xx-acceleration §6.2.2.7; R5xx): Paint a number of rectangles on the screen with one colour. The difference between this function and PAINT is the representation of parameters.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const PAINT_MULTI: Packet<Family> = Packet::new("PAINT_MULTI", 0x9a, "6.2.2.7", "R5xx", "Paint a number of rectangles on the screen with one colour. The difference between this function and PAINT is the representation of parameters.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+        BodyDword { dword: "3", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `BITBLT_MULTI` 0x9b (amd-r5xx-acceleration §6.2.2.9; R5xx): Copy a number of source rectangles to destination rectangles of the screen respectively.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const BITBLT_MULTI: Packet<Family> = Packet::new("BITBLT_MULTI", 0x9b, "6.2.2.9", "R5xx", "Copy a number of source rectangles to destination rectangles of the screen respectively.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+        BodyDword { dword: "3", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `TRANS_BITBLT` 0x9c (amd-r5xx-acceleration §6.2.2.10; R5xx): 2D transparent bitblt operation.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const TRANS_BITBLT: Packet<Family> = Packet::new("TRANS_BITBLT", 0x9c, "6.2.2.10", "R5xx", "2D transparent bitblt operation.", &[
+        BodyDword { dword: "2", field: "{SETTINGS}" },
+        BodyDword { dword: "3", field: "{DATA_BLOCK}" },
+    ]);
+
+    /// `PLY_NEXTSCAN` 0x1d (amd-r5xx-acceleration §6.2.2.11; R5xx): Draw polyscanlines using current settings.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const PLY_NEXTSCAN: Packet<Family> = Packet::new("PLY_NEXTSCAN", 0x1d, "6.2.2.11", "R5xx", "Draw polyscanlines using current settings.", &[
+        BodyDword { dword: "2", field: "[HEIGHT TOP]" },
+        BodyDword { dword: "3", field: "[END_1 START_1]" },
+        BodyDword { dword: "n+2", field: "[END_n START_n]" },
+    ]);
+
+    /// `SET_SCISSORS` 0x1e (amd-r5xx-acceleration §6.2.2.13; R5xx): Set up scissors.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const SET_SCISSORS: Packet<Family> = Packet::new("SET_SCISSORS", 0x1e, "6.2.2.13", "R5xx", "Set up scissors.", &[
+        BodyDword { dword: "2", field: "[TOP_LEFT]" },
+        BodyDword { dword: "3", field: "[BOTTOM_RIGHT]" },
+    ]);
+
+    /// `PRED_EXEC` 0x20 (amd-r5xx-acceleration §6.2.4; R5xx): Predicated execute wrapper for a sequence of packets
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const PRED_EXEC: Packet<Family> = Packet::new("PRED_EXEC", 0x20, "6.2.4", "R5xx", "Predicated execute wrapper for a sequence of packets", &[
+        BodyDword { dword: "2", field: "[DEVICE_SELECT EXEC_COUNT]" },
+    ]);
+
+    /// `COND_EXEC` 0x21 (amd-r5xx-acceleration §6.2.5.1; R5xx): Conditional execute wrapper for a sequence of packets
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const COND_EXEC: Packet<Family> = Packet::new("COND_EXEC", 0x21, "6.2.5.1", "R5xx", "Conditional execute wrapper for a sequence of packets", &[
+        BodyDword { dword: "2", field: "TWO" },
+        BodyDword { dword: "3", field: "EXEC_COUNT" },
+    ]);
+
+    /// `WAIT_SEMAPHORE` 0x22 (amd-r5xx-acceleration §6.2.4.1; R5xx): Wait in the CP micro-engine for semaphore to be zero
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const WAIT_SEMAPHORE: Packet<Family> = Packet::new("WAIT_SEMAPHORE", 0x22, "6.2.4.1", "R5xx", "Wait in the CP micro-engine for semaphore to be zero", &[
+        BodyDword { dword: "2", field: "Semaphore offset" },
+        BodyDword { dword: "3", field: "Semaphore reset" },
+    ]);
+
+    /// `WAIT_MEM` 0x23 (amd-r5xx-acceleration §6.2.5.2; R5xx): Wait in the CP micro-engine for GPU-accessible memory semaphore to be zero
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const WAIT_MEM: Packet<Family> = Packet::new("WAIT_MEM", 0x23, "6.2.5.2", "R5xx", "Wait in the CP micro-engine for GPU-accessible memory semaphore to be zero", &[
+        BodyDword { dword: "2", field: "SEM_ADDR[31:2]" },
+        BodyDword { dword: "3", field: "SEM_LEN" },
+    ]);
+
+    /// `3D_DRAW_VBUF` 0x28 (amd-r5xx-acceleration §6.2.3.1; R5xx): Draw primitives using vertex buffer
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_VBUF: Packet<Family> = Packet::new("3D_DRAW_VBUF", 0x28, "6.2.3.1", "R5xx", "Draw primitives using vertex buffer", &[
+        BodyDword { dword: "2", field: "[VAP_VTX_FMT]" },
+        BodyDword { dword: "3", field: "[VAP_VF_CNTL]" },
+    ]);
+
+    /// `3D_DRAW_IMMD` 0x29 (amd-r5xx-acceleration §6.2.3.2; R5xx): Draw primitives using immediate vertices in this packet
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_IMMD: Packet<Family> = Packet::new("3D_DRAW_IMMD", 0x29, "6.2.3.2", "R5xx", "Draw primitives using immediate vertices in this packet", &[
+        BodyDword { dword: "2", field: "[VAP_VTX_FMT]" },
+        BodyDword { dword: "3", field: "[VAP_VF_CNTL]" },
+        BodyDword { dword: "4 to end", field: "Vertex data" },
+    ]);
+
+    /// `3D_DRAW_INDX` 0x2a (amd-r5xx-acceleration §6.2.3.3; R5xx): Draw primitives using vertex buffer and indices in this packet
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_INDX: Packet<Family> = Packet::new("3D_DRAW_INDX", 0x2a, "6.2.3.3", "R5xx", "Draw primitives using vertex buffer and indices in this packet", &[
+        BodyDword { dword: "2", field: "[VAP_VTX_FMT]" },
+        BodyDword { dword: "3", field: "[VAP_VF_CNTL]" },
+        BodyDword { dword: "4 to end", field: "[indx16 #2 indx16 #1]" },
+        BodyDword { dword: "4 to end", field: "or [indx32]" },
+    ]);
+
+    /// `LOAD_PALETTE` 0x2c (amd-r5xx-acceleration §6.2.2.12; R5xx): Load a palette for 2D scaling.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const LOAD_PALETTE: Packet<Family> = Packet::new("LOAD_PALETTE", 0x2c, "6.2.2.12", "R5xx", "Load a palette for 2D scaling.", &[
+        BodyDword { dword: "2", field: "[SCALE_DATATYPE]" },
+        BodyDword { dword: "3", field: "[COLOR_1]" },
+        BodyDword { dword: "4", field: "[COLOR_2]" },
+        BodyDword { dword: "n+2", field: "[COLOR_n]" },
+    ]);
+
+    /// `3D_LOAD_VBPNTR` 0x2f (amd-r5xx-acceleration §6.2.3.9; R5xx): Load pointers to vertex buffers
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_LOAD_VBPNTR: Packet<Family> = Packet::new("3D_LOAD_VBPNTR", 0x2f, "6.2.3.9", "R5xx", "Load pointers to vertex buffers", &[
+        BodyDword { dword: "2", field: "VTX_NUM_ARRAYS" },
+        BodyDword { dword: "3", field: "VTX_AOS_ATTR01" },
+        BodyDword { dword: "4", field: "VTX_AOS_ADDR0" },
+        BodyDword { dword: "5", field: "VTX_AOS_ADDR1" },
+        BodyDword { dword: "6", field: "VTX_AOS_ATTR23" },
+        BodyDword { dword: "7", field: "VTX_AOS_ADDR2" },
+        BodyDword { dword: "8", field: "VTX_AOS_ADDR3" },
+        BodyDword { dword: "9", field: "VTX_AOS_ATTR45" },
+        BodyDword { dword: "10", field: "VTX_AOS_ADDR4" },
+        BodyDword { dword: "11", field: "VTX_AOS_ADDR5" },
+        BodyDword { dword: "12", field: "VTX_AOS_ATTR67" },
+        BodyDword { dword: "13", field: "VTX_AOS_ADDR6" },
+        BodyDword { dword: "14", field: "VTX_AOS_ADDR7" },
+        BodyDword { dword: "15", field: "VTX_AOS_ATTR89" },
+        BodyDword { dword: "16", field: "VTX_AOS_ADDR8" },
+        BodyDword { dword: "17", field: "VTX_AOS_ADDR9" },
+        BodyDword { dword: "18", field: "VTX_AOS_ATTR1011" },
+        BodyDword { dword: "19", field: "VTX_AOS_ADDR10" },
+        BodyDword { dword: "20", field: "VTX_AOS_ADDR11" },
+    ]);
+
+    /// `INDX_BUFFER` 0x33 (amd-r5xx-acceleration §6.2.3.11; R5xx): Load Indices Using Indirect Buffer #2
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const INDX_BUFFER: Packet<Family> = Packet::new("INDX_BUFFER", 0x33, "6.2.3.11", "R5xx", "Load Indices Using Indirect Buffer #2", &[
+        BodyDword { dword: "2", field: "[ONE_REG_WR" },
+        BodyDword { dword: "2", field: "SKIP_COUNT" },
+        BodyDword { dword: "2", field: "DESTINATION]" },
+        BodyDword { dword: "3", field: "BUFFER_BASE[31:2]" },
+        BodyDword { dword: "4", field: "BUFFER_SIZE[22:0]" },
+    ]);
+
+    /// `3D_DRAW_VBUF_2` 0x34 (amd-r5xx-acceleration §6.2.3.4; R5xx): Same as 3D_DRAW_VBUF, but without VAP_VTX_FMT
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_VBUF_2: Packet<Family> = Packet::new("3D_DRAW_VBUF_2", 0x34, "6.2.3.4", "R5xx", "Same as 3D_DRAW_VBUF, but without VAP_VTX_FMT", &[
+        BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
+    ]);
+
+    /// `3D_DRAW_IMMD_2` 0x35 (amd-r5xx-acceleration §6.2.3.5; R5xx): Same as 3D_DRAW_IMMD, but without VAP_VTX_FMT
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_IMMD_2: Packet<Family> = Packet::new("3D_DRAW_IMMD_2", 0x35, "6.2.3.5", "R5xx", "Same as 3D_DRAW_IMMD, but without VAP_VTX_FMT", &[
+        BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
+        BodyDword { dword: "3 to end", field: "Vertex data" },
+    ]);
+
+    /// `3D_DRAW_INDX_2` 0x36 (amd-r5xx-acceleration §6.2.3.6; R5xx): Same as 3D_DRAW_INDX, but without VAP_VTX_FMT
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_INDX_2: Packet<Family> = Packet::new("3D_DRAW_INDX_2", 0x36, "6.2.3.6", "R5xx", "Same as 3D_DRAW_INDX, but without VAP_VTX_FMT", &[
+        BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
+        BodyDword { dword: "3 to end", field: "[indx16 #2 indx16 #1] or [indx32 #1]" },
+    ]);
+
+    /// `3D_CLEAR_HIZ` 0x37 (amd-r5xx-acceleration §6.2.3.10; R5xx): Clear portion of the Hierarchal Z RAM
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_CLEAR_HIZ: Packet<Family> = Packet::new("3D_CLEAR_HIZ", 0x37, "6.2.3.10", "R5xx", "Clear portion of the Hierarchal Z RAM", &[
+        BodyDword { dword: "2", field: "START" },
+        BodyDword { dword: "3", field: "COUNT[13:0]" },
+        BodyDword { dword: "4", field: "CLEAR_VALUE" },
+    ]);
+
+    /// `3D_DRAW_128` 0x39 (amd-r5xx-acceleration §6.2.3.7; R5xx): Draw packet to write to 128-bit VAP data port.
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const _3D_DRAW_128: Packet<Family> = Packet::new("3D_DRAW_128", 0x39, "6.2.3.7", "R5xx", "Draw packet to write to 128-bit VAP data port.", &[
+        BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
+        BodyDword { dword: "3 to end", field: "Data or Indices" },
+    ]);
+
+    /// `MPEG_INDEX` 0x3a (amd-r5xx-acceleration §6.2.3.12; R5xx): MPEG Packet Registers and Index Generation
+    ///
+    /// Opcode: amd-r5xx-acceleration §6.2.1.
+    pub const MPEG_INDEX: Packet<Family> = Packet::new("MPEG_INDEX", 0x3a, "6.2.3.12", "R5xx", "MPEG Packet Registers and Index Generation", &[
+        BodyDword { dword: "2", field: "[MASK]" },
+        BodyDword { dword: "Conditional", field: "[Register Values]" },
+    ]);
+
+    /// Every packet with an opcode, in document order.
+    pub const ALL: &[Packet<Family>] = &[
+        NOP,
+        PAINT,
+        BITBLT,
+        HOSTDATA_BLT,
+        POLYLINE,
+        POLYSCANLINES,
+        NEXTCHAR,
+        PAINT_MULTI,
+        BITBLT_MULTI,
+        TRANS_BITBLT,
+        PLY_NEXTSCAN,
+        SET_SCISSORS,
+        PRED_EXEC,
+        COND_EXEC,
+        WAIT_SEMAPHORE,
+        WAIT_MEM,
+        _3D_DRAW_VBUF,
+        _3D_DRAW_IMMD,
+        _3D_DRAW_INDX,
+        LOAD_PALETTE,
+        _3D_LOAD_VBPNTR,
+        INDX_BUFFER,
+        _3D_DRAW_VBUF_2,
+        _3D_DRAW_IMMD_2,
+        _3D_DRAW_INDX_2,
+        _3D_CLEAR_HIZ,
+        _3D_DRAW_128,
+        MPEG_INDEX,
+    ];
+
+    /// Packets the document describes whose opcode neither it nor a cited public source gives: (name, section). They have no constant, so no writer emits them.
+    pub const WITHOUT_OPCODE: &[(&str, &str)] = &[
+    ];
+}

@@ -1,65 +1,11 @@
-//! PM4 packet headers (§6.1) and type-3 opcodes (§6.2.1), decoded from the document: the
-//! model's own decoder, independent of any driver-side encoder.
+//! PM4 packet headers (§6.1), decoded from the document by the model's own decoder,
+//! independent of any driver-side encoder; type-3 opcodes from the §6.2.1 packet table as
+//! `baregpu_regs::r5xx::packets` holds it (extracted from the document and checked against it
+//! by regdb-gen's tests, like the register database).
 
-/// Type-3 `IT_OPCODE`s listed in §6.2.1.
-pub mod opcode {
-    /// Skip N dwords (§6.2.2.1).
-    pub const NOP: u8 = 0x10;
-    /// Print a character (§6.2.2.6).
-    pub const NEXTCHAR: u8 = 0x19;
-    /// Polyscanlines with current settings (§6.2.2.11).
-    pub const PLY_NEXTSCAN: u8 = 0x1D;
-    /// Set up scissors (§6.2.2.13).
-    pub const SET_SCISSORS: u8 = 0x1E;
-    /// Predicated execute wrapper (§6.2.4).
-    pub const PRED_EXEC: u8 = 0x20;
-    /// Conditional execute wrapper (§6.2.5.1).
-    pub const COND_EXEC: u8 = 0x21;
-    /// Wait for an ME RAM semaphore to be zero (§6.2.4.1).
-    pub const WAIT_SEMAPHORE: u8 = 0x22;
-    /// Wait for a memory semaphore to be zero (§6.2.5.2).
-    pub const WAIT_MEM: u8 = 0x23;
-    /// 3D_DRAW_VBUF (§6.2.3.1).
-    pub const DRAW_VBUF: u8 = 0x28;
-    /// 3D_DRAW_IMMD (§6.2.3.2).
-    pub const DRAW_IMMD: u8 = 0x29;
-    /// 3D_DRAW_INDX (§6.2.3.3).
-    pub const DRAW_INDX: u8 = 0x2A;
-    /// Load a palette (§6.2.2.12).
-    pub const LOAD_PALETTE: u8 = 0x2C;
-    /// 3D_LOAD_VBPNTR (§6.2.3.9).
-    pub const LOAD_VBPNTR: u8 = 0x2F;
-    /// Indices through IB2 (§6.2.3.11).
-    pub const INDX_BUFFER: u8 = 0x33;
-    /// 3D_DRAW_VBUF_2 (§6.2.3.4).
-    pub const DRAW_VBUF_2: u8 = 0x34;
-    /// 3D_DRAW_IMMD_2 (§6.2.3.5).
-    pub const DRAW_IMMD_2: u8 = 0x35;
-    /// 3D_DRAW_INDX_2 (§6.2.3.6).
-    pub const DRAW_INDX_2: u8 = 0x36;
-    /// 3D_CLEAR_HIZ (§6.2.3.10).
-    pub const CLEAR_HIZ: u8 = 0x37;
-    /// 3D_DRAW_128 (§6.2.3.7).
-    pub const DRAW_128: u8 = 0x39;
-    /// MPEG_INDEX (§6.2.3.12).
-    pub const MPEG_INDEX: u8 = 0x3A;
-    /// PAINT (§6.2.2.2).
-    pub const PAINT: u8 = 0x91;
-    /// BITBLT (§6.2.2.8).
-    pub const BITBLT: u8 = 0x92;
-    /// HOSTDATA_BLT (§6.2.2.3).
-    pub const HOSTDATA_BLT: u8 = 0x94;
-    /// POLYLINE (§6.2.2.4).
-    pub const POLYLINE: u8 = 0x95;
-    /// POLYSCANLINES (§6.2.2.5).
-    pub const POLYSCANLINES: u8 = 0x98;
-    /// PAINT_MULTI (§6.2.2.7).
-    pub const PAINT_MULTI: u8 = 0x9A;
-    /// BITBLT_MULTI (§6.2.2.9).
-    pub const BITBLT_MULTI: u8 = 0x9B;
-    /// TRANS_BITBLT (§6.2.2.10).
-    pub const TRANS_BITBLT: u8 = 0x9C;
-}
+use baregpu_regs::r5xx::packets::{
+    self, COND_EXEC, INDX_BUFFER, NOP, PRED_EXEC, WAIT_MEM, WAIT_SEMAPHORE,
+};
 
 /// A decoded packet header (§6.1). Counts are body dwords (the header's COUNT + 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,17 +73,15 @@ pub enum Class {
 }
 
 /// Classify an IT_OPCODE.
-pub const fn classify(op: u8) -> Class {
-    use opcode::*;
-    match op {
-        NOP => Class::Nop,
-        WAIT_SEMAPHORE => Class::WaitSemaphore,
-        WAIT_MEM => Class::WaitMem,
-        PRED_EXEC | COND_EXEC | INDX_BUFFER => Class::Unsupported,
-        NEXTCHAR | PLY_NEXTSCAN | SET_SCISSORS | DRAW_VBUF | DRAW_IMMD | DRAW_INDX
-        | LOAD_PALETTE | LOAD_VBPNTR | DRAW_VBUF_2 | DRAW_IMMD_2 | DRAW_INDX_2 | CLEAR_HIZ
-        | DRAW_128 | MPEG_INDEX | PAINT | BITBLT | HOSTDATA_BLT | POLYLINE | POLYSCANLINES
-        | PAINT_MULTI | BITBLT_MULTI | TRANS_BITBLT => Class::Consumed,
-        _ => Class::Unknown,
+pub fn classify(op: u8) -> Class {
+    let Some(packet) = packets::ALL.iter().find(|p| p.opcode == op) else {
+        return Class::Unknown;
+    };
+    match *packet {
+        p if p == NOP => Class::Nop,
+        p if p == WAIT_SEMAPHORE => Class::WaitSemaphore,
+        p if p == WAIT_MEM => Class::WaitMem,
+        p if p == PRED_EXEC || p == COND_EXEC || p == INDX_BUFFER => Class::Unsupported,
+        _ => Class::Consumed,
     }
 }
