@@ -177,10 +177,15 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         };
         wb_mem.zero();
         ih_mem.zero();
-        // `new` takes the regions only on success; a ring it refuses leaks them (never reused
-        // by the CP, which was not started).
-        let ring =
-            CommandRing::with_family(ring_mem, wb_mem, WB_RPTR_OFFSET).map_err(InitError::Ring)?;
+        // `with_family` takes the ring and write-back regions only on success; a ring it refuses
+        // leaks them (never used by the CP, which was not started).
+        let ring = match CommandRing::with_family(ring_mem, wb_mem, WB_RPTR_OFFSET) {
+            Ok(r) => r,
+            Err(e) => {
+                dma.deallocate(ih_mem);
+                return Err(InitError::Ring(e));
+            }
+        };
         let mut gpu = Evergreen {
             io,
             clock,
