@@ -17,7 +17,9 @@ use baregpu_regs::evergreen::cb::{
 };
 use baregpu_regs::evergreen::cp::CP_COHER_CNTL;
 use baregpu_regs::evergreen::db::DB_RENDER_CONTROL;
-use baregpu_regs::evergreen::spi::{SPI_COMPUTE_INPUT_CNTL, SPI_COMPUTE_NUM_THREAD_X};
+use baregpu_regs::evergreen::spi::{
+    SPI_COMPUTE_INPUT_CNTL, SPI_COMPUTE_NUM_THREAD_X, SPI_LDS_MGMT_CAYMAN_ONWARD,
+};
 use baregpu_regs::evergreen::sq::{
     SQ_ALU_CONST_BUFFER_SIZE_LS_0, SQ_ALU_CONST_CACHE_LS_0,
     SQ_DYN_GPR_RESOURCE_LIMIT_1_CYPRESS_UNTIL_CAYMAN, SQ_LDS_ALLOC, SQ_LDS_RESOURCE_MGMT,
@@ -303,6 +305,11 @@ fn emit_dispatch(
         // 0x1E in each of the six 5-bit stage limits (Mesa r600).
         let limits = (0..6).fold(0u32, |v, i| v | (0x1E << (5 * i)));
         s.set_regs(reg::<SQ_DYN_GPR_RESOURCE_LIMIT_1_CYPRESS_UNTIL_CAYMAN>(), &[limits], true)?;
+    } else {
+        // Cayman splits the LDS in SPI_LDS_MGMT instead: NUM_LS_LDS (bits 15:8) = 255 (Mesa r600
+        // evergreen_compute.c; the database has the register, not its fields).
+        let lds = SPI_LDS_MGMT_CAYMAN_ONWARD::RESET.with_spi_lds_mgmt(255 << 8);
+        s.set_regs(reg::<SPI_LDS_MGMT_CAYMAN_ONWARD>(), &[lds.raw()], true)?;
     }
     // §3.2 item 4: no colour output from the DB.
     s.set_regs(
