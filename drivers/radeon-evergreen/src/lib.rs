@@ -3,6 +3,30 @@
 //! leaves out taken from Linux radeon (evergreen.c, evergreend.h, ni.c, nid.h, r600.c) and Mesa
 //! r600 (evergreen_compute.c), each cited where it is used.
 //!
+//! # Use
+//!
+//! ```no_run
+//! # fn f(cfg: &impl baregpu_hal::pci::ConfigRegionAccess, addr: baregpu_hal::pci::PciAddress,
+//! #      io: impl baregpu_hal::RegisterIo, clock: impl baregpu_hal::time::Clock,
+//! #      dma: &impl baregpu_hal::dma::DmaAllocator, dst: baregpu_hal::dma::BusAddress,
+//! #      pfp: &[u8], me: &[u8], rlc: &[u8]) -> Result<(), Box<dyn core::error::Error>> {
+//! use core::time::Duration;
+//! use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
+//! use baregpu_radeon_evergreen::{Evergreen, RingConfig, FENCE_DWORDS, pci};
+//!
+//! let probed = pci::probe(cfg, addr)?;          // chipset table, register BAR
+//! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
+//! let fw = EvergreenFirmware::parse(EvergreenUcode::of(probed.chip), pfp, me, rlc)?;
+//! // ... map `probed.registers` as `io` ...
+//! let mut gpu = Evergreen::init(io, clock, dma, probed.chip, &fw, RingConfig::default())?;
+//! let fence = gpu.submit(5 + FENCE_DWORDS, |s| {
+//!     s.cp_dma_fill(0, dst, 4096)?;             // 4 KiB of zeros by the CP
+//!     s.fence()
+//! })?;                                          // padded to 16 dwords, one doorbell
+//! gpu.wait(&fence, Duration::from_millis(100))?;
+//! # Ok(()) }
+//! ```
+//!
 //! # What it does
 //!
 //! - [`pci`]: probe by PCI ID from the generated chipset table (unknown IDs are
