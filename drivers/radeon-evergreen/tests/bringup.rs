@@ -34,6 +34,18 @@ fn init_uploads_firmware_at_the_write_floor_and_passes_ring_and_ib_tests() {
             },
             "{chip:?}"
         );
+        // Seen independently at the register interface: per image one address write for the
+        // load and one for the read-back, and one data write per word.
+        use baregpu_regs::evergreen::cp::{
+            CP_ME_RAM_DATA, CP_ME_RAM_RADDR, CP_ME_RAM_WADDR, CP_PFP_UCODE_ADDR, CP_PFP_UCODE_DATA,
+        };
+        use baregpu_regs::evergreen::rlc::{RLC_UCODE_ADDR, RLC_UCODE_DATA};
+        assert_eq!(io.writes_to::<CP_PFP_UCODE_DATA>(), u.pfp_dwords());
+        assert_eq!(io.writes_to::<CP_ME_RAM_DATA>(), u.me_dwords());
+        assert_eq!(io.writes_to::<RLC_UCODE_DATA>(), u.rlc_dwords());
+        assert_eq!(io.writes_to::<CP_PFP_UCODE_ADDR>(), 2);
+        assert_eq!(io.writes_to::<CP_ME_RAM_WADDR>() + io.writes_to::<CP_ME_RAM_RADDR>(), 2);
+        assert_eq!(io.writes_to::<RLC_UCODE_ADDR>(), 2);
         // The IB test ran last: its scratch value is there, the ring test's before it.
         assert_eq!(drv.scratch(TEST_SCRATCH), Ok(TEST_VALUE));
         assert!(drv.stats().doorbells >= 3, "ME_INITIALIZE, ring test, IB test");

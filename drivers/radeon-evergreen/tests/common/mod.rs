@@ -97,11 +97,23 @@ pub struct Counting<'a> {
     pub inner: &'a Gpu,
     pub writes: Cell<usize>,
     pub reads: Cell<usize>,
+    /// Writes per register offset.
+    pub per_offset: std::cell::RefCell<std::collections::HashMap<usize, usize>>,
 }
 
 impl<'a> Counting<'a> {
     pub fn new(inner: &'a Gpu) -> Self {
-        Counting { inner, writes: Cell::new(0), reads: Cell::new(0) }
+        Counting {
+            inner,
+            writes: Cell::new(0),
+            reads: Cell::new(0),
+            per_offset: Default::default(),
+        }
+    }
+
+    /// Writes to register `R`.
+    pub fn writes_to<R: baregpu_hal::Register>(&self) -> usize {
+        self.per_offset.borrow().get(&R::OFFSET).copied().unwrap_or(0)
     }
 }
 
@@ -112,6 +124,7 @@ impl RegisterIo for Counting<'_> {
     }
     fn write32(&self, offset: usize, value: u32) {
         self.writes.set(self.writes.get() + 1);
+        *self.per_offset.borrow_mut().entry(offset).or_default() += 1;
         self.inner.write32(offset, value)
     }
 }
