@@ -382,3 +382,25 @@ fn mem_write_cond_write_eos_and_pfp_sync_show_their_effect_in_memory() {
         assert_clean(&gpu);
     }
 }
+
+#[test]
+fn a_bus_fault_on_a_command_fetch_hangs_the_cp_and_a_function_level_reset_recovers() {
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let images = Images::of(chip);
+        let mut drv = init(&gpu, chip, &images, Default::default());
+        set_faults(&gpu, |f| f.dma_fault_next_fetch = true);
+        let f = drv.fence().unwrap();
+        match drv.wait(&f, Duration::from_millis(5)) {
+            Err(FenceError::Timeout { seq, .. }) => assert_eq!(seq, f.seq),
+            other => panic!("{chip:?}: {other:?}"),
+        }
+        assert_ne!(gpu.error_code(), 0, "{chip:?}: the model reports the fetch fault");
+        gpu.reset(); // the platform's function-level reset
+        let r = drv.recover(&images.parse()).unwrap_or_else(|e| panic!("{chip:?}: {e}"));
+        assert!(r.reloaded_firmware);
+        let f = drv.fence().unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).expect("fences signal again");
+        assert_clean(&gpu);
+    }
+}
