@@ -8,13 +8,15 @@
 //!   - R5xx: [`amd::CpMicrocode`] (`radeon/R520_cp.bin`, 256 x 40-bit MicroEngine RAM entries)
 //!     and its upload/read-back through `CP_ME_RAM_*` ([`amd::r5xx::upload`],
 //!     amd-r5xx-acceleration §5.12, §5.13).
-//!   - Evergreen / Cayman: [`amd::evergreen::PfpMicrocode`] and [`amd::evergreen::MeMicrocode`]
-//!     (parsing and validation; the upload arrives with the Evergreen driver).
+//!   - Evergreen / Cayman: [`amd::evergreen::PfpMicrocode`], [`amd::evergreen::MeMicrocode`] and
+//!     [`amd::evergreen::RlcMicrocode`] (a set: [`amd::evergreen::EvergreenFirmware`]), uploaded
+//!     and read back with the ME and PFP halted ([`amd::evergreen::upload`], Linux radeon
+//!     evergreen.c).
 //! - nVidia falcon (IMEM/DMEM upload through `CODE_INDEX`/`CODE`/`DATA_INDEX`/`DATA`): not yet;
 //!   it arrives with the nVidia driver issue. Nothing here pretends to support it.
 //!
 //! Errors: [`FirmwareError`] (the image is malformed; nothing was written) and
-//! [`amd::r5xx::LoadError`] (the device refused, was not ready or did not keep what was written).
+//! [`amd::r5xx::LoadError`] / [`amd::evergreen::LoadError`] (the device refused, was not ready or did not keep what was written).
 #![no_std]
 #![forbid(unsafe_code)]
 

@@ -87,3 +87,25 @@ fn cayman_pfp_and_me_parse() {
     assert_eq!(PfpMicrocode::parse(&pfp, &EvergreenUcode::CAYMAN).map(|p| p.len()), Ok(2176));
     assert_eq!(MeMicrocode::parse(&me, &EvergreenUcode::CAYMAN).map(|m| m.len()), Ok(2176));
 }
+
+#[test]
+fn rlc_images_parse_and_sets_reject_the_other_chip() {
+    use baregpu_firmware::amd::evergreen::{EvergreenFirmware, Image, RlcMicrocode};
+    let cypress = ["CYPRESS_pfp.bin", "CYPRESS_me.bin", "CYPRESS_rlc.bin"].map(real_firmware);
+    let cayman = ["CAYMAN_pfp.bin", "CAYMAN_me.bin", "CAYMAN_rlc.bin"].map(real_firmware);
+    assert_eq!(
+        RlcMicrocode::parse(&cypress[2], &EvergreenUcode::CYPRESS).map(|r| r.len()),
+        Ok(768)
+    );
+    assert_eq!(RlcMicrocode::parse(&cayman[2], &EvergreenUcode::CAYMAN).map(|r| r.len()), Ok(1024));
+    fn set(
+        chip: &'static EvergreenUcode,
+        f: &[Vec<u8>; 3],
+    ) -> Result<(), baregpu_firmware::amd::evergreen::ImageError> {
+        EvergreenFirmware::parse(chip, &f[0], &f[1], &f[2]).map(|_| ())
+    }
+    assert!(set(&EvergreenUcode::CYPRESS, &cypress).is_ok());
+    assert!(set(&EvergreenUcode::CAYMAN, &cayman).is_ok());
+    assert_eq!(set(&EvergreenUcode::CAYMAN, &cypress).map_err(|e| e.image), Err(Image::Pfp));
+    assert_eq!(set(&EvergreenUcode::CYPRESS, &cayman).map_err(|e| e.image), Err(Image::Pfp));
+}

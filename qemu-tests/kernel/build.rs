@@ -24,4 +24,24 @@ fn main() {
         );
         std::process::exit(1);
     }
+
+    // The Evergreen/Cayman PFP, ME and RLC images, unmodified (`EVERGREEN_FIRMWARE_DIR`
+    // overrides the directory).
+    println!("cargo:rerun-if-env-changed=EVERGREEN_FIRMWARE_DIR");
+    let dir =
+        std::env::var("EVERGREEN_FIRMWARE_DIR").unwrap_or_else(|_| "/lib/firmware/radeon".into());
+    for chip in ["CYPRESS", "CAYMAN"] {
+        for part in ["pfp", "me", "rlc"] {
+            let name = format!("{chip}_{part}.bin");
+            let source = format!("{dir}/{name}");
+            println!("cargo:rerun-if-changed={source}");
+            if let Err(e) = std::fs::copy(&source, out.join(&name)) {
+                eprintln!(
+                    "error: cannot read the Evergreen microcode {source}: {e}\n\
+                     install Debian's firmware-amd-graphics with `bash scripts/setup.sh`"
+                );
+                std::process::exit(1);
+            }
+        }
+    }
 }

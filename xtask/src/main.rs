@@ -31,6 +31,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-ring",
     "baregpu-firmware",
     "baregpu-radeon-r5xx",
+    "baregpu-radeon-evergreen",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
@@ -554,17 +555,27 @@ fn test_job() -> ExitCode {
         "cargo test --workspace",
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
-    // The R5xx driver and CTM workloads against other engine interleavings: two more seeds
-    // and run-to-idle (the default seed ran above).
+    // The R5xx and Evergreen drivers and the CTM workloads against other engine
+    // interleavings: two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
         cargo_tests(
             &mut tally,
             &format!(
-                "cargo test -p baregpu-radeon-r5xx -p ctm-compute (GPU_MODEL_PACING={pacing})"
+                "cargo test -p baregpu-radeon-r5xx -p baregpu-radeon-evergreen -p ctm-compute \
+                 (GPU_MODEL_PACING={pacing})"
             ),
             cargo()
-                .args(["test", "-p", "baregpu-radeon-r5xx", "-p", "ctm-compute", "--no-fail-fast"])
+                .args([
+                    "test",
+                    "-p",
+                    "baregpu-radeon-r5xx",
+                    "-p",
+                    "baregpu-radeon-evergreen",
+                    "-p",
+                    "ctm-compute",
+                    "--no-fail-fast",
+                ])
                 .env(gpu_device_model::PACING_ENV, pacing),
         );
     }

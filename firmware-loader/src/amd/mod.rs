@@ -2,7 +2,7 @@
 //!
 //! - [`r5xx`]: the R5xx CP MicroEngine image ([`CpMicrocode`]) and its upload and read-back
 //!   through `CP_ME_RAM_ADDR`/`RADDR`/`DATAH`/`DATAL` (amd-r5xx-acceleration §5.12, §5.13).
-//! - [`evergreen`]: the Evergreen / Cayman PFP and ME images (parse and validate).
+//! - [`evergreen`]: the Evergreen / Cayman PFP, ME and RLC images (parse, upload, read back).
 
 pub mod evergreen;
 pub mod r5xx;

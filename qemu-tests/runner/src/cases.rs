@@ -128,6 +128,29 @@ const fn r5xx(name: &'static str, summary: &'static str, demo: bool) -> Case {
     }
 }
 
+/// The emulated Cypress / Cayman under model-server's default engine pacing.
+const CYPRESS: Option<(&str, &[&str])> = Some(("evergreen-cypress", &[]));
+const CAYMAN: Option<(&str, &[&str])> = Some(("evergreen-cayman", &[]));
+
+/// An Evergreen case: the test kernel's `evergreen-*` case beside one chip's model (the kernel
+/// finds the chip by probing).
+const fn evergreen(
+    name: &'static str,
+    kernel_case: &'static str,
+    model: Option<(&'static str, &'static [&'static str])>,
+    summary: &'static str,
+    demo: bool,
+) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::X86 { kernel_case, model, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(90),
+        demo,
+    }
+}
+
 /// Every case, in run order.
 pub static CASES: &[Case] = &[
     Case {
@@ -198,6 +221,132 @@ pub static CASES: &[Case] = &[
     r5xx("ctm-stencil", "CTM 4-point stencil over a tiled input", false),
     r5xx("ctm-reduce", "CTM 2x2 reduction gated by the conditional output unit", false),
     r5xx("ctm-units", "CTM caches, perf counters, wait_for_idle fault and recovery", false),
+    evergreen(
+        "evergreen-cypress-probe",
+        "evergreen-probe",
+        CYPRESS,
+        "Cypress: probe: the chipset table names the chip, register BAR decoded",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-firmware",
+        "evergreen-firmware",
+        CYPRESS,
+        "Cypress: PFP/ME/RLC at the write floor, read back; other chip's images refused with no access; corrupted read-back named",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-ring",
+        "evergreen-ring",
+        CYPRESS,
+        "Cypress: ring and IB tests, 2,000 fenced batches on a wrapping 4 KiB ring, one doorbell each",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-irq",
+        "evergreen-irq",
+        CYPRESS,
+        "Cypress: EOP interrupts through the IH ring as MSI-X",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-cp-dma",
+        "evergreen-cp-dma",
+        CYPRESS,
+        "Cypress: CP DMA fill and copy equal to the CPU",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-predication",
+        "evergreen-predication",
+        CYPRESS,
+        "Cypress: COND_EXEC, SET_PREDICATION and WAIT_REG_MEM show the skipped and waited work",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-faults",
+        "evergreen-faults",
+        CYPRESS,
+        "Cypress: hung CP (timeout, soft reset), slow CP (no reset), device gone, function-level reset with firmware reload",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-compute",
+        "evergreen-compute",
+        CYPRESS,
+        "Cypress: VECTOR_ADD and SAXPY compared element by element with the CPU",
+        false,
+    ),
+    evergreen(
+        "evergreen-cypress-demo",
+        "evergreen-demo",
+        CYPRESS,
+        "Cypress: vector add and SAXPY: checksums and first elements",
+        true,
+    ),
+    evergreen(
+        "evergreen-cayman-probe",
+        "evergreen-probe",
+        CAYMAN,
+        "Cayman: probe: the chipset table names the chip, register BAR decoded",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-firmware",
+        "evergreen-firmware",
+        CAYMAN,
+        "Cayman: PFP/ME/RLC at the write floor, read back; other chip's images refused with no access; corrupted read-back named",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-ring",
+        "evergreen-ring",
+        CAYMAN,
+        "Cayman: ring and IB tests, 2,000 fenced batches on a wrapping 4 KiB ring, one doorbell each",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-irq",
+        "evergreen-irq",
+        CAYMAN,
+        "Cayman: EOP interrupts through the IH ring as MSI-X",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-cp-dma",
+        "evergreen-cp-dma",
+        CAYMAN,
+        "Cayman: CP DMA fill and copy equal to the CPU",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-predication",
+        "evergreen-predication",
+        CAYMAN,
+        "Cayman: COND_EXEC, SET_PREDICATION and WAIT_REG_MEM show the skipped and waited work",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-faults",
+        "evergreen-faults",
+        CAYMAN,
+        "Cayman: hung CP (timeout, soft reset), slow CP (no reset), device gone, function-level reset with firmware reload",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-compute",
+        "evergreen-compute",
+        CAYMAN,
+        "Cayman: VECTOR_ADD and SAXPY compared element by element with the CPU",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-demo",
+        "evergreen-demo",
+        CAYMAN,
+        "Cayman: vector add and SAXPY: checksums and first elements",
+        true,
+    ),
     Case {
         name: "bootloader-r5xx",
         summary: "examples/bootloader-r5xx from a bootloader 0.11 disk image: PCI probe, R5xx \

@@ -2,6 +2,7 @@
 
 mod boot;
 mod ctm;
+mod evergreen;
 mod r5xx;
 mod selftest;
 
@@ -119,6 +120,15 @@ const CASES: &[(&str, Case)] = &[
     ("ctm-reduce", ctm::reduce),
     ("ctm-units", ctm::units),
     ("ctm-demo", ctm::demo),
+    ("evergreen-probe", evergreen::probe),
+    ("evergreen-firmware", evergreen::firmware_case),
+    ("evergreen-ring", evergreen::ring),
+    ("evergreen-irq", evergreen::irq),
+    ("evergreen-cp-dma", evergreen::cp_dma),
+    ("evergreen-predication", evergreen::predication),
+    ("evergreen-faults", evergreen::faults),
+    ("evergreen-compute", evergreen::compute),
+    ("evergreen-demo", evergreen::demo),
     ("fail-panic", fail_panic),
     ("fail-exception", fail_exception),
 ];

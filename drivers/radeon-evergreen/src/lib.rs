@@ -1,0 +1,76 @@
+//! Radeon Evergreen (Cypress, HD 5800) and Cayman (HD 6900) driver, from
+//! amd-evergreen-cayman-acceleration §3 (compute) and §9 (PM4), with the facts the document
+//! leaves out taken from Linux radeon (evergreen.c, evergreend.h, ni.c, nid.h, r600.c) and Mesa
+//! r600 (evergreen_compute.c), each cited where it is used.
+//!
+//! # Use
+//!
+//! ```no_run
+//! # fn f(cfg: &impl baregpu_hal::pci::ConfigRegionAccess, addr: baregpu_hal::pci::PciAddress,
+//! #      io: impl baregpu_hal::RegisterIo, clock: impl baregpu_hal::time::Clock,
+//! #      dma: &impl baregpu_hal::dma::DmaAllocator, dst: baregpu_hal::dma::BusAddress,
+//! #      pfp: &[u8], me: &[u8], rlc: &[u8]) -> Result<(), Box<dyn core::error::Error>> {
+//! use core::time::Duration;
+//! use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
+//! use baregpu_radeon_evergreen::{Evergreen, RingConfig, FENCE_DWORDS, pci};
+//!
+//! let probed = pci::probe(cfg, addr)?;          // chipset table, register BAR
+//! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
+//! let fw = EvergreenFirmware::parse(EvergreenUcode::of(probed.chip), pfp, me, rlc)?;
+//! // ... map `probed.registers` as `io` ...
+//! let mut gpu = Evergreen::init(io, clock, dma, probed.chip, &fw, RingConfig::default())?;
+//! let fence = gpu.submit(5 + FENCE_DWORDS, |s| {
+//!     s.cp_dma_fill(0, dst, 4096)?;             // 4 KiB of zeros by the CP
+//!     s.fence()
+//! })?;                                          // padded to 16 dwords, one doorbell
+//! gpu.wait(&fence, Duration::from_millis(100))?;
+//! # Ok(()) }
+//! ```
+//!
+//! # What it does
+//!
+//! - [`pci`]: probe by PCI ID from the generated chipset table (unknown IDs are
+//!   [`pci::ProbeError::NotSupported`]), the register BAR, enable decoding and bus mastering.
+//! - [`Evergreen::init`]: the PFP, ME and RLC images must be the device's chip's (checked before
+//!   any register access); the ME and PFP are halted, the three images uploaded with
+//!   auto-increment and read back (`baregpu_firmware::amd::evergreen::upload`: one address write
+//!   plus one write per word), the ring programmed with read-pointer write-back, `ME_INITIALIZE`
+//!   (§9.2.1) written, the engines un-halted; ring test and IB test with `SET_CONFIG_REG`
+//!   scratch writes (§9.4.14, §9.3.1); the interrupt ring set up.
+//! - Submission ([`Evergreen::submit`]): reserve with back-pressure (bounded wait on the
+//!   written-back read pointer), packets, type-2 padding to 16 dwords, one doorbell.
+//! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing a 64-bit sequence
+//!   to memory with an interrupt; [`Evergreen::wait`] is bounded and tells a hung CP from a
+//!   slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
+//! - Interrupts ([`Evergreen::handle_interrupts`]): the IH ring, EOP vectors, overflow.
+//! - CP DMA fill and copy, `COND_EXEC` and `SET_PREDICATION` (§9.5) on [`Submission`].
+//! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test) and
+//!   [`Evergreen::recover`] (microcode read-back, reload when it fails).
+//! - Compute ([`compute`]): LS/CS program, cb0 with the dispatch dimensions and arguments,
+//!   RAT 0, fetch resources, group size, LDS, `DISPATCH_DIRECT`/`DISPATCH_INDIRECT` and the
+//!   cache flushes after, in the order of Mesa r600 evergreen_compute.c; a typed
+//!   [`compute::DispatchError`] for every violated requirement.
+//! - All-ones reads are [`DeviceGone`], never a loop.
+//!
+//! Safe Rust only, `no_std`, no allocation, every wait bounded by a
+//! [`baregpu_hal::time::Clock`].
+#![no_std]
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod compute;
+mod driver;
+mod error;
+pub mod irq;
+pub mod pci;
+pub mod pm4;
+
+pub use driver::{
+    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, Evergreen, FENCE_DWORDS, Fence, RecoverReport,
+    RingConfig, Stats, Submission, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_FENCE_OFFSET,
+    WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
+};
+pub use error::{
+    ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
+};
+pub use irq::IrqReport;
