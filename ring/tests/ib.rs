@@ -33,7 +33,7 @@ fn ib2_emission_inside_an_ib1() {
 
 #[test]
 fn building_an_ib_and_running_it_from_the_ring() {
-    // The hardware-facts IB test: a scratch write inside an IB padded with type-2 packets.
+    // Linux radeon's IB test (r100.c r100_ib_test): a scratch write inside an IB padded with type-2 packets.
     let mem = region(64, 0x8_0000);
     let mut ib = IndirectBuffer::new(&mem).unwrap();
     assert_eq!(ib.descriptor(), Err(IbError::BadSize { dwords: 0 }));

@@ -33,7 +33,7 @@ fn publish(ring: &CommandRing, rptr: u32) {
 
 #[test]
 fn setup_values() {
-    // 1024 dwords = 4 KiB = 512 qwords: RB_BUFSZ = log2(4096 / 8) = 9 (hardware-facts.md),
+    // 1024 dwords = 4 KiB = 512 qwords: RB_BUFSZ = log2(4096 / 8) = 9 (Linux radeon r100.c),
     // and 2^(9 + 1) = 1024 dwords (§11.1).
     let r = ring(1024);
     assert_eq!(r.rb_bufsz(), 9);
