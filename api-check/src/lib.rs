@@ -43,6 +43,7 @@ error_types! {
         baregpu_hal::dma::DmaError,
         baregpu_hal::time::TimedOut,
         baregpu_hal::pci::PciError,
+        baregpu_hal::pci::GpuProbeError,
     ],
     // Generated register code returns the HAL's errors and defines none.
     "hal/regs" + defmt => [],
@@ -67,7 +68,6 @@ error_types! {
         baregpu_radeon_r5xx::TestError,
         baregpu_radeon_r5xx::InitError,
         baregpu_radeon_r5xx::ResetError,
-        baregpu_radeon_r5xx::pci::ProbeError,
         baregpu_radeon_r5xx::ctm::CtmLoadError,
         baregpu_radeon_r5xx::ctm::CtmWaitError,
     ],

@@ -130,6 +130,152 @@ impl PciFunction {
     }
 }
 
+/// A GPU's register BAR: slot, bus address and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct RegisterBar {
+    /// BAR slot (0 on the emulated devices, 2 on real Radeon boards; see
+    /// [`PciFunction::register_bar`]).
+    pub slot: usize,
+    /// Bus address of register offset 0.
+    pub address: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl PciFunction {
+    /// The register BAR of a GPU: the first **non-prefetchable memory** BAR.
+    ///
+    /// Real Radeon boards (R5xx, Evergreen, Cayman) put the prefetchable VRAM aperture at BAR0
+    /// (64-bit, slots 0-1) and the registers at BAR2 (Linux `radeon_device.c`: `rmmio_base =
+    /// pci_resource_start(pdev, 2)` before Bonaire); the emulated devices have their register
+    /// file at BAR0. Registers have read side effects, so they are never prefetchable; VRAM
+    /// always is: the first non-prefetchable memory BAR is the register file in both layouts.
+    pub fn register_bar(&self) -> Option<RegisterBar> {
+        self.bars.iter().enumerate().find_map(|(slot, bar)| match bar {
+            Some(Bar::Memory { address, size, prefetchable: false, .. }) => {
+                Some(RegisterBar { slot, address: *address, size: *size })
+            }
+            _ => None,
+        })
+    }
+}
+
+/// A supported GPU found by [`probe_gpu`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbedGpu<C: 'static> {
+    /// What probing found (IDs, class, BARs, interrupt pin).
+    pub function: PciFunction,
+    /// The chipset its PCI ID names (the family's generated `Chipset`).
+    pub chip: C,
+    /// Marketing name of its PCI ID range, for logs (the chipset name where the table has none).
+    pub name: &'static str,
+    /// The register BAR (map it and hand the mapping to the driver's `init`).
+    pub registers: RegisterBar,
+}
+
+/// Why a function is not a GPU a driver can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum GpuProbeError {
+    /// Probing failed (no function, not an endpoint, bad BAR).
+    Pci(PciError),
+    /// The IDs are not in the driver's PCI match table.
+    NotSupported {
+        /// PCI vendor ID.
+        vendor: u16,
+        /// PCI device ID.
+        device: u16,
+    },
+    /// No non-prefetchable memory BAR ([`PciFunction::register_bar`]).
+    NoRegisterBar,
+    /// The register BAR is smaller than the span of the registers the driver writes.
+    RegisterBarTooSmall {
+        /// Its size in bytes.
+        size: u64,
+    },
+}
+
+impl From<PciError> for GpuProbeError {
+    fn from(e: PciError) -> Self {
+        GpuProbeError::Pci(e)
+    }
+}
+
+impl fmt::Display for GpuProbeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuProbeError::Pci(_) => f.write_str("PCI probe failed"),
+            GpuProbeError::NotSupported { vendor, device } => {
+                write!(f, "{vendor:04x}:{device:04x} is not in the driver's PCI table")
+            }
+            GpuProbeError::NoRegisterBar => {
+                f.write_str("no non-prefetchable memory BAR for registers")
+            }
+            GpuProbeError::RegisterBarTooSmall { size } => {
+                write!(f, "register BAR of {size:#x} bytes is too small for the registers")
+            }
+        }
+    }
+}
+
+impl core::error::Error for GpuProbeError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            GpuProbeError::Pci(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Probe `address` for a GPU of `table` (a family's generated `PCI_IDS`) with a register BAR
+/// ([`PciFunction::register_bar`]) of at least `min_register_bar` bytes; `chip_name` names a
+/// chipset whose table line has no marketing name. Reads configuration space only (BAR sizing
+/// with decoding briefly off, as [`probe`] does); touches no register.
+pub fn probe_gpu<C: Copy + 'static>(
+    access: &impl ConfigRegionAccess,
+    address: PciAddress,
+    table: &'static [PciMatch<C>],
+    min_register_bar: u64,
+    chip_name: fn(C) -> &'static str,
+) -> Result<ProbedGpu<C>, GpuProbeError> {
+    let function = probe(access, address)?;
+    let (vendor, device) = (function.vendor, function.device);
+    let entry = table
+        .iter()
+        .find(|m| m.matches(vendor, device))
+        .ok_or(GpuProbeError::NotSupported { vendor, device })?;
+    let registers = function.register_bar().ok_or(GpuProbeError::NoRegisterBar)?;
+    if registers.size < min_register_bar {
+        return Err(GpuProbeError::RegisterBarTooSmall { size: registers.size });
+    }
+    Ok(ProbedGpu {
+        function,
+        chip: entry.chipset,
+        name: entry.name.unwrap_or_else(|| chip_name(entry.chipset)),
+        registers,
+    })
+}
+
+/// Enable memory decoding (the register BAR answers) and bus mastering (a GPU's command
+/// processor fetches its rings and writes back pointers, fences and interrupt vectors) in the
+/// command register of `address`. Linux turns bus mastering on before the CP bring-up
+/// (radeon_device.c `pci_set_master`). Returns the command register as written.
+pub fn enable_memory_and_bus_master(
+    access: &impl ConfigRegionAccess,
+    address: PciAddress,
+) -> Result<u16, PciError> {
+    let mut endpoint = EndpointHeader::from_header(PciHeader::new(address), access)
+        .ok_or(PciError::NotEndpoint)?;
+    let mut written = CommandRegister::empty();
+    endpoint.update_command(access, |c| {
+        written = c | CommandRegister::MEMORY_ENABLE | CommandRegister::BUS_MASTER_ENABLE;
+        written
+    });
+    Ok(written.bits())
+}
+
 const OFFSET_ID: u16 = 0x00;
 const OFFSET_BAR0: u16 = 0x10;
 const OFFSET_INTERRUPT: u16 = 0x3C;
