@@ -46,3 +46,12 @@ pub use memory::{
 };
 pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};
 pub use pacing::{BadPacing, PACING_ENV, Pacing};
+
+/// Parse a number as the command-line options and fault lists of every model write it:
+/// decimal, or hexadecimal after `0x`/`0X`.
+pub fn parse_number(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}

@@ -121,12 +121,7 @@ impl fmt::Display for BadPacing {
 
 impl std::error::Error for BadPacing {}
 
-fn parse_u64(text: &str) -> Option<u64> {
-    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => text.parse().ok(),
-    }
-}
+use crate::parse_number as parse_u64;
 
 impl FromStr for Pacing {
     type Err = BadPacing;

@@ -117,11 +117,7 @@ pub fn parse_size(option: &'static str, text: &str) -> Result<u64, CliError> {
         Some(b'G' | b'g') => (&text[..text.len() - 1], 30),
         _ => (text, 0),
     };
-    let value = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => digits.parse(),
-    }
-    .map_err(|_| bad())?;
+    let value = gpu_device_model::parse_number(digits).ok_or_else(bad)?;
     value.checked_mul(1 << shift).ok_or_else(bad)
 }
 

@@ -109,11 +109,9 @@ impl FromStr for Faults {
     }
 }
 
+/// A fault argument: decimal or `0x` hex, within `u32`.
 fn parse_number(text: &str) -> Option<u32> {
-    match text.strip_prefix("0x") {
-        Some(hex) => u32::from_str_radix(hex, 16).ok(),
-        None => text.parse().ok(),
-    }
+    gpu_device_model::parse_number(text).and_then(|n| u32::try_from(n).ok())
 }
 
 #[cfg(test)]
