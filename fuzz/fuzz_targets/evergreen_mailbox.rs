@@ -13,31 +13,14 @@
 
 use evergreen_model::{Asic, Engine, EvergreenModel, MAX_UNITS_PER_TICK};
 use gpu_device_model::pacing::SEEDED_MAX_TICKS;
-use gpu_device_model::{Device, DmaFault, GuestMemory, Pacing, VecMemory};
+use gpu_device_model::{Device, Pacing};
 use gpu_mailbox::Op;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
-const RAM: usize = 256 << 10;
-
-/// Guest RAM that checks every access the framework lets through.
-struct Watched(VecMemory);
-
-impl GuestMemory for Watched {
-    fn ram_size(&self) -> u64 {
-        self.0.ram_size()
-    }
-    fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
-        let r = self.0.read(address, buf);
-        assert!(r.is_err() || address + buf.len() as u64 <= RAM as u64, "read outside RAM");
-        r
-    }
-    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), DmaFault> {
-        let r = self.0.write(address, data);
-        assert!(r.is_err() || address + data.len() as u64 <= RAM as u64, "write outside RAM");
-        r
-    }
-}
+#[path = "watched_memory.rs"]
+mod watched_memory;
+use watched_memory::{RAM, Watched};
 
 /// The chip's images as (data port, address port, words), read once; empty if absent.
 fn images(asic: Asic) -> &'static [(u32, u32, Vec<u32>)] {
@@ -69,7 +52,7 @@ fn images(asic: Asic) -> &'static [(u32, u32, Vec<u32>)] {
 fuzz_target!(|bytes: &[u8]| {
     let Some((&flags, requests)) = bytes.split_first() else { return };
     let asic = if flags & 1 == 0 { Asic::Cypress } else { Asic::Cayman };
-    let memory = Watched(VecMemory::new(RAM).unwrap());
+    let memory = Watched::new();
     let mut device = Device::new(EvergreenModel::new(asic), Box::new(memory)).unwrap();
     device.set_pacing(Pacing::Seeded(u64::from(flags)));
     if flags & 2 != 0 {

@@ -11,7 +11,7 @@
 #![no_main]
 
 use gpu_device_model::pacing::SEEDED_MAX_TICKS;
-use gpu_device_model::{Device, DmaFault, GuestMemory, Pacing, VecMemory};
+use gpu_device_model::{Device, Pacing};
 use libfuzzer_sys::fuzz_target;
 use r5xx_model::{CTM_UNITS_PER_TICK, R5xxModel};
 
@@ -19,29 +19,12 @@ use r5xx_model::{CTM_UNITS_PER_TICK, R5xxModel};
 const UNITS_PER_REQUEST: u64 =
     SEEDED_MAX_TICKS as u64 * (CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS);
 
-const RAM: usize = 256 << 10;
-
-/// Guest RAM that checks every access the framework lets through.
-struct Watched(VecMemory);
-
-impl GuestMemory for Watched {
-    fn ram_size(&self) -> u64 {
-        self.0.ram_size()
-    }
-    fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
-        let r = self.0.read(address, buf);
-        assert!(r.is_err() || address + buf.len() as u64 <= RAM as u64, "read outside RAM");
-        r
-    }
-    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), DmaFault> {
-        let r = self.0.write(address, data);
-        assert!(r.is_err() || address + data.len() as u64 <= RAM as u64, "write outside RAM");
-        r
-    }
-}
+#[path = "watched_memory.rs"]
+mod watched_memory;
+use watched_memory::{RAM, Watched};
 
 fuzz_target!(|bytes: &[u8]| {
-    let memory = Watched(VecMemory::new(RAM).unwrap());
+    let memory = Watched::new();
     let mut device = Device::new(R5xxModel::new(), Box::new(memory)).unwrap();
     device.set_pacing(Pacing::DEFAULT);
     // Requests of 8 bytes: kind, BAR, 16-bit offset, 32-bit value.
