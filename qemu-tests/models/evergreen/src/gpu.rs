@@ -1138,12 +1138,12 @@ impl EvergreenModel {
             // A signal held until a mailbox write: the model has no mailbox.
             return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
         }
+        // This CP finishes each packet's work (dispatch, DMA) before it parses the next: every
+        // earlier signal has completed, so Evergreen's WAIT_ON_SIGNAL is always met.
         let at = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
         if signal {
             // "Executed at the bottom of pipe (after whatever work before it has been
-            // completed)": this CP finishes each packet's work (dispatch, DMA) before it parses
-            // the next, so that is now, whichever block CLIENT_CODE names (CP, CB, DB, SX). A
-            // wait's WAIT_ON_SIGNAL (Evergreen) is likewise already met.
+            // completed)": now, in this CP, whichever block CLIENT_CODE names (CP, CB, DB, SX).
             let v = self.dma_read_u64(at, dev)?;
             let v = if write_one { 1 } else { v.wrapping_add(1) };
             self.dma_write_u64(at, v, dev)?;

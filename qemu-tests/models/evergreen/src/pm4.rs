@@ -93,26 +93,11 @@ pub const SET_SAMPLER: u8 = 0x6E;
 /// §9.4.16.
 pub const SET_CTL_CONST: u8 = 0x6F;
 
-/// Drawing, stream-out and index packets (§9.3.2-§9.3.11, §9.6.6 STRMOUT_BUFFER_UPDATE):
-/// documented, not emulated (no rendering engine), so the CP stops on them instead of
-/// pretending.
+/// Drawing, stream-out and index packets (§9.3.2-§9.3.11; 0x34 is §9.6.6
+/// STRMOUT_BUFFER_UPDATE): documented, not emulated (no rendering engine), so the CP stops on
+/// them instead of pretending.
 const UNSUPPORTED: [u8; 17] = [
-    0x13,
-    0x17,
-    0x21,
-    0x24,
-    0x25,
-    0x26,
-    0x27,
-    0x29,
-    0x2A,
-    0x2B,
-    0x2D,
-    0x2E,
-    0x2F,
-    0x30,
-    STRMOUT_BUFFER_UPDATE,
-    0x35,
+    0x13, 0x17, 0x21, 0x24, 0x25, 0x26, 0x27, 0x29, 0x2A, 0x2B, 0x2D, 0x2E, 0x2F, 0x30, 0x34, 0x35,
     0x36,
 ];
 
@@ -191,11 +176,10 @@ pub fn shape(opcode: u8, asic: Asic) -> Option<Shape> {
 ///
 /// The document calls DEVICE_SELECT a selection of "one or more" IDs (the R5xx document words
 /// the same field a "bitfield"), so it is a mask, but it does not say which bit names which
-/// ID. The model's decision: bit n selects device ID n + 1. Linux radeon gives its GPU ID 1
-/// (`PACKET3_ME_INITIALIZE_DEVICE_ID(1)`, evergreen.c), which then is the lowest bit (bit
-/// 24), and the eight bits name IDs 1-8, the most GPUs a mask of eight can tell apart; ID 0
-/// (no ID given) and IDs above 8 are named by no bit, so such a GPU skips every PRED_EXEC
-/// body.
+/// ID. The model's decision: bit n selects device ID n + 1, so the eight bits name IDs 1-8
+/// and the ID Linux radeon gives its GPU, 1 (`PACKET3_ME_INITIALIZE_DEVICE_ID(1)`,
+/// evergreen.c), is the lowest bit (bit 24). ID 0 (no ID given) and IDs above 8 are named by
+/// no bit, so such a GPU skips every PRED_EXEC body.
 pub const fn device_selected(device_select: u8, device_id: u8) -> bool {
     matches!(device_id, 1..=8) && device_select & (1 << (device_id - 1)) != 0
 }
