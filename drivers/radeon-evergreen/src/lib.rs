@@ -64,6 +64,7 @@ mod error;
 pub mod irq;
 pub mod pci;
 pub mod pm4;
+pub mod sync;
 
 pub use driver::{
     COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, Evergreen, FENCE_DWORDS, Fence, RecoverReport,

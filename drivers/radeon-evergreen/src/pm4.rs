@@ -38,6 +38,8 @@ pub mod opcode {
     pub const COND_EXEC: Opcode = Opcode::of(p::COND_EXEC);
     /// §9.5.4 `PRED_EXEC`.
     pub const PRED_EXEC: Opcode = Opcode::of(p::PRED_EXEC);
+    /// §9.6.4 `MEM_SEMAPHORE`.
+    pub const MEM_SEMAPHORE: Opcode = Opcode::of(p::MEM_SEMAPHORE);
     /// §9.6.8 `WAIT_REG_MEM`.
     pub const WAIT_REG_MEM: Opcode = Opcode::of(p::WAIT_REG_MEM);
     /// §9.7.1 `MEM_WRITE`.
@@ -195,10 +197,15 @@ pub fn address40(address: BusAddress, align: u64) -> Result<(u32, u32), PacketEr
     Ok((address.low(), address.high() & 0xFF))
 }
 
+/// The device ID this driver gives its GPU in `ME_INITIALIZE` (§9.2.1 DW5 23:16, "a GPU unique
+/// Device ID" that `PRED_EXEC` selects on, §9.5.4): 1, as Linux radeon evergreen.c
+/// (`PACKET3_ME_INITIALIZE_DEVICE_ID(1)`).
+pub const DEVICE_ID: u8 = 1;
+
 /// §9.2.1 `ME_INITIALIZE` body: default reset control 1, reserved 0, MAX_CONTEXT (Linux radeon
-/// evergreen.c: `max_hw_contexts - 1` = 7 on Cypress and Cayman), DEV_ID 1 in 23:16 (Linux
-/// `PACKET3_ME_INITIALIZE_DEVICE_ID(1)`), no header dump.
-pub const ME_INITIALIZE_BODY: [u32; 6] = [1, 0, 7, 1 << 16, 0, 0];
+/// evergreen.c: `max_hw_contexts - 1` = 7 on Cypress and Cayman), [`DEVICE_ID`] in 23:16, no
+/// header dump.
+pub const ME_INITIALIZE_BODY: [u32; 6] = [1, 0, 7, (DEVICE_ID as u32) << 16, 0, 0];
 
 /// `EVENT_TYPE` values (Linux radeon evergreend.h / Mesa r600 evergreend.h `EVENT_TYPE_*`).
 pub mod event {
@@ -277,6 +284,52 @@ pub fn cond_exec(address: BusAddress, exec_dwords: usize) -> Result<[u32; 3], Pa
         return Err(PacketError::BadLength { dwords: exec_dwords });
     }
     Ok([lo, hi, exec_dwords as u32])
+}
+
+/// §9.5.4 `PRED_EXEC` device_select (CONTROL 31:24) bit of device ID `id`: `None` for IDs no
+/// bit names.
+///
+/// The document calls device_select a selection of "one or more device IDs" (the R5xx
+/// document calls the same field a "bitfield"), a mask, without saying which bit is which ID.
+/// This driver's reading: bit n selects ID n + 1, so the eight bits name IDs 1-8 and the ID
+/// Linux radeon (and [`DEVICE_ID`]) gives a single GPU, 1, is the lowest bit; ID 0 is named by
+/// no bit.
+pub const fn device_select(id: u8) -> Option<u8> {
+    match id {
+        1..=8 => Some(1 << (id - 1)),
+        _ => None,
+    }
+}
+
+/// §9.5.4 `PRED_EXEC` body: the next `exec_dwords` dwords (EXEC_COUNT 13:0, at least one)
+/// run only on the devices `device_select` names ([`device_select`]).
+pub fn pred_exec(device_select: u8, exec_dwords: usize) -> Result<[u32; 1], PacketError> {
+    if exec_dwords == 0 || exec_dwords >= 1 << 14 {
+        return Err(PacketError::BadLength { dwords: exec_dwords });
+    }
+    Ok([(u32::from(device_select) << 24) | exec_dwords as u32])
+}
+
+/// §9.6.4 `MEM_SEMAPHORE` SEM_SEL (DW3 31:29).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SemaphoreOp {
+    /// 110: signal, at the bottom of the pipe (after the work before it).
+    Signal = 6,
+    /// 111: wait, at the top of the pipe (the CP).
+    Wait = 7,
+}
+
+/// §9.6.4 `MEM_SEMAPHORE` body on the quadword at `address`: SEM_SEL `op`, CLIENT_CODE 0 (CP),
+/// SIGNAL_TYPE 0 (increment; a wait has 0), USE_MAILBOX 0, WAIT_ON_SIGNAL (bit 12) as given
+/// ("should be set in evergreen, but in cayman it is reserved").
+pub fn mem_semaphore(
+    address: BusAddress,
+    op: SemaphoreOp,
+    wait_on_signal: bool,
+) -> Result<[u32; 2], PacketError> {
+    let (lo, hi) = address40(address, 8)?;
+    Ok([lo, ((op as u32) << 29) | ((wait_on_signal as u32) << 12) | hi])
 }
 
 /// §9.5.3 `SET_PREDICATION` operations (PRED_OP 18:16).
@@ -399,6 +452,21 @@ mod tests {
         assert!(sink.is_empty());
         set_regs(&mut sink, 0x8500, &[7], false).unwrap();
         assert_eq!(sink.written(), &[0xC001_6800, 0x140, 7]);
+    }
+
+    #[test]
+    fn sync_bodies_follow_the_document_layout() {
+        // §9.6.4: ADDRESS_LO, then SEM_SEL 31:29 | WAIT_ON_SIGNAL 12 | ADDRESS_HI 7:0.
+        let a = BusAddress(0x12_3456_7808);
+        assert_eq!(mem_semaphore(a, SemaphoreOp::Signal, false), Ok([0x3456_7808, 0xC000_0012]));
+        assert_eq!(mem_semaphore(a, SemaphoreOp::Wait, true), Ok([0x3456_7808, 0xE000_1012]));
+        assert!(mem_semaphore(BusAddress(0x1004), SemaphoreOp::Wait, false).is_err());
+        // §9.5.4: device_select 31:24 | exec_count 13:0.
+        assert_eq!(pred_exec(0b101, 7), Ok([0x0500_0007]));
+        assert!(pred_exec(1, 0).is_err() && pred_exec(1, 1 << 14).is_err());
+        assert_eq!((device_select(1), device_select(8)), (Some(1), Some(0x80)));
+        assert_eq!((device_select(0), device_select(9)), (None, None));
+        assert_eq!(ME_INITIALIZE_BODY[3], 1 << 16);
     }
 
     #[test]

@@ -163,6 +163,10 @@ pub struct Stats {
     pub ih_dropped: u64,
     /// WAIT_REG_MEM polls.
     pub polls: u64,
+    /// MEM_SEMAPHORE signals (§9.6.4).
+    pub semaphore_signals: u64,
+    /// MEM_SEMAPHORE wait polls (one per tick while the semaphore is 0).
+    pub semaphore_polls: u64,
     /// CP DMA bytes moved.
     pub dma_bytes: u64,
     /// Dispatches started.
@@ -214,6 +218,8 @@ enum Packet {
 enum Work {
     /// WAIT_REG_MEM (§9.6.8): one poll per tick.
     Wait { memory: bool, address: u64, function: u32, reference: u32, mask: u32 },
+    /// MEM_SEMAPHORE wait (§9.6.4): one poll of the 64-bit semaphore per tick.
+    SemaphoreWait { address: u64 },
     /// CP DMA: `data` is the fill value (SRC_SEL DATA) or the source address.
     Dma { fill: Option<u32>, src: u64, dst: u64, remaining: u32 },
     /// A compute dispatch in the shader core.
@@ -230,6 +236,8 @@ struct Cp {
     packet: Packet,
     work: Option<Work>,
     me_initialized: bool,
+    /// The device ID ME_INITIALIZE gave (§9.2.1 DW5 23:16), which PRED_EXEC selects on.
+    device_id: u8,
     /// SET_PREDICATION result: `Some(false)` skips predicated packets.
     predicate: Option<bool>,
     /// SET_BASE index 1 (DISPATCH_INDIRECT data base).
@@ -249,6 +257,7 @@ impl Cp {
             packet: Packet::Header,
             work: None,
             me_initialized: false,
+            device_id: 0,
             predicate: None,
             indirect_base: 0,
             error: None,
@@ -381,6 +390,11 @@ impl EvergreenModel {
     /// Whether ME_INITIALIZE has run since the last CP reset.
     pub fn me_initialized(&self) -> bool {
         self.cp.me_initialized
+    }
+
+    /// The device ID the last ME_INITIALIZE gave (§9.2.1 DW5 23:16; 0 before one ran).
+    pub fn device_id(&self) -> u8 {
+        self.cp.device_id
     }
 
     /// The raw stored value of a register (white-box).
@@ -641,6 +655,23 @@ impl EvergreenModel {
 
     fn dma_read(&mut self, address: u64, dev: &mut DeviceContext<'_>) -> Result<u32, Failed> {
         dev.dma_read_u32(address).map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))
+    }
+
+    /// A little-endian 64-bit value (a semaphore) as two dword reads.
+    fn dma_read_u64(&mut self, address: u64, dev: &mut DeviceContext<'_>) -> Result<u64, Failed> {
+        let lo = self.dma_read(address, dev)?;
+        let hi = self.dma_read(address + 4, dev)?;
+        Ok(u64::from(lo) | u64::from(hi) << 32)
+    }
+
+    fn dma_write_u64(
+        &mut self,
+        address: u64,
+        value: u64,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        self.dma_write(address, value as u32, dev)?;
+        self.dma_write(address + 4, (value >> 32) as u32, dev)
     }
 
     // ---------------------------------------------------------------------------------------
@@ -928,6 +959,8 @@ impl EvergreenModel {
                     return Err(self.fail(bad, dev));
                 }
                 self.cp.me_initialized = true;
+                // DW5: Device-ID 23:16 (PRED_EXEC selects on it, §9.5.4).
+                self.cp.device_id = (b[3] >> 16) as u8;
             }
             pm4::INDIRECT_BUFFER => {
                 // §9.3.1: IB_BASE_LO 31:2 (1:0 swap), IB_BASE_HI 7:0, IB_SIZE 19:0 dwords.
@@ -1004,14 +1037,8 @@ impl EvergreenModel {
                     self.cp.packet = Packet::Skip { remaining: n };
                 }
             }
-            pm4::PRED_EXEC => {
-                // §9.5.4: DEVICE_SELECT 31:24 (this GPU is device 0), EXEC_COUNT 13:0.
-                let n = b[0] & 0x3FFF;
-                if b[0] & (1 << 24) == 0 && n > 0 {
-                    self.stats.packets_skipped += 1;
-                    self.cp.packet = Packet::Skip { remaining: n };
-                }
-            }
+            pm4::PRED_EXEC => self.pred_exec(b[0], dev)?,
+            pm4::MEM_SEMAPHORE => self.mem_semaphore(b, dev)?,
             pm4::SET_PREDICATION => self.set_predication(b, dev)?,
             pm4::COND_WRITE => {
                 // §9.5.2: WRITE_SPACE 8, POLL_SPACE 4, FUNCTION 2:0.
@@ -1070,6 +1097,62 @@ impl EvergreenModel {
             // CLEAR_STATE (§9.4.1), CONTEXT_CONTROL (§9.4.4), PFP_SYNC_ME (§9.6.5): no state the
             // model keeps (no shadowing, no clear-state image).
             _ => {}
+        }
+        Ok(())
+    }
+
+    fn pred_exec(&mut self, control: u32, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        // §9.5.4: device_select 31:24 (a mask of device IDs, `pm4::device_selected`),
+        // exec_count 13:0 = "the exact number of DWords for the subsequent packets": none is
+        // not a count of packets, and inside an indirect buffer they must lie in it (§9.3.1).
+        // The ring has no end: a count reaching past what the driver wrote waits for more.
+        let n = control & 0x3FFF;
+        let past_ib = self.cp.ibs.last().is_some_and(|ib| n > ib.remaining);
+        if n == 0 || past_ib {
+            return Err(self.fail(error_code::INVALID_PACKET, dev));
+        }
+        if !pm4::device_selected((control >> 24) as u8, self.cp.device_id) {
+            // "The CP will start parsing the DWord immediately following EXEC_COUNT DWords":
+            // the skipped dwords are not parsed.
+            self.stats.packets_skipped += 1;
+            self.cp.packet = Packet::Skip { remaining: n };
+        }
+        Ok(())
+    }
+
+    fn mem_semaphore(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        // §9.6.4: ADDRESS_LO 31:3 (QWORD aligned); DW3 SEM_SEL 31:29 (110 signal, 111 wait),
+        // CLIENT_CODE 25:24, SIGNAL_TYPE 20 (0 increment, or a wait; 1 write '1'),
+        // USE_MAILBOX 16, WAIT_ON_SIGNAL 12 ("in cayman it is reserved and should be set to
+        // zero"), ADDRESS_HI 7:0.
+        let sel = b[1] >> 29;
+        let write_one = b[1] & (1 << 20) != 0;
+        let use_mailbox = b[1] & (1 << 16) != 0;
+        let wait_on_signal = b[1] & (1 << 12) != 0;
+        let signal = sel == 6;
+        let reserved = (wait_on_signal && self.asic == Asic::Cayman) || (!signal && write_one);
+        if b[0] & 7 != 0 || !(6..=7).contains(&sel) || reserved {
+            return Err(self.fail(error_code::INVALID_PACKET, dev));
+        }
+        if use_mailbox {
+            // A signal held until a mailbox write: the model has no mailbox.
+            return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
+        }
+        // This CP finishes each packet's work (dispatch, DMA) before it parses the next: every
+        // earlier signal has completed, so Evergreen's WAIT_ON_SIGNAL is always met.
+        let at = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
+        if signal {
+            // "Executed at the bottom of pipe (after whatever work before it has been
+            // completed)": now, in this CP, whichever block CLIENT_CODE names (CP, CB, DB, SX).
+            let v = self.dma_read_u64(at, dev)?;
+            let v = if write_one { 1 } else { v.wrapping_add(1) };
+            self.dma_write_u64(at, v, dev)?;
+            self.stats.semaphore_signals += 1;
+        } else {
+            // "Wait Semaphores are executed at the top of pipe (CP)": the CP stops here until
+            // the semaphore is not zero, then takes one count (a counting semaphore: Linux
+            // radeon r600/evergreen semaphore emit pairs each wait with one signal).
+            self.cp.work = Some(Work::SemaphoreWait { address: at });
         }
         Ok(())
     }
@@ -1280,6 +1363,17 @@ impl EvergreenModel {
                 }
                 self.cp.work = Some(Work::Wait { memory, address, function, reference, mask });
                 Ok(Some(Activity::Waiting))
+            }
+            Work::SemaphoreWait { address } => {
+                self.stats.semaphore_polls += 1;
+                self.tick_units += 1;
+                let v = self.dma_read_u64(address, dev)?;
+                if v == 0 {
+                    self.cp.work = Some(Work::SemaphoreWait { address });
+                    return Ok(Some(Activity::Waiting));
+                }
+                self.dma_write_u64(address, v - 1, dev)?;
+                Ok(None)
             }
             Work::Dma { fill, src, dst, remaining } => {
                 let n = remaining.min(DMA_BYTES_PER_TICK);

@@ -26,12 +26,15 @@
 //!   SET_*_REG / SET_* constants with range checks (§9.4.13-§9.4.19), INDIRECT_BUFFER up to
 //!   IB2 (§9.3.1), NOP, SURFACE_SYNC (coherent at once), EVENT_WRITE (ZPASS_DONE writes a zero
 //!   count), EVENT_WRITE_EOP (32/64-bit data, clock, INT_SEL interrupt), EVENT_WRITE_EOS
-//!   (DATA), MEM_WRITE, WAIT_REG_MEM (one poll per tick), COND_EXEC, PRED_EXEC, COND_WRITE,
-//!   SET_PREDICATION (ZPASS) with predicated packets skipped (§9.5), CP_DMA fill and copy
-//!   (Linux radeon evergreend.h layout; bounded bytes per tick), DISPATCH_DIRECT /
-//!   DISPATCH_INDIRECT (with SET_BASE), CLEAR_STATE, CONTEXT_CONTROL, PREAMBLE_CNTL,
-//!   MODE_CONTROL, PFP_SYNC_ME, DEALLOC_STATE (Cayman). Drawing packets are an error state
-//!   (no rendering engine).
+//!   (DATA), MEM_WRITE, WAIT_REG_MEM (one poll per tick), MEM_SEMAPHORE (§9.6.4: a signal
+//!   increments the 64-bit semaphore or writes 1 once the work before it is done; a wait
+//!   stops the CP, one poll per tick, until the semaphore is not zero, then decrements it),
+//!   COND_EXEC, PRED_EXEC (selects on the device ID ME_INITIALIZE gave:
+//!   [`pm4::device_selected`]), COND_WRITE, SET_PREDICATION (ZPASS) with predicated packets
+//!   skipped (§9.5), CP_DMA fill and copy (Linux radeon evergreend.h layout; bounded bytes per
+//!   tick), DISPATCH_DIRECT / DISPATCH_INDIRECT (with SET_BASE), CLEAR_STATE, CONTEXT_CONTROL,
+//!   PREAMBLE_CNTL, MODE_CONTROL, PFP_SYNC_ME, DEALLOC_STATE (Cayman). Drawing and stream-out
+//!   packets (STRMOUT_BUFFER_UPDATE) are an error state (no rendering engine).
 //! - **Scratch registers**: a write of `SCRATCH_REGn` is copied to `(SCRATCH_ADDR << 8) + 4n`
 //!   when `SCRATCH_UMSK` bit n is set.
 //! - **IH ring** ([`ih`]) with EOP vectors (source 181), overflow, write-pointer write-back

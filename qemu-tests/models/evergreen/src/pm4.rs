@@ -50,6 +50,10 @@ pub const PRED_EXEC: u8 = 0x23;
 pub const CONTEXT_CONTROL: u8 = 0x28;
 /// §9.3.1.
 pub const INDIRECT_BUFFER: u8 = 0x32;
+/// §9.6.6 (graphics stream-out: not emulated).
+pub const STRMOUT_BUFFER_UPDATE: u8 = 0x34;
+/// §9.6.4.
+pub const MEM_SEMAPHORE: u8 = 0x39;
 /// §9.6.8.
 pub const WAIT_REG_MEM: u8 = 0x3C;
 /// §9.7.1.
@@ -89,11 +93,12 @@ pub const SET_SAMPLER: u8 = 0x6E;
 /// §9.4.16.
 pub const SET_CTL_CONST: u8 = 0x6F;
 
-/// Drawing, streamout, semaphore and index packets (§9.3.2-§9.3.11, §9.6.4, §9.6.6): documented,
-/// not emulated (no rendering engine), so the CP stops on them instead of pretending.
-const UNSUPPORTED: [u8; 18] = [
+/// Drawing, stream-out and index packets (§9.3.2-§9.3.11; 0x34 is §9.6.6
+/// STRMOUT_BUFFER_UPDATE): documented, not emulated (no rendering engine), so the CP stops on
+/// them instead of pretending.
+const UNSUPPORTED: [u8; 17] = [
     0x13, 0x17, 0x21, 0x24, 0x25, 0x26, 0x27, 0x29, 0x2A, 0x2B, 0x2D, 0x2E, 0x2F, 0x30, 0x34, 0x35,
-    0x36, 0x39,
+    0x36,
 ];
 
 /// The largest fixed body the CP collects before it runs a packet (COND_WRITE, 8 dwords).
@@ -144,7 +149,9 @@ pub fn shape(opcode: u8, asic: Asic) -> Option<Shape> {
             Some(Shape::Fixed(1))
         }
         DEALLOC_STATE => (asic == Asic::Cayman).then_some(Shape::Fixed(1)),
-        CONTEXT_CONTROL | DISPATCH_INDIRECT | SET_PREDICATION => Some(Shape::Fixed(2)),
+        CONTEXT_CONTROL | DISPATCH_INDIRECT | SET_PREDICATION | MEM_SEMAPHORE => {
+            Some(Shape::Fixed(2))
+        }
         INDIRECT_BUFFER | COND_EXEC | SET_BASE => Some(Shape::Fixed(3)),
         DISPATCH_DIRECT | SURFACE_SYNC | MEM_WRITE | EVENT_WRITE_EOS => Some(Shape::Fixed(4)),
         EVENT_WRITE_EOP | CP_DMA => Some(Shape::Fixed(5)),
@@ -162,4 +169,17 @@ pub fn shape(opcode: u8, asic: Asic) -> Option<Shape> {
         op if UNSUPPORTED.contains(&op) => Some(Shape::Unsupported),
         _ => None,
     }
+}
+
+/// §9.5.4 PRED_EXEC: whether DEVICE_SELECT (CONTROL 31:24, "to select one or more device IDs")
+/// names the GPU whose ME_INITIALIZE gave it `device_id` (§9.2.1 DW5 23:16).
+///
+/// The document calls DEVICE_SELECT a selection of "one or more" IDs (the R5xx document words
+/// the same field a "bitfield"), so it is a mask, but it does not say which bit names which
+/// ID. The model's decision: bit n selects device ID n + 1, so the eight bits name IDs 1-8
+/// and the ID Linux radeon gives its GPU, 1 (`PACKET3_ME_INITIALIZE_DEVICE_ID(1)`,
+/// evergreen.c), is the lowest bit (bit 24). ID 0 (no ID given) and IDs above 8 are named by
+/// no bit, so such a GPU skips every PRED_EXEC body.
+pub const fn device_selected(device_select: u8, device_id: u8) -> bool {
+    matches!(device_id, 1..=8) && device_select & (1 << (device_id - 1)) != 0
 }

@@ -101,7 +101,12 @@ const SET_RESOURCE: u32 = 0x6D;
 /// §9.2.1: ME_INITIALIZE, 6 body dwords: DW2 1 (reset control), DW3 0, DW4 MAX_CONTEXT 7,
 /// DW5 DEV_ID 1 << 16, DW6 0, DW7 0.
 fn me_initialize() -> Vec<u32> {
-    vec![t3(ME_INITIALIZE, 6), 1, 0, 7, 1 << 16, 0, 0]
+    me_initialize_as(1)
+}
+
+/// ME_INITIALIZE giving this GPU `device_id` (DW5 Device-ID 23:16).
+fn me_initialize_as(device_id: u32) -> Vec<u32> {
+    vec![t3(ME_INITIALIZE, 6), 1, 0, 7, device_id << 16, 0, 0]
 }
 
 /// §9.4.14: SET_CONFIG_REG, REG_OFFSET = (reg - 0x8000) >> 2, then the data.
@@ -214,11 +219,16 @@ impl Bench {
 
     /// Microcode, a 1024-dword ring (block 4 dwords), un-halted, ME_INITIALIZE done.
     fn running(asic: Asic) -> Bench {
+        Self::running_as(asic, 1)
+    }
+
+    /// [`Bench::running`] with ME_INITIALIZE's Device-ID `device_id`.
+    fn running_as(asic: Asic, device_id: u32) -> Bench {
         let mut b = Bench::new(asic);
         b.load_microcode();
         b.ring(9, 1);
         b.wr(CP_ME_CNTL, 0);
-        b.submit(&me_initialize());
+        b.submit(&me_initialize_as(device_id));
         assert!(b.gpu.model().me_initialized(), "{asic:?}");
         b
     }
@@ -1108,7 +1118,6 @@ fn event_write_zpass_done_and_eos_write_memory() {
 #[test]
 fn cond_write_and_pred_exec() {
     const COND_WRITE: u32 = 0x45;
-    const PRED_EXEC: u32 = 0x23;
     for asic in Asic::ALL {
         let mut b = Bench::running(asic);
         b.poke(DATA, &[0x35, SENTINEL]);
@@ -1264,5 +1273,253 @@ fn results_do_not_depend_on_the_pacing() {
             f32::from_bits(a[n - 1]) + f32::from_bits(b_in[n - 1])
         );
         assert_eq!((*scratch, *fence, *ih), (0x1B, [1, 0xFE], [181, 16]));
+    }
+}
+
+// --- §9.5.4 PRED_EXEC, §9.6.4 MEM_SEMAPHORE, §9.6.6 STRMOUT_BUFFER_UPDATE --------------------
+
+const PRED_EXEC: u32 = 0x23;
+const MEM_SEMAPHORE: u32 = 0x39;
+/// §9.6.4 SEM_SEL 31:29: 110 signal, 111 wait.
+const SEM_SIGNAL: u32 = 6 << 29;
+const SEM_WAIT: u32 = 7 << 29;
+
+/// §9.6.4: MEM_SEMAPHORE, ADDRESS_LO (QWORD aligned), then SEM_SEL | fields | ADDRESS_HI.
+fn semaphore(address: u32, dw3: u32) -> Vec<u32> {
+    vec![t3(MEM_SEMAPHORE, 2), address, dw3]
+}
+
+/// The 64-bit semaphore at `address`.
+fn peek64(b: &Bench, address: u32) -> u64 {
+    u64::from(b.peek(address)) | u64::from(b.peek(address + 4)) << 32
+}
+
+#[test]
+fn pred_exec_selects_on_the_device_id_of_me_initialize() {
+    // §9.5.4: device_select [31:24] selects "one or more device IDs" (a mask: bit n = ID n + 1,
+    // the model's decision, `pm4::device_selected`); §9.2.1 DW5 23:16 is the GPU's Device-ID.
+    for asic in Asic::ALL {
+        let mut b = Bench::running_as(asic, 3);
+        assert_eq!(b.gpu.model().device_id(), 3);
+        let mut p = vec![];
+        // ID 1 only (bit 24): not this GPU, the write is skipped.
+        p.extend([t3(PRED_EXEC, 1), 1 << 24 | 3]);
+        p.extend(set_config(SCRATCH_REG0, &[0x11]));
+        // ID 3 (bit 26): executed.
+        p.extend([t3(PRED_EXEC, 1), 1 << 26 | 3]);
+        p.extend(set_config(SCRATCH_REG0 + 4, &[0x22]));
+        // IDs 1 and 3 together (0b101): executed; IDs 2, 4-8 (0b1111_1010): skipped.
+        p.extend([t3(PRED_EXEC, 1), 0b101 << 24 | 3]);
+        p.extend(set_config(SCRATCH_REG0 + 8, &[0x33]));
+        p.extend([t3(PRED_EXEC, 1), 0b1111_1010 << 24 | 3]);
+        p.extend(set_config(SCRATCH_REG0 + 12, &[0x44]));
+        b.submit(&p);
+        let got: Vec<u32> = (0..4).map(|n| b.rd(SCRATCH_REG0 + 4 * n)).collect();
+        assert_eq!(got, [0, 0x22, 0x33, 0], "{asic:?}");
+        assert_eq!(b.gpu.model().stats().packets_skipped, 2);
+        b.ok();
+    }
+}
+
+#[test]
+fn pred_exec_skips_its_dwords_without_parsing_them() {
+    // §9.5.4: "The CP will start parsing the DWord immediately following EXEC_COUNT DWords":
+    // skipped dwords are not packets (a type-1 header and an unknown opcode here), and the
+    // packet after them runs.
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        let mut p = vec![t3(PRED_EXEC, 1), 2 << 24 | 3, 1 << 30, t3(0xFF, 1), 0];
+        p.extend(set_config(SCRATCH_REG0, &[0x55]));
+        b.submit(&p);
+        assert_eq!(b.rd(SCRATCH_REG0), 0x55, "{asic:?}");
+        b.ok();
+        // A GPU given Device-ID 0 (or above 8) is named by no select bit: every body skipped.
+        let mut b = Bench::running_as(asic, 0);
+        let mut p = vec![t3(PRED_EXEC, 1), 0xFF << 24 | 3];
+        p.extend(set_config(SCRATCH_REG0, &[0x66]));
+        b.submit(&p);
+        assert_eq!(b.rd(SCRATCH_REG0), 0);
+        b.ok();
+    }
+}
+
+#[test]
+fn pred_exec_needs_a_count_that_stays_in_its_stream() {
+    for asic in Asic::ALL {
+        // exec_count 0 predicates no packet: not a valid PRED_EXEC.
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(PRED_EXEC, 1), 1 << 24]);
+        b.failed_with(ec::INVALID_PACKET);
+        // Inside an indirect buffer the predicated dwords must be in it (§9.3.1: an IB holds
+        // whole packets), selected or not: 4 counted, 3 left.
+        for select in [1u32, 2] {
+            let mut b = Bench::running(asic);
+            let mut ib = vec![t3(PRED_EXEC, 1), select << 24 | 4];
+            ib.extend(set_config(SCRATCH_REG0, &[1]));
+            b.poke(IB, &ib);
+            b.submit(&[t3(INDIRECT_BUFFER, 3), IB, 0, ib.len() as u32]);
+            b.failed_with(ec::INVALID_PACKET);
+            assert_eq!(b.rd(SCRATCH_REG0), 0, "{asic:?}: nothing of the packet ran");
+        }
+        // Exactly the rest of the IB is fine.
+        let mut b = Bench::running(asic);
+        let mut ib = vec![t3(PRED_EXEC, 1), 2 << 24 | 3];
+        ib.extend(set_config(SCRATCH_REG0, &[1]));
+        b.poke(IB, &ib);
+        b.submit(&[t3(INDIRECT_BUFFER, 3), IB, 0, ib.len() as u32]);
+        b.submit(&set_config(SCRATCH_REG0 + 4, &[2]));
+        assert_eq!([b.rd(SCRATCH_REG0), b.rd(SCRATCH_REG0 + 4)], [0, 2]);
+        b.ok();
+    }
+}
+
+#[test]
+fn a_semaphore_signal_increments_the_qword_or_writes_one() {
+    // §9.6.4: SIGNAL_TYPE 0 "signal type is increment", 1 "write '1'"; ADDRESS_LO 31:3 and
+    // ADDRESS_HI 7:0 name a QWORD.
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        // A 64-bit count: the carry reaches the high dword.
+        b.poke(DATA, &[0xFFFF_FFFF, 0, 41, 0]);
+        b.submit(&semaphore(DATA, SEM_SIGNAL));
+        assert_eq!(peek64(&b, DATA), 1 << 32, "{asic:?}");
+        b.submit(&semaphore(DATA + 8, SEM_SIGNAL | 1 << 20));
+        assert_eq!(peek64(&b, DATA + 8), 1, "write '1'");
+        // CLIENT_CODE 25:24 CB, DB, SX: signalled once their work before it is done, which in
+        // this in-order CP is when the packet is parsed.
+        for client in 1..4 {
+            b.submit(&semaphore(DATA + 8, SEM_SIGNAL | client << 24));
+        }
+        assert_eq!(peek64(&b, DATA + 8), 4);
+        assert_eq!(b.gpu.model().stats().semaphore_signals, 5);
+        b.ok();
+    }
+}
+
+#[test]
+fn a_semaphore_wait_stalls_the_cp_until_signalled_then_takes_one_count() {
+    // §9.6.4: "Wait Semaphores are executed at the top of pipe (CP)": the packets after the
+    // wait run only once the semaphore is not zero, which the wait decrements.
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[0, 0]);
+        b.submit(&semaphore(DATA, SEM_WAIT));
+        b.submit(&set_config(SCRATCH_REG0, &[0x77]));
+        assert_eq!(b.rd(SCRATCH_REG0), 0, "{asic:?}: ran past the wait");
+        assert_eq!(b.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY while waiting");
+        assert!(b.gpu.model().work_in_progress());
+        // The host signals twice: the wait takes one count and the CP goes on.
+        b.poke(DATA, &[2, 0]);
+        let _ = b.rd(GRBM_STATUS);
+        assert_eq!(b.rd(SCRATCH_REG0), 0x77);
+        assert_eq!(peek64(&b, DATA), 1);
+        // A second wait takes the other count at once; a third stalls again.
+        b.submit(&semaphore(DATA, SEM_WAIT));
+        b.submit(&set_config(SCRATCH_REG0 + 4, &[0x88]));
+        assert_eq!((b.rd(SCRATCH_REG0 + 4), peek64(&b, DATA)), (0x88, 0));
+        b.submit(&semaphore(DATA, SEM_WAIT));
+        b.submit(&set_config(SCRATCH_REG0 + 8, &[0x99]));
+        assert_eq!(b.rd(SCRATCH_REG0 + 8), 0);
+        // A high-dword count is a count too (64-bit semaphore).
+        b.poke(DATA, &[0, 1]);
+        let _ = b.rd(GRBM_STATUS);
+        assert_eq!((b.rd(SCRATCH_REG0 + 8), peek64(&b, DATA)), (0x99, 0xFFFF_FFFF));
+        b.ok();
+        // A signal earlier in the stream releases a later wait: in order, no host.
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[0, 0]);
+        let mut p = semaphore(DATA, SEM_SIGNAL);
+        p.extend(semaphore(DATA, SEM_WAIT));
+        p.extend(set_config(SCRATCH_REG0, &[0x5A]));
+        b.submit(&p);
+        assert_eq!((b.rd(SCRATCH_REG0), peek64(&b, DATA)), (0x5A, 0));
+        b.ok();
+    }
+    // Tick by tick: one 64-bit poll per tick while the semaphore is 0, reported as waiting
+    // (never busy, so the framework's hang budget does not run out on a long wait).
+    let mut s = Stepper::running(Asic::Cayman);
+    let mut ring = me_initialize();
+    ring.extend(semaphore(DATA, SEM_WAIT));
+    s.put(DATA, &[0, 0]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    s.dev.tick_engines(1);
+    for _ in 0..5 {
+        assert_eq!(s.dev.tick_engines(1), gpu_device_model::Activity::Waiting);
+    }
+    assert_eq!(s.dev.model().stats().semaphore_polls, 5);
+    s.put(DATA, &[1, 0]);
+    s.dev.tick_engines(1);
+    assert!(!s.dev.model().work_in_progress());
+    assert_eq!(s.peek(DATA), 0);
+}
+
+#[test]
+fn semaphore_fields_are_checked() {
+    for asic in Asic::ALL {
+        for (dw2, dw3, code) in [
+            // ADDRESS_LO 31:3: a QWORD-aligned address.
+            (DATA + 4, SEM_SIGNAL, ec::INVALID_PACKET),
+            // SEM_SEL: only 110 and 111.
+            (DATA, 5 << 29, ec::INVALID_PACKET),
+            (DATA, 0, ec::INVALID_PACKET),
+            // SIGNAL_TYPE 1 is a signal's "write '1'"; a wait has 0.
+            (DATA, SEM_WAIT | 1 << 20, ec::INVALID_PACKET),
+            // USE_MAILBOX: a signal held for a mailbox write the model does not have.
+            (DATA, SEM_SIGNAL | 1 << 16, ec::UNSUPPORTED_PACKET),
+        ] {
+            let mut b = Bench::running(asic);
+            b.poke(DATA, &[1, 0]);
+            b.submit(&semaphore(dw2, dw3));
+            b.failed_with(code);
+            assert_eq!(peek64(&b, DATA), 1, "{asic:?} {dw3:#x}: the semaphore is untouched");
+        }
+        // WAIT_ON_SIGNAL (bit 12): "should be set in evergreen, but in cayman it is reserved
+        // and should be set to zero" (Linux radeon sets it before Cayman).
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[0, 0]);
+        b.submit(&semaphore(DATA, SEM_SIGNAL | 1 << 12));
+        b.submit(&semaphore(DATA, SEM_WAIT | 1 << 12));
+        if asic == Asic::Cayman {
+            b.failed_with(ec::INVALID_PACKET);
+        } else {
+            assert_eq!(peek64(&b, DATA), 0, "signalled, then taken");
+            b.ok();
+        }
+        // A 40-bit address: ADDRESS_HI 7:0 is bits 39:32 (outside guest memory here).
+        let mut b = Bench::running(asic);
+        b.submit(&semaphore(DATA, SEM_SIGNAL | 0x01));
+        b.failed_with(ec::DMA_FETCH_FAULT);
+        // MEM_SEMAPHORE has a 2-dword body.
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(MEM_SEMAPHORE, 3), DATA, SEM_SIGNAL, 0]);
+        b.failed_with(ec::INVALID_PACKET);
+    }
+}
+
+#[test]
+fn a_soft_reset_abandons_a_semaphore_wait() {
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.poke(DATA, &[0, 0]);
+        b.submit(&semaphore(DATA, SEM_WAIT));
+        assert!(b.gpu.model().work_in_progress());
+        b.wr(CP_ME_CNTL, HALT);
+        b.wr(GRBM_SOFT_RESET, 1);
+        b.wr(GRBM_SOFT_RESET, 0);
+        assert!(!b.gpu.model().work_in_progress(), "{asic:?}");
+        assert_eq!(peek64(&b, DATA), 0, "nothing taken");
+    }
+}
+
+#[test]
+fn strmout_buffer_update_is_documented_but_not_emulated() {
+    // §9.6.6 STRMOUT_BUFFER_UPDATE updates graphics stream-out buffers (VGT_STRMOUT_*): the
+    // model has no stream-out, so the CP stops with the "unsupported" error state.
+    const STRMOUT_BUFFER_UPDATE: u32 = 0x34;
+    for asic in Asic::ALL {
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(STRMOUT_BUFFER_UPDATE, 5), 1, DATA, 0, 0, 0]);
+        b.failed_with(ec::UNSUPPORTED_PACKET);
     }
 }
