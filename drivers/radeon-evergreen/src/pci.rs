@@ -55,6 +55,8 @@ pub struct Probed {
 
 /// Why a function is not a GPU this driver can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ProbeError {
     /// Probing failed (no function, not an endpoint, bad BAR).
     Pci(PciError),
@@ -83,7 +85,7 @@ impl From<PciError> for ProbeError {
 impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProbeError::Pci(e) => write!(f, "{e}"),
+            ProbeError::Pci(_) => f.write_str("PCI probe failed"),
             ProbeError::NotSupported { vendor, device } => {
                 write!(f, "{vendor:04x}:{device:04x} is not a supported Radeon Evergreen/Cayman")
             }
@@ -96,7 +98,14 @@ impl fmt::Display for ProbeError {
     }
 }
 
-impl core::error::Error for ProbeError {}
+impl core::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ProbeError::Pci(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Probe `addr`: a chipset of [`baregpu_regs::evergreen::PCI_IDS`] with a register BAR
 /// ([`register_bar`]) of at least [`MIN_REGISTER_BAR_SIZE`]. Reads configuration space only;
