@@ -170,7 +170,9 @@ impl fmt::Display for DispatchError {
                     MAX_RAT_DWORDS * 4
                 )
             }
-            DispatchError::Constants(_) => f.write_str("constant buffer 0 cannot hold the dispatch"),
+            DispatchError::Constants(_) => {
+                f.write_str("constant buffer 0 cannot hold the dispatch")
+            }
             DispatchError::Submit(_) => f.write_str("dispatch submission failed"),
         }
     }

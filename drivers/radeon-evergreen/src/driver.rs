@@ -517,7 +517,9 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.io.write(CP_ME_CNTL::RESET.with_me_halt(true).with_pfp_halt(true));
         let reloaded = match evergreen::verify(&self.io, firmware) {
             Ok(()) => false,
-            Err(evergreen::LoadError::DeviceGone { .. }) => return Err(InitError::DeviceGone(DeviceGone)),
+            Err(evergreen::LoadError::DeviceGone { .. }) => {
+                return Err(InitError::DeviceGone(DeviceGone));
+            }
             Err(_) => {
                 self.load_firmware(firmware)?;
                 true
