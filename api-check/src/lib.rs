@@ -59,6 +59,8 @@ error_types! {
     "firmware-loader" + defmt => [
         baregpu_firmware::FirmwareError,
         baregpu_firmware::amd::LoadError,
+        baregpu_firmware::amd::evergreen::ImageError,
+        baregpu_firmware::amd::evergreen::LoadError,
     ],
     "drivers/radeon-r5xx" + defmt => [
         baregpu_radeon_r5xx::DeviceGone,
@@ -70,6 +72,17 @@ error_types! {
         baregpu_radeon_r5xx::ResetError,
         baregpu_radeon_r5xx::ctm::CtmLoadError,
         baregpu_radeon_r5xx::ctm::CtmWaitError,
+    ],
+    "drivers/radeon-evergreen" + defmt => [
+        baregpu_radeon_evergreen::DeviceGone,
+        baregpu_radeon_evergreen::ScratchError,
+        baregpu_radeon_evergreen::ConfigError,
+        baregpu_radeon_evergreen::SubmitError,
+        baregpu_radeon_evergreen::FenceError,
+        baregpu_radeon_evergreen::TestError,
+        baregpu_radeon_evergreen::InitError,
+        baregpu_radeon_evergreen::pm4::PacketError,
+        baregpu_radeon_evergreen::compute::DispatchError,
     ],
     "drivers/ati-ctm" + defmt => [
         baregpu_ati_ctm::command::CtmError,

@@ -98,6 +98,8 @@ pub struct Dispatch<'a> {
 /// A dispatch the hardware cannot run as asked (§3.2 state requirements); nothing was
 /// submitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum DispatchError {
     /// A group of more than [`MAX_GROUP_THREADS`] threads.
     GroupTooLarge {
@@ -168,13 +170,23 @@ impl fmt::Display for DispatchError {
                     MAX_RAT_DWORDS * 4
                 )
             }
-            DispatchError::Constants(e) => write!(f, "constant buffer: {e}"),
-            DispatchError::Submit(e) => write!(f, "{e}"),
+            DispatchError::Constants(_) => {
+                f.write_str("constant buffer 0 cannot hold the dispatch")
+            }
+            DispatchError::Submit(_) => f.write_str("dispatch submission failed"),
         }
     }
 }
 
-impl core::error::Error for DispatchError {}
+impl core::error::Error for DispatchError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            DispatchError::Constants(e) => Some(e),
+            DispatchError::Submit(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 fn aligned256(address: BusAddress) -> Result<BusAddress, DispatchError> {
     if !address.0.is_multiple_of(256) || address.0 >> 40 != 0 {

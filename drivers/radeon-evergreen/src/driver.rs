@@ -153,7 +153,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         }
         config.validate().map_err(InitError::Config)?;
         if io.read::<GRBM_STATUS>().raw() == u32::MAX {
-            return Err(InitError::DeviceGone);
+            return Err(InitError::DeviceGone(DeviceGone));
         }
         let layout = |bytes| DmaLayout::new(bytes, 4096).map_err(InitError::Dma);
         let ring_mem = dma.allocate(layout(config.ring_bytes)?).map_err(InitError::Dma)?;
@@ -398,7 +398,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             Ok(()) => Ok(()),
             Err(waited) => {
                 if self.check_alive().is_err() {
-                    return Err(FenceError::DeviceGone);
+                    return Err(FenceError::DeviceGone(DeviceGone));
                 }
                 let rptr_after = self.io.read::<CP_RB_RPTR>().raw();
                 Err(FenceError::Timeout {
@@ -416,7 +416,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     pub fn scratch(&self, n: usize) -> Result<u32, ScratchError> {
         let v = self.io.read_at::<SCRATCH_REG0>(n).map_err(ScratchError::NoSuchRegister)?.raw();
         if v == u32::MAX && self.check_alive().is_err() {
-            return Err(ScratchError::DeviceGone);
+            return Err(ScratchError::DeviceGone(DeviceGone));
         }
         Ok(v)
     }
@@ -439,7 +439,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         })
         .map_err(|waited| {
             if found == u32::MAX && self.check_alive().is_err() {
-                TestError::DeviceGone
+                TestError::DeviceGone(DeviceGone)
             } else {
                 TestError::Mismatch { expected, found, waited }
             }
@@ -479,7 +479,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.wait(&fence, self.config.test_timeout)?;
         let found = self.test_scratch();
         if found == u32::MAX && self.check_alive().is_err() {
-            return Err(TestError::DeviceGone);
+            return Err(TestError::DeviceGone(DeviceGone));
         }
         if found != TEST_VALUE {
             return Err(TestError::IbMismatch { expected: TEST_VALUE, found });
@@ -517,7 +517,9 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.io.write(CP_ME_CNTL::RESET.with_me_halt(true).with_pfp_halt(true));
         let reloaded = match evergreen::verify(&self.io, firmware) {
             Ok(()) => false,
-            Err(evergreen::LoadError::DeviceGone { .. }) => return Err(InitError::DeviceGone),
+            Err(evergreen::LoadError::DeviceGone { .. }) => {
+                return Err(InitError::DeviceGone(DeviceGone));
+            }
             Err(_) => {
                 self.load_firmware(firmware)?;
                 true

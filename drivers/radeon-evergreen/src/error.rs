@@ -14,7 +14,10 @@ use crate::pm4::PacketError;
 /// The device answers register reads with all-ones: it fell off the bus, its BAR is not decoded
 /// or it is powered down. Detected on `GRBM_STATUS`, whose reserved bits (4, 6, 9; Linux radeon
 /// evergreend.h) a live chip never sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// The one all-ones error of the driver: every operation's error enum wraps it in its
+/// `DeviceGone` variant (and gives it as [`source`](core::error::Error::source)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct DeviceGone;
 
@@ -24,31 +27,36 @@ impl fmt::Display for DeviceGone {
     }
 }
 
-impl core::error::Error for DeviceGone {}
-
 /// A scratch register could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ScratchError {
     /// There are 8 scratch registers (`SCRATCH_REG0..7`).
     NoSuchRegister(IndexOutOfRange),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
+}
+
+impl From<DeviceGone> for ScratchError {
+    fn from(e: DeviceGone) -> Self {
+        ScratchError::DeviceGone(e)
+    }
 }
 
 impl fmt::Display for ScratchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScratchError::NoSuchRegister(e) => write!(f, "{e}"),
-            ScratchError::DeviceGone => write!(f, "{DeviceGone}"),
+            ScratchError::NoSuchRegister(_) => f.write_str("no such scratch register"),
+            ScratchError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
-impl core::error::Error for ScratchError {}
-
 /// A [`crate::RingConfig`] the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The command ring is not a power of two from 4 KiB to 1 MiB (the limits of
     /// `baregpu_ring::evergreen`, from Linux radeon).
@@ -77,11 +85,11 @@ impl fmt::Display for ConfigError {
     }
 }
 
-impl core::error::Error for ConfigError {}
-
 /// Why a submission failed. Packets are whole or absent; dwords the CP has not consumed are
 /// never overwritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum SubmitError {
     /// The ring stayed too full for the submit timeout (the CP is not consuming), or the
     /// request can never fit.
@@ -89,7 +97,7 @@ pub enum SubmitError {
     /// A packet could not be encoded or had no room in the reservation.
     Packet(PacketError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
 }
 
 impl From<PacketError> for SubmitError {
@@ -99,33 +107,25 @@ impl From<PacketError> for SubmitError {
 }
 
 impl From<DeviceGone> for SubmitError {
-    fn from(_: DeviceGone) -> Self {
-        SubmitError::DeviceGone
+    fn from(e: DeviceGone) -> Self {
+        SubmitError::DeviceGone(e)
     }
 }
 
 impl fmt::Display for SubmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SubmitError::RingFull(e) => write!(f, "ring full: {e}"),
-            SubmitError::Packet(e) => write!(f, "packet: {e}"),
-            SubmitError::DeviceGone => write!(f, "{DeviceGone}"),
-        }
-    }
-}
-
-impl core::error::Error for SubmitError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            SubmitError::RingFull(_) => None,
-            SubmitError::Packet(e) => Some(e),
-            SubmitError::DeviceGone => Some(&DeviceGone),
+            SubmitError::RingFull(_) => f.write_str("ring stayed full"),
+            SubmitError::Packet(_) => f.write_str("packet could not be written"),
+            SubmitError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
 /// A fence did not signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum FenceError {
     /// Not signalled within the timeout: the CP is hung or stalled (the `EVENT_WRITE_EOP` write,
     /// §9.6.2, never arrived). Recover with [`crate::Evergreen::reset`].
@@ -146,27 +146,33 @@ pub enum FenceError {
         seq: u64,
     },
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
+}
+
+impl From<DeviceGone> for FenceError {
+    fn from(e: DeviceGone) -> Self {
+        FenceError::DeviceGone(e)
+    }
 }
 
 impl fmt::Display for FenceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FenceError::Timeout { seq, last_signalled, waited, cp_progressed } => write!(
+            FenceError::Timeout { seq, last_signalled, cp_progressed, .. } => write!(
                 f,
-                "fence {seq} not signalled (last {last_signalled}) after {waited}; CP {}",
+                "fence {seq} not signalled (last signalled {last_signalled}); CP {}",
                 if *cp_progressed { "still consuming" } else { "not progressing (hung)" }
             ),
             FenceError::NotSubmitted { seq } => write!(f, "fence {seq} was never submitted"),
-            FenceError::DeviceGone => write!(f, "{DeviceGone}"),
+            FenceError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
-impl core::error::Error for FenceError {}
-
 /// A ring or IB test failed: the CP did not execute what it was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum TestError {
     /// The test packets could not be submitted.
     Submit(SubmitError),
@@ -192,13 +198,13 @@ pub enum TestError {
     /// No DMA memory for the IB test's indirect buffer.
     Dma(DmaError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
 }
 
 impl From<SubmitError> for TestError {
     fn from(e: SubmitError) -> Self {
         match e {
-            SubmitError::DeviceGone => TestError::DeviceGone,
+            SubmitError::DeviceGone(e) => TestError::DeviceGone(e),
             e => TestError::Submit(e),
         }
     }
@@ -207,37 +213,42 @@ impl From<SubmitError> for TestError {
 impl From<FenceError> for TestError {
     fn from(e: FenceError) -> Self {
         match e {
-            FenceError::DeviceGone => TestError::DeviceGone,
+            FenceError::DeviceGone(e) => TestError::DeviceGone(e),
             e => TestError::Fence(e),
         }
+    }
+}
+
+impl From<DeviceGone> for TestError {
+    fn from(e: DeviceGone) -> Self {
+        TestError::DeviceGone(e)
     }
 }
 
 impl fmt::Display for TestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TestError::Submit(e) => write!(f, "test submission: {e}"),
-            TestError::Mismatch { expected, found, waited } => write!(
-                f,
-                "scratch register reads {found:#010x}, the test wrote {expected:#010x} ({waited})"
-            ),
+            TestError::Submit(_) => f.write_str("test submission failed"),
+            TestError::Mismatch { expected, found, .. } => {
+                write!(f, "scratch register reads {found:#010x}, the test wrote {expected:#010x}")
+            }
             TestError::IbMismatch { expected, found } => write!(
                 f,
                 "after the IB test's fence the scratch register reads {found:#010x}, the IB \
                  wrote {expected:#010x}"
             ),
-            TestError::Fence(e) => write!(f, "test fence: {e}"),
-            TestError::Dma(e) => write!(f, "IB test memory: {e}"),
-            TestError::DeviceGone => write!(f, "{DeviceGone}"),
+            TestError::Fence(_) => f.write_str("the IB test's fence failed"),
+            TestError::Dma(_) => f.write_str("DMA memory for the IB test"),
+            TestError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
-impl core::error::Error for TestError {}
-
 /// Why [`crate::Evergreen::init`] failed. Variants before [`InitError::Firmware`] mean no
 /// register was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum InitError {
     /// The firmware set was validated for another chip than the device's.
     WrongChip {
@@ -253,7 +264,7 @@ pub enum InitError {
     /// The ring memory is not usable by the CP.
     Ring(RingConfigError),
     /// The device reads all-ones.
-    DeviceGone,
+    DeviceGone(DeviceGone),
     /// The microcode upload failed (read-back mismatch).
     Firmware(LoadError),
     /// The ring test or IB test failed after bring-up.
@@ -266,23 +277,12 @@ impl fmt::Display for InitError {
             InitError::WrongChip { device, firmware } => {
                 write!(f, "{firmware} firmware for a {} device", device.name())
             }
-            InitError::Config(e) => write!(f, "{e}"),
-            InitError::Dma(e) => write!(f, "DMA memory: {e}"),
-            InitError::Ring(e) => write!(f, "ring memory: {e}"),
-            InitError::DeviceGone => write!(f, "{DeviceGone}"),
-            InitError::Firmware(e) => write!(f, "microcode: {e}"),
-            InitError::Test(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl core::error::Error for InitError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            InitError::Config(e) => Some(e),
-            InitError::Firmware(e) => Some(e),
-            InitError::Test(e) => Some(e),
-            _ => None,
+            InitError::Config(_) => f.write_str("configuration rejected"),
+            InitError::Dma(_) => f.write_str("DMA allocation failed"),
+            InitError::Ring(_) => f.write_str("ring memory unusable by the CP"),
+            InitError::DeviceGone(_) => f.write_str("device gone"),
+            InitError::Firmware(_) => f.write_str("microcode upload failed"),
+            InitError::Test(_) => f.write_str("ring or IB test failed"),
         }
     }
 }
@@ -290,7 +290,7 @@ impl core::error::Error for InitError {
 impl From<LoadError> for InitError {
     fn from(e: LoadError) -> Self {
         match e {
-            LoadError::DeviceGone { .. } => InitError::DeviceGone,
+            LoadError::DeviceGone { .. } => InitError::DeviceGone(DeviceGone),
             e => InitError::Firmware(e),
         }
     }
@@ -299,14 +299,74 @@ impl From<LoadError> for InitError {
 impl From<TestError> for InitError {
     fn from(e: TestError) -> Self {
         match e {
-            TestError::DeviceGone => InitError::DeviceGone,
+            TestError::DeviceGone(e) => InitError::DeviceGone(e),
             e => InitError::Test(e),
         }
     }
 }
 
 impl From<DeviceGone> for InitError {
-    fn from(_: DeviceGone) -> Self {
-        InitError::DeviceGone
+    fn from(e: DeviceGone) -> Self {
+        InitError::DeviceGone(e)
+    }
+}
+
+impl core::error::Error for DeviceGone {}
+impl core::error::Error for ConfigError {}
+
+// `source()` gives the wrapped error (every one implements `core::error::Error`).
+impl core::error::Error for ScratchError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            ScratchError::NoSuchRegister(e) => Some(e),
+            ScratchError::DeviceGone(e) => Some(e),
+        }
+    }
+}
+
+impl core::error::Error for SubmitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            SubmitError::RingFull(e) => Some(e),
+            SubmitError::Packet(e) => Some(e),
+            SubmitError::DeviceGone(e) => Some(e),
+        }
+    }
+}
+
+impl core::error::Error for FenceError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            FenceError::Timeout { waited, .. } => Some(waited),
+            FenceError::DeviceGone(e) => Some(e),
+            FenceError::NotSubmitted { .. } => None,
+        }
+    }
+}
+
+impl core::error::Error for TestError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            TestError::Submit(e) => Some(e),
+            TestError::Mismatch { waited, .. } => Some(waited),
+            TestError::Fence(e) => Some(e),
+            TestError::Dma(e) => Some(e),
+            TestError::DeviceGone(e) => Some(e),
+            TestError::IbMismatch { .. } => None,
+        }
+    }
+}
+
+impl core::error::Error for InitError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            InitError::Config(e) => Some(e),
+            InitError::Dma(e) => Some(e),
+            InitError::Ring(e) => Some(e),
+            InitError::DeviceGone(e) => Some(e),
+            InitError::Firmware(e) => Some(e),
+            InitError::Test(e) => Some(e),
+            InitError::WrongChip { .. } => None,
+        }
     }
 }

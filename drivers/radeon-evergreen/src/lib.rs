@@ -6,13 +6,14 @@
 //! # Use
 //!
 //! ```no_run
-//! # fn f(cfg: &impl baregpu_hal::pci::ConfigRegionAccess, addr: baregpu_hal::pci::PciAddress,
-//! #      io: impl baregpu_hal::RegisterIo, clock: impl baregpu_hal::time::Clock,
-//! #      dma: &impl baregpu_hal::dma::DmaAllocator, dst: baregpu_hal::dma::BusAddress,
+//! # use baregpu_radeon_evergreen::hal;
+//! # fn f(cfg: &impl hal::pci::ConfigRegionAccess, addr: hal::pci::PciAddress,
+//! #      io: impl hal::RegisterIo, clock: impl hal::time::Clock,
+//! #      dma: &impl hal::dma::DmaAllocator, dst: hal::dma::BusAddress,
 //! #      pfp: &[u8], me: &[u8], rlc: &[u8]) -> Result<(), Box<dyn core::error::Error>> {
 //! use core::time::Duration;
-//! use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
-//! use baregpu_radeon_evergreen::{Evergreen, RingConfig, FENCE_DWORDS, pci};
+//! use baregpu_radeon_evergreen::{Evergreen, EvergreenFirmware, EvergreenUcode, RingConfig};
+//! use baregpu_radeon_evergreen::{FENCE_DWORDS, pci};
 //!
 //! let probed = pci::probe(cfg, addr)?;          // chipset table, register BAR
 //! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
@@ -50,7 +51,10 @@
 //!   RAT 0, fetch resources, group size, LDS, `DISPATCH_DIRECT`/`DISPATCH_INDIRECT` and the
 //!   cache flushes after, in the order of Mesa r600 evergreen_compute.c; a typed
 //!   [`compute::DispatchError`] for every violated requirement.
-//! - All-ones reads are [`DeviceGone`], never a loop.
+//! - One dependency: the crate re-exports what its API names ([`hal`], [`regs`], [`ring`],
+//!   [`firmware`] with its Evergreen error and report types, [`asm`] for the kernels).
+//! - All-ones reads are [`DeviceGone`], never a loop; every error enum wraps that one type and
+//!   gives it as `source()`.
 //!
 //! Safe Rust only, `no_std`, no allocation, every wait bounded by a
 //! [`baregpu_hal::time::Clock`].
@@ -75,3 +79,19 @@ pub use error::{
     ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
 };
 pub use irq::IrqReport;
+
+// What the public API names, so that this crate is the one dependency a kernel needs.
+/// The Evergreen/Cayman shader assembler and kernel ABI the [`compute`] module's kernels use.
+pub use baregpu_evergreen_asm as asm;
+/// The microcode parser and loader ([`EvergreenFirmware`], [`LoadError`], [`UploadReport`]).
+pub use baregpu_firmware as firmware;
+pub use baregpu_firmware::FirmwareError;
+pub use baregpu_firmware::amd::evergreen::{
+    EvergreenFirmware, EvergreenUcode, Image, ImageError, LoadError, UploadReport,
+};
+/// The HAL the driver runs on (`RegisterIo`, `Clock`, `DmaAllocator`, PCI access).
+pub use baregpu_hal as hal;
+/// The Evergreen/Cayman registers, chipsets and PCI IDs, generated from the register database.
+pub use baregpu_regs::evergreen as regs;
+/// PM4 packets, the command ring and indirect buffers beneath the submission API.
+pub use baregpu_ring as ring;

@@ -83,6 +83,7 @@ pub const MAX_BODY_DWORDS: usize = 1 << 14;
 /// A packet that could not be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum PacketError {
     /// The sink had no room; nothing was written.
     NoSpace(NoSpace),
@@ -124,8 +125,8 @@ impl From<NoSpace> for PacketError {
 impl fmt::Display for PacketError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PacketError::NoSpace(e) => write!(f, "{e}"),
-            PacketError::Pm4(e) => write!(f, "{e}"),
+            PacketError::NoSpace(_) => f.write_str("no room in the sink for the packet"),
+            PacketError::Pm4(_) => f.write_str("the PM4 writer refused the packet"),
             PacketError::OutOfRange { offset } => {
                 write!(f, "register {offset:#x} is outside the SET_* range of its packet")
             }
@@ -137,7 +138,17 @@ impl fmt::Display for PacketError {
     }
 }
 
-impl core::error::Error for PacketError {}
+impl core::error::Error for PacketError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            PacketError::NoSpace(e) => Some(e),
+            PacketError::Pm4(e) => Some(e),
+            PacketError::OutOfRange { .. }
+            | PacketError::BadLength { .. }
+            | PacketError::BadAddress { .. } => None,
+        }
+    }
+}
 
 /// A generated Evergreen register that a `SET_*` packet can reach (absolute offset).
 pub trait EvergreenRegister: Register<Family = Family, Base = Absolute> {}

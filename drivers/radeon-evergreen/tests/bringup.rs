@@ -101,7 +101,7 @@ fn a_device_that_reads_all_ones_is_gone_without_writes() {
             &Images::of(chip).parse(),
             RingConfig::default(),
         );
-        assert_eq!(r.err(), Some(InitError::DeviceGone));
+        assert_eq!(r.err(), Some(InitError::DeviceGone(baregpu_radeon_evergreen::DeviceGone)));
         assert_eq!(io.writes.get(), 0);
     }
 }

@@ -299,7 +299,10 @@ fn a_vanished_device_is_reported_as_gone() {
         let f = drv.fence().unwrap();
         drv.wait(&f, FENCE_TIMEOUT).unwrap();
         set_faults(&gpu, |f| f.registers_all_ones = true);
-        assert_eq!(drv.fence().err(), Some(SubmitError::DeviceGone));
+        assert_eq!(
+            drv.fence().err(),
+            Some(SubmitError::DeviceGone(baregpu_radeon_evergreen::DeviceGone))
+        );
         assert_eq!(drv.check_alive(), Err(baregpu_radeon_evergreen::DeviceGone));
         assert!(drv.reset().is_err());
     }

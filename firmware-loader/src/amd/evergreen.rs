@@ -269,6 +269,7 @@ impl<'a> EvergreenFirmware<'a> {
 
 /// Which of the three images.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Image {
     /// The prefetch parser image (`*_pfp.bin`).
     Pfp,
@@ -290,6 +291,7 @@ impl fmt::Display for Image {
 
 /// An image of an [`EvergreenFirmware`] set that did not parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct ImageError {
     /// The image.
     pub image: Image,
@@ -299,7 +301,8 @@ pub struct ImageError {
 
 impl fmt::Display for ImageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} image: {}", self.image, self.error)
+        // The parse error is the source, not repeated here.
+        write!(f, "the {} image is not valid", self.image)
     }
 }
 
@@ -311,6 +314,8 @@ impl core::error::Error for ImageError {
 
 /// Why an upload failed after validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum LoadError {
     /// `CP_ME_CNTL` read 0xFFFF_FFFF: the device is not answering (nothing was written when
     /// `image` is `None`; otherwise seen during the read-back of `image`).
@@ -352,6 +357,7 @@ impl core::error::Error for LoadError {}
 
 /// What [`upload`] did, counted at the register interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct UploadReport {
     /// Register writes that loaded the PFP: 1 address + 1 per word.
     pub pfp_writes: usize,
