@@ -64,6 +64,66 @@ pub mod opcode {
     pub const SET_CONFIG_REG: Opcode = Opcode::of(p::SET_CONFIG_REG);
 }
 
+/// Field positions and values of the §9 packet bodies this module writes, named after the
+/// document's tables (values the document leaves out cite Linux radeon evergreend.h).
+pub mod field {
+    /// §9.1.4 type-3 header SHADER_TYPE (bit 1): 1 = compute.
+    pub const SHADER_TYPE_COMPUTE: u32 = 1 << 1;
+    /// §9.1.4 type-3 header PREDICATE (bit 0): the packet obeys SET_PREDICATION.
+    pub const PREDICATE: u32 = 1;
+    /// ADDRESS_HI (7:0): address bits 39:32 of every 40-bit address.
+    pub const ADDRESS_HI_MASK: u32 = 0xFF;
+    /// §9.2.1 `ME_INITIALIZE` DW5 DEVICE_ID (23:16).
+    pub const DEVICE_ID_SHIFT: u32 = 16;
+    /// §9.6.1 EVENT_TYPE (5:0).
+    pub const EVENT_TYPE_MASK: u32 = 0x3F;
+    /// §9.6.1 EVENT_INDEX (11:8).
+    pub const EVENT_INDEX_SHIFT: u32 = 8;
+    /// §9.6.1 EVENT_INDEX width mask (before the shift).
+    pub const EVENT_INDEX_MASK: u32 = 0xF;
+    /// §9.6.3 `EVENT_WRITE_EOS` EVENT_INDEX 6.
+    pub const EVENT_INDEX_EOS: u32 = 6;
+    /// §9.6.2 DATA_SEL / §9.6.3 CMD (31:29).
+    pub const DATA_SEL_SHIFT: u32 = 29;
+    /// §9.6.2 DATA_SEL 2: send the 64-bit data; §9.6.3 CMD 010: store the 32-bit data.
+    pub const DATA_SEL_DATA: u32 = 2;
+    /// §9.6.2 INT_SEL (25:24).
+    pub const INT_SEL_SHIFT: u32 = 24;
+    /// §9.6.2 INT_SEL 2: interrupt once the write is confirmed.
+    pub const INT_SEL_ON_CONFIRM: u32 = 2;
+    /// §9.6.7 `SURFACE_SYNC` ENGINE (bit 31): the ME performs the sync.
+    pub const SURFACE_SYNC_ENGINE_ME: u32 = 1 << 31;
+    /// §9.6.7 COHER_CNTL bits (28:0) below ENGINE.
+    pub const COHER_CNTL_MASK: u32 = 0x1FFF_FFFF;
+    /// §9.6.7 COHER_SIZE of "everything" (Linux radeon evergreen.c fence emission).
+    pub const COHER_SIZE_ALL: u32 = 0xFFFF_FFFF;
+    /// §9.6.7 / §9.6.8 POLL_INTERVAL in clocks (Linux radeon: 10).
+    pub const POLL_INTERVAL: u32 = 10;
+    /// §9.6.8 `WAIT_REG_MEM` MEM_SPACE / §9.5.2 `COND_WRITE` POLL_SPACE (bit 4): memory.
+    pub const POLL_SPACE_MEMORY: u32 = 1 << 4;
+    /// §9.5.2 `COND_WRITE` WRITE_SPACE (bit 8): memory.
+    pub const WRITE_SPACE_MEMORY: u32 = 1 << 8;
+    /// §9.5.1 / §9.5.4 EXEC_COUNT is 14 bits (13:0).
+    pub const EXEC_COUNT_LIMIT: usize = 1 << 14;
+    /// §9.5.4 `PRED_EXEC` device_select (31:24).
+    pub const DEVICE_SELECT_SHIFT: u32 = 24;
+    /// §9.5.3 `SET_PREDICATION` PRED_OP (18:16).
+    pub const PRED_OP_SHIFT: u32 = 16;
+    /// §9.5.3 `SET_PREDICATION` PREDICATION_BOOLEAN (bit 8).
+    pub const PREDICATION_BOOLEAN: u32 = 1 << 8;
+    /// §9.6.4 `MEM_SEMAPHORE` SEM_SEL (31:29).
+    pub const SEM_SEL_SHIFT: u32 = 29;
+    /// §9.6.4 `MEM_SEMAPHORE` WAIT_ON_SIGNAL (bit 12).
+    pub const WAIT_ON_SIGNAL: u32 = 1 << 12;
+    /// `CP_DMA` CP_SYNC (bit 31 of the second dword; Linux radeon evergreend.h
+    /// `PACKET3_CP_DMA_CP_SYNC`).
+    pub const CP_DMA_CP_SYNC: u32 = 1 << 31;
+    /// `CP_DMA` SRC_SEL (30:29; Linux radeon evergreend.h `PACKET3_CP_DMA_SRC_SEL`).
+    pub const CP_DMA_SRC_SEL_SHIFT: u32 = 29;
+    /// `CP_DMA` SRC_SEL 2: the source dword is the data to write.
+    pub const CP_DMA_SRC_SEL_DATA: u32 = 2;
+}
+
 /// Type-3 header (§9.1.4): the ring's header (TYPE 3, COUNT = body dwords - 1, IT_OPCODE)
 /// with SHADER_TYPE (bit 1, 1 = compute) and PREDICATE (bit 0).
 pub fn header(
@@ -74,11 +134,12 @@ pub fn header(
 ) -> Result<u32, PacketError> {
     let h = type3_header(op, body_dwords)
         .map_err(|_| PacketError::BadLength { dwords: body_dwords })?;
-    Ok(h | ((compute as u32) << 1) | predicate as u32)
+    let shader = if compute { field::SHADER_TYPE_COMPUTE } else { 0 };
+    Ok(h | shader | if predicate { field::PREDICATE } else { 0 })
 }
 
 /// Largest type-3 body: COUNT is 14 bits (§9.1.4).
-pub const MAX_BODY_DWORDS: usize = 1 << 14;
+pub const MAX_BODY_DWORDS: usize = field::EXEC_COUNT_LIMIT;
 
 /// A packet that could not be written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +266,7 @@ pub fn address40(address: BusAddress, align: u64) -> Result<(u32, u32), PacketEr
     if address.0 >> 40 != 0 || !address.0.is_multiple_of(align) {
         return Err(PacketError::BadAddress { address: address.0, align });
     }
-    Ok((address.low(), address.high() & 0xFF))
+    Ok((address.low(), address.high() & field::ADDRESS_HI_MASK))
 }
 
 /// The device ID this driver gives its GPU in `ME_INITIALIZE` (§9.2.1 DW5 23:16, "a GPU unique
@@ -216,7 +277,8 @@ pub const DEVICE_ID: u8 = 1;
 /// §9.2.1 `ME_INITIALIZE` body: default reset control 1, reserved 0, MAX_CONTEXT (Linux radeon
 /// evergreen.c: `max_hw_contexts - 1` = 7 on Cypress and Cayman), [`DEVICE_ID`] in 23:16, no
 /// header dump.
-pub const ME_INITIALIZE_BODY: [u32; 6] = [1, 0, 7, (DEVICE_ID as u32) << 16, 0, 0];
+pub const ME_INITIALIZE_BODY: [u32; 6] =
+    [1, 0, 7, (DEVICE_ID as u32) << field::DEVICE_ID_SHIFT, 0, 0];
 
 /// `EVENT_TYPE` values (Linux radeon evergreend.h / Mesa r600 evergreend.h `EVENT_TYPE_*`).
 pub mod event {
@@ -232,18 +294,19 @@ pub mod event {
 
 /// §9.6.1 `EVENT_WRITE` body (2-dword form): EVENT_TYPE 5:0, EVENT_INDEX 11:8.
 pub const fn event_write(event_type: u32, index: u32) -> [u32; 1] {
-    [(event_type & 0x3F) | ((index & 0xF) << 8)]
+    [(event_type & field::EVENT_TYPE_MASK)
+        | ((index & field::EVENT_INDEX_MASK) << field::EVENT_INDEX_SHIFT)]
 }
 
 /// §9.6.2 `EVENT_WRITE_EOP` with 64-bit data (DATA_SEL 2 in 31:29, quadword-aligned address)
 /// and INT_SEL in 25:24 (2 = interrupt when the write is confirmed, 0 = none).
 pub fn eop_fence(address: BusAddress, seq: u64, interrupt: bool) -> Result<[u32; 5], PacketError> {
     let (lo, hi) = address40(address, 8)?;
-    let int_sel = if interrupt { 2 } else { 0 };
+    let int_sel = if interrupt { field::INT_SEL_ON_CONFIRM } else { 0 };
     Ok([
-        event::CACHE_FLUSH_AND_INV_TS | (event::INDEX_EOP << 8),
+        event::CACHE_FLUSH_AND_INV_TS | (event::INDEX_EOP << field::EVENT_INDEX_SHIFT),
         lo,
-        hi | (2 << 29) | (int_sel << 24),
+        hi | (field::DATA_SEL_DATA << field::DATA_SEL_SHIFT) | (int_sel << field::INT_SEL_SHIFT),
         seq as u32,
         (seq >> 32) as u32,
     ])
@@ -252,7 +315,12 @@ pub fn eop_fence(address: BusAddress, seq: u64, interrupt: bool) -> Result<[u32;
 /// §9.6.7 `SURFACE_SYNC` body: ENGINE ME (bit 31) | COHER_CNTL, COHER_SIZE 0xFFFFFFFF (all),
 /// COHER_BASE 0, POLL_INTERVAL 10 (Linux radeon evergreen.c fence emission).
 pub const fn surface_sync_all(coher_cntl: u32) -> [u32; 4] {
-    [(1 << 31) | (coher_cntl & 0x1FFF_FFFF), 0xFFFF_FFFF, 0, 10]
+    [
+        field::SURFACE_SYNC_ENGINE_ME | (coher_cntl & field::COHER_CNTL_MASK),
+        field::COHER_SIZE_ALL,
+        0,
+        field::POLL_INTERVAL,
+    ]
 }
 
 /// §9.6.8 `WAIT_REG_MEM` FUNCTION values.
@@ -284,14 +352,14 @@ pub fn wait_mem(
     mask: u32,
 ) -> Result<[u32; 6], PacketError> {
     let (lo, hi) = address40(address, 4)?;
-    Ok([(1 << 4) | compare as u32, lo, hi, reference, mask, 10])
+    Ok([field::POLL_SPACE_MEMORY | compare as u32, lo, hi, reference, mask, field::POLL_INTERVAL])
 }
 
 /// §9.5.1 `COND_EXEC`: the next `exec_dwords` dwords run only if the dword at `address` is not
 /// zero (EXEC_COUNT 13:0).
 pub fn cond_exec(address: BusAddress, exec_dwords: usize) -> Result<[u32; 3], PacketError> {
     let (lo, hi) = address40(address, 4)?;
-    if exec_dwords >= 1 << 14 {
+    if exec_dwords >= field::EXEC_COUNT_LIMIT {
         return Err(PacketError::BadLength { dwords: exec_dwords });
     }
     Ok([lo, hi, exec_dwords as u32])
@@ -315,10 +383,10 @@ pub const fn device_select(id: u8) -> Option<u8> {
 /// §9.5.4 `PRED_EXEC` body: the next `exec_dwords` dwords (EXEC_COUNT 13:0, at least one)
 /// run only on the devices `device_select` names ([`device_select`]).
 pub fn pred_exec(device_select: u8, exec_dwords: usize) -> Result<[u32; 1], PacketError> {
-    if exec_dwords == 0 || exec_dwords >= 1 << 14 {
+    if exec_dwords == 0 || exec_dwords >= field::EXEC_COUNT_LIMIT {
         return Err(PacketError::BadLength { dwords: exec_dwords });
     }
-    Ok([(u32::from(device_select) << 24) | exec_dwords as u32])
+    Ok([(u32::from(device_select) << field::DEVICE_SELECT_SHIFT) | exec_dwords as u32])
 }
 
 /// §9.6.4 `MEM_SEMAPHORE` SEM_SEL (DW3 31:29).
@@ -340,7 +408,8 @@ pub fn mem_semaphore(
     wait_on_signal: bool,
 ) -> Result<[u32; 2], PacketError> {
     let (lo, hi) = address40(address, 8)?;
-    Ok([lo, ((op as u32) << 29) | ((wait_on_signal as u32) << 12) | hi])
+    let wait_on_signal = if wait_on_signal { field::WAIT_ON_SIGNAL } else { 0 };
+    Ok([lo, ((op as u32) << field::SEM_SEL_SHIFT) | wait_on_signal | hi])
 }
 
 /// §9.5.3 `SET_PREDICATION` operations (PRED_OP 18:16).
@@ -363,7 +432,8 @@ pub fn set_predication(
     draw_if_visible: bool,
 ) -> Result<[u32; 2], PacketError> {
     let (lo, hi) = address40(address, 16)?;
-    Ok([lo, ((op as u32) << 16) | ((draw_if_visible as u32) << 8) | hi])
+    let boolean = if draw_if_visible { field::PREDICATION_BOOLEAN } else { 0 };
+    Ok([lo, ((op as u32) << field::PRED_OP_SHIFT) | boolean | hi])
 }
 
 /// §9.7.1 `MEM_WRITE` body: 64-bit `value` to the quadword at `address` (DATA32 0, no write
@@ -385,7 +455,8 @@ pub fn cond_write(
 ) -> Result<[u32; 8], PacketError> {
     let (plo, phi) = address40(poll, 4)?;
     let (wlo, whi) = address40(write, 4)?;
-    Ok([(1 << 8) | (1 << 4) | compare as u32, plo, phi, reference, mask, wlo, whi, data])
+    let spaces = field::WRITE_SPACE_MEMORY | field::POLL_SPACE_MEMORY;
+    Ok([spaces | compare as u32, plo, phi, reference, mask, wlo, whi, data])
 }
 
 /// `EVENT_TYPE` `CS_DONE` (Mesa r600 evergreend.h `EVENT_TYPE_CS_DONE` 0x2F), EVENT_INDEX 6
@@ -396,7 +467,12 @@ pub const CS_DONE: u32 = 0x2F;
 /// (CMD 010 in 31:29) to the dword at `address`.
 pub fn eos_write(address: BusAddress, data: u32) -> Result<[u32; 4], PacketError> {
     let (lo, hi) = address40(address, 4)?;
-    Ok([CS_DONE | (6 << 8), lo, (2 << 29) | hi, data])
+    Ok([
+        CS_DONE | (field::EVENT_INDEX_EOS << field::EVENT_INDEX_SHIFT),
+        lo,
+        (field::DATA_SEL_DATA << field::DATA_SEL_SHIFT) | hi,
+        data,
+    ])
 }
 
 /// Largest CP_DMA transfer: BYTE_COUNT is 21 bits (Linux radeon evergreend.h COMMAND 20:0;
@@ -416,7 +492,8 @@ pub fn cp_dma_copy(
     if bytes == 0 || bytes > CP_DMA_MAX_BYTES {
         return Err(PacketError::BadLength { dwords: bytes.div_ceil(4) });
     }
-    Ok([slo, ((sync as u32) << 31) | shi, dlo, dhi, bytes as u32])
+    let sync = if sync { field::CP_DMA_CP_SYNC } else { 0 };
+    Ok([slo, sync | shi, dlo, dhi, bytes as u32])
 }
 
 /// `CP_DMA` fill: write the dword `value` over `bytes` at `dst` (SRC_SEL 2 = DATA in 30:29,
@@ -432,7 +509,9 @@ pub fn cp_dma_fill(
     if bytes == 0 || bytes > CP_DMA_MAX_BYTES || !bytes.is_multiple_of(4) {
         return Err(PacketError::BadLength { dwords: bytes.div_ceil(4) });
     }
-    Ok([value, ((sync as u32) << 31) | (2 << 29), dlo, dhi, bytes as u32])
+    let sync = if sync { field::CP_DMA_CP_SYNC } else { 0 };
+    let data = field::CP_DMA_SRC_SEL_DATA << field::CP_DMA_SRC_SEL_SHIFT;
+    Ok([value, sync | data, dlo, dhi, bytes as u32])
 }
 
 #[cfg(test)]
