@@ -45,7 +45,7 @@ impl RegisterIo for NullAfterInit<'_> {
 
 /// 16 x (scratch write + fence).
 fn batch_of_16<IO: RegisterIo, C: baregpu_hal::time::Clock>(
-    drv: &mut Evergreen<IO, C>,
+    drv: &mut Evergreen<'_, IO, C, Gpu>,
 ) -> baregpu_radeon_evergreen::Fence {
     drv.submit(16 * (3 + FENCE_DWORDS), |s| {
         let mut last = None;

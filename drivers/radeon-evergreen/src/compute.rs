@@ -7,7 +7,7 @@ use core::fmt;
 
 use baregpu_evergreen_asm::abi::{self, AbiError};
 use baregpu_hal::RegisterIo;
-use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaRegion};
 use baregpu_hal::register::{Array, Register};
 use baregpu_hal::time::Clock;
 use baregpu_regs::evergreen::Chipset;
@@ -240,7 +240,7 @@ fn at<R: Array>(index: usize) -> Result<usize, PacketError> {
     R::offset_of(index).map_err(|_| PacketError::OutOfRange { offset: R::OFFSET })
 }
 
-impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A> {
     /// Check `d`, write cb0, and submit the dispatch with its state, cache flushes and a fence.
     pub fn dispatch(&mut self, d: &Dispatch<'_>) -> Result<Fence, DispatchError> {
         let threads = d.local.iter().map(|&v| v as u64).product::<u64>();
@@ -283,8 +283,8 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn emit_dispatch(
-    s: &mut Submission<'_>,
+fn emit_dispatch<A: DmaAllocator + ?Sized>(
+    s: &mut Submission<'_, '_, A>,
     chip: Chipset,
     d: &Dispatch<'_>,
     threads: u32,

@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use baregpu_firmware::amd::evergreen::{self, EvergreenFirmware, EvergreenUcode, UploadReport};
-use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::register::{Array, Register};
 use baregpu_hal::time::{Clock, poll_until};
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -122,28 +122,43 @@ pub struct RecoverReport {
     pub reloaded_firmware: bool,
 }
 
+/// The command ring the driver owns: ring memory and the write-back page (read pointer at
+/// [`WB_RPTR_OFFSET`], fence at [`WB_FENCE_OFFSET`], IH write pointer at [`WB_IH_WPTR_OFFSET`]),
+/// both given back to their allocator when the ring is dropped.
+pub(crate) type Ring<'d, A> = EvergreenRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
+
 /// A Radeon Evergreen (Cypress) or Cayman, brought up and running its ring.
-pub struct Evergreen<IO: RegisterIo, C: Clock> {
+///
+/// `IO` is the register BAR, `C` the clock that bounds every wait, `A` the allocator the ring,
+/// write-back page and interrupt ring came from (borrowed for `'d`). Dropping the driver (or
+/// [`shutdown`](Self::shutdown)) stops the CP and the interrupt ring first and then gives the
+/// memory back, so the GPU never reads or writes freed memory.
+pub struct Evergreen<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
     pub(crate) io: IO,
     pub(crate) clock: C,
+    dma: &'d A,
     chip: Chipset,
     config: RingConfig,
-    ring: EvergreenRing,
-    pub(crate) ih: IhRing,
+    ring: Ring<'d, A>,
+    pub(crate) ih: IhRing<'d, A>,
     seq: u64,
     upload: UploadReport,
     stats: Stats,
 }
 
-impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
+impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C, A> {
     /// Bring the GPU up: check the firmware set is `chip`'s and the configuration is sane
-    /// (nothing touched otherwise), allocate the rings, upload and read back PFP, ME and RLC with
-    /// the engines halted, program the ring, write `ME_INITIALIZE` (§9.2.1), un-halt, run the
-    /// ring test and the IB test, set up the interrupt ring.
+    /// (nothing touched otherwise), allocate the rings from `dma` (the driver keeps them until
+    /// it is dropped), upload and read back PFP, ME and RLC with the engines halted, program the
+    /// ring, write `ME_INITIALIZE` (§9.2.1), un-halt, run the ring test and the IB test, set up
+    /// the interrupt ring.
+    ///
+    /// On any failure after the allocation the CP and the interrupt ring are stopped and the
+    /// memory goes back to `dma`.
     pub fn init(
         io: IO,
         clock: C,
-        dma: &impl DmaAllocator,
+        dma: &'d A,
         chip: Chipset,
         firmware: &EvergreenFirmware<'_>,
         config: RingConfig,
@@ -155,40 +170,24 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         if io.read::<GRBM_STATUS>().raw() == u32::MAX {
             return Err(InitError::DeviceGone(DeviceGone));
         }
-        let layout = |bytes| DmaLayout::new(bytes, 4096).map_err(InitError::Dma);
-        let ring_mem = dma.allocate(layout(config.ring_bytes)?).map_err(InitError::Dma)?;
-        let wb_mem =
-            match layout(WRITEBACK_BYTES).and_then(|l| dma.allocate(l).map_err(InitError::Dma)) {
-                Ok(m) => m,
-                Err(e) => {
-                    dma.deallocate(ring_mem);
-                    return Err(e);
-                }
-            };
-        let ih_mem = match layout(config.ih_ring_bytes)
-            .and_then(|l| dma.allocate(l).map_err(InitError::Dma))
-        {
-            Ok(m) => m,
-            Err(e) => {
-                dma.deallocate(ring_mem);
-                dma.deallocate(wb_mem);
-                return Err(e);
-            }
+        // Each buffer goes back to `dma` on an early return (DmaBuffer's drop).
+        let allocate = |bytes| {
+            DmaLayout::new(bytes, 4096)
+                .and_then(|layout| DmaBuffer::allocate(dma, layout))
+                .map_err(InitError::Dma)
         };
+        let ring_mem = allocate(config.ring_bytes)?;
+        let wb_mem = allocate(WRITEBACK_BYTES)?;
+        let ih_mem = allocate(config.ih_ring_bytes)?;
         wb_mem.zero();
         ih_mem.zero();
-        // `with_family` takes the ring and write-back regions only on success; a ring it refuses
-        // leaks them (never used by the CP, which was not started).
-        let ring = match CommandRing::with_family(ring_mem, wb_mem, WB_RPTR_OFFSET) {
-            Ok(r) => r,
-            Err(e) => {
-                dma.deallocate(ih_mem);
-                return Err(InitError::Ring(e));
-            }
-        };
+        // A ring `with_family` refuses drops (frees) its two buffers; the CP was not started.
+        let ring =
+            CommandRing::with_family(ring_mem, wb_mem, WB_RPTR_OFFSET).map_err(InitError::Ring)?;
         let mut gpu = Evergreen {
             io,
             clock,
+            dma,
             chip,
             config,
             ring,
@@ -197,36 +196,43 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             upload: UploadReport::default(),
             stats: Stats::default(),
         };
-        match gpu.bring_up(dma, firmware) {
-            Ok(()) => Ok(gpu),
-            Err(e) => {
-                gpu.release(dma);
-                Err(e)
-            }
-        }
+        // On error `gpu` is dropped: CP halted, interrupts off, memory given back.
+        gpu.bring_up(firmware)?;
+        Ok(gpu)
     }
 
-    fn bring_up(
-        &mut self,
-        dma: &impl DmaAllocator,
-        firmware: &EvergreenFirmware<'_>,
-    ) -> Result<(), InitError> {
+    fn bring_up(&mut self, firmware: &EvergreenFirmware<'_>) -> Result<(), InitError> {
         self.load_firmware(firmware)?;
         self.start_cp()?;
         self.ring_test()?;
-        self.ib_test(dma)?;
+        self.ib_test()?;
         self.init_ih()
     }
 
-    /// Stop the engines (ME and PFP halted, interrupts off) and return the ring, write-back and
-    /// interrupt-ring memory to `dma`.
-    pub fn release(mut self, dma: &impl DmaAllocator) {
+    /// Stop the GPU's use of the driver's memory (the interrupt ring disabled, then the ME and
+    /// PFP halted) and give the ring, write-back page and interrupt ring back to the allocator.
+    /// Dropping the driver does the same.
+    pub fn shutdown(self) {
+        drop(self);
+    }
+
+    /// What the driver does before its memory goes back: the IH ring off (no more vectors or
+    /// write-pointer write-backs, Linux radeon r600.c `r600_disable_interrupts`), then the ME
+    /// and PFP halted (no more ring or IB fetches, read-pointer or fence write-backs; Linux
+    /// radeon evergreen.c `evergreen_cp_stop` via `r700_cp_stop`).
+    fn stop(&mut self) {
         self.disable_interrupts();
+        self.halt_cp();
+    }
+
+    /// `CP_ME_CNTL`: ME and PFP halted (Linux radeon `r700_cp_stop`).
+    fn halt_cp(&self) {
         self.io.write(CP_ME_CNTL::RESET.with_me_halt(true).with_pfp_halt(true));
-        let (ring_mem, wb_mem) = self.ring.into_parts();
-        dma.deallocate(ring_mem);
-        dma.deallocate(wb_mem);
-        dma.deallocate(self.ih.into_memory());
+    }
+
+    /// The allocator the driver's memory comes from (and goes back to).
+    pub fn dma(&self) -> &'d A {
+        self.dma
     }
 
     /// The chipset.
@@ -249,8 +255,8 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         &self.config
     }
 
-    /// The command ring (pointers, counters).
-    pub fn ring(&self) -> &EvergreenRing {
+    /// The command ring (pointers, counters, memory).
+    pub fn ring(&self) -> &EvergreenRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>> {
         &self.ring
     }
 
@@ -346,7 +352,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     pub fn submit<T>(
         &mut self,
         dwords: usize,
-        build: impl FnOnce(&mut Submission<'_>) -> Result<T, PacketError>,
+        build: impl FnOnce(&mut Submission<'_, 'd, A>) -> Result<T, PacketError>,
     ) -> Result<T, SubmitError> {
         self.check_alive()?;
         let need = dwords + SUBMIT_ALIGN;
@@ -456,15 +462,41 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
 
     /// IB test (Linux radeon r600.c `r600_ib_test`): the scratch write from an indirect buffer
     /// (§9.3.1), then a fence; the scratch register must hold the value once the fence passed.
-    pub fn ib_test(&mut self, dma: &impl DmaAllocator) -> Result<(), TestError> {
+    /// The buffer comes from the driver's allocator and goes back once the fence has signalled;
+    /// if the IB reached the ring and its fence was not seen, it is kept allocated (leaked):
+    /// the CP might still fetch it.
+    pub fn ib_test(&mut self) -> Result<(), TestError> {
         let layout = DmaLayout::new(256, 256).map_err(TestError::Dma)?;
-        let region = dma.allocate(layout).map_err(TestError::Dma)?;
-        let result = self.ib_test_in(&region);
-        dma.deallocate(region);
-        result
+        let buffer = DmaBuffer::allocate(self.dma, layout).map_err(TestError::Dma)?;
+        let fence = match self.submit_ib_test(&buffer) {
+            Ok(fence) => fence,
+            Err(e) => {
+                // `submit` failed before its doorbell, but packets it wrote stay in the ring
+                // and go to the CP with the next one: the IB packet may be among them.
+                if self.ring.pending_dwords() > 0 {
+                    buffer.into_raw();
+                }
+                return Err(e);
+            }
+        };
+        if let Err(e) = self.wait(&fence, self.config.test_timeout) {
+            // The CP may still fetch the buffer: leak it rather than free it under the device.
+            buffer.into_raw();
+            return Err(e.into());
+        }
+        let found = self.test_scratch();
+        if found == u32::MAX && self.check_alive().is_err() {
+            return Err(TestError::DeviceGone(DeviceGone));
+        }
+        if found != TEST_VALUE {
+            return Err(TestError::IbMismatch { expected: TEST_VALUE, found });
+        }
+        Ok(())
     }
 
-    fn ib_test_in(&mut self, region: &DmaRegion) -> Result<(), TestError> {
+    /// Write the IB test's packet into `region`, seed the scratch register, submit the IB and
+    /// a fence.
+    fn submit_ib_test(&mut self, region: &DmaRegion) -> Result<Fence, TestError> {
         let bad = PacketError::BadAddress { address: region.bus_address().0, align: 4 };
         let mut ib = EvergreenIb::with_family(region).map_err(|_| SubmitError::Packet(bad))?;
         Pm4Writer::<_, EvergreenFamily>::with_family(&mut ib)
@@ -476,15 +508,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             s.indirect_buffer(desc)?;
             s.fence()
         })?;
-        self.wait(&fence, self.config.test_timeout)?;
-        let found = self.test_scratch();
-        if found == u32::MAX && self.check_alive().is_err() {
-            return Err(TestError::DeviceGone(DeviceGone));
-        }
-        if found != TEST_VALUE {
-            return Err(TestError::IbMismatch { expected: TEST_VALUE, found });
-        }
-        Ok(())
+        Ok(fence)
     }
 
     /// Recover from a hang: halt the ME and PFP, soft-reset the CP and its blocks
@@ -492,7 +516,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
     /// abandoned (the fence sequence jumps past them so later waits do not see stale ones).
     pub fn reset(&mut self) -> Result<(), InitError> {
         self.check_alive()?;
-        self.io.write(CP_ME_CNTL::RESET.with_me_halt(true).with_pfp_halt(true));
+        self.halt_cp();
         self.start_cp()?;
         // Abandoned fences never signal; write the sequence so `signalled` agrees.
         let _ = self.writeback().write_u32(WB_FENCE_OFFSET, self.seq as u32);
@@ -514,7 +538,7 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
             });
         }
         self.check_alive()?;
-        self.io.write(CP_ME_CNTL::RESET.with_me_halt(true).with_pfp_halt(true));
+        self.halt_cp();
         let reloaded = match evergreen::verify(&self.io, firmware) {
             Ok(()) => false,
             Err(evergreen::LoadError::DeviceGone { .. }) => {
@@ -528,6 +552,13 @@ impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
         self.reset()?;
         self.init_ih()?;
         Ok(RecoverReport { reloaded_firmware: reloaded })
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Drop for Evergreen<'_, IO, C, A> {
+    fn drop(&mut self) {
+        // Before the ring, write-back and interrupt-ring buffers (fields) are given back.
+        self.stop();
     }
 }
 
@@ -549,15 +580,16 @@ fn scratch_offset(n: usize) -> Result<usize, PacketError> {
 /// Dwords of a fence: `SURFACE_SYNC` (5) + `EVENT_WRITE_EOP` (6).
 pub const FENCE_DWORDS: usize = 11;
 
-/// Packets of one submission, written into the reserved part of the ring.
-pub struct Submission<'a> {
-    ring: &'a mut EvergreenRing,
+/// Packets of one submission, written into the reserved part of the driver's ring (whose memory
+/// came from an `A` for `'d`).
+pub struct Submission<'a, 'd, A: DmaAllocator + ?Sized> {
+    ring: &'a mut Ring<'d, A>,
     seq: &'a mut u64,
     fence_addr: BusAddress,
     fences: u64,
 }
 
-impl Submission<'_> {
+impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
     /// The ring as a raw packet sink (for packets this API does not name).
     pub fn sink(&mut self) -> &mut impl CommandSink {
         &mut *self.ring

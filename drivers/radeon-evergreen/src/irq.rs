@@ -3,7 +3,7 @@
 //! `IH_RB_RPTR` (registers and sequence from Linux radeon r600.c `r600_irq_init`,
 //! `evergreen_irq_process`; the document does not describe the IH).
 
-use baregpu_hal::dma::DmaRegion;
+use baregpu_hal::dma::{DmaAllocator, DmaBuffer};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::evergreen::cp::CP_INT_CNTL;
@@ -29,9 +29,10 @@ pub mod source {
     pub const GUI_IDLE: u32 = 233;
 }
 
-/// The IH ring memory and the driver's read pointer (bytes).
-pub struct IhRing {
-    mem: DmaRegion,
+/// The IH ring memory (given back to its allocator when the driver drops it, after the ring is
+/// disabled) and the driver's read pointer (bytes).
+pub struct IhRing<'d, A: DmaAllocator + ?Sized> {
+    mem: DmaBuffer<'d, A>,
     rptr: usize,
     enabled: bool,
 }
@@ -50,13 +51,9 @@ pub struct IrqReport {
     pub overflowed: bool,
 }
 
-impl IhRing {
-    pub(crate) fn new(mem: DmaRegion) -> Self {
+impl<'d, A: DmaAllocator + ?Sized> IhRing<'d, A> {
+    pub(crate) fn new(mem: DmaBuffer<'d, A>) -> Self {
         IhRing { mem, rptr: 0, enabled: false }
-    }
-
-    pub(crate) fn into_memory(self) -> DmaRegion {
-        self.mem
     }
 
     /// Whether the IH ring is running.
@@ -69,7 +66,7 @@ impl IhRing {
     }
 }
 
-impl<IO: RegisterIo, C: Clock> Evergreen<IO, C> {
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A> {
     /// Set up and enable the IH ring and the CP's end-of-pipe interrupt (Linux radeon r600.c
     /// `r600_irq_init` order: disable, ring base and size with write-pointer write-back and
     /// overflow detection, pointers 0, `IH_CNTL`, enable; `CP_INT_CNTL.TIME_STAMP_INT_ENABLE`

@@ -8,7 +8,7 @@
 //! or by a signal submitted *before* it; a signal queued behind a wait on the same ring cannot
 //! release it.
 
-use baregpu_hal::dma::BusAddress;
+use baregpu_hal::dma::{BusAddress, DmaAllocator};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_ring::pm4::{CommandSink, SliceSink};
 
@@ -54,7 +54,7 @@ impl Semaphore {
     }
 }
 
-impl Submission<'_> {
+impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
     /// `MEM_SEMAPHORE` signal (§9.6.4): once the work before it is done, the CP adds one to
     /// `sem`. [`SEMAPHORE_SIGNAL_DWORDS`] dwords.
     pub fn semaphore_signal(&mut self, sem: &Semaphore) -> Result<(), PacketError> {

@@ -18,7 +18,7 @@ fn asm_chip(chip: Chipset) -> Chip {
 }
 
 /// Assemble `source` for `chip` into fresh DMA memory.
-fn kernel(gpu: &Gpu, chip: Chipset, source: &str) -> (DmaRegion, Kernel) {
+fn kernel<'g>(gpu: &'g Gpu, chip: Chipset, source: &str) -> (Buffer<'g>, Kernel) {
     let mut nodes = [Node::EMPTY; 64];
     let mut words = [0u32; 256];
     let info = assemble(source, asm_chip(chip), &mut nodes, &mut words).expect("assembles");
@@ -29,7 +29,7 @@ fn kernel(gpu: &Gpu, chip: Chipset, source: &str) -> (DmaRegion, Kernel) {
 }
 
 /// Global memory with `a`, `b` (f32) and room for `c`; byte offsets of the three arrays.
-fn global(gpu: &Gpu, n: usize, a: &[f32], b: &[f32]) -> (DmaRegion, [u32; 3]) {
+fn global<'g>(gpu: &'g Gpu, n: usize, a: &[f32], b: &[f32]) -> (Buffer<'g>, [u32; 3]) {
     let region = alloc(gpu, (3 * n * 4).next_multiple_of(4096));
     let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     region.write_slice(0, &bits(a)).unwrap();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
 use baregpu_hal::RegisterIo;
-use baregpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::dma::{DmaBuffer, DmaLayout};
 use baregpu_radeon_evergreen::{Evergreen, RingConfig};
 use baregpu_regs::evergreen::Chipset;
 use evergreen_model::{Asic, EvergreenModel, Faults};
@@ -17,8 +17,10 @@ use gpu_device_model::{InProcess, Pacing};
 pub type Gpu = InProcess<EvergreenModel>;
 /// The test clock: each reading runs the model and advances 10 µs.
 pub type ModelClock<'a> = gpu_device_model::ModelClock<'a, EvergreenModel>;
-/// The driver over it.
-pub type Driver<'a> = Evergreen<&'a Gpu, ModelClock<'a>>;
+/// The driver over it, its memory from the device's allocator.
+pub type Driver<'a> = Evergreen<'a, &'a Gpu, ModelClock<'a>, Gpu>;
+/// DMA memory from the device's allocator, given back on drop.
+pub type Buffer<'a> = DmaBuffer<'a, Gpu>;
 
 /// Both chips, as (driver chipset, model ASIC).
 pub const CHIPS: [(Chipset, Asic); 2] =
@@ -74,8 +76,8 @@ pub fn small_ring() -> RingConfig {
 }
 
 /// DMA memory of `bytes`, 256-byte aligned, zeroed.
-pub fn alloc(gpu: &Gpu, bytes: usize) -> DmaRegion {
-    let r = gpu.allocate(DmaLayout::new(bytes, 256).unwrap()).expect("DMA memory");
+pub fn alloc(gpu: &Gpu, bytes: usize) -> Buffer<'_> {
+    let r = DmaBuffer::allocate(gpu, DmaLayout::new(bytes, 256).unwrap()).expect("DMA memory");
     r.zero();
     r
 }

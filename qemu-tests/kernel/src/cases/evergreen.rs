@@ -6,11 +6,12 @@
 use super::{CaseError, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
+use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
 use baregpu_evergreen_asm::{Chip, Node, assemble, examples};
 use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode, Image, LoadError};
-use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::poll_until;
 use baregpu_radeon_evergreen::compute::{self, Dispatch, Kernel as GpuKernel};
 use baregpu_radeon_evergreen::pm4::{PredOp, opcode, set_regs};
@@ -30,7 +31,11 @@ static CAYMAN_PFP: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/CAYMAN_pfp.
 static CAYMAN_ME: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/CAYMAN_me.bin"));
 static CAYMAN_RLC: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/CAYMAN_rlc.bin"));
 
-type Gpu = Evergreen<MailboxIo, TscClock>;
+/// The driver; its ring, write-back page and IH ring come from the kernel's DMA pool and go back
+/// to it when the driver is dropped (CP halted and IH ring off first).
+type Gpu = Evergreen<'static, MailboxIo, TscClock, IdentityDma>;
+/// DMA memory from the kernel's pool, given back on drop.
+type Buffer = DmaBuffer<'static, IdentityDma>;
 
 /// Fence wait bound (a fence normally signals within a few mailbox round trips).
 const FENCE_TIMEOUT: Duration = Duration::from_millis(300);
@@ -95,8 +100,8 @@ fn bus(r: &DmaRegion, offset: usize) -> BusAddress {
     BusAddress(r.bus_address().0 + offset as u64)
 }
 
-fn alloc(kernel: &Kernel, bytes: usize) -> Result<DmaRegion, CaseError> {
-    let r = kernel.dma.allocate(DmaLayout::new(bytes, 256)?)?;
+fn alloc(kernel: &Kernel, bytes: usize) -> Result<Buffer, CaseError> {
+    let r = DmaBuffer::allocate(kernel.dma, DmaLayout::new(bytes, 256)?)?;
     r.zero();
     Ok(r)
 }
@@ -134,6 +139,7 @@ pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
     expect_eq("ME: address + one write per word", r.me_writes as u64, 1 + u.me_dwords() as u64)?;
     expect_eq("RLC: address + one write per word", r.rlc_writes as u64, 1 + u.rlc_dwords() as u64)?;
     let requests = mailbox.requests();
+    let free = kernel.dma.free_bytes();
     let other = match chip {
         Chipset::CYPRESS => Chipset::CAYMAN,
         Chipset::CAYMAN => Chipset::CYPRESS,
@@ -151,6 +157,7 @@ pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
         matches!(wrong.err(), Some(InitError::WrongChip { .. })),
     )?;
     expect_eq("... before any register access", mailbox.requests(), requests)?;
+    expect_eq("... and any allocation", kernel.dma.free_bytes(), free)?;
     mailbox.reset()?;
     let word = 5u32;
     inject(
@@ -173,6 +180,11 @@ pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
             Some(InitError::Firmware(LoadError::Readback { image: Image::Pfp, index: 5, .. }))
         ),
     )?;
+    expect_eq(
+        "the failed init gave its ring, write-back and IH ring back",
+        kernel.dma.free_bytes(),
+        free,
+    )?;
     inject(mailbox, 0)?;
     Ok(())
 }
@@ -181,9 +193,12 @@ pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
 /// one doorbell each.
 pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
+    let free = kernel.dma.free_bytes();
     let mut gpu = init(kernel, mailbox, chip, RingConfig::with_ring_bytes(4096))?;
     check("ring test", gpu.ring_test())?;
-    check("IB test", gpu.ib_test(kernel.dma))?;
+    let in_use = kernel.dma.free_bytes();
+    check("IB test", gpu.ib_test())?;
+    expect_eq("the IB test's buffer went back", kernel.dma.free_bytes(), in_use)?;
     let doorbells = gpu.stats().doorbells;
     let mut last = None;
     for i in 0..2000u32 {
@@ -206,6 +221,12 @@ pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
         gpu.ring().partial_reads(),
         gpu.ring().rptr_reads()
     );
+    gpu.shutdown();
+    expect_eq(
+        "shutdown gave the ring, write-back and IH ring back",
+        kernel.dma.free_bytes(),
+        free,
+    )?;
     Ok(())
 }
 
@@ -266,9 +287,10 @@ fn on_poll() {
 /// `evergreen-cp-dma`: CP DMA fill and copy, checked against the CPU word by word.
 pub fn cp_dma(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
-    let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
+    // Allocated before the driver, so they are freed after it (CP halted) on every return.
     let src = alloc(kernel, 16 * 1024)?;
     let dst = alloc(kernel, 16 * 1024)?;
+    let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
     for i in 0..4096usize {
         src.write_u32(i * 4, (i as u32).wrapping_mul(0x9E37_79B9) ^ 0xA5A5)?;
     }
@@ -298,8 +320,9 @@ pub fn cp_dma(kernel: &Kernel) -> Result<(), CaseError> {
 /// until cleared, WAIT_REG_MEM holds later packets until memory matches.
 pub fn predication(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
-    let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
+    // Freed after the driver (CP halted): a held WAIT_REG_MEM polls it until then.
     let mem = alloc(kernel, 256)?;
+    let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
     for (flag, value, want) in [(0u32, 0x1111u32, 0u32), (1, 0x2222, 0x2222)] {
         mem.write_u32(0, flag)?;
         let f = check(
@@ -400,7 +423,7 @@ fn asm_chip(chip: Chipset) -> Chip {
     }
 }
 
-fn load(kernel: &Kernel, chip: Chipset, source: &str) -> Result<(DmaRegion, GpuKernel), CaseError> {
+fn load(kernel: &Kernel, chip: Chipset, source: &str) -> Result<(Buffer, GpuKernel), CaseError> {
     let mut nodes = [Node::EMPTY; 64];
     let mut words = [0u32; 256];
     let info = check("assemble", assemble(source, asm_chip(chip), &mut nodes, &mut words))?;
@@ -461,8 +484,6 @@ fn run_kernels(
     let saxpy_result =
         compare(&mem, b as usize, "saxpy element", |i| alpha * input(i, 0) + input(i, 1))?;
     expect("saxpy: 1024 elements equal to the CPU", true)?;
-    kernel.dma.deallocate(mem);
-    kernel.dma.deallocate(cb);
     Ok(([add_result.0, saxpy_result.0], [add_result.1, saxpy_result.1]))
 }
 
