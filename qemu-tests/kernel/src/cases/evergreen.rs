@@ -88,8 +88,16 @@ fn init(
     config: RingConfig,
 ) -> Result<Gpu, CaseError> {
     let fw = firmware(chip)?;
+    // Every fence asks for an EOP interrupt (INT_SEL 2); the cases other than evergreen-irq
+    // wait by polling the fence, so their interrupts are acknowledged here and the IH ring's
+    // vectors wait for the driver's next `handle_interrupts` (evergreen-irq installs its own).
+    mailbox::set_irq_handler(Some(polled_fences));
     check("init", Evergreen::init(mailbox.io(0), TscClock, kernel.dma, chip, &fw, config))
 }
+
+/// Interrupt handler of the cases that poll their fences: nothing to do, the mailbox
+/// acknowledges the line.
+fn polled_fences(_lines: u32) {}
 
 fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
     mailbox.request(Op::Inject, 0, 0, switches)?;
