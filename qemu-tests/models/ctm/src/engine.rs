@@ -568,20 +568,6 @@ impl CtmEngine {
         }
     }
 
-    /// Read a command buffer of `size` words at MC address `address` (amSubmitCommandBuffer,
-    /// §5.1.4) and execute it to its end ([`begin`](Self::begin), then
-    /// [`advance`](Self::advance) until done). At most `max_words` words are read.
-    pub fn execute_from_memory(
-        &mut self,
-        address: u32,
-        size: u32,
-        max_words: u32,
-        mem: &mut dyn Memory,
-    ) -> Result<ExecSummary, CtmError> {
-        self.begin(address, size.min(max_words))?;
-        self.finish(mem)
-    }
-
     /// Consume a whole command buffer given as host words (§2.2), synchronously (slices of
     /// the incremental API until done). Stops at the first error; commands before it have
     /// taken effect.

@@ -339,8 +339,6 @@ pub struct Stats {
     pub writes_dropped: u64,
     /// CTM work units done (see [`CTM_UNITS_PER_TICK`]).
     pub ctm_units: u64,
-    /// CTM command buffers started by `CTM_CB_SIZE` writes.
-    pub ctm_buffers_started: u64,
 }
 
 /// An active indirect buffer.
@@ -1033,7 +1031,6 @@ impl R5xxModel {
             self.ctm.error = Some(e.code());
             return Err(self.fail(e.code(), dev));
         }
-        self.stats.ctm_buffers_started += 1;
         Ok(())
     }
 
