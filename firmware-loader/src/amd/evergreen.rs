@@ -23,7 +23,7 @@
 //! The engines stay halted: the driver programs the ring, writes `ME_INITIALIZE` and only then
 //! clears the halt bits (Linux `evergreen_cp_start`), and enables the RLC.
 
-use core::cell::Cell;
+use super::counting::Counting;
 use core::fmt;
 
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -442,7 +442,7 @@ pub fn verify(io: &impl RegisterIo, fw: &EvergreenFirmware<'_>) -> Result<(), Lo
 /// [`halt`], [`load`] and [`verify`]: the engines are left halted (see the
 /// [module documentation](self)). The report counts what reached the register interface.
 pub fn upload(io: &impl RegisterIo, fw: &EvergreenFirmware<'_>) -> Result<UploadReport, LoadError> {
-    let io = Counting { io, reads: Cell::new(0), writes: Cell::new(0) };
+    let io = Counting::new(io);
     halt(&io)?;
     let writes = || io.writes.get();
     let start = writes();
@@ -460,22 +460,4 @@ pub fn upload(io: &impl RegisterIo, fw: &EvergreenFirmware<'_>) -> Result<Upload
         verify_writes: writes() - rlc_end,
         reads: io.reads.get(),
     })
-}
-
-/// A [`RegisterIo`] that counts what passes through, so [`UploadReport`] reports what was done.
-struct Counting<'a, IO> {
-    io: &'a IO,
-    reads: Cell<usize>,
-    writes: Cell<usize>,
-}
-
-impl<IO: RegisterIo> RegisterIo for Counting<'_, IO> {
-    fn read32(&self, offset: usize) -> u32 {
-        self.reads.set(self.reads.get() + 1);
-        self.io.read32(offset)
-    }
-    fn write32(&self, offset: usize, value: u32) {
-        self.writes.set(self.writes.get() + 1);
-        self.io.write32(offset, value)
-    }
 }

@@ -61,7 +61,7 @@
 //! }
 //! ```
 
-use core::cell::Cell;
+use super::counting::Counting;
 use core::fmt;
 
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -406,31 +406,6 @@ pub fn upload(io: &impl RegisterIo, fw: &CpMicrocode<'_>) -> Result<UploadReport
         verify_writes: io.writes.get() - load_writes,
         reads: io.reads.get(),
     })
-}
-
-/// A [`RegisterIo`] that counts what passes through, so [`UploadReport`] reports what was done
-/// rather than what was meant.
-struct Counting<'a, IO> {
-    io: &'a IO,
-    reads: Cell<usize>,
-    writes: Cell<usize>,
-}
-
-impl<'a, IO: RegisterIo> Counting<'a, IO> {
-    fn new(io: &'a IO) -> Self {
-        Counting { io, reads: Cell::new(0), writes: Cell::new(0) }
-    }
-}
-
-impl<IO: RegisterIo> RegisterIo for Counting<'_, IO> {
-    fn read32(&self, offset: usize) -> u32 {
-        self.reads.set(self.reads.get() + 1);
-        self.io.read32(offset)
-    }
-    fn write32(&self, offset: usize, value: u32) {
-        self.writes.set(self.writes.get() + 1);
-        self.io.write32(offset, value)
-    }
 }
 
 #[cfg(test)]
