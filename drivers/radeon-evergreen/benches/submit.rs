@@ -9,7 +9,6 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -21,27 +20,7 @@ use baregpu_regs::evergreen::Chipset;
 use common::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use evergreen_model::{Asic, EvergreenModel};
-use gpu_device_model::{InProcess, InProcessOptions, Pacing};
-
-/// The device for bring-up, then nothing: writes dropped (counted), reads 0.
-struct NullAfterInit<'a> {
-    gpu: &'a Gpu,
-    null: Cell<bool>,
-    dropped: Cell<u64>,
-}
-
-impl RegisterIo for NullAfterInit<'_> {
-    fn read32(&self, offset: usize) -> u32 {
-        if self.null.get() { 0 } else { self.gpu.read32(offset) }
-    }
-    fn write32(&self, offset: usize, value: u32) {
-        if self.null.get() {
-            self.dropped.set(self.dropped.get() + 1);
-        } else {
-            self.gpu.write32(offset, value)
-        }
-    }
-}
+use gpu_device_model::{InProcess, InProcessOptions, NullAfterInit, Pacing};
 
 /// 16 x (scratch write + fence).
 fn batch_of_16<IO: RegisterIo, C: baregpu_hal::time::Clock>(
@@ -133,7 +112,7 @@ fn bench(c: &mut Criterion) {
     // The driver alone: a null register interface after bring-up, the CP's work reduced to
     // writing its read pointer back.
     let gpu = InProcess::with_options(EvergreenModel::new(Asic::Cypress), options).unwrap();
-    let io = NullAfterInit { gpu: &gpu, null: Cell::new(false), dropped: Cell::new(0) };
+    let io = NullAfterInit::new(&gpu);
     let mut drv = Evergreen::init(
         &io,
         ModelClock::new(&gpu),
@@ -143,7 +122,7 @@ fn bench(c: &mut Criterion) {
         RingConfig::default(),
     )
     .expect("init");
-    io.null.set(true);
+    io.go_null();
     g.throughput(Throughput::Elements(16));
     g.bench_function("null_io_batch_of_16", |b| {
         b.iter(|| {
@@ -152,7 +131,7 @@ fn bench(c: &mut Criterion) {
             wb.write_u32(offset, drv.ring().committed()).unwrap();
         })
     });
-    assert!(io.dropped.get() > 0, "one doorbell per batch reached the null interface");
+    assert!(io.dropped() > 0, "one doorbell per batch reached the null interface");
     g.finish();
 }
 

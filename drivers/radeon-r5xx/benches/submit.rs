@@ -16,7 +16,6 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -25,32 +24,11 @@ use baregpu_radeon_r5xx::{R5xx, RingConfig, USER_SCRATCH};
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use common::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use gpu_device_model::{InProcess, InProcessOptions, Pacing};
+use gpu_device_model::{InProcess, InProcessOptions, NullAfterInit, Pacing};
 use r5xx_model::R5xxModel;
 
 fn scratch(v: u32) -> SCRATCH_REG0 {
     SCRATCH_REG0::RESET.with_scratch_reg0(v)
-}
-
-/// The device for bring-up, then nothing: once `null` is set, writes are dropped (counted)
-/// and reads return 0.
-struct NullAfterInit<'a> {
-    gpu: &'a Gpu,
-    null: Cell<bool>,
-    dropped: Cell<u64>,
-}
-
-impl RegisterIo for NullAfterInit<'_> {
-    fn read32(&self, offset: usize) -> u32 {
-        if self.null.get() { 0 } else { self.gpu.read32(offset) }
-    }
-    fn write32(&self, offset: usize, value: u32) {
-        if self.null.get() {
-            self.dropped.set(self.dropped.get() + 1);
-        } else {
-            self.gpu.write32(offset, value)
-        }
-    }
 }
 
 /// 16 × (scratch write + fence): 64 dwords, padded to 64.
@@ -125,10 +103,10 @@ fn bench(c: &mut Criterion) {
     // The driver alone: a null register interface after bring-up, the CP's work reduced to
     // writing its read pointer back (what lets the ring reuse its space).
     let gpu = InProcess::with_options(R5xxModel::new(), options).unwrap();
-    let io = NullAfterInit { gpu: &gpu, null: Cell::new(false), dropped: Cell::new(0) };
+    let io = NullAfterInit::new(&gpu);
     let mut drv = R5xx::init(&io, ModelClock::new(&gpu), &gpu, &firmware(), RingConfig::default())
         .expect("init");
-    io.null.set(true);
+    io.go_null();
     g.throughput(Throughput::Elements(16));
     g.bench_function("null_io_batch_of_16", |b| {
         b.iter(|| {
@@ -137,7 +115,7 @@ fn bench(c: &mut Criterion) {
             wb.write_u32(offset, drv.ring().committed()).unwrap();
         })
     });
-    assert!(io.dropped.get() > 0, "one doorbell per batch reached the null interface");
+    assert!(io.dropped() > 0, "one doorbell per batch reached the null interface");
     g.finish();
 }
 

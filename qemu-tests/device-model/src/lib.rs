@@ -26,6 +26,7 @@ mod device;
 mod in_process;
 mod memory;
 mod model;
+mod null_io;
 pub mod pacing;
 pub mod regfile;
 pub mod sys;
@@ -45,6 +46,7 @@ pub use memory::{
     DmaFault, DmaFaultKind, GuestMemory, MemoryError, RamLayout, SharedFileMemory, VecMemory,
 };
 pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};
+pub use null_io::NullAfterInit;
 pub use pacing::{BadPacing, PACING_ENV, Pacing};
 
 /// Parse a number as the command-line options and fault lists of every model write it:
