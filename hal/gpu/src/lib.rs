@@ -51,5 +51,5 @@ pub use fence::{Checkpoint, Fence, FenceStatus, LostRange, Timeline};
 pub use gpu::GpuQueue;
 pub use recovery::{Recovery, ResetReport};
 pub use stats::Stats;
-pub use submit::{Batch, Budget};
+pub use submit::{Allowance, Batch, Budget};
 pub use wait::FenceSource;

@@ -28,13 +28,13 @@ impl ResetReport {
 
 /// What the protocol needs from a family.
 pub trait Recovery {
-    /// The family's reset error.
-    type Error: From<DeviceGone>;
+    /// Why the family's ring test failed.
+    type TestError;
 
     /// `Err(DeviceGone)` if the device reads all-ones.
     fn check_alive(&self) -> Result<(), DeviceGone>;
     /// The ring test (a value written through the ring, polled, bounded).
-    fn ring_test(&mut self) -> Result<(), Self::Error>;
+    fn ring_test(&mut self) -> Result<(), Self::TestError>;
     /// The device's fence timeline.
     fn timeline(&self) -> &Timeline;
     /// The device's completed sequence number (64-bit), read before the restart so fences the
@@ -45,10 +45,11 @@ pub trait Recovery {
 /// The protocol: [`Recovery::check_alive`], record what completed, `restart` (the family's
 /// reset or full recovery, which empties the ring), [`Recovery::ring_test`], then complete the
 /// outstanding fences with [`FenceFailure::Lost`]. Returns `restart`'s value and the report.
-pub fn recover<R: Recovery, T>(
+/// `E` is the caller's error (a reset's, or a full recovery's that also reloads microcode).
+pub fn recover<R: Recovery, T, E: From<DeviceGone> + From<R::TestError>>(
     device: &mut R,
-    restart: impl FnOnce(&mut R) -> Result<T, R::Error>,
-) -> Result<(T, ResetReport), R::Error> {
+    restart: impl FnOnce(&mut R) -> Result<T, E>,
+) -> Result<(T, ResetReport), E> {
     device.check_alive()?;
     device.timeline().observe(device.read_completed());
     let value = restart(device)?;

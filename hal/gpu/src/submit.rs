@@ -9,48 +9,57 @@
 //!   the fence timeline back; no doorbell is rung, so the device never sees a dword of it.
 //! - Only a whole, padded batch is published, with exactly one doorbell.
 
+use core::borrow::BorrowMut;
+
 use baregpu_ring::stream::{CommandSink, NoSpace, StreamUnit};
 
 use crate::error::{DeviceGone, Overrun};
 
-/// A command sink held to a reservation: at most `reserved` units reach the inner sink; a write
-/// that would pass it writes nothing, fails with [`NoSpace`] and is remembered as an
-/// [`Overrun`].
-#[derive(Debug)]
-pub struct Budget<S> {
-    sink: S,
+/// What a submission may still write: the reservation, what is left of it, the first write
+/// that did not fit. Kept by a family's submission type and lent to a [`Budget`] per writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Allowance {
     reserved: usize,
     left: usize,
     overrun: Option<Overrun>,
 }
 
-impl<S> Budget<S> {
-    /// `sink`, allowed `reserved` more units.
-    pub fn new(sink: S, reserved: usize) -> Self {
-        Budget { sink, reserved, left: reserved, overrun: None }
+impl Allowance {
+    /// `reserved` units allowed.
+    pub const fn new(reserved: usize) -> Self {
+        Allowance { reserved, left: reserved, overrun: None }
+    }
+
+    /// Allow `units` more (an open-ended batch that reserved more ring space).
+    pub fn grow(&mut self, units: usize) {
+        self.reserved += units;
+        self.left += units;
     }
 
     /// Units still allowed.
-    pub fn left(&self) -> usize {
+    pub const fn left(&self) -> usize {
         self.left
     }
 
     /// Units written so far.
-    pub fn written(&self) -> usize {
+    pub const fn written(&self) -> usize {
         self.reserved - self.left
     }
 
     /// The first write that did not fit, if any.
-    pub fn overrun(&self) -> Option<Overrun> {
+    pub const fn overrun(&self) -> Option<Overrun> {
         self.overrun
     }
 
-    /// The inner sink (writes through it are not counted: the family's own padding).
-    pub fn inner(&mut self) -> &mut S {
-        &mut self.sink
+    /// Take `units` of the allowance, or record the overrun and refuse.
+    pub fn take(&mut self, units: usize) -> Result<(), NoSpace> {
+        self.check(units)?;
+        self.left -= units;
+        Ok(())
     }
 
-    fn allow(&mut self, units: usize) -> Result<(), NoSpace> {
+    /// Whether `units` fit, recording the overrun when they do not (takes nothing).
+    pub fn check(&mut self, units: usize) -> Result<(), NoSpace> {
         if units > self.left {
             let attempted = self.written() + units;
             self.overrun.get_or_insert(Overrun { reserved: self.reserved, attempted });
@@ -60,32 +69,73 @@ impl<S> Budget<S> {
     }
 }
 
-impl<U: StreamUnit, S: CommandSink<U>> CommandSink<U> for Budget<S> {
+/// A command sink held to an [`Allowance`]: at most what is left of it reaches the inner sink;
+/// a write that would pass it writes nothing, fails with [`NoSpace`] and is remembered as an
+/// [`Overrun`]. `A` is the allowance, owned (the default) or borrowed from the family's
+/// submission (`&mut Allowance`).
+#[derive(Debug)]
+pub struct Budget<S, A: BorrowMut<Allowance> = Allowance> {
+    sink: S,
+    allowance: A,
+}
+
+impl<S> Budget<S> {
+    /// `sink`, allowed `reserved` more units.
+    pub fn new(sink: S, reserved: usize) -> Self {
+        Budget { sink, allowance: Allowance::new(reserved) }
+    }
+}
+
+impl<S, A: BorrowMut<Allowance>> Budget<S, A> {
+    /// `sink`, held to `allowance`.
+    pub fn with_allowance(sink: S, allowance: A) -> Self {
+        Budget { sink, allowance }
+    }
+
+    /// Units still allowed.
+    pub fn left(&self) -> usize {
+        self.allowance.borrow().left()
+    }
+
+    /// Units written so far.
+    pub fn written(&self) -> usize {
+        self.allowance.borrow().written()
+    }
+
+    /// The first write that did not fit, if any.
+    pub fn overrun(&self) -> Option<Overrun> {
+        self.allowance.borrow().overrun()
+    }
+
+    /// The inner sink (writes through it are not counted: the family's own padding).
+    pub fn inner(&mut self) -> &mut S {
+        &mut self.sink
+    }
+}
+
+impl<U: StreamUnit, S: CommandSink<U>, A: BorrowMut<Allowance>> CommandSink<U> for Budget<S, A> {
     fn reserve(&mut self, units: usize) -> Result<(), NoSpace> {
-        self.allow(units)?;
+        self.allowance.borrow_mut().check(units)?;
         self.sink.reserve(units)
     }
 
     fn push(&mut self, unit: U) -> Result<(), NoSpace> {
-        self.allow(1)?;
+        self.allowance.borrow_mut().check(1)?;
         self.sink.push(unit)?;
-        self.left -= 1;
-        Ok(())
+        self.allowance.borrow_mut().take(1)
     }
 
     fn write_packet(&mut self, header: U, body: &[U]) -> Result<(), NoSpace> {
         let n = 1 + body.len();
-        self.allow(n)?;
+        self.allowance.borrow_mut().check(n)?;
         self.sink.write_packet(header, body)?;
-        self.left -= n;
-        Ok(())
+        self.allowance.borrow_mut().take(n)
     }
 
     fn push_slice(&mut self, units: &[U]) -> Result<(), NoSpace> {
-        self.allow(units.len())?;
+        self.allowance.borrow_mut().check(units.len())?;
         self.sink.push_slice(units)?;
-        self.left -= units.len();
-        Ok(())
+        self.allowance.borrow_mut().take(units.len())
     }
 }
 
@@ -95,7 +145,7 @@ pub trait Batch {
     /// The family's submission error.
     type Error: From<Overrun> + From<DeviceGone>;
 
-    /// Check the device answers, wait (bounded by the family's submit timeout) until `units`
+    /// Wait (bounded by the family's submit timeout, reporting a gone device) until `units`
     /// plus the padding after them are free, remember where the batch begins (ring write
     /// pointer, [`Timeline::checkpoint`](crate::fence::Timeline::checkpoint)) and hold the
     /// closure to `units`. Writes nothing.
