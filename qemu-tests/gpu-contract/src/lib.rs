@@ -10,6 +10,8 @@
 //! (the default seed, two more seeds and run-to-idle), so the suite does too.
 #![forbid(unsafe_code)]
 
+pub mod layout;
+
 use std::time::Duration;
 
 use baregpu_gpu::{FenceError, FenceFailure, FenceStatus, GpuQueue};
