@@ -55,6 +55,9 @@ pub struct Packet {
     pub min_dwords: usize,
     /// Most body dwords; none for an open-ended body.
     pub max_dwords: Option<usize>,
+    /// When not every length between the two is allowed: the ones that are.
+    #[serde(default)]
+    pub only_dwords: Vec<usize>,
     /// For a `SET_*` packet: the registers it writes.
     pub register_range: Option<RegisterRange>,
     /// The body, dword by dword, as the document's table gives it.
@@ -203,7 +206,7 @@ fn field_kind(f: &BodyField) -> String {
         let values: Vec<String> = f
             .values
             .iter()
-            .map(|v| format!("EnumValue {{ name: {:?}, value: {:#x} }}", v.name, v.value))
+            .map(|v| format!("EnumEntry {{ name: {:?}, value: {:#x} }}", v.name, v.value))
             .collect();
         format!("FieldKind::Enum(&[{}])", values.join(", "))
     } else if f.width() == 1 {
@@ -224,7 +227,7 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
         if p.is_fixed() { " and its typed body" } else { "" }
     );
     let _ = writeln!(out, "    pub mod {m} {{");
-    out.push_str("        #[allow(unused_imports)]\n        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};\n");
+    out.push_str("        #[allow(unused_imports)]\n        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};\n");
     out.push_str("        #[allow(unused_imports)]\n        use baregpu_hal::dma::BusAddress;\n");
     out.push_str("        #[allow(unused_imports)]\n        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};\n");
     let where_ = if p.section.is_empty() {
@@ -435,6 +438,9 @@ pub fn render(table: &PacketTable) -> String {
             p.min_dwords,
             module_name(&p.name)
         );
+        if !p.only_dwords.is_empty() {
+            let _ = write!(out, "\n    .with_only_dwords(&{:?})", p.only_dwords);
+        }
         if let Some(r) = &p.register_range {
             let _ = write!(
                 out,
@@ -478,6 +484,12 @@ pub fn lint(table: &PacketTable) -> Vec<crate::lint::LintError> {
                 message,
             })
         };
+        if p.only_dwords.iter().any(|&n| n < p.min_dwords || p.max_dwords.is_some_and(|m| n > m)) {
+            err(format!(
+                "lengths {:?} outside {}..{:?}",
+                p.only_dwords, p.min_dwords, p.max_dwords
+            ));
+        }
         if p.max_dwords.is_some_and(|m| m < p.min_dwords) || p.min_dwords == 0 {
             err(format!("body length {}..{:?} is empty", p.min_dwords, p.max_dwords));
         }

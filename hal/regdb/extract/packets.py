@@ -318,6 +318,8 @@ def apply_corrections(packets: list[dict], corrections: dict) -> list[dict]:
         p = packet(entry)
         p["min_dwords"] = entry["min_dwords"]
         p["max_dwords"] = entry.get("max_dwords")
+        if "only" in entry:
+            p["only_dwords"] = entry["only"]
     for entry in corrections.get("set_range", []):
         p = packet(entry)
         p["register_range"] = {
@@ -359,6 +361,8 @@ def to_toml(family: str, packets: list[dict]) -> str:
         ]
         if p["max_dwords"] is not None:
             out.append(f"max_dwords = {p['max_dwords']}")
+        if "only_dwords" in p:
+            out.append(f"only_dwords = [{', '.join(str(n) for n in p['only_dwords'])}]")
         if "register_range" in p:
             r = p["register_range"]
             out += [

@@ -35,6 +35,9 @@ pub struct Packet<F> {
     pub min_dwords: usize,
     /// Most body dwords ([`MAX_BODY_DWORDS`] for an open-ended body).
     pub max_dwords: usize,
+    /// When not every length from `min_dwords` to `max_dwords` is allowed: the ones that are
+    /// (`EVENT_WRITE`: 1 or 3).
+    pub only_dwords: &'static [usize],
     /// The body's fields, by dword then from the high bit down.
     pub fields: &'static [BodyField],
     /// For a `SET_*` packet: the registers it writes.
@@ -61,6 +64,7 @@ impl<F> Packet<F> {
             body,
             min_dwords: 1,
             max_dwords: MAX_BODY_DWORDS,
+            only_dwords: &[],
             fields: &[],
             register_range: None,
             family: PhantomData,
@@ -80,6 +84,12 @@ impl<F> Packet<F> {
         self
     }
 
+    /// The entry with the only body lengths it takes.
+    pub const fn with_only_dwords(mut self, only: &'static [usize]) -> Self {
+        self.only_dwords = only;
+        self
+    }
+
     /// The entry with its register range (`SET_*` packets).
     pub const fn with_register_range(mut self, range: RegisterRange) -> Self {
         self.register_range = Some(range);
@@ -88,7 +98,13 @@ impl<F> Packet<F> {
 
     /// Whether a body of `dwords` fits the packet's layout.
     pub const fn check_body(&self, dwords: usize) -> Result<(), BodyError> {
-        if dwords < self.min_dwords || dwords > self.max_dwords || dwords == 0 {
+        let mut listed = self.only_dwords.is_empty();
+        let mut i = 0;
+        while i < self.only_dwords.len() {
+            listed |= self.only_dwords[i] == dwords;
+            i += 1;
+        }
+        if dwords < self.min_dwords || dwords > self.max_dwords || dwords == 0 || !listed {
             return Err(BodyError {
                 packet: self.name,
                 dwords,
@@ -164,7 +180,7 @@ pub enum FieldKind {
     /// One bit.
     Bool,
     /// One of the listed values.
-    Enum(&'static [EnumValue]),
+    Enum(&'static [EnumEntry]),
     /// Bits of a bus address, from address bit `address_lsb` up (with the packet's other parts
     /// of the same address: `ADDRESS_LO` 31:2 holds bits 31:2, `ADDRESS_HI` 7:0 bits 39:32).
     Address {
@@ -178,7 +194,7 @@ pub enum FieldKind {
 
 /// A named value of an enumerated field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EnumValue {
+pub struct EnumEntry {
     /// Name.
     pub name: &'static str,
     /// Value.

@@ -94,6 +94,7 @@ fn packets_know_their_body_lengths() {
     let e = eg::DISPATCH_DIRECT.check_body(3).unwrap_err();
     assert_eq!(e.to_string(), "DISPATCH_DIRECT takes a 4-dword body, not 3");
     assert!(eg::EVENT_WRITE.check_body(1).is_ok() && eg::EVENT_WRITE.check_body(3).is_ok());
+    assert!(eg::EVENT_WRITE.check_body(2).is_err());
     assert!(eg::SET_CONFIG_REG.check_body(200).is_ok());
     assert!(eg::NOP.check_body(0).is_err());
 }

@@ -8558,7 +8558,7 @@ pub mod packets {
     /// Fields of [`ME_INITIALIZE`] and its typed body.
     pub mod me_initialize {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -8637,13 +8637,13 @@ pub mod packets {
     /// Fields of [`PREAMBLE_CNTL`] and its typed body.
     pub mod preamble_cntl {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 31:28 (amd-evergreen-cayman-acceleration §9.2.2).
-        pub const CMD: BodyField = BodyField::new("CMD", 2, 31, 28, FieldKind::Enum(&[EnumValue { name: "BEGIN_PREAMBLE", value: 0x0 }, EnumValue { name: "END_PREAMBLE", value: 0x1 }, EnumValue { name: "BEGIN_CLEAR_STATE", value: 0x2 }, EnumValue { name: "END_CLEAR_STATE", value: 0x3 }]));
+        pub const CMD: BodyField = BodyField::new("CMD", 2, 31, 28, FieldKind::Enum(&[EnumEntry { name: "BEGIN_PREAMBLE", value: 0x0 }, EnumEntry { name: "END_PREAMBLE", value: 0x1 }, EnumEntry { name: "BEGIN_CLEAR_STATE", value: 0x2 }, EnumEntry { name: "END_CLEAR_STATE", value: 0x3 }]));
         /// Every field, by dword.
         pub const FIELDS: &[BodyField] = &[CMD];
         /// Values of [`CMD`].
@@ -8708,7 +8708,7 @@ pub mod packets {
     /// Fields of [`INDIRECT_BUFFER`] and its typed body.
     pub mod indirect_buffer {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -8768,7 +8768,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX`] and its typed body.
     pub mod draw_index {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -8833,7 +8833,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_2`] and its typed body.
     pub mod draw_index_2 {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -8901,7 +8901,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_AUTO`] and its typed body.
     pub mod draw_index_auto {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -8952,7 +8952,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_IMMED`].
     pub mod draw_index_immed {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -8977,7 +8977,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_OFFSET`] and its typed body.
     pub mod draw_index_offset {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9035,7 +9035,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_OFFSET_2`] and its typed body.
     pub mod draw_index_offset_2 {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9097,7 +9097,7 @@ pub mod packets {
     /// Fields of [`INDEX_BASE`] and its typed body.
     pub mod index_base {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9146,7 +9146,7 @@ pub mod packets {
     /// Fields of [`INDEX_TYPE`] and its typed body.
     pub mod index_type {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9165,7 +9165,7 @@ pub mod packets {
     /// Fields of [`NUM_INSTANCES`] and its typed body.
     pub mod num_instances {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9210,7 +9210,7 @@ pub mod packets {
     /// Fields of [`MPEG_INDEX`].
     pub mod mpeg_index {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9236,7 +9236,7 @@ pub mod packets {
     /// Fields of [`DISPATCH_DIRECT`] and its typed body.
     pub mod dispatch_direct {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9298,7 +9298,7 @@ pub mod packets {
     /// Fields of [`DISPATCH_INDIRECT`] and its typed body.
     pub mod dispatch_indirect {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9347,7 +9347,7 @@ pub mod packets {
     /// Fields of [`CLEAR_STATE`] and its typed body.
     pub mod clear_state {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9390,7 +9390,7 @@ pub mod packets {
     /// Fields of [`DEALLOC_STATE`] and its typed body.
     pub mod dealloc_state {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9433,7 +9433,7 @@ pub mod packets {
     /// Fields of [`MODE_CONTROL`] and its typed body.
     pub mod mode_control {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9477,7 +9477,7 @@ pub mod packets {
     /// Fields of [`CONTEXT_CONTROL`] and its typed body.
     pub mod context_control {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9529,7 +9529,7 @@ pub mod packets {
     /// Fields of [`SET_BOOL_CONST`].
     pub mod set_bool_const {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9553,7 +9553,7 @@ pub mod packets {
     /// Fields of [`SET_CONFIG_REG`].
     pub mod set_config_reg {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9577,7 +9577,7 @@ pub mod packets {
     /// Fields of [`SET_CONTEXT_REG`].
     pub mod set_context_reg {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9601,7 +9601,7 @@ pub mod packets {
     /// Fields of [`SET_CTL_CONST`].
     pub mod set_ctl_const {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9625,7 +9625,7 @@ pub mod packets {
     /// Fields of [`SET_LOOP_CONST`].
     pub mod set_loop_const {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9649,7 +9649,7 @@ pub mod packets {
     /// Fields of [`SET_RESOURCE`].
     pub mod set_resource {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9673,7 +9673,7 @@ pub mod packets {
     /// Fields of [`SET_SAMPLER`].
     pub mod set_sampler {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9696,7 +9696,7 @@ pub mod packets {
     /// Fields of [`COND_EXEC`] and its typed body.
     pub mod cond_exec {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9756,17 +9756,17 @@ pub mod packets {
     /// Fields of [`COND_WRITE`] and its typed body.
     pub mod cond_write {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 8:8 (amd-evergreen-cayman-acceleration §9.5.2).
-        pub const WRITE_SPACE: BodyField = BodyField::new("WRITE_SPACE", 2, 8, 8, FieldKind::Enum(&[EnumValue { name: "REGISTER", value: 0x0 }, EnumValue { name: "MEMORY", value: 0x1 }]));
+        pub const WRITE_SPACE: BodyField = BodyField::new("WRITE_SPACE", 2, 8, 8, FieldKind::Enum(&[EnumEntry { name: "REGISTER", value: 0x0 }, EnumEntry { name: "MEMORY", value: 0x1 }]));
         /// DW2 bits 4:4 (amd-evergreen-cayman-acceleration §9.5.2).
-        pub const POLL_SPACE: BodyField = BodyField::new("POLL_SPACE", 2, 4, 4, FieldKind::Enum(&[EnumValue { name: "REGISTER", value: 0x0 }, EnumValue { name: "MEMORY", value: 0x1 }]));
+        pub const POLL_SPACE: BodyField = BodyField::new("POLL_SPACE", 2, 4, 4, FieldKind::Enum(&[EnumEntry { name: "REGISTER", value: 0x0 }, EnumEntry { name: "MEMORY", value: 0x1 }]));
         /// DW2 bits 2:0 (amd-evergreen-cayman-acceleration §9.5.2).
-        pub const FUNCTION: BodyField = BodyField::new("FUNCTION", 2, 2, 0, FieldKind::Enum(&[EnumValue { name: "ALWAYS", value: 0x0 }, EnumValue { name: "LESS", value: 0x1 }, EnumValue { name: "LESS_EQUAL", value: 0x2 }, EnumValue { name: "EQUAL", value: 0x3 }, EnumValue { name: "NOT_EQUAL", value: 0x4 }, EnumValue { name: "GREATER_EQUAL", value: 0x5 }, EnumValue { name: "GREATER", value: 0x6 }]));
+        pub const FUNCTION: BodyField = BodyField::new("FUNCTION", 2, 2, 0, FieldKind::Enum(&[EnumEntry { name: "ALWAYS", value: 0x0 }, EnumEntry { name: "LESS", value: 0x1 }, EnumEntry { name: "LESS_EQUAL", value: 0x2 }, EnumEntry { name: "EQUAL", value: 0x3 }, EnumEntry { name: "NOT_EQUAL", value: 0x4 }, EnumEntry { name: "GREATER_EQUAL", value: 0x5 }, EnumEntry { name: "GREATER", value: 0x6 }]));
         /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.5.2).
         pub const POLL_ADDRESS_LO: BodyField = BodyField::new("POLL_ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW3 bits 15:0 (amd-evergreen-cayman-acceleration §9.5.2).
@@ -9934,7 +9934,7 @@ pub mod packets {
     /// Fields of [`SET_PREDICATION`] and its typed body.
     pub mod set_predication {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -9944,7 +9944,7 @@ pub mod packets {
         /// DW3 bits 31:31 (amd-evergreen-cayman-acceleration §9.5.3).
         pub const CONTINUE: BodyField = BodyField::new("CONTINUE", 3, 31, 31, FieldKind::Bool);
         /// DW3 bits 18:16 (amd-evergreen-cayman-acceleration §9.5.3).
-        pub const PRED_OP: BodyField = BodyField::new("PRED_OP", 3, 18, 16, FieldKind::Enum(&[EnumValue { name: "CLEAR", value: 0x0 }, EnumValue { name: "ZPASS", value: 0x1 }, EnumValue { name: "PRIMCOUNT", value: 0x2 }]));
+        pub const PRED_OP: BodyField = BodyField::new("PRED_OP", 3, 18, 16, FieldKind::Enum(&[EnumEntry { name: "CLEAR", value: 0x0 }, EnumEntry { name: "ZPASS", value: 0x1 }, EnumEntry { name: "PRIMCOUNT", value: 0x2 }]));
         /// DW3 bits 12:12 (amd-evergreen-cayman-acceleration §9.5.3).
         pub const HINT: BodyField = BodyField::new("HINT", 3, 12, 12, FieldKind::Bool);
         /// DW3 bits 8:8 (amd-evergreen-cayman-acceleration §9.5.3).
@@ -10025,7 +10025,7 @@ pub mod packets {
     /// Fields of [`PRED_EXEC`] and its typed body.
     pub mod pred_exec {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -10071,18 +10071,19 @@ pub mod packets {
         BodyDword { dword: "2", field: "EVENT_INDEX EVENT_TYPE" },
         BodyDword { dword: "3", field: "ADDRESS_LO" },
         BodyDword { dword: "4", field: "ADDRESS_HI" },
-    ]).with_layout(1, 3, event_write::FIELDS);
+    ]).with_layout(1, 3, event_write::FIELDS)
+    .with_only_dwords(&[1, 3]);
 
     /// Fields of [`EVENT_WRITE`].
     pub mod event_write {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 11:8 (amd-evergreen-cayman-acceleration §9.6.1).
-        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumValue { name: "OTHER", value: 0x0 }, EnumValue { name: "ZPASS_DONE", value: 0x1 }, EnumValue { name: "SAMPLE_PIPELINESTAT", value: 0x2 }, EnumValue { name: "SAMPLE_STREAMOUTSTATS", value: 0x3 }, EnumValue { name: "PARTIAL_FLUSH", value: 0x4 }, EnumValue { name: "EOP", value: 0x5 }, EnumValue { name: "EOS", value: 0x6 }]));
+        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumEntry { name: "OTHER", value: 0x0 }, EnumEntry { name: "ZPASS_DONE", value: 0x1 }, EnumEntry { name: "SAMPLE_PIPELINESTAT", value: 0x2 }, EnumEntry { name: "SAMPLE_STREAMOUTSTATS", value: 0x3 }, EnumEntry { name: "PARTIAL_FLUSH", value: 0x4 }, EnumEntry { name: "EOP", value: 0x5 }, EnumEntry { name: "EOS", value: 0x6 }]));
         /// DW2 bits 5:0 (amd-evergreen-cayman-acceleration §9.6.1).
         pub const EVENT_TYPE: BodyField = BodyField::new("EVENT_TYPE", 2, 5, 0, FieldKind::Uint);
         /// DW3 bits 31:3 (amd-evergreen-cayman-acceleration §9.6.1).
@@ -10143,21 +10144,21 @@ pub mod packets {
     /// Fields of [`EVENT_WRITE_EOP`] and its typed body.
     pub mod event_write_eop {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 11:8 (amd-evergreen-cayman-acceleration §9.6.2).
-        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumValue { name: "EOP", value: 0x5 }]));
+        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumEntry { name: "EOP", value: 0x5 }]));
         /// DW2 bits 5:0 (amd-evergreen-cayman-acceleration §9.6.2).
         pub const EVENT_TYPE: BodyField = BodyField::new("EVENT_TYPE", 2, 5, 0, FieldKind::Uint);
         /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.2).
         pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW4 bits 31:29 (amd-evergreen-cayman-acceleration §9.6.2).
-        pub const DATA_SEL: BodyField = BodyField::new("DATA_SEL", 4, 31, 29, FieldKind::Enum(&[EnumValue { name: "NONE", value: 0x0 }, EnumValue { name: "DATA32", value: 0x1 }, EnumValue { name: "DATA64", value: 0x2 }, EnumValue { name: "GPU_CLOCK", value: 0x3 }, EnumValue { name: "PERF_COUNTER", value: 0x4 }]));
+        pub const DATA_SEL: BodyField = BodyField::new("DATA_SEL", 4, 31, 29, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "DATA32", value: 0x1 }, EnumEntry { name: "DATA64", value: 0x2 }, EnumEntry { name: "GPU_CLOCK", value: 0x3 }, EnumEntry { name: "PERF_COUNTER", value: 0x4 }]));
         /// DW4 bits 25:24 (amd-evergreen-cayman-acceleration §9.6.2).
-        pub const INT_SEL: BodyField = BodyField::new("INT_SEL", 4, 25, 24, FieldKind::Enum(&[EnumValue { name: "NONE", value: 0x0 }, EnumValue { name: "INTERRUPT", value: 0x1 }, EnumValue { name: "ON_CONFIRM", value: 0x2 }]));
+        pub const INT_SEL: BodyField = BodyField::new("INT_SEL", 4, 25, 24, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "INTERRUPT", value: 0x1 }, EnumEntry { name: "ON_CONFIRM", value: 0x2 }]));
         /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.2).
         pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
         /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.2).
@@ -10294,19 +10295,19 @@ pub mod packets {
     /// Fields of [`EVENT_WRITE_EOS`] and its typed body.
     pub mod event_write_eos {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 11:8 (amd-evergreen-cayman-acceleration §9.6.3).
-        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumValue { name: "EOS", value: 0x6 }]));
+        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumEntry { name: "EOS", value: 0x6 }]));
         /// DW2 bits 5:0 (amd-evergreen-cayman-acceleration §9.6.3).
         pub const EVENT_TYPE: BodyField = BodyField::new("EVENT_TYPE", 2, 5, 0, FieldKind::Uint);
         /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.3).
         pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW4 bits 31:29 (amd-evergreen-cayman-acceleration §9.6.3).
-        pub const CMD: BodyField = BodyField::new("CMD", 4, 31, 29, FieldKind::Enum(&[EnumValue { name: "STORE_APPEND_COUNT", value: 0x0 }, EnumValue { name: "STORE_GDS", value: 0x1 }, EnumValue { name: "STORE_DATA", value: 0x2 }]));
+        pub const CMD: BodyField = BodyField::new("CMD", 4, 31, 29, FieldKind::Enum(&[EnumEntry { name: "STORE_APPEND_COUNT", value: 0x0 }, EnumEntry { name: "STORE_GDS", value: 0x1 }, EnumEntry { name: "STORE_DATA", value: 0x2 }]));
         /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.3).
         pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
         /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.3).
@@ -10407,7 +10408,7 @@ pub mod packets {
     /// Fields of [`MEM_SEMAPHORE`] and its typed body.
     pub mod mem_semaphore {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -10415,7 +10416,7 @@ pub mod packets {
         /// DW2 bits 31:3 (amd-evergreen-cayman-acceleration §9.6.4).
         pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 2, 31, 3, FieldKind::Address { address_lsb: 3 });
         /// DW3 bits 31:29 (amd-evergreen-cayman-acceleration §9.6.4).
-        pub const SEM_SEL: BodyField = BodyField::new("SEM_SEL", 3, 31, 29, FieldKind::Enum(&[EnumValue { name: "SIGNAL", value: 0x6 }, EnumValue { name: "WAIT", value: 0x7 }]));
+        pub const SEM_SEL: BodyField = BodyField::new("SEM_SEL", 3, 31, 29, FieldKind::Enum(&[EnumEntry { name: "SIGNAL", value: 0x6 }, EnumEntry { name: "WAIT", value: 0x7 }]));
         /// DW3 bits 25:24 (amd-evergreen-cayman-acceleration §9.6.4).
         pub const CLIENT_CODE: BodyField = BodyField::new("CLIENT_CODE", 3, 25, 24, FieldKind::Uint);
         /// DW3 bits 20:20 (amd-evergreen-cayman-acceleration §9.6.4).
@@ -10501,7 +10502,7 @@ pub mod packets {
     /// Fields of [`PFP_SYNC_ME`] and its typed body.
     pub mod pfp_sync_me {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -10548,7 +10549,7 @@ pub mod packets {
     /// Fields of [`STRMOUT_BUFFER_UPDATE`] and its typed body.
     pub mod strmout_buffer_update {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -10614,13 +10615,13 @@ pub mod packets {
     /// Fields of [`SURFACE_SYNC`] and its typed body.
     pub mod surface_sync {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 31:31 (amd-evergreen-cayman-acceleration §9.6.7).
-        pub const ENGINE: BodyField = BodyField::new("ENGINE", 2, 31, 31, FieldKind::Enum(&[EnumValue { name: "PFP", value: 0x0 }, EnumValue { name: "ME", value: 0x1 }]));
+        pub const ENGINE: BodyField = BodyField::new("ENGINE", 2, 31, 31, FieldKind::Enum(&[EnumEntry { name: "PFP", value: 0x0 }, EnumEntry { name: "ME", value: 0x1 }]));
         /// DW2 bits 28:0 (amd-evergreen-cayman-acceleration §9.6.7).
         pub const COHER_CNTL: BodyField = BodyField::new("COHER_CNTL", 2, 28, 0, FieldKind::Uint);
         /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.7).
@@ -10713,17 +10714,17 @@ pub mod packets {
     /// Fields of [`WAIT_REG_MEM`] and its typed body.
     pub mod wait_reg_mem {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 8:8 (amd-evergreen-cayman-acceleration §9.6.8).
-        pub const ENGINE: BodyField = BodyField::new("ENGINE", 2, 8, 8, FieldKind::Enum(&[EnumValue { name: "ME", value: 0x0 }, EnumValue { name: "PFP", value: 0x1 }]));
+        pub const ENGINE: BodyField = BodyField::new("ENGINE", 2, 8, 8, FieldKind::Enum(&[EnumEntry { name: "ME", value: 0x0 }, EnumEntry { name: "PFP", value: 0x1 }]));
         /// DW2 bits 4:4 (amd-evergreen-cayman-acceleration §9.6.8).
-        pub const MEM_SPACE: BodyField = BodyField::new("MEM_SPACE", 2, 4, 4, FieldKind::Enum(&[EnumValue { name: "REGISTER", value: 0x0 }, EnumValue { name: "MEMORY", value: 0x1 }]));
+        pub const MEM_SPACE: BodyField = BodyField::new("MEM_SPACE", 2, 4, 4, FieldKind::Enum(&[EnumEntry { name: "REGISTER", value: 0x0 }, EnumEntry { name: "MEMORY", value: 0x1 }]));
         /// DW2 bits 2:0 (amd-evergreen-cayman-acceleration §9.6.8).
-        pub const FUNCTION: BodyField = BodyField::new("FUNCTION", 2, 2, 0, FieldKind::Enum(&[EnumValue { name: "ALWAYS", value: 0x0 }, EnumValue { name: "LESS", value: 0x1 }, EnumValue { name: "LESS_EQUAL", value: 0x2 }, EnumValue { name: "EQUAL", value: 0x3 }, EnumValue { name: "NOT_EQUAL", value: 0x4 }, EnumValue { name: "GREATER_EQUAL", value: 0x5 }, EnumValue { name: "GREATER", value: 0x6 }]));
+        pub const FUNCTION: BodyField = BodyField::new("FUNCTION", 2, 2, 0, FieldKind::Enum(&[EnumEntry { name: "ALWAYS", value: 0x0 }, EnumEntry { name: "LESS", value: 0x1 }, EnumEntry { name: "LESS_EQUAL", value: 0x2 }, EnumEntry { name: "EQUAL", value: 0x3 }, EnumEntry { name: "NOT_EQUAL", value: 0x4 }, EnumEntry { name: "GREATER_EQUAL", value: 0x5 }, EnumEntry { name: "GREATER", value: 0x6 }]));
         /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.8).
         pub const POLL_ADDRESS_LO: BodyField = BodyField::new("POLL_ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW3 bits 15:0 (amd-evergreen-cayman-acceleration §9.6.8).
@@ -10875,7 +10876,7 @@ pub mod packets {
     /// Fields of [`MEM_WRITE`] and its typed body.
     pub mod mem_write {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -10889,7 +10890,7 @@ pub mod packets {
         /// DW3 bits 17:17 (amd-evergreen-cayman-acceleration §9.7.1).
         pub const WR_CONFIRM: BodyField = BodyField::new("WR_CONFIRM", 3, 17, 17, FieldKind::Bool);
         /// DW3 bits 16:16 (amd-evergreen-cayman-acceleration §9.7.1).
-        pub const CNTR_SEL: BodyField = BodyField::new("CNTR_SEL", 3, 16, 16, FieldKind::Enum(&[EnumValue { name: "DATA", value: 0x0 }, EnumValue { name: "COUNTER", value: 0x1 }]));
+        pub const CNTR_SEL: BodyField = BodyField::new("CNTR_SEL", 3, 16, 16, FieldKind::Enum(&[EnumEntry { name: "DATA", value: 0x0 }, EnumEntry { name: "COUNTER", value: 0x1 }]));
         /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.7.1).
         pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
         /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.7.1).
@@ -10975,7 +10976,7 @@ pub mod packets {
     /// Fields of [`NOP`].
     pub mod nop {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -10993,13 +10994,13 @@ pub mod packets {
     /// Fields of [`SET_BASE`] and its typed body.
     pub mod set_base {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 3:0 (Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c).
-        pub const BASE_INDEX: BodyField = BodyField::new("BASE_INDEX", 2, 3, 0, FieldKind::Enum(&[EnumValue { name: "INDIRECT", value: 0x1 }]));
+        pub const BASE_INDEX: BodyField = BodyField::new("BASE_INDEX", 2, 3, 0, FieldKind::Enum(&[EnumEntry { name: "INDIRECT", value: 0x1 }]));
         /// DW3 bits 31:3 (Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c).
         pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 3, FieldKind::Address { address_lsb: 3 });
         /// DW4 bits 7:0 (Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c).
@@ -11059,7 +11060,7 @@ pub mod packets {
     /// Fields of [`CP_DMA`] and its typed body.
     pub mod cp_dma {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11069,9 +11070,9 @@ pub mod packets {
         /// DW3 bits 31:31 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
         pub const CP_SYNC: BodyField = BodyField::new("CP_SYNC", 3, 31, 31, FieldKind::Bool);
         /// DW3 bits 30:29 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
-        pub const SRC_SEL: BodyField = BodyField::new("SRC_SEL", 3, 30, 29, FieldKind::Enum(&[EnumValue { name: "MEMORY", value: 0x0 }, EnumValue { name: "GDS", value: 0x1 }, EnumValue { name: "DATA", value: 0x2 }]));
+        pub const SRC_SEL: BodyField = BodyField::new("SRC_SEL", 3, 30, 29, FieldKind::Enum(&[EnumEntry { name: "MEMORY", value: 0x0 }, EnumEntry { name: "GDS", value: 0x1 }, EnumEntry { name: "DATA", value: 0x2 }]));
         /// DW3 bits 21:20 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
-        pub const DST_SEL: BodyField = BodyField::new("DST_SEL", 3, 21, 20, FieldKind::Enum(&[EnumValue { name: "MEMORY", value: 0x0 }, EnumValue { name: "GDS", value: 0x1 }]));
+        pub const DST_SEL: BodyField = BodyField::new("DST_SEL", 3, 21, 20, FieldKind::Enum(&[EnumEntry { name: "MEMORY", value: 0x0 }, EnumEntry { name: "GDS", value: 0x1 }]));
         /// DW3 bits 7:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
         pub const SRC_ADDRESS_HI: BodyField = BodyField::new("SRC_ADDRESS_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
         /// DW4 bits 31:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
@@ -11182,7 +11183,7 @@ pub mod packets {
     /// Fields of [`SET_ALU_CONST`].
     pub mod set_alu_const {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11202,7 +11203,7 @@ pub mod packets {
     /// Fields of [`INDEX_BUFFER_SIZE`].
     pub mod index_buffer_size {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11220,7 +11221,7 @@ pub mod packets {
     /// Fields of [`INDIRECT_BUFFER_END`].
     pub mod indirect_buffer_end {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11238,7 +11239,7 @@ pub mod packets {
     /// Fields of [`REG_RMW`].
     pub mod reg_rmw {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11256,7 +11257,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDIRECT`].
     pub mod draw_indirect {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11274,7 +11275,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_INDIRECT`].
     pub mod draw_index_indirect {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11292,7 +11293,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_MULTI_AUTO`].
     pub mod draw_index_multi_auto {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -11310,7 +11311,7 @@ pub mod packets {
     /// Fields of [`DRAW_INDEX_MULTI_ELEMENT`].
     pub mod draw_index_multi_element {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]

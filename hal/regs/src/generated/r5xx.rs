@@ -31139,7 +31139,7 @@ pub mod packets {
     /// Fields of [`NOP`].
     pub mod nop {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31159,7 +31159,7 @@ pub mod packets {
     /// Fields of [`PAINT`].
     pub mod paint {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31178,7 +31178,7 @@ pub mod packets {
     /// Fields of [`BITBLT`].
     pub mod bitblt {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31198,7 +31198,7 @@ pub mod packets {
     /// Fields of [`HOSTDATA_BLT`].
     pub mod hostdata_blt {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31218,7 +31218,7 @@ pub mod packets {
     /// Fields of [`POLYLINE`].
     pub mod polyline {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31237,7 +31237,7 @@ pub mod packets {
     /// Fields of [`POLYSCANLINES`].
     pub mod polyscanlines {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31256,7 +31256,7 @@ pub mod packets {
     /// Fields of [`NEXTCHAR`].
     pub mod nextchar {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31276,7 +31276,7 @@ pub mod packets {
     /// Fields of [`PAINT_MULTI`].
     pub mod paint_multi {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31296,7 +31296,7 @@ pub mod packets {
     /// Fields of [`BITBLT_MULTI`].
     pub mod bitblt_multi {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31316,7 +31316,7 @@ pub mod packets {
     /// Fields of [`TRANS_BITBLT`].
     pub mod trans_bitblt {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31337,7 +31337,7 @@ pub mod packets {
     /// Fields of [`PLY_NEXTSCAN`].
     pub mod ply_nextscan {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31357,7 +31357,7 @@ pub mod packets {
     /// Fields of [`SET_SCISSORS`] and its typed body.
     pub mod set_scissors {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31376,7 +31376,7 @@ pub mod packets {
     /// Fields of [`PRED_EXEC`] and its typed body.
     pub mod pred_exec {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31396,7 +31396,7 @@ pub mod packets {
     /// Fields of [`COND_EXEC`] and its typed body.
     pub mod cond_exec {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31446,7 +31446,7 @@ pub mod packets {
     /// Fields of [`WAIT_SEMAPHORE`] and its typed body.
     pub mod wait_semaphore {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31496,7 +31496,7 @@ pub mod packets {
     /// Fields of [`WAIT_MEM`] and its typed body.
     pub mod wait_mem {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31546,7 +31546,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_VBUF`] and its typed body.
     pub mod _3d_draw_vbuf {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31567,7 +31567,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_IMMD`].
     pub mod _3d_draw_immd {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31589,7 +31589,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_INDX`].
     pub mod _3d_draw_indx {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31611,7 +31611,7 @@ pub mod packets {
     /// Fields of [`LOAD_PALETTE`].
     pub mod load_palette {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31648,7 +31648,7 @@ pub mod packets {
     /// Fields of [`_3D_LOAD_VBPNTR`] and its typed body.
     pub mod _3d_load_vbpntr {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31803,7 +31803,7 @@ pub mod packets {
     /// Fields of [`INDX_BUFFER`] and its typed body.
     pub mod indx_buffer {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31852,7 +31852,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_VBUF_2`] and its typed body.
     pub mod _3d_draw_vbuf_2 {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31872,7 +31872,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_IMMD_2`].
     pub mod _3d_draw_immd_2 {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31892,7 +31892,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_INDX_2`].
     pub mod _3d_draw_indx_2 {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31913,7 +31913,7 @@ pub mod packets {
     /// Fields of [`_3D_CLEAR_HIZ`] and its typed body.
     pub mod _3d_clear_hiz {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31969,7 +31969,7 @@ pub mod packets {
     /// Fields of [`_3D_DRAW_128`].
     pub mod _3d_draw_128 {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
@@ -31988,7 +31988,7 @@ pub mod packets {
     /// Fields of [`MPEG_INDEX`] and its typed body.
     pub mod mpeg_index {
         #[allow(unused_imports)]
-        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumValue, FieldKind};
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
         #[allow(unused_imports)]
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]

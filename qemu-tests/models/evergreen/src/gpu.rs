@@ -1184,26 +1184,35 @@ impl EvergreenModel {
     }
 
     fn event_write_eop(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.6.2: DW3 ADDRESS_LO; DW4 DATA_SEL 31:29, INT_SEL 25:24, ADDRESS_HI 7:0; DW5/6
-        // data. The model's CP runs dispatches to completion before the next packet, so the
-        // end of pipe is reached when the packet is parsed.
-        let bad = error_code::INVALID_PACKET;
-        let data_sel = b[2] >> 29;
-        let int_sel = (b[2] >> 24) & 3;
-        if data_sel > 4 || int_sel == 3 || (int_sel == 1 && data_sel != 0) || b[1] & 3 != 0 {
-            return Err(self.fail(bad, dev));
-        }
-        if (2..=4).contains(&data_sel) && b[1] & 4 != 0 {
-            return Err(self.fail(bad, dev));
-        }
-        self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
-        let at = u64::from(b[1]) | u64::from(b[2] & 0xFF) << 32;
-        let (lo, hi) = match data_sel {
-            3 => (self.clock as u32, (self.clock >> 32) as u32),
-            // CP_PERFCOUNTER: not modelled, counts 0.
-            4 => (0, 0),
-            _ => (b[3], b[4]),
+        // §9.6.2, through the checked packet table. The model's CP runs dispatches to
+        // completion before the next packet, so the end of pipe is reached when the packet is
+        // parsed.
+        use baregpu_regs::evergreen::packets::event_write_eop::{
+            ADDRESS_LO, Body, DataSel, IntSel,
         };
+        let bad = error_code::INVALID_PACKET;
+        let Ok(eop) = Body::unpack(b) else { return Err(self.fail(bad, dev)) };
+        let (Ok(data_sel), Ok(int_sel)) = (eop.data_sel(), eop.int_sel()) else {
+            return Err(self.fail(bad, dev));
+        };
+        // ADDRESS_LO bits below the field are "Reserved & must be programmed to zero".
+        let reserved = eop.0[ADDRESS_LO.index()] & !ADDRESS_LO.spec.mask() != 0;
+        if reserved || (int_sel == IntSel::Interrupt && data_sel != DataSel::None) {
+            return Err(self.fail(bad, dev));
+        }
+        // 64-bit data, clock and counter need a quadword address (DW3 [31:3]).
+        let at = eop.address().0;
+        if data_sel as u32 >= DataSel::Data64 as u32 && !at.is_multiple_of(8) {
+            return Err(self.fail(bad, dev));
+        }
+        self.write_register(VGT_EVENT_INITIATOR, eop.event_type(), dev)?;
+        let (lo, hi) = match data_sel {
+            DataSel::GpuClock => (self.clock as u32, (self.clock >> 32) as u32),
+            // CP_PERFCOUNTER: not modelled, counts 0.
+            DataSel::PerfCounter => (0, 0),
+            _ => (eop.data_lo(), eop.data_hi()),
+        };
+        let (data_sel, int_sel) = (data_sel as u32, int_sel as u32);
         if data_sel >= 1 {
             self.dma_write(at, lo, dev)?;
         }
