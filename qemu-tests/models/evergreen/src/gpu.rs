@@ -935,7 +935,7 @@ impl EvergreenModel {
                             legacy_zero,
                         }
                     }
-                    Shape::Fixed(_) | Shape::OneOf(_) => Packet::Collect {
+                    Shape::Fixed(_) => Packet::Collect {
                         header: h,
                         need: body as usize,
                         got: 0,
