@@ -239,6 +239,16 @@ impl BodyField {
         if self.index() < body.len() { self.spec.get(body[self.index()]) } else { 0 }
     }
 
+    /// The bits of the field's dword below it (an address's swap code or must-be-zero bits),
+    /// in place; 0 when the body is shorter.
+    pub const fn bits_below(&self, body: &[u32]) -> u32 {
+        if self.index() < body.len() {
+            body[self.index()] & ((1u32 << self.spec.lsb) - 1)
+        } else {
+            0
+        }
+    }
+
     /// Set the field in `body` (which must hold its dword) to `value`, or say why it does not
     /// fit; `packet` names the packet in the error.
     pub fn put(
