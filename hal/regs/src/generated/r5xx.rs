@@ -31441,9 +31441,9 @@ pub mod packets {
     pub const WAIT_SEMAPHORE: Packet<Family> = Packet::new("WAIT_SEMAPHORE", 0x22, "6.2.4.1", "R5xx", "Wait in the CP micro-engine for semaphore to be zero", &[
         BodyDword { dword: "2", field: "Semaphore offset" },
         BodyDword { dword: "3", field: "Semaphore reset" },
-    ]).with_layout(2, 2, wait_semaphore::FIELDS);
+    ]).with_layout(1, 2, wait_semaphore::FIELDS);
 
-    /// Fields of [`WAIT_SEMAPHORE`] and its typed body.
+    /// Fields of [`WAIT_SEMAPHORE`].
     pub mod wait_semaphore {
         #[allow(unused_imports)]
         use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
@@ -31457,32 +31457,6 @@ pub mod packets {
         pub const SEMAPHORE_RESET: BodyField = BodyField::new("SEMAPHORE_RESET", 3, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
         pub const FIELDS: &[BodyField] = &[SEMAPHORE_OFFSET, SEMAPHORE_RESET];
-        /// A `WAIT_SEMAPHORE` body: build it field by field (the builders check every value), or unpack one from a stream.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-        pub struct Body(pub [u32; 2]);
-        impl Body {
-            /// Body dwords.
-            pub const DWORDS: usize = 2;
-            /// All fields zero.
-            pub const fn new() -> Self { Body([0; 2]) }
-            /// The body of a `WAIT_SEMAPHORE` packet in a stream, or why it is not one.
-            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
-                super::WAIT_SEMAPHORE.check_body(body.len())?;
-                let mut b = [0; 2];
-                b.copy_from_slice(body);
-                Ok(Body(b))
-            }
-            /// The body dwords, for a writer.
-            pub const fn dwords(&self) -> &[u32] { &self.0 }
-            /// SEMAPHORE_OFFSET (DW2 31:0); an error when `v` does not fit.
-            pub const fn with_semaphore_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match SEMAPHORE_OFFSET.spec.try_set("WAIT_SEMAPHORE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
-            /// SEMAPHORE_OFFSET.
-            pub const fn semaphore_offset(&self) -> u32 { SEMAPHORE_OFFSET.spec.get(self.0[0]) }
-            /// SEMAPHORE_RESET (DW3 31:0); an error when `v` does not fit.
-            pub const fn with_semaphore_reset(mut self, v: u32) -> Result<Self, FieldOverflow> { match SEMAPHORE_RESET.spec.try_set("WAIT_SEMAPHORE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
-            /// SEMAPHORE_RESET.
-            pub const fn semaphore_reset(&self) -> u32 { SEMAPHORE_RESET.spec.get(self.0[1]) }
-        }
     }
 
     /// `WAIT_MEM` 0x23 (amd-r5xx-acceleration §6.2.5.2; R5xx): Wait in the CP micro-engine for GPU-accessible memory semaphore to be zero
@@ -31502,7 +31476,7 @@ pub mod packets {
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW2 bits 31:2 (amd-r5xx-acceleration §6.2.5.2).
-        pub const SEM_ADDR: BodyField = BodyField::new("SEM_ADDR", 2, 31, 2, FieldKind::Uint);
+        pub const SEM_ADDR: BodyField = BodyField::new("SEM_ADDR", 2, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.5.2).
         pub const SEM_LEN: BodyField = BodyField::new("SEM_LEN", 3, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
@@ -31524,14 +31498,14 @@ pub mod packets {
             }
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
-            /// SEM_ADDR (DW2 31:2); an error when `v` does not fit.
-            pub const fn with_sem_addr(mut self, v: u32) -> Result<Self, FieldOverflow> { match SEM_ADDR.spec.try_set("WAIT_MEM", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
-            /// SEM_ADDR.
-            pub const fn sem_addr(&self) -> u32 { SEM_ADDR.spec.get(self.0[0]) }
             /// SEM_LEN (DW3 31:0); an error when `v` does not fit.
             pub const fn with_sem_len(mut self, v: u32) -> Result<Self, FieldOverflow> { match SEM_LEN.spec.try_set("WAIT_MEM", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SEM_LEN.
             pub const fn sem_len(&self) -> u32 { SEM_LEN.spec.get(self.0[1]) }
+            /// The address in SEM_ADDR; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_sem_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("WAIT_MEM", &[SEM_ADDR], &mut self.0, address)?; Ok(self) }
+            /// The address in SEM_ADDR.
+            pub fn sem_addr(&self) -> BusAddress { get_address(&[SEM_ADDR], &self.0) }
         }
     }
 
@@ -31809,7 +31783,7 @@ pub mod packets {
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
         /// DW3 bits 31:2 (amd-r5xx-acceleration §6.2.3.11).
-        pub const BUFFER_BASE: BodyField = BodyField::new("BUFFER_BASE", 3, 31, 2, FieldKind::Uint);
+        pub const BUFFER_BASE: BodyField = BodyField::new("BUFFER_BASE", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW4 bits 22:0 (amd-r5xx-acceleration §6.2.3.11).
         pub const BUFFER_SIZE: BodyField = BodyField::new("BUFFER_SIZE", 4, 22, 0, FieldKind::Uint);
         /// Every field, by dword.
@@ -31831,14 +31805,14 @@ pub mod packets {
             }
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
-            /// BUFFER_BASE (DW3 31:2); an error when `v` does not fit.
-            pub const fn with_buffer_base(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_BASE.spec.try_set("INDX_BUFFER", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
-            /// BUFFER_BASE.
-            pub const fn buffer_base(&self) -> u32 { BUFFER_BASE.spec.get(self.0[1]) }
             /// BUFFER_SIZE (DW4 22:0); an error when `v` does not fit.
             pub const fn with_buffer_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_SIZE.spec.try_set("INDX_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// BUFFER_SIZE.
             pub const fn buffer_size(&self) -> u32 { BUFFER_SIZE.spec.get(self.0[2]) }
+            /// The address in BUFFER_BASE; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_buffer_base(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("INDX_BUFFER", &[BUFFER_BASE], &mut self.0, address)?; Ok(self) }
+            /// The address in BUFFER_BASE.
+            pub fn buffer_base(&self) -> BusAddress { get_address(&[BUFFER_BASE], &self.0) }
         }
     }
 
