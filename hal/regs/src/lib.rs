@@ -298,3 +298,8 @@ pub mod fixture;
 
 #[cfg(test)]
 mod tests;
+
+/// The crate README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
