@@ -6,6 +6,7 @@ use serde::Deserialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use crate::codegen::{KEYWORDS, camel};
 use crate::model::LoadError;
 
 /// One family's packet table.
@@ -168,27 +169,8 @@ pub fn module_name(name: &str) -> String {
     const_name(name).to_lowercase()
 }
 
-fn camel(name: &str) -> String {
-    let mut out = String::new();
-    for part in name.split('_').filter(|p| !p.is_empty()) {
-        let mut chars = part.chars();
-        if let Some(c) = chars.next() {
-            out.push(c.to_ascii_uppercase());
-            out.extend(chars.map(|c| c.to_ascii_lowercase()));
-        }
-    }
-    if out.starts_with(|c: char| c.is_ascii_digit()) { format!("V{out}") } else { out }
-}
-
 fn ident(name: &str) -> String {
     let lower = name.to_lowercase();
-    const KEYWORDS: &[&str] = &[
-        "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn",
-        "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref",
-        "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use",
-        "where", "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final",
-        "macro", "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
-    ];
     if KEYWORDS.contains(&lower.as_str()) { format!("r#{lower}") } else { lower }
 }
 
