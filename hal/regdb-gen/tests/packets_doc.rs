@@ -201,3 +201,24 @@ fn evergreen_eop_fence_fields_are_the_documents() {
     assert_eq!((field("INT_SEL").dword, field("INT_SEL").msb, field("INT_SEL").lsb), (4, 25, 24));
     assert_eq!((eop.min_dwords, eop.max_dwords), (5, Some(5)));
 }
+
+#[test]
+fn every_numbered_body_dword_has_its_fields() {
+    // Each dword the document numbers (not "3 to N" runs, not `{DATA_BLOCK}` blocks of any
+    // length) is described by at least one field, so writers and decoders never fall back to
+    // raw dwords for it.
+    for family in ["r5xx", "evergreen"] {
+        let t = table(family);
+        for p in &t.packets {
+            for row in p.body.iter().filter(|r| !r.field.starts_with('{')) {
+                let Ok(dword) = row.dword.parse::<usize>() else { continue };
+                assert!(
+                    p.fields.iter().any(|f| f.dword == dword),
+                    "{family} {} DW{dword} ({}) has no field",
+                    p.name,
+                    row.field
+                );
+            }
+        }
+    }
+}

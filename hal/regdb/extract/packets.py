@@ -102,7 +102,8 @@ def row_fields(ordinal: str, raw_field: str, description: str, shared: bool) -> 
     - one name and the description starts with its range (skipping leading reserved ranges:
       "[31:16] - Must be programmed to zero ... [15:0] - Offset");
     - one name and no range at all: the whole dword, unless another row shares the dword;
-    - several names, each written NAME[m:n] in the description (EVENT_INDEX[11:8]).
+    - several names, each written NAME[m:n] or NAME: [m:n] in the description (EVENT_INDEX[11:8],
+      R5xx "TOP: [15:0]").
     Other rows (ranges that depend on another field, free text) get no field here; the
     reviewed corrections give them."""
     if not ordinal.isdigit():
@@ -115,13 +116,20 @@ def row_fields(ordinal: str, raw_field: str, description: str, shared: bool) -> 
 
     if raw_field.startswith("{"):
         return []  # a data block of any length (NOP)
+    # R5xx writes a dword holding a register's value as "[VAP_VF_CNTL]", and a row spanning
+    # several table lines as "[ONE_REG_WR" ... "DESTINATION]".
+    raw_field = raw_field.strip()
+    if raw_field.startswith("[") or raw_field.endswith("]") and "[" not in raw_field:
+        raw_field = raw_field.removeprefix("[").removesuffix("]")
     in_name = re.fullmatch(r"\s*([A-Za-z_][A-Za-z0-9_]*)\[(\d+)(?::(\d+))?\]\s*", raw_field)
     if in_name:
         return [field(in_name.group(1).upper(), in_name.group(2), in_name.group(3))]
     names = raw_field.split()
-    if len(names) == 1 or not any("_" in n for n in names):
+    # "Default Reset Control" is one name; "HEIGHT TOP" and "Header_Dump_Base
+    # Header_Dump_Swap" are two.
+    if len(names) == 1 or not any("_" in n or n.isupper() for n in names):
         name = field_name(raw_field)
-        if not name or not re.match(r"[A-Z]", name) or raw_field.startswith("["):
+        if not name or not re.match(r"[A-Z]", name):
             return []
         if not re.search(r"\[\d+(?::\d+)?\]|\bBits? \d|\b\d+:\d+ -", description):
             return [] if shared else [{"name": name, "dword": dword, "msb": 31, "lsb": 0}]
@@ -136,7 +144,7 @@ def row_fields(ordinal: str, raw_field: str, description: str, shared: bool) -> 
         return []
     found = []
     for n in names:
-        m = re.search(re.escape(n) + r"\[(\d+)(?::(\d+))?\]", description)
+        m = re.search(re.escape(n) + r":?\s?\[(\d+)(?::(\d+))?\]", description)
         if not m:
             return []
         found.append(field(n, m.group(1), m.group(2)))

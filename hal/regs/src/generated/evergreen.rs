@@ -9151,8 +9151,57 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 3:2 (amd-evergreen-cayman-acceleration §9.3.9).
+        pub const SWAP_MODE: BodyField = BodyField::new("SWAP_MODE", 2, 3, 2, FieldKind::Uint);
+        /// DW2 bits 0:0 (amd-evergreen-cayman-acceleration §9.3.9).
+        pub const INDEX_TYPE: BodyField = BodyField::new("INDEX_TYPE", 2, 0, 0, FieldKind::Enum(&[EnumEntry { name: "INDEX_16", value: 0x0 }, EnumEntry { name: "INDEX_32", value: 0x1 }]));
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[SWAP_MODE, INDEX_TYPE];
+        /// Values of [`INDEX_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum IndexType {
+            /// INDEX_16 (0).
+            Index16 = 0x0,
+            /// INDEX_32 (1).
+            Index32 = 0x1,
+        }
+        impl IndexType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Index16),
+                    0x1 => Some(Self::Index32),
+                    _ => None,
+                }
+            }
+        }
+        /// A `INDEX_TYPE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `INDEX_TYPE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::INDEX_TYPE.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// SWAP_MODE (DW2 3:2); an error when `v` does not fit.
+            pub const fn with_swap_mode(mut self, v: u32) -> Result<Self, FieldOverflow> { match SWAP_MODE.spec.try_set("INDEX_TYPE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SWAP_MODE.
+            pub const fn swap_mode(&self) -> u32 { SWAP_MODE.spec.get(self.0[0]) }
+            /// INDEX_TYPE (DW2 0:0).
+            pub const fn with_index_type(mut self, v: IndexType) -> Self { self.0[0] = INDEX_TYPE.spec.set(self.0[0], v as u32); self }
+            /// INDEX_TYPE, or the raw value when the table does not list it.
+            pub const fn index_type(&self) -> Result<IndexType, InvalidEnumValue> { let raw = INDEX_TYPE.spec.get(self.0[0]); match IndexType::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "INDEX_TYPE", field: "INDEX_TYPE", value: raw }) } }
+        }
     }
 
     /// `NUM_INSTANCES` 0x2f (amd-evergreen-cayman-acceleration §9.3.10; R7xx/Evergreen/Cayman): NUM_INSTANCES is used to specify the number of instances for the subsequence draw command.
@@ -10560,10 +10609,14 @@ pub mod packets {
         pub const DST_ADDRESS_LO: BodyField = BodyField::new("DST_ADDRESS_LO", 3, 31, 2, FieldKind::Uint);
         /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.6).
         pub const DST_ADDRESS_HI: BodyField = BodyField::new("DST_ADDRESS_HI", 4, 7, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const BUFFER_OFFSET: BodyField = BodyField::new("BUFFER_OFFSET", 5, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const SRC_ADDRESS_LO: BodyField = BodyField::new("SRC_ADDRESS_LO", 5, 31, 0, FieldKind::Alias("BUFFER_OFFSET"));
         /// DW6 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.6).
         pub const SRC_ADDRESS_HI: BodyField = BodyField::new("SRC_ADDRESS_HI", 6, 7, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[CONTROL, DST_ADDRESS_LO, DST_ADDRESS_HI, SRC_ADDRESS_HI];
+        pub const FIELDS: &[BodyField] = &[CONTROL, DST_ADDRESS_LO, DST_ADDRESS_HI, BUFFER_OFFSET, SRC_ADDRESS_LO, SRC_ADDRESS_HI];
         /// A `STRMOUT_BUFFER_UPDATE` body: build it field by field (the builders check every value), or unpack one from a stream.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
         pub struct Body(pub [u32; 5]);
@@ -10593,6 +10646,14 @@ pub mod packets {
             pub const fn with_dst_address_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DST_ADDRESS_HI.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DST_ADDRESS_HI.
             pub const fn dst_address_hi(&self) -> u32 { DST_ADDRESS_HI.spec.get(self.0[2]) }
+            /// BUFFER_OFFSET (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_buffer_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_OFFSET.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// BUFFER_OFFSET.
+            pub const fn buffer_offset(&self) -> u32 { BUFFER_OFFSET.spec.get(self.0[3]) }
+            /// SRC_ADDRESS_LO (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_src_address_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match SRC_ADDRESS_LO.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SRC_ADDRESS_LO.
+            pub const fn src_address_lo(&self) -> u32 { SRC_ADDRESS_LO.spec.get(self.0[3]) }
             /// SRC_ADDRESS_HI (DW6 7:0); an error when `v` does not fit.
             pub const fn with_src_address_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match SRC_ADDRESS_HI.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SRC_ADDRESS_HI.

@@ -31342,8 +31342,16 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:16 (amd-r5xx-acceleration §6.2.2.11).
+        pub const HEIGHT: BodyField = BodyField::new("HEIGHT", 2, 31, 16, FieldKind::Uint);
+        /// DW2 bits 15:0 (amd-r5xx-acceleration §6.2.2.11).
+        pub const TOP: BodyField = BodyField::new("TOP", 2, 15, 0, FieldKind::Uint);
+        /// DW3 bits 31:16 (amd-r5xx-acceleration §6.2.2.11).
+        pub const END_1: BodyField = BodyField::new("END_1", 3, 31, 16, FieldKind::Uint);
+        /// DW3 bits 15:0 (amd-r5xx-acceleration §6.2.2.11).
+        pub const START_1: BodyField = BodyField::new("START_1", 3, 15, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[HEIGHT, TOP, END_1, START_1];
     }
 
     /// `SET_SCISSORS` 0x1e (amd-r5xx-acceleration §6.2.2.13; R5xx): Set up scissors.
@@ -31362,8 +31370,50 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 29:16 (amd-r5xx-acceleration §6.2.2.13).
+        pub const TOP: BodyField = BodyField::new("TOP", 2, 29, 16, FieldKind::Uint);
+        /// DW2 bits 13:0 (amd-r5xx-acceleration §6.2.2.13).
+        pub const LEFT: BodyField = BodyField::new("LEFT", 2, 13, 0, FieldKind::Uint);
+        /// DW3 bits 29:16 (amd-r5xx-acceleration §6.2.2.13).
+        pub const BOTTOM: BodyField = BodyField::new("BOTTOM", 3, 29, 16, FieldKind::Uint);
+        /// DW3 bits 13:0 (amd-r5xx-acceleration §6.2.2.13).
+        pub const RIGHT: BodyField = BodyField::new("RIGHT", 3, 13, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[TOP, LEFT, BOTTOM, RIGHT];
+        /// A `SET_SCISSORS` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `SET_SCISSORS` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::SET_SCISSORS.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// TOP (DW2 29:16); an error when `v` does not fit.
+            pub const fn with_top(mut self, v: u32) -> Result<Self, FieldOverflow> { match TOP.spec.try_set("SET_SCISSORS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// TOP.
+            pub const fn top(&self) -> u32 { TOP.spec.get(self.0[0]) }
+            /// LEFT (DW2 13:0); an error when `v` does not fit.
+            pub const fn with_left(mut self, v: u32) -> Result<Self, FieldOverflow> { match LEFT.spec.try_set("SET_SCISSORS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// LEFT.
+            pub const fn left(&self) -> u32 { LEFT.spec.get(self.0[0]) }
+            /// BOTTOM (DW3 29:16); an error when `v` does not fit.
+            pub const fn with_bottom(mut self, v: u32) -> Result<Self, FieldOverflow> { match BOTTOM.spec.try_set("SET_SCISSORS", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// BOTTOM.
+            pub const fn bottom(&self) -> u32 { BOTTOM.spec.get(self.0[1]) }
+            /// RIGHT (DW3 13:0); an error when `v` does not fit.
+            pub const fn with_right(mut self, v: u32) -> Result<Self, FieldOverflow> { match RIGHT.spec.try_set("SET_SCISSORS", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// RIGHT.
+            pub const fn right(&self) -> u32 { RIGHT.spec.get(self.0[1]) }
+        }
     }
 
     /// `PRED_EXEC` 0x20 (amd-r5xx-acceleration §6.2.4; R5xx): Predicated execute wrapper for a sequence of packets
@@ -31381,8 +31431,38 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:24 (amd-r5xx-acceleration §6.2.4).
+        pub const DEVICE_SELECT: BodyField = BodyField::new("DEVICE_SELECT", 2, 31, 24, FieldKind::Uint);
+        /// DW2 bits 22:0 (amd-r5xx-acceleration §6.2.4).
+        pub const EXEC_COUNT: BodyField = BodyField::new("EXEC_COUNT", 2, 22, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[DEVICE_SELECT, EXEC_COUNT];
+        /// A `PRED_EXEC` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `PRED_EXEC` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::PRED_EXEC.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DEVICE_SELECT (DW2 31:24); an error when `v` does not fit.
+            pub const fn with_device_select(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_SELECT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DEVICE_SELECT.
+            pub const fn device_select(&self) -> u32 { DEVICE_SELECT.spec.get(self.0[0]) }
+            /// EXEC_COUNT (DW2 22:0); an error when `v` does not fit.
+            pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EXEC_COUNT.
+            pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[0]) }
+        }
     }
 
     /// `COND_EXEC` 0x21 (amd-r5xx-acceleration §6.2.5.1; R5xx): Conditional execute wrapper for a sequence of packets
@@ -31525,8 +31605,38 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.1).
+        pub const VAP_VTX_FMT: BodyField = BodyField::new("VAP_VTX_FMT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.1).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 3, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VTX_FMT, VAP_VF_CNTL];
+        /// A `3D_DRAW_VBUF` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `3D_DRAW_VBUF` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::_3D_DRAW_VBUF.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// VAP_VTX_FMT (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_vap_vtx_fmt(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VTX_FMT.spec.try_set("3D_DRAW_VBUF", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VAP_VTX_FMT.
+            pub const fn vap_vtx_fmt(&self) -> u32 { VAP_VTX_FMT.spec.get(self.0[0]) }
+            /// VAP_VF_CNTL (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_vap_vf_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VF_CNTL.spec.try_set("3D_DRAW_VBUF", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VAP_VF_CNTL.
+            pub const fn vap_vf_cntl(&self) -> u32 { VAP_VF_CNTL.spec.get(self.0[1]) }
+        }
     }
 
     /// `3D_DRAW_IMMD` 0x29 (amd-r5xx-acceleration §6.2.3.2; R5xx): Draw primitives using immediate vertices in this packet
@@ -31546,8 +31656,12 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.2).
+        pub const VAP_VTX_FMT: BodyField = BodyField::new("VAP_VTX_FMT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.2).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 3, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VTX_FMT, VAP_VF_CNTL];
     }
 
     /// `3D_DRAW_INDX` 0x2a (amd-r5xx-acceleration §6.2.3.3; R5xx): Draw primitives using vertex buffer and indices in this packet
@@ -31568,8 +31682,12 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.3).
+        pub const VAP_VTX_FMT: BodyField = BodyField::new("VAP_VTX_FMT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.3).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 3, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VTX_FMT, VAP_VF_CNTL];
     }
 
     /// `LOAD_PALETTE` 0x2c (amd-r5xx-acceleration §6.2.2.12; R5xx): Load a palette for 2D scaling.
@@ -31590,8 +31708,14 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.2.12).
+        pub const SCALE_DATATYPE: BodyField = BodyField::new("SCALE_DATATYPE", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.2.12).
+        pub const COLOR_1: BodyField = BodyField::new("COLOR_1", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-r5xx-acceleration §6.2.2.12).
+        pub const COLOR_2: BodyField = BodyField::new("COLOR_2", 4, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[SCALE_DATATYPE, COLOR_1, COLOR_2];
     }
 
     /// `3D_LOAD_VBPNTR` 0x2f (amd-r5xx-acceleration §6.2.3.9; R5xx): Load pointers to vertex buffers
@@ -31782,12 +31906,18 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:31 (amd-r5xx-acceleration §6.2.3.11).
+        pub const ONE_REG_WR: BodyField = BodyField::new("ONE_REG_WR", 2, 31, 31, FieldKind::Bool);
+        /// DW2 bits 18:16 (amd-r5xx-acceleration §6.2.3.11).
+        pub const SKIP_COUNT: BodyField = BodyField::new("SKIP_COUNT", 2, 18, 16, FieldKind::Uint);
+        /// DW2 bits 12:0 (amd-r5xx-acceleration §6.2.3.11).
+        pub const DESTINATION: BodyField = BodyField::new("DESTINATION", 2, 12, 0, FieldKind::Uint);
         /// DW3 bits 31:2 (amd-r5xx-acceleration §6.2.3.11).
         pub const BUFFER_BASE: BodyField = BodyField::new("BUFFER_BASE", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
         /// DW4 bits 22:0 (amd-r5xx-acceleration §6.2.3.11).
         pub const BUFFER_SIZE: BodyField = BodyField::new("BUFFER_SIZE", 4, 22, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[BUFFER_BASE, BUFFER_SIZE];
+        pub const FIELDS: &[BodyField] = &[ONE_REG_WR, SKIP_COUNT, DESTINATION, BUFFER_BASE, BUFFER_SIZE];
         /// A `INDX_BUFFER` body: build it field by field (the builders check every value), or unpack one from a stream.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
         pub struct Body(pub [u32; 3]);
@@ -31805,6 +31935,18 @@ pub mod packets {
             }
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// ONE_REG_WR (DW2 bit 31).
+            pub const fn with_one_reg_wr(mut self, v: bool) -> Self { self.0[0] = ONE_REG_WR.spec.set(self.0[0], v as u32); self }
+            /// ONE_REG_WR.
+            pub const fn one_reg_wr(&self) -> bool { ONE_REG_WR.spec.get(self.0[0]) != 0 }
+            /// SKIP_COUNT (DW2 18:16); an error when `v` does not fit.
+            pub const fn with_skip_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match SKIP_COUNT.spec.try_set("INDX_BUFFER", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SKIP_COUNT.
+            pub const fn skip_count(&self) -> u32 { SKIP_COUNT.spec.get(self.0[0]) }
+            /// DESTINATION (DW2 12:0); an error when `v` does not fit.
+            pub const fn with_destination(mut self, v: u32) -> Result<Self, FieldOverflow> { match DESTINATION.spec.try_set("INDX_BUFFER", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DESTINATION.
+            pub const fn destination(&self) -> u32 { DESTINATION.spec.get(self.0[0]) }
             /// BUFFER_SIZE (DW4 22:0); an error when `v` does not fit.
             pub const fn with_buffer_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_SIZE.spec.try_set("INDX_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// BUFFER_SIZE.
@@ -31831,8 +31973,32 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.4).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
+        /// A `3D_DRAW_VBUF_2` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `3D_DRAW_VBUF_2` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::_3D_DRAW_VBUF_2.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// VAP_VF_CNTL (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_vap_vf_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VF_CNTL.spec.try_set("3D_DRAW_VBUF_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VAP_VF_CNTL.
+            pub const fn vap_vf_cntl(&self) -> u32 { VAP_VF_CNTL.spec.get(self.0[0]) }
+        }
     }
 
     /// `3D_DRAW_IMMD_2` 0x35 (amd-r5xx-acceleration §6.2.3.5; R5xx): Same as 3D_DRAW_IMMD, but without VAP_VTX_FMT
@@ -31851,8 +32017,10 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.5).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
     }
 
     /// `3D_DRAW_INDX_2` 0x36 (amd-r5xx-acceleration §6.2.3.6; R5xx): Same as 3D_DRAW_INDX, but without VAP_VTX_FMT
@@ -31871,8 +32039,10 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.6).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
     }
 
     /// `3D_CLEAR_HIZ` 0x37 (amd-r5xx-acceleration §6.2.3.10; R5xx): Clear portion of the Hierarchal Z RAM
@@ -31948,8 +32118,10 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.7).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
     }
 
     /// `MPEG_INDEX` 0x3a (amd-r5xx-acceleration §6.2.3.12; R5xx): MPEG Packet Registers and Index Generation
@@ -31967,8 +32139,32 @@ pub mod packets {
         use baregpu_hal::dma::BusAddress;
         #[allow(unused_imports)]
         use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-r5xx-acceleration §6.2.3.12).
+        pub const MASK: BodyField = BodyField::new("MASK", 2, 15, 0, FieldKind::Uint);
         /// Every field, by dword.
-        pub const FIELDS: &[BodyField] = &[];
+        pub const FIELDS: &[BodyField] = &[MASK];
+        /// A `MPEG_INDEX` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `MPEG_INDEX` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::MPEG_INDEX.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// MASK (DW2 15:0); an error when `v` does not fit.
+            pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("MPEG_INDEX", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MASK.
+            pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[0]) }
+        }
     }
 
     /// Every packet with an opcode, in document order.
