@@ -47,7 +47,7 @@ pub mod field {
     /// §9.6.7 / §9.6.8 POLL_INTERVAL in clocks (Linux radeon: 10).
     pub const POLL_INTERVAL: u32 = 10;
     /// §9.5.1 / §9.5.4 EXEC_COUNT is 14 bits (13:0).
-    pub const EXEC_COUNT_LIMIT: usize = 1 << 14;
+    pub const EXEC_COUNT_LIMIT: usize = 1 << super::p::cond_exec::EXEC_COUNT.spec.width;
 }
 
 /// Type-3 header (§9.1.4): the ring's header (TYPE 3, COUNT = body dwords - 1, IT_OPCODE)
