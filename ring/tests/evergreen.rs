@@ -256,7 +256,8 @@ fn compute_writer_sets_shader_type() {
     let mem = dwords(r.buffer());
     // SET_CONTEXT_REG and DISPATCH_DIRECT (0x15) with SHADER_TYPE (bit 1) = compute (§9.1.4).
     assert_eq!(&mem[..3], &[0xC001_6902, 0x1BB, 64]);
-    assert_eq!(&mem[3..8], &[0xC003_1502, 4, 1, 1, 1]);
+    let decoded = baregpu_regs::packet::decode(packets::ALL, &mem[..10]);
+    assert_eq!(&mem[3..8], &[0xC003_1502, 4, 1, 1, 1], "the stream:\n{decoded}");
     assert_eq!(&mem[8..10], &[0x0000_0FC0, 0]);
     // The graphics writer leaves it clear.
     let mut g = ring(1024);
