@@ -563,8 +563,9 @@ fn test_job() -> ExitCode {
         "cargo test --workspace",
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
-    // The R5xx and Evergreen drivers and the CTM workloads against other engine
-    // interleavings: two more seeds and run-to-idle (the default seed ran above).
+    // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
+    // in their tests/contract.rs) and the CTM workloads against other engine interleavings:
+    // two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
         cargo_tests(
