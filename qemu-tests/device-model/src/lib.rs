@@ -12,6 +12,7 @@
 //!   mailbox operations of `gpu-mailbox`.
 //! - [`InProcess`]: a device host tests drive through the kernel's own traits
 //!   (`baregpu_hal::RegisterIo`, `pci_types::ConfigRegionAccess`, `baregpu_hal::dma::DmaAllocator`).
+//! - [`cp_error`]: the command-processor error codes every model reports, one meaning each.
 //! - [`pacing`]: how the engines advance against requests and time ([`Pacing`]: run to idle,
 //!   seeded pseudo-random partial progress, or an engine thread), the same for every model.
 //! - [`transport`]: the ivshmem server QEMU's `ivshmem-doorbell` connects to, serving the
@@ -22,6 +23,7 @@
 
 mod config;
 mod context;
+pub mod cp_error;
 mod device;
 mod in_process;
 mod memory;

@@ -177,36 +177,43 @@ pub const COMMAND_CACHE_DOUBLE_OCTWORDS: u32 = 0x60;
 /// Dwords in a double octword (32 bytes, §11.1 `MAX_FETCH`).
 pub const DWORDS_PER_DOUBLE_OCTWORD: u32 = 8;
 
-/// Error codes in the mailbox header (`DeviceContext::fail`).
+/// Error codes in the mailbox header (`DeviceContext::fail`): the framework's shared
+/// command-processor vocabulary (`gpu_device_model::cp_error`), with what raises each here.
+/// CTM errors use `ctm_model::CtmError::code` (0x100 and up).
 pub mod error_code {
-    /// A packet the CP cannot parse: a type-3 opcode not in §6.2.1, a WAIT_SEMAPHORE/WAIT_MEM
-    /// with a bad body (§6.2.4.1, §6.2.5.2), or a packet running past the end of an indirect
-    /// buffer.
-    pub const INVALID_PACKET: u32 = 1;
-    /// A command fetch (ring, IB, WAIT_MEM semaphore) outside guest memory or with bus
-    /// mastering off; also the injected [`Faults::dma_fault_next_fetch`](crate::Faults).
-    pub const DMA_FETCH_FAULT: u32 = 2;
-    /// A write-back (read pointer, scratch register) outside guest memory or with bus
-    /// mastering off.
-    pub const DMA_WRITE_FAULT: u32 = 3;
+    /// A packet the CP cannot parse: a WAIT_SEMAPHORE/WAIT_MEM with a bad body (§6.2.4.1,
+    /// §6.2.5.2), a body count outside the packet's table (§6.2), or a packet running past the
+    /// end of an indirect buffer.
+    pub use gpu_device_model::cp_error::INVALID_PACKET;
+    /// A command fetch (ring, IB, WAIT_MEM semaphore) outside guest memory, with bus mastering
+    /// off or from an unprogrammed `CP_RB_BASE` 0; also the injected
+    /// [`Faults::dma_fault_next_fetch`](crate::Faults).
+    pub use gpu_device_model::cp_error::DMA_FETCH_FAULT;
+    /// A write-back (read pointer, scratch register) outside guest memory, with bus mastering
+    /// off, or to an unprogrammed address 0.
+    pub use gpu_device_model::cp_error::DMA_WRITE_FAULT;
     /// `CP_IB_BUFSZ` written from an indirect buffer, `CP_IB2_BUFSZ` from anywhere but IB1, or
     /// WAIT_MEM inside IB2 (§5.6, §5.10, §6.2.5.2).
-    pub const IB_NESTING: u32 = 4;
-    /// A BUFSZ write that is not the last register write of its type-0/1 packet (§5.10).
-    pub const IB_SEQUENCE: u32 = 5;
+    pub use gpu_device_model::cp_error::IB_NESTING;
+    /// A type-3 opcode not in §6.2.1.
+    pub use gpu_device_model::cp_error::UNKNOWN_OPCODE;
     /// A documented type-3 packet the model does not emulate (PRED_EXEC, COND_EXEC,
     /// INDX_BUFFER).
-    pub const UNSUPPORTED_PACKET: u32 = 6;
-    /// A PIO aperture write to a full queue.
-    pub const PIO_OVERFLOW: u32 = 7;
-    /// An indirect buffer started while its stream is off (§5.11 delivery mode OFF).
-    pub const STREAM_DISABLED: u32 = 8;
+    pub use gpu_device_model::cp_error::UNSUPPORTED_PACKET;
     /// A microcode entry (`CP_ME_RAM_DATAL` commit below the semaphore slots) written while a
     /// command stream is enabled (§5.8 step 1, §5.12).
-    pub const ME_RAM_WRITE_WHILE_RUNNING: u32 = 9;
+    pub use gpu_device_model::cp_error::UCODE_WRITE_WHILE_RUNNING as ME_RAM_WRITE_WHILE_RUNNING;
     /// `RBBM_SOFT_RESET.SOFT_RESET_CP` asserted while a command stream is enabled (§5.8 step
     /// 1: disable `CP_CSQ_CNTL` and `CP_CSQ_MODE` first).
-    pub const RESET_WHILE_RUNNING: u32 = 10;
+    pub use gpu_device_model::cp_error::RESET_WHILE_RUNNING;
+    /// A BUFSZ write that is not the last register write of its type-0/1 packet (§5.10).
+    pub use gpu_device_model::cp_error::IB_SEQUENCE;
+    /// A PIO aperture write to a full queue.
+    pub use gpu_device_model::cp_error::PIO_OVERFLOW;
+    /// An indirect buffer started while its stream is off (§5.11 delivery mode OFF).
+    pub use gpu_device_model::cp_error::STREAM_DISABLED;
+    /// A reserved `CP_CSQ_CNTL.CSQ_MODE` (9-14, §11.1) when the CP would use it.
+    pub use gpu_device_model::cp_error::BAD_CONFIGURATION;
 }
 
 /// Why the CP hung (it stops and reports busy, with no error code, until a soft reset).
@@ -1305,7 +1312,7 @@ impl R5xxModel {
                     self.stats.packets[3] += 1;
                     let class = pm4::classify(opcode);
                     match class {
-                        Class::Unknown => return Err(self.fail(error_code::INVALID_PACKET, dev)),
+                        Class::Unknown => return Err(self.fail(error_code::UNKNOWN_OPCODE, dev)),
                         Class::Unsupported => {
                             return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
                         }

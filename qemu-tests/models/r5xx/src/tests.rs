@@ -1006,7 +1006,7 @@ fn soft_reset_clears_the_cp_error_and_function_reset_recovers_the_device() {
     // RBBM_SOFT_RESET clears the CP's own error (the busy status).
     let mut b = Bench::running();
     b.submit(&[type3(0x77, 1), 0]);
-    assert_eq!(b.error(), (ModelState::Error, error_code::INVALID_PACKET));
+    assert_eq!(b.error(), (ModelState::Error, error_code::UNKNOWN_OPCODE));
     b.wr(CSQ_CNTL, 0);
     b.wr(RBBM_SOFT_RESET, 1);
     b.wr(RBBM_SOFT_RESET, 0);
