@@ -43,10 +43,9 @@ pub const MAX_UNITS_PER_TICK: u64 = SHADER_UNITS_PER_TICK;
 /// command-processor vocabulary (`gpu_device_model::cp_error`), with what raises each here.
 /// Shader-core errors use [`crate::shader::ShaderError::code`] (0x31xx and up).
 pub mod error_code {
-    /// A type-1 packet (§9.1.2), a count that does not fit the opcode's body (§9.2-§9.7), a
-    /// reserved field value (EVENT_INDEX/EVENT_TYPE of EOP and EOS, IB_SIZE 0 or its reserved
-    /// bits), a packet running past the end of an indirect buffer.
-    pub use gpu_device_model::cp_error::INVALID_PACKET;
+    /// `CP_RB_CNTL.RB_BUFSZ` or `IH_RB_CNTL.IH_IB_SIZE` outside the sizes the CP and IH
+    /// support, when the ring is used.
+    pub use gpu_device_model::cp_error::BAD_CONFIGURATION;
     /// A command fetch outside guest memory, with bus mastering off or from an unprogrammed
     /// `CP_RB_BASE` 0 (also the injected `dma-fault`).
     pub use gpu_device_model::cp_error::DMA_FETCH_FAULT;
@@ -54,27 +53,28 @@ pub mod error_code {
     pub use gpu_device_model::cp_error::DMA_WRITE_FAULT;
     /// INDIRECT_BUFFER deeper than IB2.
     pub use gpu_device_model::cp_error::IB_NESTING;
+    /// A type-1 packet (§9.1.2), a count that does not fit the opcode's body (§9.2-§9.7), a
+    /// reserved field value (EVENT_INDEX/EVENT_TYPE of EOP and EOS, IB_SIZE 0 or its reserved
+    /// bits), a packet running past the end of an indirect buffer.
+    pub use gpu_device_model::cp_error::INVALID_PACKET;
+    /// A packet before ME_INITIALIZE (§9.2.1: sent "immediately after loading the microcode").
+    pub use gpu_device_model::cp_error::ME_NOT_INITIALIZED;
+    /// A DISPATCH_* or DEALLOC_STATE without the compute bit (§9.1.4 bit 1, §9.3.12), or
+    /// DISPATCH_INITIATOR without COMPUTE_SHADER_EN (§3.2 step 11).
+    pub use gpu_device_model::cp_error::NOT_COMPUTE;
+    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
+    pub use gpu_device_model::cp_error::REG_RANGE;
+    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
+    pub use gpu_device_model::cp_error::RESET_WHILE_RUNNING;
+    /// A PFP, ME or RLC word written past the end of its RAM.
+    pub use gpu_device_model::cp_error::UCODE_OVERFLOW;
+    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
+    pub use gpu_device_model::cp_error::UCODE_WRITE_WHILE_RUNNING;
     /// A type-3 opcode the chip does not have.
     pub use gpu_device_model::cp_error::UNKNOWN_OPCODE;
     /// A documented packet or mode the model does not emulate (drawing, GDS, register-space
     /// CP DMA, PrimCount predication).
     pub use gpu_device_model::cp_error::UNSUPPORTED_PACKET;
-    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
-    pub use gpu_device_model::cp_error::REG_RANGE;
-    /// A packet before ME_INITIALIZE (§9.2.1: sent "immediately after loading the microcode").
-    pub use gpu_device_model::cp_error::ME_NOT_INITIALIZED;
-    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
-    pub use gpu_device_model::cp_error::UCODE_WRITE_WHILE_RUNNING;
-    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
-    pub use gpu_device_model::cp_error::RESET_WHILE_RUNNING;
-    /// A DISPATCH_* or DEALLOC_STATE without the compute bit (§9.1.4 bit 1, §9.3.12), or
-    /// DISPATCH_INITIATOR without COMPUTE_SHADER_EN (§3.2 step 11).
-    pub use gpu_device_model::cp_error::NOT_COMPUTE;
-    /// `CP_RB_CNTL.RB_BUFSZ` or `IH_RB_CNTL.IH_IB_SIZE` outside the sizes the CP and IH
-    /// support, when the ring is used.
-    pub use gpu_device_model::cp_error::BAD_CONFIGURATION;
-    /// A PFP, ME or RLC word written past the end of its RAM.
-    pub use gpu_device_model::cp_error::UCODE_OVERFLOW;
 }
 
 const fn off<R: Register>() -> u32 {
@@ -1442,7 +1442,8 @@ impl EvergreenModel {
             Work::Wait { memory, address, function, reference, mask, interval, idle } => {
                 if idle > 0 {
                     let idle = idle - 1;
-                    let wait = Work::Wait { memory, address, function, reference, mask, interval, idle };
+                    let wait =
+                        Work::Wait { memory, address, function, reference, mask, interval, idle };
                     self.cp.work = Some(wait);
                     return Ok(Some(Activity::Waiting));
                 }
@@ -1457,7 +1458,8 @@ impl EvergreenModel {
                     return Ok(None);
                 }
                 let idle = interval - 1;
-                let wait = Work::Wait { memory, address, function, reference, mask, interval, idle };
+                let wait =
+                    Work::Wait { memory, address, function, reference, mask, interval, idle };
                 self.cp.work = Some(wait);
                 Ok(Some(Activity::Waiting))
             }
