@@ -15,7 +15,7 @@ use baregpu_hal::register::{Array, Register};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::{cb, cp, grbm, ih as ihr, rlc, spi, sq, srbm};
 use gpu_device_model::regfile::RegisterFile;
-use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+use gpu_device_model::{Activity, DeviceContext, GpuModel, PciIdentity, RegisterBar};
 
 /// PCI vendor ID (ATI/AMD).
 pub const VENDOR_ID: u16 = 0x1002;
@@ -25,6 +25,8 @@ pub const CLASS: u32 = 0x03_0000;
 pub const REGISTER_BAR: u8 = 0;
 /// BAR0 size.
 pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+/// The register BAR as the framework dispatches it.
+const BAR: RegisterBar = RegisterBar::new(REGISTER_BAR, REGISTER_BAR_SIZE);
 /// The mailbox interrupt line the GPU drives (delivered as MSI-X by the QEMU harness).
 pub const IRQ_LINE: u32 = 1 << 0;
 
@@ -1593,25 +1595,18 @@ impl ShaderMemory for DevMemory<'_, '_> {
 
 impl GpuModel for EvergreenModel {
     fn pci_identity(&self) -> PciIdentity {
-        PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS)
-            .with_bar(REGISTER_BAR as usize, BarSpec::mem32(REGISTER_BAR_SIZE))
+        BAR.present(PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS))
     }
 
     fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
-        if self.faults.registers_all_ones {
-            return u32::MAX;
-        }
-        if bar != REGISTER_BAR {
-            return 0;
-        }
-        self.read_register(offset)
+        BAR.read(bar, self.faults.registers_all_ones, || self.read_register(offset))
     }
 
     fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
-        if self.faults.registers_all_ones || bar != REGISTER_BAR {
-            return;
-        }
-        let _ = self.write_register(offset, value, dev);
+        // A failure is recorded in the CP error and the device's error state.
+        BAR.write(bar, self.faults.registers_all_ones, || {
+            let _ = self.write_register(offset, value, dev);
+        });
     }
 
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {

@@ -145,14 +145,15 @@ pub mod microcode;
 pub mod pm4;
 mod regfile;
 
-pub use faults::{BadFault, Faults, MAX_SLOW_TICKS};
+pub use faults::{Faults, MAX_SLOW_TICKS};
+pub use gpu_device_model::faults::BadFault;
 pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK, SEMAPHORE_SLOTS};
 pub use microcode::{KNOWN_IMAGES, KnownImage};
 
 use baregpu_hal::register::{Array, Register};
 use baregpu_regs::r5xx::{cp, rbbm, us};
 use ctm_model::{CtmEngine, DmaMemory};
-use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+use gpu_device_model::{Activity, DeviceContext, GpuModel, PciIdentity, RegisterBar};
 use me_ram::MeRam;
 use pm4::{Class, Header};
 use regfile::{REG_SPACE, RegisterFile};
@@ -168,6 +169,8 @@ pub const CLASS: u32 = 0x03_0000;
 pub const REGISTER_BAR: u8 = 0;
 /// BAR0 size.
 pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+/// The register BAR as the framework dispatches it.
+const BAR: RegisterBar = RegisterBar::new(REGISTER_BAR, REGISTER_BAR_SIZE);
 
 /// The mailbox interrupt line the GPU drives.
 pub const IRQ_LINE: u32 = 1 << 0;
@@ -1539,26 +1542,18 @@ impl R5xxModel {
 
 impl GpuModel for R5xxModel {
     fn pci_identity(&self) -> PciIdentity {
-        PciIdentity::new(VENDOR_ID, DEVICE_ID, CLASS)
-            .with_bar(usize::from(REGISTER_BAR), BarSpec::mem32(REGISTER_BAR_SIZE))
+        BAR.present(PciIdentity::new(VENDOR_ID, DEVICE_ID, CLASS))
     }
 
     fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
-        if self.faults.registers_all_ones {
-            return u32::MAX;
-        }
-        if bar != REGISTER_BAR {
-            return 0;
-        }
-        self.read_register(offset)
+        BAR.read(bar, self.faults.registers_all_ones, || self.read_register(offset))
     }
 
     fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
-        if self.faults.registers_all_ones || bar != REGISTER_BAR {
-            return;
-        }
         // A failure is recorded in the CP error and the device's error state.
-        let _ = self.write_register(offset, value, Source::Mmio, dev);
+        BAR.write(bar, self.faults.registers_all_ones, || {
+            let _ = self.write_register(offset, value, Source::Mmio, dev);
+        });
     }
 
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
