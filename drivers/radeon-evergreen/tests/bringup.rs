@@ -114,14 +114,7 @@ fn corrupted_microcode_read_back_fails_init_with_the_word() {
             evergreen_model::Faults { ucode_corrupt: Some(17), ..Default::default() },
         );
         let images = Images::of(chip);
-        let r = Evergreen::init(
-            &gpu,
-            ModelClock::new(&gpu),
-            &gpu,
-            chip,
-            &images.parse(),
-            RingConfig::default(),
-        );
+        let r = try_init(&gpu, chip, &images, RingConfig::default());
         match r.err() {
             Some(InitError::Firmware(baregpu_firmware::amd::evergreen::LoadError::Readback {
                 image: baregpu_firmware::amd::evergreen::Image::Pfp,
@@ -167,14 +160,7 @@ fn init_tests_the_interrupt_path_and_a_flipped_rlc_bit_fails_it() {
         let gpu = common::gpu(asic);
         let mut images = Images::of(chip);
         images.0[2][100] ^= 1 << 3;
-        let r = Evergreen::init(
-            &gpu,
-            ModelClock::new(&gpu),
-            &gpu,
-            chip,
-            &images.parse(),
-            RingConfig::default(),
-        );
+        let r = try_init(&gpu, chip, &images, RingConfig::default());
         assert!(gpu.model_mut().microcode(Engine::Rlc).is_none(), "{chip:?}: unknown RLC image");
         assert!(gpu.model_mut().microcode(Engine::Me).is_some(), "{chip:?}: the CP still runs");
         match r.err() {

@@ -47,6 +47,34 @@ impl CommonFaults {
     }
 }
 
+/// Give a model's fault set, a struct with the four shared fields (`cp_stall`,
+/// `registers_all_ones`, `dma_fault_next_fetch`, `slow`) beside its own, the conversions to and
+/// from [`CommonFaults`]: `common()` and `set_common()`.
+#[macro_export]
+macro_rules! common_faults {
+    ($faults:ty) => {
+        impl $faults {
+            /// The shared faults (`gpu_device_model::faults`).
+            pub fn common(&self) -> $crate::faults::CommonFaults {
+                $crate::faults::CommonFaults {
+                    cp_stall: self.cp_stall,
+                    registers_all_ones: self.registers_all_ones,
+                    dma_fault_next_fetch: self.dma_fault_next_fetch,
+                    slow: self.slow,
+                }
+            }
+
+            /// Set the shared faults, keeping the model's own.
+            pub fn set_common(&mut self, common: $crate::faults::CommonFaults) {
+                self.cp_stall = common.cp_stall;
+                self.registers_all_ones = common.registers_all_ones;
+                self.dma_fault_next_fetch = common.dma_fault_next_fetch;
+                self.slow = common.slow;
+            }
+        }
+    };
+}
+
 /// A fault specification that does not parse: the item, and the names the model knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadFault {

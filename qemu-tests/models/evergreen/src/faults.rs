@@ -29,25 +29,13 @@ pub const MAX_SLOW_TICKS: u16 = (1 << 15) - 1;
 /// The items `--fault` accepts beyond the shared ones.
 const FAMILY_HELP: &str = "ucode-corrupt[=WORD] with WORD 0..=4095";
 
-impl Faults {
-    /// The shared faults (`gpu_device_model::faults`).
-    pub fn common(&self) -> CommonFaults {
-        CommonFaults {
-            cp_stall: self.cp_stall,
-            registers_all_ones: self.registers_all_ones,
-            dma_fault_next_fetch: self.dma_fault_next_fetch,
-            slow: self.slow,
-        }
-    }
+gpu_device_model::common_faults!(Faults);
 
-    fn with_common(c: CommonFaults, ucode_corrupt: Option<u16>) -> Faults {
-        Faults {
-            cp_stall: c.cp_stall,
-            registers_all_ones: c.registers_all_ones,
-            ucode_corrupt,
-            dma_fault_next_fetch: c.dma_fault_next_fetch,
-            slow: c.slow,
-        }
+impl Faults {
+    fn with_common(common: CommonFaults, ucode_corrupt: Option<u16>) -> Faults {
+        let mut faults = Faults { ucode_corrupt, ..Faults::default() };
+        faults.set_common(common);
+        faults
     }
 
     /// The switches of a harness `Op::Inject` request (`gpu_mailbox::evergreen_faults`).

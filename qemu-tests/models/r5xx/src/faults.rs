@@ -33,25 +33,13 @@ pub const MAX_SLOW_TICKS: u16 = u16::MAX;
 /// The items `--fault` accepts beyond the shared ones.
 const FAMILY_HELP: &str = "me-ram-corrupt[=ENTRY] with ENTRY 0..=255";
 
-impl Faults {
-    /// The shared faults (`gpu_device_model::faults`).
-    pub fn common(&self) -> CommonFaults {
-        CommonFaults {
-            cp_stall: self.cp_stall,
-            registers_all_ones: self.registers_all_ones,
-            dma_fault_next_fetch: self.dma_fault_next_fetch,
-            slow: self.slow,
-        }
-    }
+gpu_device_model::common_faults!(Faults);
 
-    fn with_common(c: CommonFaults, me_ram_corrupt: Option<u8>) -> Faults {
-        Faults {
-            cp_stall: c.cp_stall,
-            registers_all_ones: c.registers_all_ones,
-            me_ram_corrupt,
-            dma_fault_next_fetch: c.dma_fault_next_fetch,
-            slow: c.slow,
-        }
+impl Faults {
+    fn with_common(common: CommonFaults, me_ram_corrupt: Option<u8>) -> Faults {
+        let mut faults = Faults { me_ram_corrupt, ..Faults::default() };
+        faults.set_common(common);
+        faults
     }
 
     /// The switches of a harness `Op::Inject` request (`gpu_mailbox::r5xx_faults` bits).
