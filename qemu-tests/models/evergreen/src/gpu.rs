@@ -500,6 +500,28 @@ impl EvergreenModel {
                     || self.cp.packet != Packet::Header))
     }
 
+    /// `GRBM_STATUS` from what each block is doing (Linux radeon evergreend.h fields):
+    /// CP_BUSY while the CP has commands to fetch or parse or waits in a packet
+    /// (WAIT_REG_MEM, a semaphore), or has failed; GUI_ACTIVE while the CP or an engine it
+    /// started (a dispatch, a CP DMA) works. CMDFIFO_AVAIL reports the 15 free entries of an
+    /// idle command FIFO (the model has no FIFO to fill) and CP_COHERENCY_BUSY stays 0 (a
+    /// SURFACE_SYNC completes when parsed).
+    fn grbm_status(&self) -> u32 {
+        use grbm::GRBM_STATUS as S;
+        let waiting = matches!(self.cp.work, Some(Work::Wait { .. } | Work::SemaphoreWait { .. }));
+        let engines = matches!(self.cp.work, Some(Work::Dispatch(_) | Work::Dma { .. }));
+        let running = !self.in_soft_reset();
+        let cp = self.cp.error.is_some()
+            || (running
+                && (self.ring_pending()
+                    || !self.cp.ibs.is_empty()
+                    || self.cp.packet != Packet::Header
+                    || waiting));
+        S::CMDFIFO_AVAIL.place(0xF)
+            | S::CP_BUSY.place(u32::from(cp))
+            | S::GUI_ACTIVE.place(u32::from(cp || (running && engines)))
+    }
+
     fn fail(&mut self, code: u32, dev: &mut DeviceContext<'_>) -> Failed {
         self.cp.error.get_or_insert(code);
         dev.fail(code);
@@ -533,14 +555,7 @@ impl EvergreenModel {
                 v
             }
             RLC_ADDR => self.rlc.write_address as u32,
-            GRBM_STATUS => {
-                use grbm::GRBM_STATUS as S;
-                let busy = u32::from(self.busy());
-                S::CMDFIFO_AVAIL.place(0xF)
-                    | S::CP_BUSY.place(busy)
-                    | S::GUI_ACTIVE.place(busy)
-                    | S::CP_COHERENCY_BUSY.place(0)
-            }
+            GRBM_STATUS => self.grbm_status(),
             IH_RB_WPTR => {
                 use ihr::IH_RB_WPTR as W;
                 W::WPTR_OFFSET.place(self.ih.wptr >> 2)

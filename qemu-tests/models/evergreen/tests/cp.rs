@@ -1214,6 +1214,37 @@ fn the_cp_reports_busy_while_a_dispatch_runs() {
 }
 
 #[test]
+fn grbm_status_follows_each_block() {
+    use common::*;
+    // A dispatch that is the last packet: the CP has nothing left to parse (CP_BUSY clear)
+    // while the shader core works (GUI_ACTIVE set); idle once it is done.
+    let mut s = Stepper::running(Asic::Cypress);
+    s.put(PROG as u32, &[0, 0x0A << 22 | 1 << 31]);
+    let mut ring = me_initialize();
+    ring.extend(compute_state(64));
+    ring.extend([t3c(DISPATCH_DIRECT, 4), 4, 1, 1, 1]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    for _ in 0..200 {
+        s.dev.tick_engines(1);
+    }
+    assert!(s.dev.model().work_in_progress());
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 4, "GUI_ACTIVE without CP_BUSY");
+    // A WAIT_REG_MEM keeps the CP itself busy.
+    let mut s = Stepper::running(Asic::Cypress);
+    let mut ring = me_initialize();
+    ring.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 4]);
+    s.put(DATA, &[0]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    s.dev.tick_engines(4);
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY while waiting");
+    s.put(DATA, &[1]);
+    s.dev.tick_engines(4);
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 0, "idle");
+}
+
+#[test]
 fn results_do_not_depend_on_the_pacing() {
     // The same submission (IB, dispatch, EOP with interrupt) under run-to-idle and three seeds:
     // the driver polls GRBM_STATUS.GUI_ACTIVE until idle and sees the same memory every time;
