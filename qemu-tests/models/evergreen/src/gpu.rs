@@ -1373,6 +1373,13 @@ impl EvergreenModel {
         }
         let src = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
         let dst = u64::from(b[2]) | u64::from(b[3] & 0xFF) << 32;
+        // Bus address 0: never programmed (see `dma_write`).
+        if fill.is_none() && src == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
+        if dst == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         if bytes > 0 {
             self.cp.work = Some(Work::Dma { fill, src, dst, remaining: bytes });
         }
