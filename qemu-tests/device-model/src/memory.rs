@@ -197,7 +197,9 @@ impl GuestMemory for SharedFileMemory {
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
         let offset = self.layout.translate(address, buf.len())? as usize;
-        // SAFETY: `translate` checked `offset + len <= layout.size() == map.len()`.
+        // SAFETY: `translate` checked `offset + len <= layout.size() == map.len()`; the
+        // mapping starts on a page and covers whole pages, so the aligned words overlapping
+        // the range are mapped too.
         unsafe { sys::copy_from_shared(self.map.as_ptr().add(offset), buf) };
         Ok(())
     }
@@ -248,8 +250,10 @@ impl VecMemory {
         if size == 0 {
             return Err(MemoryError::ZeroSize);
         }
-        let layout =
-            Layout::from_size_align(size, 4096).map_err(|_| MemoryError::TooLarge(size as u64))?;
+        // Whole words: the shared-memory copies access the aligned 32-bit words overlapping
+        // a range, so the last byte's word must be allocated too.
+        let layout = Layout::from_size_align(size.next_multiple_of(4), 4096)
+            .map_err(|_| MemoryError::TooLarge(size as u64))?;
         // SAFETY: non-zero size (checked above).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
@@ -288,8 +292,10 @@ impl GuestMemory for VecMemory {
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
         let offset = self.check(address, buf.len())?;
-        // SAFETY: `offset + len <= size` (checked); the bytes are only accessed atomically
-        // (a driver's `DmaRegion` into them, possibly on another thread, is atomic too).
+        // SAFETY: `offset + len <= size` (checked) and the allocation is page-aligned and
+        // whole words long, so every aligned word overlapping the range is in it; the bytes
+        // are only accessed with 32-bit atomics (a driver's `DmaRegion` into them, possibly
+        // on another thread, too).
         unsafe { sys::copy_from_shared(self.buf.ptr.as_ptr().add(offset), buf) };
         Ok(())
     }
