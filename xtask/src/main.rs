@@ -17,6 +17,8 @@
 //! and reported in one line, and everything else runs. Under `CI=true` missing documents
 //! fail the run.
 
+#![forbid(unsafe_code)]
+
 use regdb_gen::coverage::{Coverage, table};
 use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
