@@ -214,7 +214,7 @@ enum Packet {
 }
 
 /// Work a packet left for later ticks.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Work {
     /// WAIT_REG_MEM (§9.6.8): one poll per tick.
     Wait { memory: bool, address: u64, function: u32, reference: u32, mask: u32 },
@@ -227,7 +227,7 @@ enum Work {
 }
 
 /// Command-processor state cleared by a CP soft reset.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Cp {
     rptr: u32,
     since_writeback: u32,
@@ -283,7 +283,7 @@ struct Failed;
 /// 4. Un-halt (`CP_ME_CNTL` = 0), then ME_INITIALIZE first on the ring.
 /// 5. IH: `IH_RB_BASE`, `IH_RB_CNTL` (size, write-back, overflow, enable), `IH_CNTL.ENABLE_INTR`,
 ///    `CP_INT_CNTL.TIME_STAMP_INT_ENABLE` for EOP interrupts.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EvergreenModel {
     asic: Asic,
     regs: RegisterFile<Chipset>,
