@@ -4,7 +4,7 @@
 //! this is race-free; `cargo miri test` checks it (a plain or volatile access on either side is
 //! reported as a data race, and so are overlapping atomics of different sizes).
 
-use baregpu_hal::dma::{DmaAllocator, DmaLayout};
+use baregpu_hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
 use gpu_device_model::{
     BarSpec, DeviceContext, GpuModel, InProcess, InProcessOptions, PciIdentity,
 };
@@ -35,13 +35,19 @@ impl GpuModel for Dma {
     fn reset(&mut self) {}
 }
 
-#[test]
-fn a_region_on_another_thread_and_model_dma_do_not_race() {
-    use baregpu_hal::RegisterIo;
+/// The device in process with a 16-byte region at bus address 0x1000, which the device DMAs.
+fn device_and_region() -> (InProcess<Dma>, DmaRegion) {
     let options = InProcessOptions { memory_size: 64 << 10, ..InProcessOptions::default() };
     let gpu = InProcess::with_options(Dma, options).unwrap();
     let region = gpu.allocate(DmaLayout::new(16, 4).unwrap()).unwrap();
     assert_eq!(region.bus_address().0, 0x1000);
+    (gpu, region)
+}
+
+#[test]
+fn a_region_on_another_thread_and_model_dma_do_not_race() {
+    use baregpu_hal::RegisterIo;
+    let (gpu, region) = device_and_region();
     const N: u32 = 20;
     let driver = std::thread::spawn(move || {
         let mut seen = 0;
@@ -67,17 +73,14 @@ fn a_region_on_another_thread_and_model_dma_do_not_race() {
     gpu.deallocate(region);
 }
 
-/// A byte-aligned DMA racing with a driver that reads the same dwords and writes the bytes
-/// of them the DMA leaves alone: the model's copies use 32-bit atomics on the words they
-/// overlap (loads, and compare-and-swap at unaligned ends), the region 32-bit atomics, so
-/// Miri sees no mixed-size race, and no byte either side wrote is lost.
+/// A byte-aligned DMA racing with a driver thread that reads the dwords it writes bytes of
+/// (and writes a dword the model reads back unaligned): the model's copies use 32-bit atomics
+/// on the words they overlap (loads, and compare-and-swap at unaligned ends), the region
+/// 32-bit atomics, so Miri sees no mixed-size race, and the bytes end as the last DMA left them.
 #[test]
 fn a_byte_aligned_dma_and_a_driver_on_another_thread_do_not_race() {
     use baregpu_hal::RegisterIo;
-    let options = InProcessOptions { memory_size: 64 << 10, ..InProcessOptions::default() };
-    let gpu = InProcess::with_options(Dma, options).unwrap();
-    let region = gpu.allocate(DmaLayout::new(16, 4).unwrap()).unwrap();
-    assert_eq!(region.bus_address().0, 0x1000);
+    let (gpu, region) = device_and_region();
     const N: u32 = 12;
     let driver = std::thread::spawn(move || {
         for k in 1..=N {

@@ -214,15 +214,22 @@ fn bad_command_lines_exit_2_and_help_lists_models() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("selftest"));
 }
 
-/// `--socket` naming an existing regular file, or the `--guest-ram` file itself: refused with
-/// a clear message before anything is deleted.
-#[test]
-fn socket_path_that_is_not_a_stale_socket_is_refused() {
-    let dir = std::env::temp_dir().join(format!("model-server-paths-{}", std::process::id()));
+/// A fresh scratch directory holding a regular file `notes` ("precious"), and the path of a
+/// guest RAM file in it (not created).
+fn scratch_with_notes(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("model-server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (notes, ram) = (dir.join("notes"), dir.join("ram"));
     std::fs::write(&notes, b"precious").unwrap();
+    (dir, notes, ram)
+}
+
+/// `--socket` naming an existing regular file, or the `--guest-ram` file itself: refused with
+/// a clear message before anything is deleted.
+#[test]
+fn socket_path_that_is_not_a_stale_socket_is_refused() {
+    let (dir, notes, ram) = scratch_with_notes("paths");
     // An existing guest RAM file (the runner creates it before the server): a failed start
     // leaves it as it was.
     std::fs::File::create(&ram).unwrap().set_len(RAM).unwrap();
@@ -267,11 +274,7 @@ fn socket_path_that_is_not_a_stale_socket_is_refused() {
 /// data that is smaller than `--ram-size` is refused, not silently extended.
 #[test]
 fn a_failed_start_leaves_no_ram_file_and_a_small_one_is_refused() {
-    let dir = std::env::temp_dir().join(format!("model-server-ram-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let (notes, ram) = (dir.join("notes"), dir.join("ram"));
-    std::fs::write(&notes, b"precious").unwrap();
+    let (dir, notes, ram) = scratch_with_notes("ram");
     let start = |socket: &std::path::Path| {
         Command::new(env!("CARGO_BIN_EXE_model-server"))
             .args(["--model", "selftest", "--socket"])
