@@ -52,8 +52,10 @@ fn hostile_global_sizes_never_reach_memory_outside_the_buffer_on_both_chips() {
         let gpu = gpu(asic);
         let bench = std::cell::RefCell::new(Bench::new(&gpu, chip));
         // The seed comes from PROPTEST_RNG_SEED (fixed under `cargo xtask test`); a failure
-        // prints the minimal (size, first element).
-        let mut runner = TestRunner::new(Config { cases: 48, ..Config::default() });
+        // prints the minimal (size, first element) and saves the `cc` line that replays it
+        // beside this file, as the proptest! macro does.
+        let mut runner =
+            TestRunner::new(Config { cases: 48, source_file: Some(file!()), ..Config::default() });
         let cases = hostile_size().prop_flat_map(|b| (Just(b), first_element(b)));
         runner
             .run(&cases, |(bytes, first)| {

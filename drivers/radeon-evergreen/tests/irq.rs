@@ -45,7 +45,7 @@ fn arbitrary_write_pointers_never_desynchronise_the_ring() {
             (0u32..16).prop_map(|k| (k, None)),
             any::<u32>().prop_map(|v| (0, Some(v))),
         ];
-        TestRunner::new(Config { cases: 64, ..Config::default() })
+        TestRunner::new(Config { cases: 64, source_file: Some(file!()), ..Config::default() })
             .run(&hostile, |(k, v)| {
                 let planted = move |real: u32| match v {
                     Some(v) => impossible_or_flags(v, real),
