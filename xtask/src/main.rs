@@ -19,6 +19,8 @@
 
 #![forbid(unsafe_code)]
 
+mod decode;
+
 use regdb_gen::coverage::{Coverage, table};
 use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
@@ -758,8 +760,9 @@ fn main() -> ExitCode {
         Some("test") => test_job(),
         Some("regen") => regen_job(),
         Some("package") => package_job(),
+        Some("decode") => decode::decode_job(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen|package>");
+            eprintln!("usage: cargo xtask <main|test|regen|package|decode>");
             ExitCode::from(2)
         }
     }

@@ -17,6 +17,8 @@ use baregpu_regs::evergreen::cb::{
 };
 use baregpu_regs::evergreen::cp::CP_COHER_CNTL;
 use baregpu_regs::evergreen::db::DB_RENDER_CONTROL;
+use baregpu_regs::evergreen::packets::event_write::EventIndex;
+use baregpu_regs::evergreen::packets::set_base;
 use baregpu_regs::evergreen::spi::{
     SPI_COMPUTE_INPUT_CNTL, SPI_COMPUTE_NUM_THREAD_X, SPI_LDS_MGMT_CAYMAN_ONWARD,
 };
@@ -144,8 +146,9 @@ pub enum DispatchError {
         /// Bytes.
         bytes: usize,
     },
-    /// The `DISPATCH_INDIRECT` group counts are not at a 4-byte aligned address whose 12 bytes
-    /// lie in the 40-bit address space (§9.3.13; `SET_BASE` takes a 40-bit address).
+    /// The `DISPATCH_INDIRECT` group counts are not at an address `SET_BASE` can name (aligned
+    /// to its `ADDRESS_LO` field, 8 bytes) whose 12 bytes lie in the 40-bit address space
+    /// (§9.3.13).
     BadIndirect {
         /// The address.
         address: BusAddress,
@@ -200,7 +203,7 @@ impl fmt::Display for DispatchError {
             DispatchError::BadIndirect { address } => {
                 write!(
                     f,
-                    "indirect group counts at {address}: not 4-byte aligned below the 40-bit limit"
+                    "indirect group counts at {address}: not 8-byte aligned below the 40-bit limit"
                 )
             }
             DispatchError::Constants(_) => {
@@ -257,8 +260,8 @@ struct Checked {
     global: BusAddress,
     /// Bytes of global memory (a multiple of 4, 4..=[`MAX_RAT_DWORDS`] × 4).
     global_bytes: usize,
-    /// `SET_BASE` address of the indirect group counts.
-    indirect: Option<(u32, u32)>,
+    /// The `SET_BASE` body naming the indirect group counts.
+    indirect: Option<set_base::Body>,
 }
 
 impl Checked {
@@ -293,7 +296,10 @@ impl Checked {
                 return Err(DispatchError::BadIndirect { address });
             }
             Some(address) => Some(
-                pm4::address40(address, 4).map_err(|_| DispatchError::BadIndirect { address })?,
+                set_base::Body::new()
+                    .with_base_index(set_base::BaseIndex::Indirect)
+                    .with_address(address)
+                    .map_err(|_| DispatchError::BadIndirect { address })?,
             ),
         };
         let mut cb0 = [0u32; abi::CB0_ARGS + MAX_ARGS];
@@ -391,7 +397,7 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
     // 1. Drain earlier compute work, point primitives (§3.2 item 11).
     s.compute_packet(
         opcode::EVENT_WRITE,
-        &pm4::event_write(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH),
+        &pm4::event_write(event::CS_PARTIAL_FLUSH, EventIndex::PartialFlush)?,
     )?;
     let prim =
         VGT_PRIMITIVE_TYPE::RESET.with_prim_type(vgt_primitive_type::PrimType::DiPtPointlist);
@@ -445,7 +451,7 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
     // 4. Loop constant of the CS stage: count 0xFFF, init 0, increment 1 (Mesa r600).
     s.set_regs(at::<SQ_LOOP_CONST_0>(CS_LOOP_CONST)?, &[0x0100_0FFF], true)?;
     // 5. Caches coherent before the state that names memory; RAT 0; fetch resources; cb0.
-    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH))?;
+    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH)?)?;
     // 1..=MAX_RAT_DWORDS elements (checked): TILE_MAX = pitch / 8 - 1 and WIDTH_MAX =
     // elements - 1 fit their 11 and 16 bits without wrapping.
     let elements = global_bytes / 4;
@@ -504,10 +510,10 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
             opcode::DISPATCH_DIRECT,
             &[d.groups[0], d.groups[1], d.groups[2], initiator],
         )?,
-        Some((lo, hi)) => {
+        Some(base) => {
             // §9.3.13 DATA_OFFSET is a byte offset; Linux radeon evergreen_cs.c requires a
             // SET_BASE (index 1) first and checks offset + 12 against that buffer.
-            s.compute_packet(opcode::SET_BASE, &[1, lo, hi])?;
+            s.compute_packet(opcode::SET_BASE, base.dwords())?;
             s.compute_packet(opcode::DISPATCH_INDIRECT, &[0, initiator])?
         }
     }
@@ -520,11 +526,11 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
         .with_cb_action_ena(true)
         .with_cb0_dest_base_ena(true)
         .raw();
-    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(flush))?;
+    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(flush)?)?;
     if chip == Chipset::CAYMAN {
         s.compute_packet(
             opcode::EVENT_WRITE,
-            &pm4::event_write(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH),
+            &pm4::event_write(event::CS_PARTIAL_FLUSH, EventIndex::PartialFlush)?,
         )?;
         s.compute_packet(opcode::DEALLOC_STATE, &[0])?;
     }
