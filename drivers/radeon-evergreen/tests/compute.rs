@@ -150,7 +150,7 @@ fn dispatches_the_hardware_cannot_run_are_typed_errors_and_submit_nothing() {
         let small_cb = alloc(&gpu, 128);
         let top = BusAddress(1 << 40);
         let submissions = drv.stats().submissions;
-        let cases: [(Dispatch<'_>, DispatchError); 13] = [
+        let cases: [(Dispatch<'_>, DispatchError); 14] = [
             (Dispatch { local: [16, 16, 2], ..ok }, DispatchError::GroupTooLarge { threads: 512 }),
             // The product of the dimensions overflows 64 bits.
             (
@@ -182,10 +182,15 @@ fn dispatches_the_hardware_cannot_run_are_typed_errors_and_submit_nothing() {
                 Dispatch { constants: &small_cb, ..ok },
                 DispatchError::Constants(AbiError::BufferTooSmall { needed: 64 }),
             ),
-            // The indirect group counts: 4-byte aligned, all 12 bytes below 2^40.
+            // The indirect group counts: where SET_BASE can point (ADDRESS_LO holds bits 31:3),
+            // all 12 bytes below 2^40.
             (
                 Dispatch { indirect: Some(BusAddress(mem.bus_address().0 + 2)), ..ok },
                 DispatchError::BadIndirect { address: BusAddress(mem.bus_address().0 + 2) },
+            ),
+            (
+                Dispatch { indirect: Some(BusAddress(mem.bus_address().0 + 4)), ..ok },
+                DispatchError::BadIndirect { address: BusAddress(mem.bus_address().0 + 4) },
             ),
             (
                 Dispatch { indirect: Some(BusAddress(top.0 - 8)), ..ok },
