@@ -2,6 +2,9 @@
 //! a clock that runs them, a counting register interface and the real microcode.
 #![allow(dead_code)]
 
+pub mod dispatch;
+pub mod ih;
+
 use std::cell::Cell;
 use std::time::Duration;
 
