@@ -154,7 +154,7 @@ pub enum InitError {
     DeviceGone(DeviceGone),
     /// The microcode upload failed (read-back mismatch).
     Firmware(LoadError),
-    /// The ring test or IB test failed after bring-up.
+    /// The ring, IB or interrupt test failed after bring-up.
     Test(TestError),
 }
 
@@ -169,7 +169,7 @@ impl fmt::Display for InitError {
             InitError::Ring(_) => f.write_str("ring memory unusable by the CP"),
             InitError::DeviceGone(_) => f.write_str("device gone"),
             InitError::Firmware(_) => f.write_str("microcode upload failed"),
-            InitError::Test(_) => f.write_str("ring or IB test failed"),
+            InitError::Test(_) => f.write_str("ring, IB or interrupt test failed"),
         }
     }
 }

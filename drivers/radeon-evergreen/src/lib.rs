@@ -46,7 +46,9 @@
 //!   [`Evergreen::wait`] is bounded, checks the device while it polls and tells a hung CP
 //!   from a slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
 //! - Interrupts, opt-in ([`Evergreen::enable_interrupts`], [`Evergreen::handle_interrupts`]):
-//!   the IH ring, EOP vectors, overflow.
+//!   the IH ring, EOP vectors, overflow; a write pointer the IH could not have written is
+//!   [`IrqError::BadWritePointer`]. Bring-up tests the interrupt path once (a fence's EOP
+//!   vector must arrive), then leaves interrupts off.
 //! - CP DMA fill and copy, `COND_EXEC` and `SET_PREDICATION` (§9.5) on [`Submission`].
 //! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test, then the lost
 //!   fences fail) and [`Evergreen::recover`] (microcode read-back, reload when it fails).
@@ -90,7 +92,7 @@ pub use error::{
 pub use evergreen::recovery::RecoverReport;
 pub use evergreen::submit::Submission;
 pub use evergreen::{Evergreen, Ring, Stats};
-pub use irq::IrqReport;
+pub use irq::{IrqError, IrqReport};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
 /// The Evergreen/Cayman shader assembler and kernel ABI the [`compute`] module's kernels use.

@@ -160,6 +160,9 @@ fn interrupts_are_opt_in_and_polled_fences_cost_none() {
         let gpu = gpu(asic);
         let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
         assert!(!drv.interrupts_enabled(), "{chip:?}: off after init");
+        // Bring-up tested the interrupt path once (one vector); nothing after that.
+        let tested = gpu.model().stats().ih_entries;
+        gpu.take_interrupts();
         let mut last = None;
         for _ in 0..5 {
             last = Some(drv.fence().unwrap());
@@ -168,7 +171,7 @@ fn interrupts_are_opt_in_and_polled_fences_cost_none() {
         for _ in 0..50 {
             gpu.poll();
         }
-        assert_eq!(gpu.model().stats().ih_entries, 0, "{chip:?}: no vector written");
+        assert_eq!(gpu.model().stats().ih_entries, tested, "{chip:?}: no vector written");
         assert_eq!(gpu.take_interrupts(), 0, "{chip:?}: no interrupt raised");
         // Opted in, the next fences interrupt.
         drv.enable_interrupts().unwrap();

@@ -168,6 +168,14 @@ pub enum TestError<S> {
     Dma(baregpu_hal::dma::DmaError),
     /// The device reads all-ones.
     DeviceGone(DeviceGone),
+    /// The interrupt test's interrupt never arrived (the interrupt path does not work).
+    NoInterrupt {
+        /// The family's interrupt source waited for (Evergreen: the IH source id; R5xx: the
+        /// `GEN_INT_STATUS` bit).
+        source: u32,
+        /// How long and how often it was polled.
+        waited: TimedOut,
+    },
 }
 
 impl<S> From<DeviceGone> for TestError<S> {
@@ -198,6 +206,9 @@ impl<S> fmt::Display for TestError<S> {
             TestError::Fence(_) => f.write_str("test fence did not signal"),
             TestError::Dma(_) => f.write_str("DMA memory for the test"),
             TestError::DeviceGone(_) => f.write_str("device gone"),
+            TestError::NoInterrupt { source, .. } => {
+                write!(f, "no interrupt from source {source} arrived")
+            }
         }
     }
 }
@@ -211,6 +222,7 @@ impl<S: core::error::Error + 'static> core::error::Error for TestError<S> {
             TestError::Fence(e) => Some(e),
             TestError::Dma(e) => Some(e),
             TestError::DeviceGone(e) => Some(e),
+            TestError::NoInterrupt { waited, .. } => Some(waited),
         }
     }
 }

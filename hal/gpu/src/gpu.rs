@@ -69,8 +69,10 @@ pub trait GpuQueue {
     fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError>;
 
     /// Ask for an interrupt when a fence signals (`true`), or poll only (`false`, the default
-    /// after bring-up: polled fences cost no interrupt).
-    fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), DeviceGone>;
+    /// after bring-up: polled fences cost no interrupt). Turning them on runs the family's
+    /// interrupt test: an interrupt path that does not work is an error here (the family's
+    /// test error inside its reset error), not fences whose interrupts never come.
+    fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), Self::ResetError>;
 
     /// The interrupt handler: acknowledge what fired, record fence completion, return the
     /// completed-up-to mark.

@@ -31,7 +31,7 @@ pub trait Fixture {
     fn set_gone(&self, gone: bool);
     /// Advance the model (the engines work) without the driver.
     fn run_device(&self);
-    /// Interrupts the model raised since the last call (and clears the count).
+    /// Interrupts the model delivered since the last call; acknowledges the latched lines.
     fn take_interrupts(&self) -> u32;
     /// Units of one [`write_marker`](Self::write_marker).
     const MARKER_UNITS: usize;

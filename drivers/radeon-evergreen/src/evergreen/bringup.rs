@@ -35,8 +35,10 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     /// it is dropped), upload and read back PFP, ME and RLC with the engines halted, program the
     /// ring, write `ME_INITIALIZE` (§9.2.1), un-halt, run the ring test and the IB test.
     ///
-    /// Interrupts stay off (the IH ring is allocated but disabled, fences ask for no
-    /// interrupt): [`enable_interrupts`](Self::enable_interrupts) opts in.
+    /// Then the interrupt path is tested once (a fence's end-of-pipe vector must arrive,
+    /// [`TestError::NoInterrupt`](crate::TestError::NoInterrupt) otherwise) and switched off
+    /// again: interrupts are opt-in ([`enable_interrupts`](Self::enable_interrupts)), fences
+    /// ask for none until then.
     ///
     /// On any failure after the allocation the CP and the interrupt ring are stopped and the
     /// memory goes back to `dma`.
@@ -85,14 +87,16 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     }
 
     fn bring_up(&mut self, firmware: &EvergreenFirmware<'_>) -> Result<(), InitError> {
-        // The IH ring's registers are checked once here (programmed, then switched off), so
-        // opting in later cannot fail on them; interrupts stay off until the caller asks.
-        self.enable_interrupts()?;
         self.disable_interrupts();
         self.load_firmware(firmware)?;
         self.start_cp()?;
         self.ring_test()?;
         self.ib_test()?;
+        // The interrupt path is tested once (a fence's end-of-pipe vector must arrive through
+        // the IH ring, `TestError::NoInterrupt` otherwise), then switched off again:
+        // interrupts are opt-in, polled fences cost none.
+        self.enable_interrupts()?;
+        self.disable_interrupts();
         Ok(())
     }
 

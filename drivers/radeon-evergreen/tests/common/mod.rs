@@ -2,6 +2,9 @@
 //! a clock that runs them, a counting register interface and the real microcode.
 #![allow(dead_code)]
 
+pub mod dispatch;
+pub mod ih;
+
 use std::cell::Cell;
 use std::time::Duration;
 
@@ -69,7 +72,17 @@ impl Images {
 }
 
 pub fn init<'a>(gpu: &'a Gpu, chip: Chipset, images: &Images, config: RingConfig) -> Driver<'a> {
-    Evergreen::init(gpu, ModelClock::new(gpu), gpu, chip, &images.parse(), config).expect("init")
+    try_init(gpu, chip, images, config).expect("init")
+}
+
+/// [`init`] that may fail (the model's clock, the device's allocator).
+pub fn try_init<'a>(
+    gpu: &'a Gpu,
+    chip: Chipset,
+    images: &Images,
+    config: RingConfig,
+) -> Result<Driver<'a>, baregpu_radeon_evergreen::InitError> {
+    Evergreen::init(gpu, ModelClock::new(gpu), gpu, chip, &images.parse(), config)
 }
 
 /// A 4 KiB ring (1024 dwords: wraps quickly).
@@ -159,7 +172,11 @@ impl<'a> Fixture for EvergreenFixture<'a> {
         self.gpu.poll();
     }
     fn take_interrupts(&self) -> u32 {
-        self.gpu.take_interrupts()
+        // As the platform's handler would: acknowledge the latched lines, so the next
+        // interrupt is delivered again.
+        let delivered = self.gpu.take_interrupts();
+        self.gpu.ack_irq(u32::MAX);
+        delivered
     }
     /// `SET_CONFIG_REG` of a scratch register (§9.4.14): header, offset, value.
     const MARKER_UNITS: usize = 3;

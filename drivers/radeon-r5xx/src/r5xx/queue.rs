@@ -56,11 +56,10 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> GpuQueue for R5xx<'
         R5xx::wait(self, fence, timeout)
     }
 
-    fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), DeviceGone> {
+    fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), ResetError> {
         self.check_alive()?;
         let which = Interrupts { software: enabled, ..self.interrupts };
-        self.enable_interrupts(which);
-        Ok(())
+        Ok(self.enable_interrupts(which)?)
     }
 
     fn handle_interrupts(&mut self) -> Result<u64, DeviceGone> {

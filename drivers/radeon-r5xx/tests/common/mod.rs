@@ -150,7 +150,11 @@ impl<'a> Fixture for R5xxFixture<'a> {
         self.gpu.poll();
     }
     fn take_interrupts(&self) -> u32 {
-        self.gpu.take_interrupts()
+        // As the platform's handler would: acknowledge the latched lines, so the next
+        // interrupt is delivered again.
+        let delivered = self.gpu.take_interrupts();
+        self.gpu.ack_irq(u32::MAX);
+        delivered
     }
     /// A type-0 write of the user scratch register (written back, §5.9).
     const MARKER_UNITS: usize = 2;

@@ -92,7 +92,11 @@ fn init(
     // be logged as "interrupt with no handler"); evergreen-irq enables them and installs its
     // handler.
     mailbox::set_irq_handler(None);
-    check("init", Evergreen::init(mailbox.io(0), TscClock, kernel.dma, chip, &fw, config))
+    let gpu = check("init", Evergreen::init(mailbox.io(0), TscClock, kernel.dma, chip, &fw, config))?;
+    // Bring-up's interrupt test raised the line once (and consumed its vector by polling):
+    // clear the mailbox latch it left.
+    mailbox.request(Op::IrqAck, 0, 0, u32::MAX)?;
+    Ok(gpu)
 }
 
 fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
@@ -257,7 +261,10 @@ fn on_interrupt(lines: u32) {
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
+    // Enabling runs the interrupt test, which raises the line and consumes its vector by
+    // polling: clear the mailbox latch it left, so the fences below signal afresh.
     check("enable interrupts", gpu.enable_interrupts())?;
+    mailbox.request(Op::IrqAck, 0, 0, u32::MAX)?;
     EOP_IRQS.store(0, Ordering::SeqCst);
     MSIX_CALLS.store(0, Ordering::SeqCst);
     *GPU.lock() = Some(gpu);
