@@ -31,6 +31,7 @@ use std::time::Instant;
 /// Library crates that must build for bare-metal targets (no_std).
 const NO_STD_CRATES: &[&str] = &[
     "baregpu-hal",
+    "baregpu-gpu",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -47,6 +48,7 @@ const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-no
 /// and built with the declared `rust-version` on the stable toolchain.
 const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-hal",
+    "baregpu-gpu",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -148,6 +150,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
     ("baregpu-ring", "defmt"),
+    ("baregpu-gpu", "defmt"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
@@ -272,6 +275,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_ih_ring",
     "evergreen_dispatch",
     "pci_probe",
+    "submission_closures",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
@@ -588,8 +592,9 @@ fn test_job() -> ExitCode {
         "cargo test --workspace",
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
-    // The R5xx and Evergreen drivers and the CTM workloads against other engine
-    // interleavings: two more seeds and run-to-idle (the default seed ran above).
+    // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
+    // in their tests/contract.rs) and the CTM workloads against other engine interleavings:
+    // two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
         cargo_tests(
