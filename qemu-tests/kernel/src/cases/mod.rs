@@ -3,6 +3,7 @@
 mod boot;
 mod ctm;
 mod evergreen;
+mod multi_gpu;
 mod r5xx;
 mod selftest;
 
@@ -129,6 +130,7 @@ const CASES: &[(&str, Case)] = &[
     ("evergreen-faults", evergreen::faults),
     ("evergreen-compute", evergreen::compute),
     ("evergreen-demo", evergreen::demo),
+    ("multi-gpu-probe", multi_gpu::probe),
     ("fail-panic", fail_panic),
     ("fail-exception", fail_exception),
 ];
