@@ -56,6 +56,13 @@ error_types! {
         baregpu_ring::ring::BadReadPointer,
         baregpu_ring::ring::WaitError,
     ],
+    "hal/gpu" + defmt => [
+        baregpu_gpu::DeviceGone,
+        baregpu_gpu::Overrun,
+        baregpu_gpu::FenceFailure,
+        baregpu_gpu::FenceError,
+        baregpu_gpu::TestError<baregpu_gpu::Overrun>,
+    ],
     "firmware-loader" + defmt => [
         baregpu_firmware::FirmwareError,
         baregpu_firmware::amd::LoadError,

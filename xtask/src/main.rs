@@ -27,6 +27,7 @@ use std::time::Instant;
 /// Library crates that must build for bare-metal targets (no_std).
 const NO_STD_CRATES: &[&str] = &[
     "baregpu-hal",
+    "baregpu-gpu",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -43,6 +44,7 @@ const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-no
 /// and built with the declared `rust-version` on the stable toolchain.
 const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-hal",
+    "baregpu-gpu",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -144,6 +146,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
     ("baregpu-ring", "defmt"),
+    ("baregpu-gpu", "defmt"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),

@@ -1,0 +1,23 @@
+//! Counters every family keeps the same way.
+
+/// Counters for tests, benchmarks and logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Stats {
+    /// Submissions committed (one doorbell each).
+    pub submissions: u64,
+    /// Doorbell writes.
+    pub doorbells: u64,
+    /// Fences emitted in committed submissions.
+    pub fences: u64,
+    /// Filler units written to pad submissions.
+    pub padding_units: u64,
+    /// Submissions discarded (their closure failed or overran): nothing reached the device.
+    pub discarded: u64,
+    /// Successful resets.
+    pub resets: u64,
+    /// Successful full recoveries.
+    pub recoveries: u64,
+    /// Fences completed with an error (lost to a reset or a gone device).
+    pub failed_fences: u64,
+}
