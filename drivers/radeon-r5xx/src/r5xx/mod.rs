@@ -13,6 +13,7 @@ pub(crate) mod submit;
 use core::time::Duration;
 
 use baregpu_firmware::amd::UploadReport;
+use baregpu_gpu::Timeline;
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -23,7 +24,6 @@ use crate::config::RingConfig;
 use crate::error::DeviceGone;
 use crate::liveness;
 
-use fences::FenceSeq;
 use interrupts::Interrupts;
 
 /// The ring type the driver owns: ring memory and the writeback page (RPTR dword at
@@ -51,6 +51,10 @@ pub struct Stats {
     pub resets: u64,
     /// Successful [`R5xx::recover`]s.
     pub recoveries: u64,
+    /// Submissions discarded because their closure failed or overran (nothing reached the CP).
+    pub discarded: u64,
+    /// Fences completed with an error by resets and recoveries (their work was discarded).
+    pub failed_fences: u64,
 }
 
 /// A running R5xx command processor.
@@ -67,7 +71,7 @@ pub struct R5xx<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
     ring: Ring<'d, A>,
     /// `SCRATCH_ADDR` for the writeback page's scratch area (checked at `init`).
     scratch_addr: SCRATCH_ADDR,
-    fences: FenceSeq,
+    timeline: Timeline,
     interrupts: Interrupts,
     upload: UploadReport,
     stats: Stats,
@@ -79,7 +83,7 @@ pub(crate) struct PioParts<'g, IO, C> {
     pub(crate) io: &'g IO,
     pub(crate) clock: &'g C,
     pub(crate) timeout: Duration,
-    pub(crate) fences: &'g mut FenceSeq,
+    pub(crate) timeline: &'g mut Timeline,
     pub(crate) pio_dwords: &'g mut u64,
 }
 
@@ -88,7 +92,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> core::fmt::Debug for R5
         f.debug_struct("R5xx")
             .field("config", &self.config)
             .field("ring", &self.ring)
-            .field("seq", &self.fences.last())
+            .field("timeline", &self.timeline)
             .field("interrupts", &self.interrupts)
             .field("upload", &self.upload)
             .field("stats", &self.stats())
@@ -129,7 +133,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
 
     /// Counters.
     pub fn stats(&self) -> Stats {
-        Stats { doorbells: self.ring.commits(), fences: self.fences.emitted(), ..self.stats }
+        Stats { doorbells: self.ring.commits(), fences: self.timeline.last_emitted(), ..self.stats }
     }
 
     /// Whether the device reads all-ones (one read of `CP_RB_RPTR`, whose bits 31:23 are not
@@ -148,7 +152,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
             io: &self.io,
             clock: &self.clock,
             timeout: self.config.submit_timeout,
-            fences: &mut self.fences,
+            timeline: &mut self.timeline,
             pio_dwords: &mut self.stats.pio_dwords,
         }
     }
