@@ -106,7 +106,7 @@ fn on_r520_interrupt(_lines: u32) {
     if let Some(mut guard) = R520_IRQ.try_lock()
         && let Some(gpu) = guard.as_mut()
     {
-        let _ = gpu.handle_interrupt();
+        let _ = gpu.handle_interrupts();
     }
 }
 

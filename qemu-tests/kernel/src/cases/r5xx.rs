@@ -461,7 +461,7 @@ pub fn demo(kernel: &Kernel) -> Result<(), CaseError> {
     let fence = check("fence", gpu.emit_fence())?;
     check("fence wait", gpu.wait(&fence, FENCE_TIMEOUT))?;
     defmt::info!(
-        "r5xx-demo: fence {=u32} signalled; {}",
+        "r5xx-demo: fence {=u64} signalled; {}",
         gpu.last_signalled(),
         Debug2Format(&gpu.stats())
     );
