@@ -91,7 +91,11 @@ pub struct Lane<Q: GpuQueue, W, const DEPTH: usize> {
 impl<Q: GpuQueue, W: Work<Q>, const DEPTH: usize> Lane<Q, W, DEPTH> {
     /// A lane over `queue`: completion by interrupt (turns the queue's fence interrupts on) or
     /// polled; a job not finished `timeout` after its submission makes the lane check its GPU.
-    pub fn new(mut queue: Q, completion: Completion, timeout: Duration) -> Result<Self, DeviceGone> {
+    pub fn new(
+        mut queue: Q,
+        completion: Completion,
+        timeout: Duration,
+    ) -> Result<Self, DeviceGone> {
         queue.set_fence_interrupts(completion == Completion::Interrupt)?;
         Ok(Lane {
             queue,
@@ -241,7 +245,8 @@ impl<Q: GpuQueue, W: Work<Q>, const DEPTH: usize> Engine<W> for Lane<Q, W, DEPTH
             if self.completion == Completion::Polled {
                 self.record(self.queue.poll_completed(), false);
             }
-            let overdue = self.in_flight.iter_mut().any(|s| s.done.is_none() && s.deadline_ns <= now_ns);
+            let overdue =
+                self.in_flight.iter_mut().any(|s| s.done.is_none() && s.deadline_ns <= now_ns);
             if overdue {
                 self.deadline_passed();
             }

@@ -55,6 +55,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod lane;
+#[cfg(feature = "radeon")]
+pub mod radeon;
 
 pub use lane::{Completion, Lane};
 

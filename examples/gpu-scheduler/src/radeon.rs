@@ -1,0 +1,96 @@
+//! Interim adapters: the Radeon drivers as [`GpuQueue`]s until the drivers implement the trait
+//! themselves (issue #17 §1). Fence interrupts on R5xx: a software interrupt packet after each
+//! fence (the §5.9 scratch-compare interrupt cannot be armed from the documented registers),
+//! raised only while `GEN_INT_CNTL.SW_INT_EN` is on.
+
+use core::time::Duration;
+
+use baregpu_gpu::{DeviceGone, Fence, FenceError, GpuQueue, ResetReport, Stats, Timeline};
+use baregpu_hal::RegisterIo;
+use baregpu_hal::dma::DmaAllocator;
+use baregpu_hal::time::Clock;
+use baregpu_radeon_r5xx::consts::{FENCE_DWORDS, REG_WRITE_DWORDS};
+use baregpu_radeon_r5xx::{Interrupts, R5xx, ResetError, Submission, SubmitError};
+
+/// An R5xx driver as a [`GpuQueue`].
+pub struct R5xxQueue<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    pub R5xx<'d, IO, C, A>,
+);
+
+// `'static` only: `GpuQueue::submit`'s closure takes `Submission<'_>` for every lifetime, and
+// the trait's `where Self: 's` then asks `Self: 'static`.
+impl<IO, C, A> GpuQueue for R5xxQueue<'static, IO, C, A>
+where
+    IO: RegisterIo + 'static,
+    C: Clock + 'static,
+    A: DmaAllocator + ?Sized + 'static,
+{
+    type Submission<'s>
+        = Submission<'s, 'static, IO, C, A>
+    where
+        Self: 's;
+    type BuildError = SubmitError;
+    type SubmitError = SubmitError;
+    type ResetError = ResetError;
+
+    fn submit<T>(
+        &mut self,
+        units: usize,
+        build: impl FnOnce(&mut Self::Submission<'_>) -> Result<T, SubmitError>,
+    ) -> Result<T, SubmitError> {
+        self.0.submit(units, build)
+    }
+
+    fn fence(submission: &mut Self::Submission<'_>) -> Result<Fence, SubmitError> {
+        let fence = submission.fence()?;
+        submission.software_interrupt()?;
+        Ok(fence)
+    }
+
+    const FENCE_UNITS: usize = FENCE_DWORDS + REG_WRITE_DWORDS;
+
+    fn timeline(&self) -> &Timeline {
+        self.0.timeline()
+    }
+
+    fn poll_completed(&self) -> u64 {
+        self.0.poll_completed()
+    }
+
+    fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
+        self.0.wait(fence, timeout)
+    }
+
+    fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), DeviceGone> {
+        self.check_alive()?;
+        self.0.enable_interrupts(Interrupts { software: enabled, scratch: false });
+        Ok(())
+    }
+
+    fn handle_interrupts(&mut self) -> Result<u64, DeviceGone> {
+        self.0.handle_interrupts()?;
+        Ok(self.0.poll_completed())
+    }
+
+    fn reset(&mut self) -> Result<ResetReport, ResetError> {
+        self.0.reset()
+    }
+
+    fn check_alive(&self) -> Result<(), DeviceGone> {
+        if self.0.device_gone() { Err(DeviceGone) } else { Ok(()) }
+    }
+
+    fn stats(&self) -> Stats {
+        let s = self.0.stats();
+        Stats {
+            submissions: s.batches,
+            doorbells: s.doorbells,
+            fences: s.fences,
+            padding_units: s.padding_dwords,
+            discarded: s.discarded,
+            resets: s.resets,
+            recoveries: s.recoveries,
+            failed_fences: s.failed_fences,
+        }
+    }
+}
