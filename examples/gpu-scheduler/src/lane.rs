@@ -13,7 +13,7 @@ use crate::{
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Completion {
     /// The queue's fence interrupts are on; the GPU's interrupt handler calls
-    /// [`Scheduler::on_interrupt`](crate::Scheduler::on_interrupt). Nothing is polled except
+    /// [`Engine::on_interrupt`]. Nothing is polled except
     /// once at a job's deadline (a lost interrupt is then counted as a poll completion).
     Interrupt,
     /// Every [`step`](crate::Scheduler::step) reads the fence write-back; no interrupts.

@@ -5,12 +5,14 @@
 //!   of jobs in flight (each with its fence and deadline). Jobs are the caller's type `W`,
 //!   turned into packets by [`Work::build`] for each family (one job type, one `impl` per
 //!   family).
-//! - The [`Scheduler`] holds its lanes as [`Engine`] trait objects (the families' queue types
+//! - The [`Scheduler`] steps its lanes as [`Engine`] trait objects (the families' queue types
 //!   differ) and submits **round-robin**: one job per lane per turn, starting with a different
-//!   lane each [`step`](Scheduler::step), so no GPU waits behind another's backlog.
-//! - **Completion by interrupt**: [`Scheduler::on_interrupt`] (from the GPU's interrupt
-//!   handler) calls the queue's [`GpuQueue::handle_interrupts`], which acknowledges the device
-//!   and returns its completed-up-to mark; [`step`](Scheduler::step) reports the jobs it
+//!   lane each [`step`](Scheduler::step), so no GPU waits behind another's backlog. The lanes
+//!   stay the caller's: jobs go in with [`Engine::enqueue`], each GPU's interrupt handler calls
+//!   its own lane, and the queues are at hand between steps.
+//! - **Completion by interrupt**: [`Engine::on_interrupt`] (from the GPU's interrupt handler)
+//!   calls the queue's [`GpuQueue::handle_interrupts`], which acknowledges the device and
+//!   returns its completed-up-to mark; [`step`](Scheduler::step) reports the jobs it
 //!   completed. Polled lanes ([`Completion::Polled`]) read the fence write-back instead.
 //! - **Timeouts**: a job in flight past its deadline makes the lane look at its GPU. One that
 //!   stopped answering is **gone**: every fence in flight completes with
@@ -40,11 +42,11 @@
 //! # }
 //! # let (mut r520, mut cypress) = (Idle, Idle);
 //! // Lanes over two drivers: `Lane::new(queue, Completion::Interrupt, timeout)`.
-//! let mut scheduler = Scheduler::new([&mut r520 as &mut dyn Engine<u32>, &mut cypress]);
-//! let _ = scheduler.enqueue(0, JobId(1), 0xC0DE);
-//! // The main loop (the interrupt handlers call `scheduler.on_interrupt(lane)`):
+//! let _ = r520.enqueue(JobId(1), 0xC0DE);
+//! // The main loop (each GPU's interrupt handler calls `its_lane.on_interrupt()`):
+//! let mut scheduler = Scheduler::<2>::new();
 //! let now_ns = 0;
-//! scheduler.step(now_ns, &mut |event| {
+//! scheduler.step(&mut [&mut r520 as &mut dyn Engine<u32>, &mut cypress], now_ns, &mut |event| {
 //!     if let Event::Completed(done) = event {
 //!         let _ = (done.lane, done.job, done.result);
 //!     }
@@ -162,7 +164,7 @@ pub enum LaneState {
     Stopped,
 }
 
-/// Why [`Scheduler::enqueue`] did not take a job.
+/// Why [`Engine::enqueue`] did not take a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum RefuseReason {
@@ -170,11 +172,9 @@ pub enum RefuseReason {
     Full,
     /// The lane is not running (its GPU is gone or stopped).
     NotRunning(LaneState),
-    /// No lane with that index.
-    NoLane,
 }
 
-/// A job [`Scheduler::enqueue`] did not take, handed back.
+/// A job [`Engine::enqueue`] did not take, handed back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refused<W> {
     /// The job's work, unchanged.
@@ -188,7 +188,6 @@ impl<W> core::fmt::Display for Refused<W> {
         match self.reason {
             RefuseReason::Full => f.write_str("the lane's queue is full"),
             RefuseReason::NotRunning(state) => write!(f, "the lane is {state:?}"),
-            RefuseReason::NoLane => f.write_str("no lane with that index"),
         }
     }
 }
@@ -238,41 +237,32 @@ pub trait Engine<W> {
     fn fence_status(&self, fence: &Fence) -> FenceStatus;
 }
 
-/// Round-robin over `N` lanes of jobs `W`. `E` is the lane object type (`dyn Engine<W>`, or
-/// `dyn Engine<W> + Send` for a scheduler kept in a `static` that interrupt handlers reach).
-pub struct Scheduler<'a, W, const N: usize, E: ?Sized + Engine<W> = dyn Engine<W> + 'a> {
-    lanes: [&'a mut E; N],
+/// The round-robin dispatcher over `N` lanes. It keeps only whose turn is first; the lanes
+/// stay the caller's (typed access to each queue between steps, each GPU's interrupt handler
+/// reaching its own lane only), and are lent to every [`step`](Self::step).
+#[derive(Debug, Clone, Default)]
+pub struct Scheduler<const N: usize> {
     /// The lane that goes first in the next dispatch.
     next: usize,
-    _work: core::marker::PhantomData<fn(W)>,
 }
 
-impl<'a, W, const N: usize, E: ?Sized + Engine<W>> Scheduler<'a, W, N, E> {
-    /// A scheduler over `lanes` (index = lane number in events and calls).
-    pub fn new(lanes: [&'a mut E; N]) -> Self {
-        Scheduler { lanes, next: 0, _work: core::marker::PhantomData }
+impl<const N: usize> Scheduler<N> {
+    /// A scheduler whose first step starts with lane 0.
+    pub const fn new() -> Self {
+        Scheduler { next: 0 }
     }
 
-    /// Queue `work` on lane `lane` (it is submitted by a later [`step`](Self::step)).
-    pub fn enqueue(&mut self, lane: usize, job: JobId, work: W) -> Result<(), Refused<W>> {
-        match self.lanes.get_mut(lane) {
-            Some(l) => l.enqueue(job, work),
-            None => Err(Refused { work, reason: RefuseReason::NoLane }),
-        }
-    }
-
-    /// Lane `lane`'s GPU interrupted (call from its interrupt handler).
-    pub fn on_interrupt(&mut self, lane: usize) {
-        if let Some(l) = self.lanes.get_mut(lane) {
-            l.on_interrupt();
-        }
-    }
-
-    /// One turn: every lane reports its finished jobs and acts on passed deadlines, then jobs
-    /// are submitted round-robin (one per lane per round, rounds until no lane can take one;
-    /// the first lane rotates every step). Returns the jobs that left the queues.
-    pub fn step(&mut self, now_ns: u64, events: &mut dyn FnMut(Event)) -> usize {
-        for (i, lane) in self.lanes.iter_mut().enumerate() {
+    /// One turn over `lanes` (index = lane number in events): every lane reports its finished
+    /// jobs and acts on passed deadlines, then jobs are submitted round-robin (one per lane per
+    /// round, rounds until no lane can take one; the first lane rotates every step). Returns
+    /// the jobs that left the queues.
+    pub fn step<W, E: ?Sized + Engine<W>>(
+        &mut self,
+        lanes: &mut [&mut E; N],
+        now_ns: u64,
+        events: &mut dyn FnMut(Event),
+    ) -> usize {
+        for (i, lane) in lanes.iter_mut().enumerate() {
             lane.service(i, now_ns, events);
         }
         let mut dispatched = 0;
@@ -280,7 +270,7 @@ impl<'a, W, const N: usize, E: ?Sized + Engine<W>> Scheduler<'a, W, N, E> {
             let mut any = false;
             for k in 0..N {
                 let i = (self.next + k) % N;
-                if self.lanes[i].submit_next(i, now_ns, events) {
+                if lanes[i].submit_next(i, now_ns, events) {
                     any = true;
                     dispatched += 1;
                 }
@@ -294,17 +284,7 @@ impl<'a, W, const N: usize, E: ?Sized + Engine<W>> Scheduler<'a, W, N, E> {
     }
 
     /// Some lane has jobs queued or in flight.
-    pub fn busy(&self) -> bool {
-        self.lanes.iter().any(|l| l.busy())
-    }
-
-    /// Lane `lane` (for its state, counters and fence statuses).
-    pub fn lane(&self, lane: usize) -> Option<&E> {
-        self.lanes.get(lane).map(|l| &**l)
-    }
-
-    /// The lanes back, for typed access to their queues.
-    pub fn into_lanes(self) -> [&'a mut E; N] {
-        self.lanes
+    pub fn busy<W, E: ?Sized + Engine<W>>(lanes: &[&mut E; N]) -> bool {
+        lanes.iter().any(|l| l.busy())
     }
 }

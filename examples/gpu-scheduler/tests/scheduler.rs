@@ -81,28 +81,39 @@ struct Run {
 
 /// Time passes: each device's engines run, its asserted interrupt line goes to the scheduler,
 /// then is acknowledged; one scheduler step.
-fn turn(scheduler: &mut Scheduler<'_, Job, 2>, gpus: [&R5xxGpu; 2], now: &mut u64, run: &mut Run) {
+fn turn(
+    scheduler: &mut Scheduler<2>,
+    lanes: &mut [&mut dyn Engine<Job>; 2],
+    gpus: [&R5xxGpu; 2],
+    now: &mut u64,
+    run: &mut Run,
+) {
     for (lane, gpu) in gpus.iter().enumerate() {
         gpu.poll();
         let lines = gpu.irq_status();
         if lines != 0 {
-            scheduler.on_interrupt(lane);
+            lanes[lane].on_interrupt();
             gpu.ack_irq(lines);
         }
     }
     *now += TURN_NS;
-    scheduler.step(*now, &mut |event| match event {
+    scheduler.step(lanes, *now, &mut |event| match event {
         Event::Submitted { lane, .. } => run.submitted.push(lane),
         Event::Completed(done) => run.done.push(done),
     });
 }
 
 /// Turns until the scheduler is idle (bounded).
-fn run_to_idle(scheduler: &mut Scheduler<'_, Job, 2>, gpus: [&R5xxGpu; 2], run: &mut Run) {
+fn run_to_idle(
+    scheduler: &mut Scheduler<2>,
+    lanes: &mut [&mut dyn Engine<Job>; 2],
+    gpus: [&R5xxGpu; 2],
+    run: &mut Run,
+) {
     let mut now = 0;
     for _ in 0..1_000_000 {
-        turn(scheduler, gpus, &mut now, run);
-        if !scheduler.busy() {
+        turn(scheduler, lanes, gpus, &mut now, run);
+        if !Scheduler::busy(lanes) {
             return;
         }
     }
@@ -121,16 +132,17 @@ fn jobs_on_two_gpus_interleave_and_complete_by_interrupt() {
     let mut lane_b: Lane<R520, Job, 8> = Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
     {
-        let mut scheduler = Scheduler::new([&mut lane_a as &mut dyn Engine<Job>, &mut lane_b]);
+        let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
+        let mut scheduler = Scheduler::new();
         let mut now = 0;
         let mut next = [0u32; 2];
-        while next.iter().any(|&n| n < JOBS) || scheduler.busy() {
+        while next.iter().any(|&n| n < JOBS) || Scheduler::busy(&lanes) {
             for (lane, n) in next.iter_mut().enumerate() {
-                while *n < JOBS && scheduler.enqueue(lane, JobId(*n), job(*n)).is_ok() {
+                while *n < JOBS && lanes[lane].enqueue(JobId(*n), job(*n)).is_ok() {
                     *n += 1;
                 }
             }
-            turn(&mut scheduler, [gpu_a, gpu_b], &mut now, &mut run);
+            turn(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut now, &mut run);
             assert!(now < 1_000_000_000, "no progress");
         }
     }
@@ -172,13 +184,14 @@ fn a_lost_gpu_fails_its_fences_and_the_other_completes() {
     let mut run = Run::default();
     let mut refused = 0;
     {
-        let mut scheduler = Scheduler::new([&mut lane_a as &mut dyn Engine<Job>, &mut lane_b]);
+        let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
+        let mut scheduler = Scheduler::new();
         let mut now = 0;
         let mut next = [0u32; 2];
-        while next.iter().any(|&n| n < JOBS) || scheduler.busy() {
+        while next.iter().any(|&n| n < JOBS) || Scheduler::busy(&lanes) {
             for (lane, n) in next.iter_mut().enumerate() {
                 while *n < JOBS {
-                    match scheduler.enqueue(lane, JobId(*n), job(*n)) {
+                    match lanes[lane].enqueue(JobId(*n), job(*n)) {
                         Ok(()) => *n += 1,
                         Err(r) if r.reason == gpu_scheduler::RefuseReason::Full => break,
                         Err(_) => {
@@ -192,10 +205,10 @@ fn a_lost_gpu_fails_its_fences_and_the_other_completes() {
             if run.done.iter().filter(|d| d.lane == 0).count() == 4 {
                 set_faults(gpu_a, |f| f.registers_all_ones = true);
             }
-            turn(&mut scheduler, [gpu_a, gpu_b], &mut now, &mut run);
+            turn(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut now, &mut run);
             assert!(now < 1_000_000_000, "no progress");
         }
-        assert_eq!(scheduler.lane(0).unwrap().state(), LaneState::Gone);
+        assert_eq!(lanes[0].state(), LaneState::Gone);
     }
     // The other GPU's work all completed by interrupt.
     let b_done: Vec<&Done> = run.done.iter().filter(|d| d.lane == 1).collect();
@@ -286,15 +299,16 @@ fn a_hung_gpu_times_out_and_is_reset_then_runs_again() {
     let mut lane_b: Lane<R520, Job, 4> = Lane::new(b, Completion::Polled, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
     {
-        let mut scheduler = Scheduler::new([&mut lane_a as &mut dyn Engine<Job>, &mut lane_b]);
+        let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
+        let mut scheduler = Scheduler::new();
         set_faults(gpu_a, |f| f.cp_stall = true);
         for i in 0..3 {
-            scheduler.enqueue(0, JobId(i), job(i)).unwrap();
-            scheduler.enqueue(1, JobId(i), job(i)).unwrap();
+            lanes[0].enqueue(JobId(i), job(i)).unwrap();
+            lanes[1].enqueue(JobId(i), job(i)).unwrap();
         }
-        run_to_idle(&mut scheduler, [gpu_a, gpu_b], &mut run);
-        scheduler.enqueue(0, JobId(3), job(3)).unwrap();
-        run_to_idle(&mut scheduler, [gpu_a, gpu_b], &mut run);
+        run_to_idle(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut run);
+        lanes[0].enqueue(JobId(3), job(3)).unwrap();
+        run_to_idle(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut run);
     }
     let a: Vec<Result<(), JobError>> =
         run.done.iter().filter(|d| d.lane == 0).map(|d| d.result).collect();
@@ -320,21 +334,22 @@ fn a_gpu_whose_reset_fails_stops_without_hanging_the_other() {
     let mut lane_b: Lane<R520, Job, 4> = Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
     {
-        let mut scheduler = Scheduler::new([&mut lane_a as &mut dyn Engine<Job>, &mut lane_b]);
+        let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
+        let mut scheduler = Scheduler::new();
         // Stalled for good: the reset's ring test fails too.
         set_faults(gpu_a, |f| f.cp_stall = true);
         // Four fill A's in-flight window, two wait in its queue.
         for i in 0..4 {
-            scheduler.enqueue(0, JobId(i), job(i)).unwrap();
-            scheduler.enqueue(1, JobId(i), job(i)).unwrap();
+            lanes[0].enqueue(JobId(i), job(i)).unwrap();
+            lanes[1].enqueue(JobId(i), job(i)).unwrap();
         }
-        turn(&mut scheduler, [gpu_a, gpu_b], &mut 0, &mut run);
+        turn(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut 0, &mut run);
         for i in 4..6 {
-            scheduler.enqueue(0, JobId(i), job(i)).unwrap();
-            scheduler.enqueue(1, JobId(i), job(i)).unwrap();
+            lanes[0].enqueue(JobId(i), job(i)).unwrap();
+            lanes[1].enqueue(JobId(i), job(i)).unwrap();
         }
-        run_to_idle(&mut scheduler, [gpu_a, gpu_b], &mut run);
-        let refused = scheduler.enqueue(0, JobId(6), job(6)).unwrap_err();
+        run_to_idle(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut run);
+        let refused = lanes[0].enqueue(JobId(6), job(6)).unwrap_err();
         assert_eq!(refused.reason, gpu_scheduler::RefuseReason::NotRunning(LaneState::Stopped));
     }
     let a: Vec<Result<(), JobError>> =
