@@ -20,7 +20,7 @@
 //! let fw = EvergreenFirmware::parse(EvergreenUcode::of(probed.chip), pfp, me, rlc)?;
 //! // ... map `probed.registers` as `io` ...
 //! let mut gpu = Evergreen::init(io, clock, dma, probed.chip, &fw, RingConfig::default())?;
-//! let fence = gpu.submit(5 + FENCE_DWORDS, |s| {
+//! let fence = gpu.submit(6 + FENCE_DWORDS, |s| {
 //!     s.cp_dma_fill(0, dst, 4096)?;             // 4 KiB of zeros by the CP
 //!     s.fence()
 //! })?;                                          // padded to 16 dwords, one doorbell
@@ -63,21 +63,28 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod compute;
-mod driver;
+mod config;
+mod consts;
 mod error;
+mod evergreen;
 pub mod irq;
+mod liveness;
 pub mod pci;
 pub mod pm4;
 pub mod sync;
 
-pub use driver::{
-    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, Evergreen, FENCE_DWORDS, Fence, RecoverReport,
-    RingConfig, Stats, Submission, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_FENCE_OFFSET,
-    WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
+pub use baregpu_gpu::{Fence, FenceFailure, FenceStatus, ResetReport};
+pub use config::RingConfig;
+pub use consts::{
+    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, FENCE_DWORDS, TEST_SCRATCH, TEST_SEED, TEST_VALUE,
+    WB_FENCE_OFFSET, WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
 };
 pub use error::{
-    ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
+    ConfigError, DeviceGone, FenceError, InitError, Overrun, ScratchError, SubmitError, TestError,
 };
+pub use evergreen::recovery::RecoverReport;
+pub use evergreen::submit::Submission;
+pub use evergreen::{Evergreen, Ring, Stats};
 pub use irq::IrqReport;
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
@@ -89,6 +96,9 @@ pub use baregpu_firmware::FirmwareError;
 pub use baregpu_firmware::amd::evergreen::{
     EvergreenFirmware, EvergreenUcode, Image, ImageError, LoadError, UploadReport,
 };
+/// The family-generic GPU layer the driver implements (fence timeline, submission protocol,
+/// waits, recovery, the `GpuQueue` trait).
+pub use baregpu_gpu as gpu;
 /// The HAL the driver runs on (`RegisterIo`, `Clock`, `DmaAllocator`, PCI access).
 pub use baregpu_hal as hal;
 /// The Evergreen/Cayman registers, chipsets and PCI IDs, generated from the register database.

@@ -115,7 +115,7 @@ impl fmt::Display for SubmitError {
             SubmitError::PioDrainTimeout { queued, .. } => {
                 write!(f, "PIO queue still holds {queued} dwords after the submit timeout")
             }
-            SubmitError::Overrun(_) => f.write_str("submission wrote past its reservation"),
+            SubmitError::Overrun(_) => f.write_str("submission discarded"),
             SubmitError::DeviceGone(_) => f.write_str("device gone"),
         }
     }

@@ -37,11 +37,7 @@ pub struct Overrun {
 
 impl fmt::Display for Overrun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "submission wrote past its reservation ({} of {} dwords)",
-            self.attempted, self.reserved
-        )
+        write!(f, "wrote past the reservation ({} of {} dwords)", self.attempted, self.reserved)
     }
 }
 

@@ -100,6 +100,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
 
     /// The fence wait behind [`wait`](Self::wait) with the caller's health check (device gone,
     /// an engine's fault), run every few polls and at the deadline.
+    #[cfg_attr(not(feature = "ctm"), allow(dead_code))]
     pub(crate) fn wait_with<E: From<FenceError>>(
         &self,
         fence: &Fence,

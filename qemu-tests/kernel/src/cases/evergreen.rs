@@ -221,7 +221,7 @@ pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
     }
     let last = last.ok_or(CaseError::Check("fences"))?;
     check("last fence", gpu.wait(&last, FENCE_TIMEOUT))?;
-    expect_eq("every fence signalled in order", gpu.last_signalled(), last.seq)?;
+    expect_eq("every fence signalled in order", gpu.last_signalled(), last.seq())?;
     expect_eq("one doorbell per batch", gpu.stats().doorbells - doorbells, 2000u64)?;
     expect_eq("last scratch write", check("scratch", gpu.scratch(1))?, 1999u32)?;
     defmt::info!(
@@ -387,7 +387,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     defmt::info!("fault cp-stall: {}", Debug2Format(&stalled));
     expect(
         "cp-stall: fence timeout, no progress",
-        matches!(stalled, Err(FenceError::Timeout { cp_progressed: false, .. })),
+        matches!(stalled, Err(FenceError::Timeout { progressed: false, .. })),
     )?;
     inject(mailbox, 0)?;
     check("cp-stall: soft reset", gpu.reset())?;
