@@ -9,6 +9,11 @@ use baregpu_gpu::{DeviceGone, Fence, FenceError, GpuQueue, ResetReport, Stats, T
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
+use baregpu_radeon_evergreen::pm4::PacketError;
+use baregpu_radeon_evergreen::{
+    Evergreen, FENCE_DWORDS as EVERGREEN_FENCE_DWORDS, InitError,
+    Submission as EvergreenSubmission, SubmitError as EvergreenSubmitError,
+};
 use baregpu_radeon_r5xx::consts::{FENCE_DWORDS, REG_WRITE_DWORDS};
 use baregpu_radeon_r5xx::{Interrupts, R5xx, ResetError, Submission, SubmitError};
 
@@ -91,6 +96,91 @@ where
             resets: s.resets,
             recoveries: s.recoveries,
             failed_fences: s.failed_fences,
+        }
+    }
+}
+
+/// An Evergreen/Cayman driver as a [`GpuQueue`]. Fence interrupts: the IH ring and EOP
+/// interrupts ([`Evergreen::enable_interrupts`]).
+pub struct EvergreenQueue<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized>(
+    pub Evergreen<'d, IO, C, A>,
+);
+
+// `'static` only, as for [`R5xxQueue`].
+impl<IO, C, A> GpuQueue for EvergreenQueue<'static, IO, C, A>
+where
+    IO: RegisterIo + 'static,
+    C: Clock + 'static,
+    A: DmaAllocator + ?Sized + 'static,
+{
+    type Submission<'s>
+        = EvergreenSubmission<'s, 'static, A>
+    where
+        Self: 's;
+    type BuildError = PacketError;
+    type SubmitError = EvergreenSubmitError;
+    type ResetError = InitError;
+
+    fn submit<T>(
+        &mut self,
+        units: usize,
+        build: impl FnOnce(&mut Self::Submission<'_>) -> Result<T, PacketError>,
+    ) -> Result<T, EvergreenSubmitError> {
+        self.0.submit(units, build)
+    }
+
+    fn fence(submission: &mut Self::Submission<'_>) -> Result<Fence, PacketError> {
+        submission.fence()
+    }
+
+    const FENCE_UNITS: usize = EVERGREEN_FENCE_DWORDS;
+
+    fn timeline(&self) -> &Timeline {
+        self.0.timeline()
+    }
+
+    fn poll_completed(&self) -> u64 {
+        self.0.poll_completed()
+    }
+
+    fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
+        self.0.wait(fence, timeout)
+    }
+
+    fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), DeviceGone> {
+        self.0.check_alive()?;
+        if enabled {
+            // Enabling programs the IH ring the driver allocated at bring-up: with the device
+            // answering, only a gone device makes it fail.
+            self.0.enable_interrupts().map_err(|_| DeviceGone)?;
+        } else {
+            self.0.disable_interrupts();
+        }
+        Ok(())
+    }
+
+    fn handle_interrupts(&mut self) -> Result<u64, DeviceGone> {
+        Ok(self.0.handle_interrupts()?.completed)
+    }
+
+    fn reset(&mut self) -> Result<ResetReport, InitError> {
+        self.0.reset()
+    }
+
+    fn check_alive(&self) -> Result<(), DeviceGone> {
+        self.0.check_alive()
+    }
+
+    fn stats(&self) -> Stats {
+        let s = self.0.stats();
+        Stats {
+            submissions: s.submissions,
+            doorbells: s.doorbells,
+            fences: s.fences,
+            discarded: s.discarded,
+            resets: s.resets,
+            failed_fences: s.failed_fences,
+            ..Stats::default()
         }
     }
 }

@@ -1,38 +1,58 @@
-//! The scheduler over two emulated GPUs in-process, as the two-GPU QEMU cases run it: jobs
-//! interleaved round-robin, completion by interrupt (the test delivers each device's
-//! interrupt line to `Scheduler::on_interrupt` and then acknowledges the line, as the test
-//! kernel's MSI-X handler does), every result checked, a hung GPU reset, a lost GPU's fences
-//! failed while the other GPU's work completes.
+//! The scheduler over an emulated R520 and an emulated Cypress in-process, as the two-GPU QEMU
+//! cases run them: jobs interleaved round-robin, completion by interrupt (the test hands each
+//! device's asserted interrupt line to its lane's `on_interrupt` and then acknowledges the
+//! line, as the test kernel's MSI-X handler does), every result checked by the CPU, a hung GPU
+//! reset, a lost GPU's fences failed while the other GPU's work completes.
 
 use std::time::Duration;
 
+use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
 use baregpu_gpu::{FenceFailure, FenceStatus, GpuQueue};
+use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
+use baregpu_radeon_evergreen::pm4::PacketError;
+use baregpu_radeon_evergreen::{Evergreen, RingConfig as EvergreenRing};
 use baregpu_radeon_r5xx::consts::{REG_WRITE_DWORDS, USER_SCRATCH};
 use baregpu_radeon_r5xx::regs::cp::SCRATCH_REG0;
 use baregpu_radeon_r5xx::{R5xx, RingConfig, SubmitError};
-use gpu_device_model::{InProcess, ModelClock};
-use gpu_scheduler::radeon::R5xxQueue;
+use baregpu_regs::evergreen::Chipset;
+use evergreen_model::{Asic, EvergreenModel};
+use gpu_device_model::{GpuModel, InProcess, ModelClock};
+use gpu_scheduler::radeon::{EvergreenQueue, R5xxQueue};
 use gpu_scheduler::{
-    Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, Scheduler, Work,
+    Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
+    Work,
 };
 use r5xx_model::R5xxModel;
 
 type R5xxGpu = InProcess<R5xxModel>;
+type EvergreenGpu = InProcess<EvergreenModel>;
 type R520 = R5xxQueue<'static, &'static R5xxGpu, ModelClock<'static, R5xxModel>, R5xxGpu>;
+type Cypress = EvergreenQueue<
+    'static,
+    &'static EvergreenGpu,
+    ModelClock<'static, EvergreenModel>,
+    EvergreenGpu,
+>;
 
-/// User scratch registers a job may write (`SCRATCH_REG2..7`).
+/// User scratch registers an R520 job may write (`SCRATCH_REG2..7`).
 const SCRATCH_REGS: usize = 6;
+/// Bytes a Cypress job fills.
+const FILL_BYTES: usize = 64;
 /// Per-job deadline (simulated time: the model clock advances 10 µs per reading).
 const JOB_TIMEOUT: Duration = Duration::from_millis(20);
 /// Simulated time per turn of the test's main loop.
 const TURN_NS: u64 = 10_000;
+/// `CP_DMA`: header and 5 body dwords.
+const CP_DMA_DWORDS: usize = 6;
 
-/// A job: write `value` to user scratch register `reg` (the CP writes it back to memory, where
-/// the CPU checks it).
+/// A job: on an R520, write `value` to user scratch register `reg` (the CP writes it back to
+/// memory); on a Cypress, CP DMA fill [`FILL_BYTES`] at `fill` with `value`. The CPU checks
+/// both.
 #[derive(Debug, Clone, Copy)]
 struct Job {
     reg: usize,
     value: u32,
+    fill: BusAddress,
 }
 
 impl Work<R520> for Job {
@@ -49,9 +69,19 @@ impl Work<R520> for Job {
     }
 }
 
-fn firmware() -> Vec<u8> {
-    let path = "/lib/firmware/radeon/R520_cp.bin";
-    std::fs::read(path).unwrap_or_else(|e| {
+impl Work<Cypress> for Job {
+    fn units(&self) -> usize {
+        CP_DMA_DWORDS
+    }
+
+    fn build(&self, s: &mut <Cypress as GpuQueue>::Submission<'_>) -> Result<(), PacketError> {
+        s.cp_dma_fill(self.value, self.fill, FILL_BYTES)
+    }
+}
+
+fn read_firmware(file: &str) -> Vec<u8> {
+    let path = format!("/lib/firmware/{file}");
+    std::fs::read(&path).unwrap_or_else(|e| {
         panic!("{path}: {e}; install it with `bash scripts/setup.sh` (firmware-amd-graphics)")
     })
 }
@@ -59,15 +89,68 @@ fn firmware() -> Vec<u8> {
 /// An emulated R520 (leaked: `GpuQueue` is implemented for `'static` drivers) and its queue.
 fn r520() -> (&'static R5xxGpu, R520) {
     let gpu: &'static R5xxGpu = Box::leak(Box::new(InProcess::new(R5xxModel::new()).unwrap()));
-    let driver =
-        R5xx::init(gpu, ModelClock::new(gpu), gpu, &firmware(), RingConfig::default()).unwrap();
+    let fw = read_firmware("radeon/R520_cp.bin");
+    let driver = R5xx::init(gpu, ModelClock::new(gpu), gpu, &fw, RingConfig::default()).unwrap();
     (gpu, R5xxQueue(driver))
 }
 
-fn set_faults(gpu: &R5xxGpu, f: impl FnOnce(&mut r5xx_model::Faults)) {
+/// An emulated Cypress (leaked), its queue, and DMA memory for `jobs` fills.
+fn cypress(jobs: usize) -> (&'static EvergreenGpu, Cypress, DmaBuffer<'static, EvergreenGpu>) {
+    let gpu: &'static EvergreenGpu =
+        Box::leak(Box::new(InProcess::new(EvergreenModel::new(Asic::Cypress)).unwrap()));
+    let ucode = EvergreenUcode::of(Chipset::CYPRESS);
+    let images = [ucode.pfp_file(), ucode.me_file(), ucode.rlc_file()].map(read_firmware);
+    let fw = EvergreenFirmware::parse(ucode, &images[0], &images[1], &images[2]).unwrap();
+    let clock = ModelClock::new(gpu);
+    let driver =
+        Evergreen::init(gpu, clock, gpu, Chipset::CYPRESS, &fw, EvergreenRing::default()).unwrap();
+    let layout = DmaLayout::new(jobs * FILL_BYTES, 256).unwrap();
+    let memory = DmaBuffer::allocate(gpu, layout).unwrap();
+    memory.zero();
+    (gpu, EvergreenQueue(driver), memory)
+}
+
+fn set_r5xx_faults(gpu: &R5xxGpu, f: impl FnOnce(&mut r5xx_model::Faults)) {
     let mut faults = gpu.model().faults();
     f(&mut faults);
     gpu.model_mut().set_faults(faults);
+}
+
+fn set_evergreen_faults(gpu: &EvergreenGpu, f: impl FnOnce(&mut evergreen_model::Faults)) {
+    let mut faults = gpu.model().faults();
+    f(&mut faults);
+    gpu.model_mut().set_faults(faults);
+}
+
+/// Job `i` of a lane whose fills go to `memory`.
+fn job(i: u32, memory: &DmaBuffer<'_, EvergreenGpu>) -> Job {
+    let fill = BusAddress(memory.bus_address().0 + u64::from(i) * FILL_BYTES as u64);
+    Job { reg: i as usize % SCRATCH_REGS, value: 0x5C00_0000 + i, fill }
+}
+
+/// Job `i`'s fill is in memory.
+fn filled(memory: &DmaBuffer<'_, EvergreenGpu>, i: u32) -> bool {
+    let base = i as usize * FILL_BYTES;
+    (0..FILL_BYTES / 4).all(|w| memory.read_u32(base + 4 * w).unwrap() == 0x5C00_0000 + i)
+}
+
+/// The device side of a lane: its engines run when time passes, its interrupt line.
+trait Device {
+    fn poll(&self);
+    fn lines(&self) -> u32;
+    fn ack(&self, lines: u32);
+}
+
+impl<M: GpuModel> Device for InProcess<M> {
+    fn poll(&self) {
+        InProcess::poll(self);
+    }
+    fn lines(&self) -> u32 {
+        self.irq_status()
+    }
+    fn ack(&self, lines: u32) {
+        self.ack_irq(lines);
+    }
 }
 
 /// What a run saw.
@@ -79,83 +162,114 @@ struct Run {
     done: Vec<Done>,
 }
 
-/// Time passes: each device's engines run, its asserted interrupt line goes to the scheduler,
-/// then is acknowledged; one scheduler step.
+impl Run {
+    fn of(&self, lane: usize) -> Vec<Done> {
+        self.done.iter().filter(|d| d.lane == lane).copied().collect()
+    }
+}
+
+/// Time passes: each device's engines run, its asserted interrupt line goes to its lane, then
+/// is acknowledged; one scheduler step.
 fn turn(
     scheduler: &mut Scheduler<2>,
     lanes: &mut [&mut dyn Engine<Job>; 2],
-    gpus: [&R5xxGpu; 2],
+    devices: [&dyn Device; 2],
     now: &mut u64,
     run: &mut Run,
 ) {
-    for (lane, gpu) in gpus.iter().enumerate() {
-        gpu.poll();
-        let lines = gpu.irq_status();
+    for (lane, device) in devices.iter().enumerate() {
+        device.poll();
+        let lines = device.lines();
         if lines != 0 {
             lanes[lane].on_interrupt();
-            gpu.ack_irq(lines);
+            device.ack(lines);
         }
     }
     *now += TURN_NS;
+    assert!(*now < 10_000_000_000, "no progress in 10 s of simulated time");
     scheduler.step(lanes, *now, &mut |event| match event {
         Event::Submitted { lane, .. } => run.submitted.push(lane),
         Event::Completed(done) => run.done.push(done),
     });
 }
 
-/// Turns until the scheduler is idle (bounded).
-fn run_to_idle(
-    scheduler: &mut Scheduler<2>,
+/// Feed `jobs` jobs per lane (`job(lane, i)`) as room allows, turn until all are done;
+/// `before_turn` may change the devices. Returns the jobs the lanes refused as not running.
+fn run_jobs(
     lanes: &mut [&mut dyn Engine<Job>; 2],
-    gpus: [&R5xxGpu; 2],
+    devices: [&dyn Device; 2],
+    jobs: u32,
+    job: impl Fn(usize, u32) -> Job,
+    mut before_turn: impl FnMut(&Run),
     run: &mut Run,
-) {
+) -> usize {
+    let mut scheduler = Scheduler::new();
     let mut now = 0;
-    for _ in 0..1_000_000 {
-        turn(scheduler, lanes, gpus, &mut now, run);
-        if !Scheduler::busy(lanes) {
-            return;
+    let mut next = [0u32; 2];
+    let mut refused = 0;
+    while next.iter().any(|&n| n < jobs) || Scheduler::busy(lanes) {
+        for (lane, n) in next.iter_mut().enumerate() {
+            while *n < jobs {
+                match lanes[lane].enqueue(JobId(*n), job(lane, *n)) {
+                    Ok(()) => *n += 1,
+                    Err(r) if r.reason == RefuseReason::Full => break,
+                    Err(_) => {
+                        refused += 1;
+                        *n += 1;
+                    }
+                }
+            }
         }
+        before_turn(run);
+        turn(&mut scheduler, lanes, devices, &mut now, run);
     }
-    panic!("the scheduler did not become idle");
-}
-
-fn job(i: u32) -> Job {
-    Job { reg: i as usize % SCRATCH_REGS, value: 0x5C00_0000 + i }
+    refused
 }
 
 #[test]
-fn jobs_on_two_gpus_interleave_and_complete_by_interrupt() {
+fn jobs_on_an_r520_and_a_cypress_interleave_and_complete_by_interrupt() {
     const JOBS: u32 = 40;
-    let ((gpu_a, a), (gpu_b, b)) = (r520(), r520());
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(JOBS as usize));
     let mut lane_a: Lane<R520, Job, 8> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<R520, Job, 8> = Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut lane_b: Lane<Cypress, Job, 8> =
+        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
+    let mut checked = 0;
     {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
-        let mut scheduler = Scheduler::new();
-        let mut now = 0;
-        let mut next = [0u32; 2];
-        while next.iter().any(|&n| n < JOBS) || Scheduler::busy(&lanes) {
-            for (lane, n) in next.iter_mut().enumerate() {
-                while *n < JOBS && lanes[lane].enqueue(JobId(*n), job(*n)).is_ok() {
-                    *n += 1;
+        let refused = run_jobs(
+            &mut lanes,
+            [r5xx, eg],
+            JOBS,
+            |_, i| job(i, &memory),
+            // Each Cypress job's fill is in memory by the time its completion is reported.
+            |run| {
+                for d in &run.of(1)[checked..] {
+                    assert!(
+                        filled(&memory, d.job.0),
+                        "job {} done, its fill not in memory",
+                        d.job.0
+                    );
                 }
-            }
-            turn(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut now, &mut run);
-            assert!(now < 1_000_000_000, "no progress");
-        }
+                checked = run.of(1).len();
+            },
+            &mut run,
+        );
+        assert_eq!(refused, 0);
     }
-    // Interleaved: while both had work, neither lane got two submissions ahead.
+    // Interleaved: the first step (both windows empty, both queues full) alternates strictly;
+    // afterwards a GPU runs ahead only while the other's in-flight window is full, so never by
+    // more than the window.
+    let first: Vec<usize> = run.submitted[..16].to_vec();
+    assert_eq!(first, [0, 1].repeat(8), "first step {:?}", run.submitted);
     let mut counts = [0i64; 2];
     for &lane in &run.submitted {
         counts[lane] += 1;
-        assert!((counts[0] - counts[1]).abs() <= 1, "submissions {:?}", run.submitted);
+        assert!((counts[0] - counts[1]).abs() <= 8, "submissions {:?}", run.submitted);
     }
-    // Every job done, in order per lane, by interrupt, its write landed.
-    assert_eq!(run.done.len(), 2 * JOBS as usize);
-    for (lane, (gpu, engine)) in [(gpu_a, &lane_a), (gpu_b, &lane_b)].into_iter().enumerate() {
-        let done: Vec<&Done> = run.done.iter().filter(|d| d.lane == lane).collect();
+    // Every job done, in order per lane, by interrupt, its fence signalled.
+    for (lane, engine) in [&lane_a as &dyn Engine<Job>, &lane_b].into_iter().enumerate() {
+        let done = run.of(lane);
         let ids: Vec<u32> = done.iter().map(|d| d.job.0).collect();
         assert_eq!(ids, (0..JOBS).collect::<Vec<_>>(), "lane {lane} completion order");
         assert!(done.iter().all(|d| d.result == Ok(()) && d.by_interrupt), "lane {lane}");
@@ -163,74 +277,67 @@ fn jobs_on_two_gpus_interleave_and_complete_by_interrupt() {
             assert_eq!(engine.fence_status(&d.fence.unwrap()), FenceStatus::Signalled);
         }
         let stats = engine.stats();
-        assert_eq!(stats.completed_by_interrupt, u64::from(JOBS));
+        assert_eq!(stats.completed_by_interrupt, u64::from(JOBS), "lane {lane}");
         assert_eq!((stats.completed_by_poll, stats.timeouts, stats.failed), (0, 0, 0));
         assert!(stats.interrupts > 0);
-        let driver = &engine.queue().0;
-        for i in JOBS - SCRATCH_REGS as u32..JOBS {
-            let j = job(i);
-            assert_eq!(driver.scratch_writeback(USER_SCRATCH + j.reg), Some(j.value));
-        }
-        assert_eq!(gpu.error_code(), 0);
     }
+    // The results, by the CPU: the R520's last scratch writes, every Cypress fill.
+    let driver = &lane_a.queue().0;
+    for i in JOBS - SCRATCH_REGS as u32..JOBS {
+        let j = job(i, &memory);
+        assert_eq!(driver.scratch_writeback(USER_SCRATCH + j.reg), Some(j.value));
+    }
+    assert!((0..JOBS).all(|i| filled(&memory, i)));
+    assert_eq!((r5xx.error_code(), eg.error_code()), (0, 0));
 }
 
 #[test]
 fn a_lost_gpu_fails_its_fences_and_the_other_completes() {
     const JOBS: u32 = 24;
-    let ((gpu_a, a), (gpu_b, b)) = (r520(), r520());
+    const BEFORE_LOSS: usize = 4;
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(JOBS as usize));
     let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<R520, Job, 4> = Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut lane_b: Lane<Cypress, Job, 4> =
+        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
-    let mut refused = 0;
-    {
+    let refused = {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
-        let mut scheduler = Scheduler::new();
-        let mut now = 0;
-        let mut next = [0u32; 2];
-        while next.iter().any(|&n| n < JOBS) || Scheduler::busy(&lanes) {
-            for (lane, n) in next.iter_mut().enumerate() {
-                while *n < JOBS {
-                    match lanes[lane].enqueue(JobId(*n), job(*n)) {
-                        Ok(()) => *n += 1,
-                        Err(r) if r.reason == gpu_scheduler::RefuseReason::Full => break,
-                        Err(_) => {
-                            refused += 1;
-                            *n += 1;
-                        }
-                    }
+        let refused = run_jobs(
+            &mut lanes,
+            [r5xx, eg],
+            JOBS,
+            |_, i| job(i, &memory),
+            // The Cypress falls off the bus once a few of its jobs completed.
+            |run| {
+                if run.of(1).len() == BEFORE_LOSS {
+                    set_evergreen_faults(eg, |f| f.registers_all_ones = true);
                 }
-            }
-            // GPU A falls off the bus once a few of its jobs completed.
-            if run.done.iter().filter(|d| d.lane == 0).count() == 4 {
-                set_faults(gpu_a, |f| f.registers_all_ones = true);
-            }
-            turn(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut now, &mut run);
-            assert!(now < 1_000_000_000, "no progress");
-        }
-        assert_eq!(lanes[0].state(), LaneState::Gone);
-    }
-    // The other GPU's work all completed by interrupt.
-    let b_done: Vec<&Done> = run.done.iter().filter(|d| d.lane == 1).collect();
-    assert_eq!(b_done.len(), JOBS as usize);
-    assert!(b_done.iter().all(|d| d.result == Ok(()) && d.by_interrupt));
-    assert_eq!(lane_b.stats().timeouts, 0);
-    // The lost GPU's jobs: the first completed, those in flight failed with DeviceGone on its
-    // timeline (none pending), those still queued never ran, later ones were refused.
-    let a_done: Vec<&Done> = run.done.iter().filter(|d| d.lane == 0).collect();
-    assert!(a_done[..4].iter().all(|d| d.result == Ok(())));
-    let gone = JobError::Failed(FenceFailure::DeviceGone);
-    let failed: Vec<&&Done> = a_done.iter().filter(|d| d.result == Err(gone)).collect();
-    assert!(!failed.is_empty(), "{a_done:?}");
+            },
+            &mut run,
+        );
+        assert_eq!(lanes[1].state(), LaneState::Gone);
+        refused
+    };
+    // The R520's work all completed by interrupt.
+    let r = run.of(0);
+    assert_eq!(r.len(), JOBS as usize);
+    assert!(r.iter().all(|d| d.result == Ok(()) && d.by_interrupt));
+    assert_eq!(lane_a.stats().timeouts, 0);
+    // The lost Cypress's jobs: the first completed, those in flight failed with DeviceGone on
+    // its timeline (none left pending), those still queued never ran, later ones were refused.
+    let c = run.of(1);
+    assert!(c[..BEFORE_LOSS].iter().all(|d| d.result == Ok(())), "{c:?}");
+    let gone = Err(JobError::Failed(FenceFailure::DeviceGone));
+    let failed: Vec<&Done> = c.iter().filter(|d| d.result == gone).collect();
+    assert!(!failed.is_empty(), "{c:?}");
     for d in &failed {
-        let status = lane_a.fence_status(&d.fence.unwrap());
+        let status = lane_b.fence_status(&d.fence.unwrap());
         assert_eq!(status, FenceStatus::Failed(FenceFailure::DeviceGone));
     }
-    assert!(a_done.iter().all(|d| d.result.is_ok()
-        || d.result == Err(gone)
-        || d.result == Err(JobError::NotRun(LaneState::Gone))));
-    assert_eq!(a_done.len() + refused, JOBS as usize, "every job of A accounted for");
-    assert_eq!(lane_a.queue().timeline().outstanding(), 0, "no fence left pending");
+    let not_run = Err(JobError::NotRun(LaneState::Gone));
+    assert!(c.iter().all(|d| d.result.is_ok() || d.result == gone || d.result == not_run));
+    assert_eq!(c.len() + refused, JOBS as usize, "every Cypress job accounted for");
+    assert_eq!(lane_b.queue().timeline().outstanding(), 0, "no fence left pending");
 }
 
 /// The R520 queue whose soft reset also clears the model's `cp_stall` switch: the model keeps
@@ -270,7 +377,7 @@ impl GpuQueue for ResetUnsticks {
         self.0.handle_interrupts()
     }
     fn reset(&mut self) -> Result<baregpu_gpu::ResetReport, Self::ResetError> {
-        set_faults(self.1, |f| f.cp_stall = false);
+        set_r5xx_faults(self.1, |f| f.cp_stall = false);
         self.0.reset()
     }
     fn check_alive(&self) -> Result<(), baregpu_gpu::DeviceGone> {
@@ -292,26 +399,20 @@ impl Work<ResetUnsticks> for Job {
 
 #[test]
 fn a_hung_gpu_times_out_and_is_reset_then_runs_again() {
-    let ((gpu_a, a), (gpu_b, b)) = (r520(), r520());
-    let a = ResetUnsticks(a, gpu_a);
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(4));
+    let a = ResetUnsticks(a, r5xx);
     let mut lane_a: Lane<ResetUnsticks, Job, 4> =
         Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<R520, Job, 4> = Lane::new(b, Completion::Polled, JOB_TIMEOUT).unwrap();
+    let mut lane_b: Lane<Cypress, Job, 4> = Lane::new(b, Completion::Polled, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
     {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
-        let mut scheduler = Scheduler::new();
-        set_faults(gpu_a, |f| f.cp_stall = true);
-        for i in 0..3 {
-            lanes[0].enqueue(JobId(i), job(i)).unwrap();
-            lanes[1].enqueue(JobId(i), job(i)).unwrap();
-        }
-        run_to_idle(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut run);
-        lanes[0].enqueue(JobId(3), job(3)).unwrap();
-        run_to_idle(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut run);
+        set_r5xx_faults(r5xx, |f| f.cp_stall = true);
+        run_jobs(&mut lanes, [r5xx, eg], 3, |_, i| job(i, &memory), |_| {}, &mut run);
+        lanes[0].enqueue(JobId(3), job(3, &memory)).unwrap();
+        run_jobs(&mut lanes, [r5xx, eg], 0, |_, i| job(i, &memory), |_| {}, &mut run);
     }
-    let a: Vec<Result<(), JobError>> =
-        run.done.iter().filter(|d| d.lane == 0).map(|d| d.result).collect();
+    let a: Vec<Result<(), JobError>> = run.of(0).iter().map(|d| d.result).collect();
     // The two behind the timed-out job were lost to the reset, or finished first (the CP runs
     // again once unstuck, and the reset protocol does not report finished fences lost;
     // which one depends on the engine pacing).
@@ -321,43 +422,35 @@ fn a_hung_gpu_times_out_and_is_reset_then_runs_again() {
     assert!(a[1..3].iter().all(|r| *r == lost || r.is_ok()), "{a:?}");
     assert_eq!((lane_a.stats().timeouts, lane_a.stats().resets), (1, 1));
     assert_eq!(lane_a.state(), LaneState::Running);
-    // The polled GPU was not disturbed.
-    let b: Vec<&Done> = run.done.iter().filter(|d| d.lane == 1).collect();
+    // The polled Cypress was not disturbed.
+    let b = run.of(1);
     assert!(b.iter().all(|d| d.result == Ok(()) && !d.by_interrupt) && b.len() == 3);
     assert_eq!(lane_b.stats().completed_by_poll, 3);
+    assert!((0..3).all(|i| filled(&memory, i)));
 }
 
 #[test]
 fn a_gpu_whose_reset_fails_stops_without_hanging_the_other() {
-    let ((gpu_a, a), (gpu_b, b)) = (r520(), r520());
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(6));
     let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<R520, Job, 4> = Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut lane_b: Lane<Cypress, Job, 4> =
+        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
     let mut run = Run::default();
     {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
-        let mut scheduler = Scheduler::new();
-        // Stalled for good: the reset's ring test fails too.
-        set_faults(gpu_a, |f| f.cp_stall = true);
-        // Four fill A's in-flight window, two wait in its queue.
-        for i in 0..4 {
-            lanes[0].enqueue(JobId(i), job(i)).unwrap();
-            lanes[1].enqueue(JobId(i), job(i)).unwrap();
-        }
-        turn(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut 0, &mut run);
-        for i in 4..6 {
-            lanes[0].enqueue(JobId(i), job(i)).unwrap();
-            lanes[1].enqueue(JobId(i), job(i)).unwrap();
-        }
-        run_to_idle(&mut scheduler, &mut lanes, [gpu_a, gpu_b], &mut run);
-        let refused = lanes[0].enqueue(JobId(6), job(6)).unwrap_err();
-        assert_eq!(refused.reason, gpu_scheduler::RefuseReason::NotRunning(LaneState::Stopped));
+        // Stalled for good: the reset's ring test fails too. Four jobs fill the R520's
+        // in-flight window, two wait in its queue.
+        set_r5xx_faults(r5xx, |f| f.cp_stall = true);
+        run_jobs(&mut lanes, [r5xx, eg], 6, |_, i| job(i, &memory), |_| {}, &mut run);
+        let refused = lanes[0].enqueue(JobId(6), job(6, &memory)).unwrap_err();
+        assert_eq!(refused.reason, RefuseReason::NotRunning(LaneState::Stopped));
     }
-    let a: Vec<Result<(), JobError>> =
-        run.done.iter().filter(|d| d.lane == 0).map(|d| d.result).collect();
+    let a: Vec<Result<(), JobError>> = run.of(0).iter().map(|d| d.result).collect();
     let failed = Err(JobError::ResetFailed);
     let not_run = Err(JobError::NotRun(LaneState::Stopped));
     assert_eq!(a, [Err(JobError::TimedOut), failed, failed, failed, not_run, not_run]);
     assert_eq!(lane_a.state(), LaneState::Stopped);
-    let b: Vec<&Done> = run.done.iter().filter(|d| d.lane == 1).collect();
+    let b = run.of(1);
     assert!(b.iter().all(|d| d.result == Ok(()) && d.by_interrupt) && b.len() == 6);
+    assert!((0..6).all(|i| filled(&memory, i)));
 }
