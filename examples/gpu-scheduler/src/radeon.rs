@@ -1,20 +1,24 @@
 //! Interim adapters: the Radeon drivers as [`GpuQueue`]s until the drivers implement the trait
-//! themselves (issue #17 §1). Fence interrupts on R5xx: a software interrupt packet after each
+//! themselves (issue #17 §1); and [`CheckedWrite`], a job both families run whose result the
+//! CPU checks (the host tests' and the `multi-gpu-*` QEMU cases' job). Fence interrupts on R5xx: a software interrupt packet after each
 //! fence (the §5.9 scratch-compare interrupt cannot be armed from the documented registers),
 //! raised only while `GEN_INT_CNTL.SW_INT_EN` is on.
 
 use core::time::Duration;
 
+use crate::Work;
+
 use baregpu_gpu::{DeviceGone, Fence, FenceError, GpuQueue, ResetReport, Stats, Timeline};
 use baregpu_hal::RegisterIo;
-use baregpu_hal::dma::DmaAllocator;
+use baregpu_hal::dma::{BusAddress, DmaAllocator};
 use baregpu_hal::time::Clock;
 use baregpu_radeon_evergreen::pm4::PacketError;
 use baregpu_radeon_evergreen::{
     Evergreen, FENCE_DWORDS as EVERGREEN_FENCE_DWORDS, InitError,
     Submission as EvergreenSubmission, SubmitError as EvergreenSubmitError,
 };
-use baregpu_radeon_r5xx::consts::{FENCE_DWORDS, REG_WRITE_DWORDS};
+use baregpu_radeon_r5xx::consts::{FENCE_DWORDS, REG_WRITE_DWORDS, USER_SCRATCH};
+use baregpu_radeon_r5xx::regs::cp::SCRATCH_REG0;
 use baregpu_radeon_r5xx::{Interrupts, R5xx, ResetError, Submission, SubmitError};
 
 /// An R5xx driver as a [`GpuQueue`].
@@ -182,5 +186,55 @@ where
             failed_fences: s.failed_fences,
             ..Stats::default()
         }
+    }
+}
+
+/// Bytes a [`CheckedWrite`] fills on an Evergreen/Cayman.
+pub const FILL_BYTES: usize = 64;
+/// `CP_DMA`: a header and a 5-dword body (Linux radeon evergreend.h `PACKET3_CP_DMA`).
+const CP_DMA_DWORDS: usize = 6;
+
+/// A job whose result the CPU can check, on either family: an R5xx writes `value` to user
+/// scratch register `reg` (`USER_SCRATCH + reg`, which the CP writes back to memory, §5.9); an
+/// Evergreen/Cayman fills [`FILL_BYTES`] at `fill` with `value` by CP DMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckedWrite {
+    /// User scratch register (0 = `USER_SCRATCH`), R5xx.
+    pub reg: usize,
+    /// The value written.
+    pub value: u32,
+    /// Where the fill goes, Evergreen/Cayman.
+    pub fill: BusAddress,
+}
+
+impl<IO, C, A> Work<R5xxQueue<'static, IO, C, A>> for CheckedWrite
+where
+    IO: RegisterIo + 'static,
+    C: Clock + 'static,
+    A: DmaAllocator + ?Sized + 'static,
+{
+    fn units(&self) -> usize {
+        REG_WRITE_DWORDS
+    }
+
+    fn build(&self, s: &mut Submission<'_, 'static, IO, C, A>) -> Result<(), SubmitError> {
+        let value = SCRATCH_REG0::RESET.with_scratch_reg0(self.value);
+        s.writer().write_reg_at(USER_SCRATCH + self.reg, value)?;
+        Ok(())
+    }
+}
+
+impl<IO, C, A> Work<EvergreenQueue<'static, IO, C, A>> for CheckedWrite
+where
+    IO: RegisterIo + 'static,
+    C: Clock + 'static,
+    A: DmaAllocator + ?Sized + 'static,
+{
+    fn units(&self) -> usize {
+        CP_DMA_DWORDS
+    }
+
+    fn build(&self, s: &mut EvergreenSubmission<'_, 'static, A>) -> Result<(), PacketError> {
+        s.cp_dma_fill(self.value, self.fill, FILL_BYTES)
     }
 }

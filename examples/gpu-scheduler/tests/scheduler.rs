@@ -9,15 +9,13 @@ use std::time::Duration;
 use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
 use baregpu_gpu::{FenceFailure, FenceStatus, GpuQueue};
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
-use baregpu_radeon_evergreen::pm4::PacketError;
 use baregpu_radeon_evergreen::{Evergreen, RingConfig as EvergreenRing};
-use baregpu_radeon_r5xx::consts::{REG_WRITE_DWORDS, USER_SCRATCH};
-use baregpu_radeon_r5xx::regs::cp::SCRATCH_REG0;
-use baregpu_radeon_r5xx::{R5xx, RingConfig, SubmitError};
+use baregpu_radeon_r5xx::consts::USER_SCRATCH;
+use baregpu_radeon_r5xx::{R5xx, RingConfig};
 use baregpu_regs::evergreen::Chipset;
 use evergreen_model::{Asic, EvergreenModel};
 use gpu_device_model::{GpuModel, InProcess, ModelClock};
-use gpu_scheduler::radeon::{EvergreenQueue, R5xxQueue};
+use gpu_scheduler::radeon::{CheckedWrite, EvergreenQueue, FILL_BYTES, R5xxQueue};
 use gpu_scheduler::{
     Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
     Work,
@@ -36,48 +34,12 @@ type Cypress = EvergreenQueue<
 
 /// User scratch registers an R520 job may write (`SCRATCH_REG2..7`).
 const SCRATCH_REGS: usize = 6;
-/// Bytes a Cypress job fills.
-const FILL_BYTES: usize = 64;
 /// Per-job deadline (simulated time: the model clock advances 10 µs per reading).
 const JOB_TIMEOUT: Duration = Duration::from_millis(20);
 /// Simulated time per turn of the test's main loop.
 const TURN_NS: u64 = 10_000;
-/// `CP_DMA`: header and 5 body dwords.
-const CP_DMA_DWORDS: usize = 6;
 
-/// A job: on an R520, write `value` to user scratch register `reg` (the CP writes it back to
-/// memory); on a Cypress, CP DMA fill [`FILL_BYTES`] at `fill` with `value`. The CPU checks
-/// both.
-#[derive(Debug, Clone, Copy)]
-struct Job {
-    reg: usize,
-    value: u32,
-    fill: BusAddress,
-}
-
-impl Work<R520> for Job {
-    fn units(&self) -> usize {
-        REG_WRITE_DWORDS
-    }
-
-    fn build(&self, s: &mut <R520 as GpuQueue>::Submission<'_>) -> Result<(), SubmitError> {
-        s.writer().write_reg_at(
-            USER_SCRATCH + self.reg,
-            SCRATCH_REG0::RESET.with_scratch_reg0(self.value),
-        )?;
-        Ok(())
-    }
-}
-
-impl Work<Cypress> for Job {
-    fn units(&self) -> usize {
-        CP_DMA_DWORDS
-    }
-
-    fn build(&self, s: &mut <Cypress as GpuQueue>::Submission<'_>) -> Result<(), PacketError> {
-        s.cp_dma_fill(self.value, self.fill, FILL_BYTES)
-    }
-}
+type Job = CheckedWrite;
 
 fn read_firmware(file: &str) -> Vec<u8> {
     let path = format!("/lib/firmware/{file}");
@@ -390,9 +352,12 @@ impl GpuQueue for ResetUnsticks {
 
 impl Work<ResetUnsticks> for Job {
     fn units(&self) -> usize {
-        REG_WRITE_DWORDS
+        <Job as Work<R520>>::units(self)
     }
-    fn build(&self, s: &mut <R520 as GpuQueue>::Submission<'_>) -> Result<(), SubmitError> {
+    fn build(
+        &self,
+        s: &mut <R520 as GpuQueue>::Submission<'_>,
+    ) -> Result<(), <R520 as GpuQueue>::BuildError> {
         <Job as Work<R520>>::build(self, s)
     }
 }

@@ -399,6 +399,37 @@ pub static CASES: &[Case] = &[
         demo: false,
     },
     Case {
+        name: "multi-gpu-schedule",
+        summary: "examples/gpu-scheduler over the R520 and the Cypress in one guest: submissions \
+                  interleaved, completion by interrupt, every scratch write and CP DMA fill \
+                  checked by the CPU",
+        kind: Kind::X86 {
+            kernel_case: "multi-gpu-schedule",
+            models: R520_CYPRESS,
+            qemu_override: None,
+        },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(120),
+        demo: false,
+    },
+    Case {
+        name: "multi-gpu-one-dies",
+        summary: "the R520's model aborts mid-run: the Cypress's jobs all complete by interrupt, \
+                  the R520's fences fail with DeviceGone (none pending), in bounded time",
+        kind: Kind::X86 {
+            kernel_case: "multi-gpu-one-dies",
+            // The Cypress first: the guest must tell them apart by probing, not by bus order.
+            models: &[
+                Model::new("evergreen-cypress", &[]),
+                Model { name: "r5xx", args: &["--die-after-requests", "1250"], dies: true },
+            ],
+            qemu_override: None,
+        },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(120),
+        demo: false,
+    },
+    Case {
         name: "bootloader-r5xx",
         summary: "examples/bootloader-r5xx from a bootloader 0.11 disk image: PCI probe, R5xx \
                   init with R520_cp.bin, a fence submitted, waited for and printed",

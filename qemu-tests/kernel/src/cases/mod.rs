@@ -131,6 +131,8 @@ const CASES: &[(&str, Case)] = &[
     ("evergreen-compute", evergreen::compute),
     ("evergreen-demo", evergreen::demo),
     ("multi-gpu-probe", multi_gpu::probe),
+    ("multi-gpu-schedule", multi_gpu::schedule),
+    ("multi-gpu-one-dies", multi_gpu::one_dies),
     ("fail-panic", fail_panic),
     ("fail-exception", fail_exception),
 ];
