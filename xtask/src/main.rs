@@ -37,6 +37,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "ctm-compute",
+    "gpu-scheduler",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
 
@@ -568,7 +569,7 @@ fn test_job() -> ExitCode {
             &mut tally,
             &format!(
                 "cargo test -p baregpu-radeon-r5xx -p baregpu-radeon-evergreen -p ctm-compute \
-                 (GPU_MODEL_PACING={pacing})"
+                 -p gpu-scheduler (GPU_MODEL_PACING={pacing})"
             ),
             cargo()
                 .args([
@@ -579,6 +580,8 @@ fn test_job() -> ExitCode {
                     "baregpu-radeon-evergreen",
                     "-p",
                     "ctm-compute",
+                    "-p",
+                    "gpu-scheduler",
                     "--no-fail-fast",
                 ])
                 .env(gpu_device_model::PACING_ENV, pacing),
