@@ -231,8 +231,8 @@ struct Outcome {
     stats: [gpu_scheduler::LaneStats; 2],
 }
 
-/// Both GPUs found, brought up, their lanes installed with completion by interrupt; the
-/// Cypress's fills go to `fills`.
+/// Both GPUs brought up, their lanes installed (completion by interrupt) where their MSI-X
+/// handlers reach them.
 fn set_up(
     kernel: &Kernel,
     found: &Found,
@@ -392,10 +392,9 @@ fn all_by_interrupt(out: &Outcome, lane: usize, what: &'static str) -> Result<()
     Ok(())
 }
 
-/// `multi-gpu-schedule`: the scheduler interleaves jobs on the R520 (scratch writes) and the
-/// Cypress (CP DMA fills), completion by interrupt, each result checked by the CPU at its
-/// completion and all again at the end.
-pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
+/// Both GPUs found and brought up, [`JOBS`] jobs on each run through the scheduler; the
+/// Cypress's fills in the returned memory.
+fn run_case(kernel: &Kernel) -> Result<(Found, DmaBuffer<'static, IdentityDma>, Outcome), CaseError> {
     let found = attach(kernel)?;
     let fills = DmaBuffer::allocate(kernel.dma, DmaLayout::new(JOBS as usize * FILL_BYTES, 256)?)?;
     fills.zero();
@@ -406,6 +405,24 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
         found.r5xx.requests(),
         found.evergreen.0.requests()
     );
+    Ok((found, fills, out))
+}
+
+/// Every Cypress fill equals the CPU's value, now.
+fn check_fills(fills: &DmaRegion) -> Result<(), CaseError> {
+    for i in 0..JOBS {
+        if let Some(word) = fill_mismatch(fills, i)? {
+            return expect_eq("Cypress fill", word, VALUE_BASE + i);
+        }
+    }
+    expect("Cypress: every fill equals the CPU's", true)
+}
+
+/// `multi-gpu-schedule`: the scheduler interleaves jobs on the R520 (scratch writes) and the
+/// Cypress (CP DMA fills), completion by interrupt, each result checked by the CPU at its
+/// completion and all again at the end.
+pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
+    let (found, fills, out) = run_case(kernel)?;
 
     // Interleaved: the first step (both windows empty, both queues full) alternates strictly;
     // later a GPU runs ahead only while the other's in-flight window is full.
@@ -435,12 +452,7 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
         }
         expect("R520: the last write of each scratch register is in memory", true)
     })?;
-    for i in 0..JOBS {
-        if let Some(word) = fill_mismatch(&fills, i)? {
-            return expect_eq("Cypress fill", word, VALUE_BASE + i);
-        }
-    }
-    expect("Cypress: every fill equals the CPU's", true)?;
+    check_fills(&fills)?;
     tear_down(&found);
     Ok(())
 }
@@ -450,19 +462,10 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
 /// with their results checked; the R520's lane is gone, its jobs in flight failed with
 /// `DeviceGone` on its timeline, none pending, its queued jobs not run.
 pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
-    let found = attach(kernel)?;
-    let fills = DmaBuffer::allocate(kernel.dma, DmaLayout::new(JOBS as usize * FILL_BYTES, 256)?)?;
-    fills.zero();
-    set_up(kernel, &found)?;
-    let out = run_jobs(&fills)?;
+    let (found, fills, out) = run_case(kernel)?;
 
     all_by_interrupt(&out, CYPRESS_LANE, "Cypress jobs done although the R520 died")?;
-    for i in 0..JOBS {
-        if let Some(word) = fill_mismatch(&fills, i)? {
-            return expect_eq("Cypress fill", word, VALUE_BASE + i);
-        }
-    }
-    expect("Cypress: every fill equals the CPU's", true)?;
+    check_fills(&fills)?;
 
     let r = &out.done[R520_LANE];
     expect("R520 lane is gone", out.states[R520_LANE] == LaneState::Gone)?;
