@@ -419,3 +419,37 @@ fn a_gpu_whose_reset_fails_stops_without_hanging_the_other() {
     assert!(b.iter().all(|d| d.result == Ok(()) && d.by_interrupt) && b.len() == 6);
     assert!((0..6).all(|i| filled(&memory, i)));
 }
+
+/// A device whose interrupts never reach the lane (a handler not installed, a masked vector).
+struct NoInterrupts<'a>(&'a dyn Device);
+
+impl Device for NoInterrupts<'_> {
+    fn poll(&self) {
+        self.0.poll();
+    }
+    fn lines(&self) -> u32 {
+        0
+    }
+    fn ack(&self, _: u32) {}
+}
+
+#[test]
+fn a_lost_interrupt_is_caught_by_the_deadline_poll_without_a_reset() {
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(3));
+    let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut lane_b: Lane<Cypress, Job, 4> =
+        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut run = Run::default();
+    {
+        let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
+        let deaf = NoInterrupts(r5xx);
+        run_jobs(&mut lanes, [&deaf, eg], 3, |_, i| job(i, &memory), |_| {}, &mut run);
+    }
+    // The R520's jobs finished on the GPU; the lane learnt it at the first deadline.
+    let a = run.of(0);
+    assert!(a.iter().all(|d| d.result == Ok(()) && !d.by_interrupt) && a.len() == 3, "{a:?}");
+    let stats = lane_a.stats();
+    assert_eq!((stats.completed_by_poll, stats.interrupts), (3, 0));
+    assert_eq!((stats.timeouts, stats.resets), (0, 0), "a finished job is no timeout");
+    assert!(run.of(1).iter().all(|d| d.result == Ok(()) && d.by_interrupt));
+}
