@@ -116,8 +116,8 @@ impl<C: Clock> Mailbox<C> {
 
     /// One request (this single-threaded kernel never has two in flight).
     fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> Result<u32, DeviceError> {
-        let next = self.seq().get().wrapping_add(1);
-        self.seq().set(next);
+        let next = self.seq.get().wrapping_add(1);
+        self.seq.set(next);
         let fields = Request { op, bar, address, value };
         guest::exchange(&self.shared, &self.doorbell, &self.clock, REQUEST_TIMEOUT, next, fields)
             .map_err(DeviceError::Request)

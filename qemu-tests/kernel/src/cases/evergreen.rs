@@ -88,16 +88,12 @@ fn init(
     config: RingConfig,
 ) -> Result<Gpu, CaseError> {
     let fw = firmware(chip)?;
-    // Every fence asks for an EOP interrupt (INT_SEL 2); the cases other than evergreen-irq
-    // wait by polling the fence, so their interrupts are acknowledged here and the IH ring's
-    // vectors wait for the driver's next `handle_interrupts` (evergreen-irq installs its own).
-    mailbox::set_irq_handler(Some(polled_fences));
+    // Interrupts are opt-in: the cases that poll their fences take none (a stray one would
+    // be logged as "interrupt with no handler"); evergreen-irq enables them and installs its
+    // handler.
+    mailbox::set_irq_handler(None);
     check("init", Evergreen::init(mailbox.io(0), TscClock, kernel.dma, chip, &fw, config))
 }
-
-/// Interrupt handler of the cases that poll their fences: nothing to do, the mailbox
-/// acknowledges the line.
-fn polled_fences(_lines: u32) {}
 
 fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
     mailbox.request(Op::Inject, 0, 0, switches)?;
@@ -208,6 +204,7 @@ pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
     check("IB test", gpu.ib_test())?;
     expect_eq("the IB test's buffer went back", kernel.dma.free_bytes(), in_use)?;
     let doorbells = gpu.stats().doorbells;
+    let interrupts = mailbox::interrupts();
     let mut last = None;
     for i in 0..2000u32 {
         let f = check(
@@ -223,6 +220,7 @@ pub fn ring(kernel: &Kernel) -> Result<(), CaseError> {
     check("last fence", gpu.wait(&last, FENCE_TIMEOUT))?;
     expect_eq("every fence signalled in order", gpu.last_signalled(), last.seq())?;
     expect_eq("one doorbell per batch", gpu.stats().doorbells - doorbells, 2000u64)?;
+    expect_eq("polled fences raise no interrupt", mailbox::interrupts() - interrupts, 0u32)?;
     expect_eq("last scratch write", check("scratch", gpu.scratch(1))?, 1999u32)?;
     defmt::info!(
         "evergreen: 2000 batches; ring reads that saw the CP part-way: {=u64} of {=u64}",
@@ -259,7 +257,7 @@ fn on_interrupt(lines: u32) {
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
-    let _ = gpu.handle_interrupts(); // the IB test's EOP
+    check("enable interrupts", gpu.enable_interrupts())?;
     EOP_IRQS.store(0, Ordering::SeqCst);
     MSIX_CALLS.store(0, Ordering::SeqCst);
     *GPU.lock() = Some(gpu);
