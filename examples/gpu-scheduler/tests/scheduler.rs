@@ -453,3 +453,33 @@ fn a_lost_interrupt_is_caught_by_the_deadline_poll_without_a_reset() {
     assert_eq!((stats.timeouts, stats.resets), (0, 0), "a finished job is no timeout");
     assert!(run.of(1).iter().all(|d| d.result == Ok(()) && d.by_interrupt));
 }
+
+#[test]
+fn a_silent_lost_gpu_is_found_gone_at_the_deadline() {
+    // Like a model process that died: no interrupt, no answer. Only the deadline notices.
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(8));
+    let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut lane_b: Lane<Cypress, Job, 4> =
+        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let mut run = Run::default();
+    {
+        let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
+        set_r5xx_faults(r5xx, |f| {
+            f.cp_stall = true;
+            f.registers_all_ones = true;
+        });
+        let deaf = NoInterrupts(r5xx);
+        run_jobs(&mut lanes, [&deaf, eg], 8, |_, i| job(i, &memory), |_| {}, &mut run);
+    }
+    let gone = Err(JobError::Failed(FenceFailure::DeviceGone));
+    let not_run = Err(JobError::NotRun(LaneState::Gone));
+    let a: Vec<Result<(), JobError>> = run.of(0).iter().map(|d| d.result).collect();
+    assert_eq!(a, [gone, gone, gone, gone, not_run, not_run, not_run, not_run]);
+    assert_eq!(
+        (lane_a.state(), lane_a.stats().timeouts, lane_a.stats().resets),
+        (LaneState::Gone, 1, 0)
+    );
+    assert_eq!(lane_a.queue().timeline().outstanding(), 0);
+    let b = run.of(1);
+    assert!(b.iter().all(|d| d.result == Ok(()) && d.by_interrupt) && b.len() == 8);
+}
