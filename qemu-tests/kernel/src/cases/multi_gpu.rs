@@ -176,7 +176,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
 }
 
 /// Jobs per GPU in the scheduler cases.
-const JOBS: u32 = 200;
+const JOBS: u32 = 400;
 /// Queue and in-flight window per lane.
 const DEPTH: usize = 8;
 /// Per-job deadline. Above the mailbox's 1 s request timeout: a request to a dead model holds
