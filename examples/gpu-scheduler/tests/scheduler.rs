@@ -115,6 +115,23 @@ impl<M: GpuModel> Device for InProcess<M> {
     }
 }
 
+/// Both devices, DMA memory for the Cypress's fills, an R520 lane and a Cypress lane.
+type Rig<const D: usize> = (
+    &'static R5xxGpu,
+    &'static EvergreenGpu,
+    DmaBuffer<'static, EvergreenGpu>,
+    Lane<R520, Job, D>,
+    Lane<Cypress, Job, D>,
+);
+
+/// Fresh devices, memory for `jobs` fills, both lanes with completion by interrupt.
+fn two_lanes<const D: usize>(jobs: usize) -> Rig<D> {
+    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(jobs));
+    let lane_a = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let lane_b = Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    (r5xx, eg, memory, lane_a, lane_b)
+}
+
 /// What a run saw.
 #[derive(Default)]
 struct Run {
@@ -191,10 +208,7 @@ fn run_jobs(
 #[test]
 fn jobs_on_an_r520_and_a_cypress_interleave_and_complete_by_interrupt() {
     const JOBS: u32 = 40;
-    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(JOBS as usize));
-    let mut lane_a: Lane<R520, Job, 8> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<Cypress, Job, 8> =
-        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let (r5xx, eg, memory, mut lane_a, mut lane_b) = two_lanes::<8>(JOBS as usize);
     let mut run = Run::default();
     let mut checked = 0;
     {
@@ -257,10 +271,7 @@ fn jobs_on_an_r520_and_a_cypress_interleave_and_complete_by_interrupt() {
 fn a_lost_gpu_fails_its_fences_and_the_other_completes() {
     const JOBS: u32 = 24;
     const BEFORE_LOSS: usize = 4;
-    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(JOBS as usize));
-    let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<Cypress, Job, 4> =
-        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let (r5xx, eg, memory, mut lane_a, mut lane_b) = two_lanes::<4>(JOBS as usize);
     let mut run = Run::default();
     let refused = {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
@@ -396,10 +407,7 @@ fn a_hung_gpu_times_out_and_is_reset_then_runs_again() {
 
 #[test]
 fn a_gpu_whose_reset_fails_stops_without_hanging_the_other() {
-    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(6));
-    let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<Cypress, Job, 4> =
-        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let (r5xx, eg, memory, mut lane_a, mut lane_b) = two_lanes::<4>(6);
     let mut run = Run::default();
     {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
@@ -435,10 +443,7 @@ impl Device for NoInterrupts<'_> {
 
 #[test]
 fn a_lost_interrupt_is_caught_by_the_deadline_poll_without_a_reset() {
-    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(3));
-    let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<Cypress, Job, 4> =
-        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let (r5xx, eg, memory, mut lane_a, mut lane_b) = two_lanes::<4>(3);
     let mut run = Run::default();
     {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];
@@ -457,10 +462,7 @@ fn a_lost_interrupt_is_caught_by_the_deadline_poll_without_a_reset() {
 #[test]
 fn a_silent_lost_gpu_is_found_gone_at_the_deadline() {
     // Like a model process that died: no interrupt, no answer. Only the deadline notices.
-    let ((r5xx, a), (eg, b, memory)) = (r520(), cypress(8));
-    let mut lane_a: Lane<R520, Job, 4> = Lane::new(a, Completion::Interrupt, JOB_TIMEOUT).unwrap();
-    let mut lane_b: Lane<Cypress, Job, 4> =
-        Lane::new(b, Completion::Interrupt, JOB_TIMEOUT).unwrap();
+    let (r5xx, eg, memory, mut lane_a, mut lane_b) = two_lanes::<4>(8);
     let mut run = Run::default();
     {
         let mut lanes = [&mut lane_a as &mut dyn Engine<Job>, &mut lane_b];

@@ -15,6 +15,7 @@ use crate::mailbox::{self, MAX_MAILBOXES, Mailbox, MailboxIo};
 use crate::pci::Platform;
 use baregpu_gpu::{FenceFailure, FenceStatus};
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout, DmaRegion};
+use baregpu_hal::pci::PciFunction;
 use baregpu_hal::time::{Clock, poll_until};
 use baregpu_radeon_r5xx::USER_SCRATCH;
 use gpu_scheduler::radeon::{CheckedWrite, EvergreenQueue, FILL_BYTES, R5xxQueue};
@@ -51,6 +52,17 @@ pub(super) struct Found {
     pub evergreen: (&'static Mailbox, EvergreenChip),
 }
 
+fn log_found(index: usize, chip: &str, name: &str, function: &PciFunction) {
+    defmt::info!(
+        "multi-gpu: mailbox {=usize}: {=str} ({=str}) {=u16:04x}:{=u16:04x}",
+        index,
+        chip,
+        name,
+        function.vendor,
+        function.device
+    );
+}
+
 /// Attach every ivshmem function, reset its model, and probe its virtual function with both
 /// drivers' PCI tables: one must be an R5xx, the other an Evergreen chip.
 pub(super) fn attach(kernel: &Kernel) -> Result<Found, CaseError> {
@@ -63,26 +75,12 @@ pub(super) fn attach(kernel: &Kernel) -> Result<Found, CaseError> {
         let platform = Platform { mailbox: Some(mailbox.config()) };
         let address = mailbox.function();
         if let Ok(p) = baregpu_radeon_r5xx::pci::probe(&platform, address) {
-            defmt::info!(
-                "multi-gpu: mailbox {=usize}: {=str} ({=str}) {=u16:04x}:{=u16:04x}",
-                index,
-                p.chip.name(),
-                p.name,
-                p.function.vendor,
-                p.function.device
-            );
+            log_found(index, p.chip.name(), p.name, &p.function);
             check("R5xx enable", baregpu_radeon_r5xx::pci::enable(&platform, address))?;
             expect("one R5xx", r5xx.replace((mailbox, p.chip)).is_none())?;
         } else {
             let p = check("probe", baregpu_radeon_evergreen::pci::probe(&platform, address))?;
-            defmt::info!(
-                "multi-gpu: mailbox {=usize}: {=str} ({=str}) {=u16:04x}:{=u16:04x}",
-                index,
-                p.chip.name(),
-                p.name,
-                p.function.vendor,
-                p.function.device
-            );
+            log_found(index, p.chip.name(), p.name, &p.function);
             check("Evergreen enable", baregpu_radeon_evergreen::pci::enable(&platform, address))?;
             expect("one Evergreen", evergreen.replace((mailbox, p.chip)).is_none())?;
         }
