@@ -17,17 +17,17 @@ use baregpu_gpu::{FenceFailure, FenceStatus};
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::pci::PciFunction;
 use baregpu_hal::time::{Clock, poll_until};
-use baregpu_radeon_r5xx::USER_SCRATCH;
-use gpu_scheduler::radeon::{CheckedWrite, EvergreenQueue, FILL_BYTES, R5xxQueue};
-use gpu_scheduler::{
-    Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
-};
 use baregpu_radeon_evergreen::{Evergreen, RingConfig as EvergreenRing};
+use baregpu_radeon_r5xx::USER_SCRATCH;
 use baregpu_radeon_r5xx::{Interrupts, R5xx, RingConfig as R5xxRing};
 use baregpu_regs::evergreen::Chipset as EvergreenChip;
 use baregpu_regs::r5xx::Chipset as R5xxChip;
 use core::time::Duration;
 use defmt::Debug2Format;
+use gpu_scheduler::radeon::{CheckedWrite, EvergreenQueue, FILL_BYTES, R5xxQueue};
+use gpu_scheduler::{
+    Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
+};
 
 /// The R520's driver in this guest.
 pub(super) type R520 = R5xx<'static, MailboxIo, TscClock, IdentityDma>;
@@ -231,17 +231,12 @@ struct Outcome {
 
 /// Both GPUs brought up, their lanes installed (completion by interrupt) where their MSI-X
 /// handlers reach them.
-fn set_up(
-    kernel: &Kernel,
-    found: &Found,
-) -> Result<(), CaseError> {
+fn set_up(kernel: &Kernel, found: &Found) -> Result<(), CaseError> {
     let r520 = init_r520(kernel, found.r5xx)?;
-    defmt::info!(
-        "multi-gpu: R520 up after {=u64} mailbox requests",
-        found.r5xx.requests()
-    );
+    defmt::info!("multi-gpu: R520 up after {=u64} mailbox requests", found.r5xx.requests());
     let cypress = init_cypress(kernel, found.evergreen)?;
-    let r_lane = check("R520 lane", Lane::new(R5xxQueue(r520), Completion::Interrupt, JOB_TIMEOUT))?;
+    let r_lane =
+        check("R520 lane", Lane::new(R5xxQueue(r520), Completion::Interrupt, JOB_TIMEOUT))?;
     let c_lane = check(
         "Cypress lane",
         Lane::new(EvergreenQueue(cypress), Completion::Interrupt, JOB_TIMEOUT),
@@ -283,7 +278,11 @@ fn check_result(d: &Done, r520: &R520Lane, fills: &DmaRegion) -> Result<(), Case
             let seen = r520.queue().0.scratch_writeback(USER_SCRATCH + reg).unwrap_or(0);
             let later = seen.wrapping_sub(VALUE_BASE);
             if seen < VALUE_BASE + i || later as usize % SCRATCH_REGS != reg {
-                return expect_eq("R520 job's scratch write at its completion", seen, VALUE_BASE + i);
+                return expect_eq(
+                    "R520 job's scratch write at its completion",
+                    seen,
+                    VALUE_BASE + i,
+                );
             }
         }
         _ => {
@@ -392,7 +391,9 @@ fn all_by_interrupt(out: &Outcome, lane: usize, what: &'static str) -> Result<()
 
 /// Both GPUs found and brought up, [`JOBS`] jobs on each run through the scheduler; the
 /// Cypress's fills in the returned memory.
-fn run_case(kernel: &Kernel) -> Result<(Found, DmaBuffer<'static, IdentityDma>, Outcome), CaseError> {
+fn run_case(
+    kernel: &Kernel,
+) -> Result<(Found, DmaBuffer<'static, IdentityDma>, Outcome), CaseError> {
     let found = attach(kernel)?;
     let fills = DmaBuffer::allocate(kernel.dma, DmaLayout::new(JOBS as usize * FILL_BYTES, 256)?)?;
     fills.zero();
@@ -425,14 +426,25 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
     // Interleaved: the first step (both windows empty, both queues full) alternates strictly;
     // later a GPU runs ahead only while the other's in-flight window is full.
     let first = out.submitted.iter().take(2 * DEPTH);
-    expect("first step alternates R520, Cypress", first.enumerate().all(|(i, &l)| l == (i % 2) as u8))?;
+    expect(
+        "first step alternates R520, Cypress",
+        first.enumerate().all(|(i, &l)| l == (i % 2) as u8),
+    )?;
     let (mut a, mut b) = (0i64, 0i64);
     let mut ahead = 0;
     for &l in &out.submitted {
-        if l == 0 { a += 1 } else { b += 1 }
+        if l == 0 {
+            a += 1
+        } else {
+            b += 1
+        }
         ahead = ahead.max((a - b).abs());
     }
-    defmt::info!("multi-gpu: {=usize} submissions, most one GPU ran ahead: {=i64}", out.submitted.len(), ahead);
+    defmt::info!(
+        "multi-gpu: {=usize} submissions, most one GPU ran ahead: {=i64}",
+        out.submitted.len(),
+        ahead
+    );
     expect("neither GPU ran more than a window ahead", ahead <= DEPTH as i64)?;
     all_by_interrupt(&out, R520_LANE, "R520 jobs done")?;
     all_by_interrupt(&out, CYPRESS_LANE, "Cypress jobs done")?;
@@ -480,8 +492,15 @@ pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
     );
     expect("R520 died mid-run: some of its jobs completed first", ok > 0)?;
     expect("... and its jobs in flight failed with DeviceGone", failed > 0)?;
-    expect("... every job accounted for, in order (done, failed, not run)", ok + failed + not_run == r.len())?;
-    expect_eq("... or refused", r.len() as u64 + u64::from(out.refused[R520_LANE]), u64::from(JOBS))?;
+    expect(
+        "... every job accounted for, in order (done, failed, not run)",
+        ok + failed + not_run == r.len(),
+    )?;
+    expect_eq(
+        "... or refused",
+        r.len() as u64 + u64::from(out.refused[R520_LANE]),
+        u64::from(JOBS),
+    )?;
     x86_64::instructions::interrupts::without_interrupts(|| {
         let guard = R520.lock();
         let lane = guard.as_ref().ok_or(CaseError::Check("R520 lane"))?;

@@ -176,7 +176,6 @@ impl Mailbox {
         self.interrupts.load(Ordering::SeqCst)
     }
 
-
     /// Post one request and wait for its completion; returns the completion value.
     /// Interrupts are off for the whole exchange (the interrupt handler posts requests too).
     pub fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> Result<u32, MailboxError> {
