@@ -85,7 +85,9 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     }
 
     fn bring_up(&mut self, firmware: &EvergreenFirmware<'_>) -> Result<(), InitError> {
-        // Whatever a previous user left enabled: interrupts are opt-in.
+        // The IH ring's registers are checked once here (programmed, then switched off), so
+        // opting in later cannot fail on them; interrupts stay off until the caller asks.
+        self.enable_interrupts()?;
         self.disable_interrupts();
         self.load_firmware(firmware)?;
         self.start_cp()?;

@@ -7,6 +7,7 @@
 pub(crate) mod bringup;
 pub(crate) mod fences;
 pub(crate) mod interrupts;
+mod queue;
 pub(crate) mod recovery;
 pub(crate) mod submit;
 

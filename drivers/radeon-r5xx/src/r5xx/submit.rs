@@ -160,6 +160,12 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
         }
     }
 
+    /// Whether fence interrupts are on (the software interrupt enabled), for the
+    /// [`GpuQueue`](baregpu_gpu::GpuQueue) fence.
+    pub(crate) fn fence_interrupts(&self) -> bool {
+        self.gpu.interrupts.software
+    }
+
     /// The ring (e.g. its head, to count the dwords a packet took).
     pub fn ring(&self) -> &Ring<'d, A> {
         &self.gpu.ring
@@ -227,6 +233,8 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Batch for Submission<'_
     type Error = SubmitError;
 
     fn open(&mut self, units: usize) -> Result<(), SubmitError> {
+        // No register read on the submit path: a gone device shows in the bounded waits (ring
+        // space, fences), which check liveness while they poll.
         self.reserve_ring(units)?;
         self.allowance = Allowance::new(units);
         self.checkpoint = self.gpu.timeline.checkpoint();
