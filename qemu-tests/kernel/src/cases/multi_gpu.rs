@@ -24,7 +24,7 @@ use baregpu_regs::evergreen::Chipset as EvergreenChip;
 use baregpu_regs::r5xx::Chipset as R5xxChip;
 use core::time::Duration;
 use defmt::Debug2Format;
-use gpu_scheduler::radeon::{CheckedWrite, EvergreenQueue, FILL_BYTES, R5xxQueue};
+use gpu_scheduler::radeon::{CheckedWrite, FILL_BYTES};
 use gpu_scheduler::{
     Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
 };
@@ -192,8 +192,8 @@ const R520_LANE: usize = 0;
 const CYPRESS_LANE: usize = 1;
 
 type Job = CheckedWrite;
-type R520Lane = Lane<R5xxQueue<'static, MailboxIo, TscClock, IdentityDma>, Job, DEPTH>;
-type CypressLane = Lane<EvergreenQueue<'static, MailboxIo, TscClock, IdentityDma>, Job, DEPTH>;
+type R520Lane = Lane<R520, Job, DEPTH>;
+type CypressLane = Lane<Cypress, Job, DEPTH>;
 
 static R520: spin::Mutex<Option<R520Lane>> = spin::Mutex::new(None);
 static CYPRESS: spin::Mutex<Option<CypressLane>> = spin::Mutex::new(None);
@@ -235,12 +235,8 @@ fn set_up(kernel: &Kernel, found: &Found) -> Result<(), CaseError> {
     let r520 = init_r520(kernel, found.r5xx)?;
     defmt::info!("multi-gpu: R520 up after {=u64} mailbox requests", found.r5xx.requests());
     let cypress = init_cypress(kernel, found.evergreen)?;
-    let r_lane =
-        check("R520 lane", Lane::new(R5xxQueue(r520), Completion::Interrupt, JOB_TIMEOUT))?;
-    let c_lane = check(
-        "Cypress lane",
-        Lane::new(EvergreenQueue(cypress), Completion::Interrupt, JOB_TIMEOUT),
-    )?;
+    let r_lane = check("R520 lane", Lane::new(r520, Completion::Interrupt, JOB_TIMEOUT))?;
+    let c_lane = check("Cypress lane", Lane::new(cypress, Completion::Interrupt, JOB_TIMEOUT))?;
     *R520.lock() = Some(r_lane);
     *CYPRESS.lock() = Some(c_lane);
     found.r5xx.set_irq_handler(Some(on_r520_lane));
@@ -275,7 +271,7 @@ fn check_result(d: &Done, r520: &R520Lane, fills: &DmaRegion) -> Result<(), Case
     match d.lane {
         R520_LANE => {
             let reg = i as usize % SCRATCH_REGS;
-            let seen = r520.queue().0.scratch_writeback(USER_SCRATCH + reg).unwrap_or(0);
+            let seen = r520.queue().scratch_writeback(USER_SCRATCH + reg).unwrap_or(0);
             let later = seen.wrapping_sub(VALUE_BASE);
             if seen < VALUE_BASE + i || later as usize % SCRATCH_REGS != reg {
                 return expect_eq(
@@ -455,7 +451,7 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
         let r = guard.as_ref().ok_or(CaseError::Check("R520 lane"))?;
         for i in JOBS - SCRATCH_REGS as u32..JOBS {
             let reg = i as usize % SCRATCH_REGS;
-            let seen = r.queue().0.scratch_writeback(USER_SCRATCH + reg).unwrap_or(0);
+            let seen = r.queue().scratch_writeback(USER_SCRATCH + reg).unwrap_or(0);
             if seen != VALUE_BASE + i {
                 return expect_eq("R520 last scratch writes", seen, VALUE_BASE + i);
             }
@@ -513,7 +509,7 @@ pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
             }
         }
         expect("R520: its failed jobs' fences read Failed(DeviceGone)", true)?;
-        expect_eq("R520: no fence left pending", lane.queue().0.timeline().outstanding(), 0u64)
+        expect_eq("R520: no fence left pending", lane.queue().timeline().outstanding(), 0u64)
     })?;
     tear_down(&found);
     Ok(())
