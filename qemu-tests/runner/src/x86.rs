@@ -431,6 +431,16 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_model_logs_to_model_log_and_several_by_name() {
+        let dir = Path::new("/case");
+        let one = [Model::new("r5xx", &[])];
+        assert_eq!(model_log(dir, &one, 0), dir.join("model.log"));
+        let two = [Model::new("r5xx", &[]), Model::new("evergreen-cypress", &[])];
+        assert_eq!(model_log(dir, &two, 0), dir.join("model-r5xx.log"));
+        assert_eq!(model_log(dir, &two, 1), dir.join("model-evergreen-cypress.log"));
+    }
+
+    #[test]
     fn kernel_failures_report_the_last_error_line() {
         let log = vec![
             "INFO  a".to_string(),
