@@ -226,6 +226,8 @@ struct Outcome {
     refused: [u32; 2],
     /// Lane states and counters at the end.
     states: [LaneState; 2],
+    /// Cypress jobs done when the R520's lane was first seen not running.
+    cypress_done_when_r520_stopped: Option<usize>,
     stats: [gpu_scheduler::LaneStats; 2],
 }
 
@@ -299,6 +301,7 @@ fn run_jobs(fills: &DmaRegion) -> Result<Outcome, CaseError> {
         submitted: Vec::with_capacity(2 * JOBS as usize),
         refused: [0; 2],
         states: [LaneState::Running; 2],
+        cypress_done_when_r520_stopped: None,
         stats: Default::default(),
     };
     let mut events = Vec::with_capacity(4 * DEPTH);
@@ -338,6 +341,10 @@ fn run_jobs(fills: &DmaRegion) -> Result<Outcome, CaseError> {
             }
             out.states = [r.state(), c.state()];
             out.stats = [r.stats(), c.stats()];
+            if out.states[R520_LANE] != LaneState::Running {
+                let done = out.done[CYPRESS_LANE].len();
+                out.cypress_done_when_r520_stopped.get_or_insert(done);
+            }
             Ok(idle)
         })?;
         if idle {
@@ -475,6 +482,13 @@ pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
 
     let r = &out.done[R520_LANE];
     expect("R520 lane is gone", out.states[R520_LANE] == LaneState::Gone)?;
+    let before = out.cypress_done_when_r520_stopped.unwrap_or(JOBS as usize);
+    defmt::info!(
+        "multi-gpu: Cypress jobs done when the R520 was found gone: {=usize} of {=u32}",
+        before,
+        JOBS
+    );
+    expect("the Cypress went on after the R520 was gone", before < JOBS as usize)?;
     let ok = r.iter().take_while(|d| d.result.is_ok()).count();
     let gone = Err(JobError::Failed(FenceFailure::DeviceGone));
     let failed = r.iter().filter(|d| d.result == gone).count();
