@@ -269,6 +269,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_asm_text",
     "evergreen_shader",
     "evergreen_mailbox",
+    "submission_closures",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to

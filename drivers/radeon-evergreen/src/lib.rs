@@ -37,16 +37,21 @@
 //!   auto-increment and read back (`baregpu_firmware::amd::evergreen::upload`: one address write
 //!   plus one write per word), the ring programmed with read-pointer write-back, `ME_INITIALIZE`
 //!   (§9.2.1) written, the engines un-halted; ring test and IB test with `SET_CONFIG_REG`
-//!   scratch writes (§9.4.14, §9.3.1); the interrupt ring set up.
-//! - Submission ([`Evergreen::submit`]): reserve with back-pressure (bounded wait on the
-//!   written-back read pointer), packets, type-2 padding to 16 dwords, one doorbell.
-//! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing a 64-bit sequence
-//!   to memory with an interrupt; [`Evergreen::wait`] is bounded and tells a hung CP from a
-//!   slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
-//! - Interrupts ([`Evergreen::handle_interrupts`]): the IH ring, EOP vectors, overflow.
+//!   scratch writes (§9.4.14, §9.3.1); interrupts left off (opt-in).
+//! - Submission ([`Evergreen::submit`]): `baregpu-gpu`'s all-or-nothing protocol: reserve with
+//!   back-pressure (bounded wait on the written-back read pointer), packets held to the
+//!   reservation, type-2 padding to 16 dwords, one doorbell; a failed closure leaves nothing.
+//! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing the 64-bit
+//!   sequence of the shared timeline to memory, with an interrupt only once enabled;
+//!   [`Evergreen::wait`] is bounded, checks the device while it polls and tells a hung CP
+//!   from a slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
+//! - Interrupts, opt-in ([`Evergreen::enable_interrupts`], [`Evergreen::handle_interrupts`]):
+//!   the IH ring, EOP vectors, overflow.
 //! - CP DMA fill and copy, `COND_EXEC` and `SET_PREDICATION` (§9.5) on [`Submission`].
-//! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test) and
-//!   [`Evergreen::recover`] (microcode read-back, reload when it fails).
+//! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test, then the lost
+//!   fences fail) and [`Evergreen::recover`] (microcode read-back, reload when it fails).
+//! - The family-generic interface: [`gpu::GpuQueue`] (module layout: `evergreen/` with
+//!   `bringup`, `submit`, `fences`, `interrupts`, `recovery`, as in the R5xx driver).
 //! - Compute ([`compute`]): LS/CS program, cb0 with the dispatch dimensions and arguments,
 //!   RAT 0, fetch resources, group size, LDS, `DISPATCH_DIRECT`/`DISPATCH_INDIRECT` and the
 //!   cache flushes after, in the order of Mesa r600 evergreen_compute.c; a typed

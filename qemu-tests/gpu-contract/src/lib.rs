@@ -10,11 +10,13 @@
 //! (the default seed, two more seeds and run-to-idle), so the suite does too.
 #![forbid(unsafe_code)]
 
+pub mod layout;
+
 use std::time::Duration;
 
 use baregpu_gpu::{FenceError, FenceFailure, FenceStatus, GpuQueue};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRng, TestRunner};
+use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 
 /// A driver over its in-process model, with what the suite needs from the family.
 pub trait Fixture {
@@ -304,9 +306,66 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec(step, 1..12)
 }
 
-/// A property test: closures failing or overrunning at random points. After every plan the
-/// marker holds the last value of the last submission that succeeded, doorbells count only
-/// the successes, and every successful fence signals.
+/// Run `plan` on `f`: each step's submission must succeed exactly when its closure neither
+/// fails nor overruns; afterwards the marker holds the last value of the last submission that
+/// succeeded (nothing of a failed one reached the command processor), the doorbells count
+/// only the successes, and the last successful fence signals. `tag` numbers the marker values
+/// (kept across plans so every value is new). Returns what did not hold.
+pub fn run_plan<F: Fixture>(f: &mut F, plan: &[Step], tag: &mut u32) -> Result<(), String> {
+    let base = f.queue().submit_fence().map_err(|e| format!("base fence: {e}"))?;
+    f.queue().wait(&base, F::TIMEOUT).map_err(|e| format!("base fence: {e}"))?;
+    let mut expected = f.read_marker();
+    let doorbells = f.queue().stats().doorbells;
+    let mut successes = 0;
+    let mut last = None;
+    for step in plan {
+        *tag = tag.wrapping_add(1);
+        let first = *tag << 8;
+        let markers = step.markers.min(255);
+        // Short: room for fewer markers than written and no fence: an overrun.
+        let reserve = if step.short == 0 {
+            batch_units::<F>(markers)
+        } else {
+            markers.saturating_sub(step.short) * F::MARKER_UNITS
+        };
+        let r = f.queue().submit(reserve, |s| {
+            for k in 0..markers {
+                if step.fail_after == Some(k) {
+                    return Err(F::closure_error());
+                }
+                F::write_marker(s, first + k as u32)?;
+            }
+            F::Queue::fence(s)
+        });
+        let should_succeed = step.short == 0 && step.fail_after.is_none_or(|k| k >= markers);
+        if r.is_ok() != should_succeed {
+            return Err(format!("{step:?}: submission ok = {}", r.is_ok()));
+        }
+        if let Ok(fence) = r {
+            successes += 1;
+            if markers > 0 {
+                expected = first + markers as u32 - 1;
+            }
+            last = Some(fence);
+        }
+    }
+    if let Some(fence) = last {
+        f.queue().wait(&fence, F::TIMEOUT).map_err(|e| format!("last good fence: {e}"))?;
+    }
+    for _ in 0..50 {
+        f.run_device();
+    }
+    if f.read_marker() != expected {
+        return Err(format!("marker {:#x}, expected {expected:#x}", f.read_marker()));
+    }
+    let rung = f.queue().stats().doorbells - doorbells;
+    if rung != successes {
+        return Err(format!("{rung} doorbells for {successes} successful submissions"));
+    }
+    Ok(())
+}
+
+/// A property test over [`run_plan`]: closures failing or overrunning at random points.
 pub fn closures_failing_at_random_points<F: Fixture>(f: &mut F) {
     // A fixed seed: the same plans on every run (a failure prints its minimal plan).
     let config = Config { cases: 24, ..Config::default() };
@@ -318,49 +377,10 @@ pub fn closures_failing_at_random_points<F: Fixture>(f: &mut F) {
     runner
         .run(&steps(), |plan| {
             let mut guard = fixture.borrow_mut();
-            let f = &mut **guard;
-            let base = f.queue().submit_fence().expect("base fence");
-            f.queue().wait(&base, F::TIMEOUT).expect("base");
-            let mut expected = f.read_marker();
-            let doorbells = f.queue().stats().doorbells;
-            let mut successes = 0;
-            let mut last = None;
-            for step in &plan {
-                tag.set(tag.get() + 1);
-                let first = tag.get() << 8;
-                // Short: room for fewer markers than written and no fence: an overrun.
-                let reserve = if step.short == 0 {
-                    batch_units::<F>(step.markers)
-                } else {
-                    step.markers.saturating_sub(step.short) * F::MARKER_UNITS
-                };
-                let r = f.queue().submit(reserve, |s| {
-                    for k in 0..step.markers {
-                        if step.fail_after == Some(k) {
-                            return Err(F::closure_error());
-                        }
-                        F::write_marker(s, first + k as u32)?;
-                    }
-                    F::Queue::fence(s)
-                });
-                let should_succeed =
-                    step.short == 0 && step.fail_after.is_none_or(|k| k >= step.markers);
-                prop_assert_eq!(r.is_ok(), should_succeed, "{:?}", step);
-                if let Ok(fence) = r {
-                    successes += 1;
-                    expected = first + step.markers as u32 - 1;
-                    last = Some(fence);
-                }
-            }
-            if let Some(fence) = last {
-                f.queue().wait(&fence, F::TIMEOUT).expect("last good fence");
-            }
-            for _ in 0..50 {
-                f.run_device();
-            }
-            prop_assert_eq!(f.read_marker(), expected);
-            prop_assert_eq!(f.queue().stats().doorbells - doorbells, successes);
-            Ok(())
+            let mut t = tag.get();
+            let r = run_plan(&mut **guard, &plan, &mut t);
+            tag.set(t);
+            r.map_err(TestCaseError::fail)
         })
         .unwrap_or_else(|e| panic!("{e}"));
 }
