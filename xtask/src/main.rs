@@ -17,6 +17,8 @@
 //! and reported in one line, and everything else runs. Under `CI=true` missing documents
 //! fail the run.
 
+mod decode;
+
 use regdb_gen::coverage::{Coverage, table};
 use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
@@ -562,8 +564,9 @@ fn test_job() -> ExitCode {
         "cargo test --workspace",
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
-    // The R5xx and Evergreen drivers and the CTM workloads against other engine
-    // interleavings: two more seeds and run-to-idle (the default seed ran above).
+    // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
+    // in their tests/contract.rs) and the CTM workloads against other engine interleavings:
+    // two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
         cargo_tests(
@@ -730,8 +733,9 @@ fn main() -> ExitCode {
         Some("test") => test_job(),
         Some("regen") => regen_job(),
         Some("package") => package_job(),
+        Some("decode") => decode::decode_job(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen|package>");
+            eprintln!("usage: cargo xtask <main|test|regen|package|decode>");
             ExitCode::from(2)
         }
     }

@@ -159,10 +159,9 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         self.io.write(CP_DEBUG::RESET);
         self.ring.reset();
         // §9.2.1: ME_INITIALIZE right after loading the microcode, then the ME runs.
-        self.submit(pm4::ME_INITIALIZE_BODY.len() + 1, |s| {
-            s.packet(opcode::ME_INITIALIZE, &pm4::ME_INITIALIZE_BODY)
-        })
-        .map_err(TestError::from)?;
+        let dwords = opcode::ME_INITIALIZE.min_dwords + 1;
+        self.submit(dwords, |s| s.packet(opcode::ME_INITIALIZE, &pm4::me_initialize()?))
+            .map_err(TestError::from)?;
         self.io.write(CP_ME_CNTL::RESET);
         Ok(())
     }

@@ -27,7 +27,7 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
         let (timeline, fence_addr, irq) = self.fence_parts();
         let eop = pm4::eop_fence(fence_addr, timeline.peek_next(), irq)?;
         self.sink_reserve(FENCE_DWORDS)?;
-        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH))?;
+        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH)?)?;
         self.packet(opcode::EVENT_WRITE_EOP, &eop)?;
         Ok(self.emit_fence())
     }

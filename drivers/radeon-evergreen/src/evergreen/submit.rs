@@ -141,12 +141,16 @@ impl<'d, A: DmaAllocator + ?Sized> Submission<'_, 'd, A> {
     }
 
     /// A type-3 packet (graphics shader type).
-    pub fn packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn packet(&mut self, op: pm4::EvergreenPacket, body: &[u32]) -> Result<(), PacketError> {
         pm4::packet(&mut self.sink(), op, body, false)
     }
 
     /// A type-3 packet with SHADER_TYPE compute (§9.1.4 bit 1).
-    pub fn compute_packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn compute_packet(
+        &mut self,
+        op: pm4::EvergreenPacket,
+        body: &[u32],
+    ) -> Result<(), PacketError> {
         pm4::packet(&mut self.sink(), op, body, true)
     }
 
@@ -253,7 +257,11 @@ impl<'d, A: DmaAllocator + ?Sized> Submission<'_, 'd, A> {
     }
 
     /// A predicated type-3 packet (§9.1.4 bit 0): skipped while the predicate is false.
-    pub fn predicated_packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn predicated_packet(
+        &mut self,
+        op: pm4::EvergreenPacket,
+        body: &[u32],
+    ) -> Result<(), PacketError> {
         if body.is_empty() || body.len() > pm4::MAX_BODY_DWORDS {
             return Err(PacketError::BadLength { dwords: body.len() });
         }
