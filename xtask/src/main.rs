@@ -565,7 +565,8 @@ fn test_job() -> ExitCode {
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
     // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
-    // in their tests/contract.rs) and the CTM workloads against other engine interleavings:
+    // in their tests/contract.rs), the CTM workloads and the scheduler example over both
+    // in-process GPUs against other engine interleavings:
     // two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
