@@ -353,11 +353,11 @@ fn recover_reloads_firmware_only_when_the_read_back_fails() {
         let r = drv.recover(&images.parse()).expect("recover");
         assert!(!r.reloaded_firmware);
         set_faults(&gpu, |f| f.ucode_corrupt = Some(3));
-        let uploads = drv.stats().uploads;
+        let uploads = drv.stats().firmware_uploads;
         // A read-back that fails reloads; the corruption stays in the read path, so the reload's
         // own verification fails too and is reported.
         assert!(drv.recover(&images.parse()).is_err());
-        assert_eq!(drv.stats().uploads, uploads, "verification failed before the count");
+        assert_eq!(drv.stats().firmware_uploads, uploads, "verification failed before the count");
         set_faults(&gpu, |f| f.ucode_corrupt = None);
         let r = drv.recover(&images.parse()).expect("recover");
         assert!(!r.reloaded_firmware);
@@ -377,10 +377,10 @@ fn after_a_function_level_reset_recover_reloads_the_firmware_and_runs_again() {
         drv.wait(&f, FENCE_TIMEOUT).unwrap();
         // Power-on state: microcode RAMs lost, engines halted, ME not initialised.
         gpu.reset();
-        let uploads = drv.stats().uploads;
+        let uploads = drv.stats().firmware_uploads;
         let r = drv.recover(&images.parse()).unwrap_or_else(|e| panic!("{chip:?}: {e}"));
         assert!(r.reloaded_firmware, "{chip:?}");
-        assert_eq!(drv.stats().uploads, uploads + 1);
+        assert_eq!(drv.stats().firmware_uploads, uploads + 1);
         assert!(gpu.model().me_initialized());
         let f = drv.submit(3 + FENCE_DWORDS, |s| {
             s.set_scratch(1, 0x600D)?;

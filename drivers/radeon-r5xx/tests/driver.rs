@@ -333,7 +333,7 @@ fn ten_thousand_submissions_wrap_a_4k_ring_with_ordered_fences() {
     // and every padding filler), none cut short, none lost.
     drv.wait_ring_idle().unwrap();
     let parsed = gpu.model().stats().packets;
-    assert_eq!(parsed, [1 + 20_000, 0, drv.stats().padding_dwords, 10_000]);
+    assert_eq!(parsed, [1 + 20_000, 0, drv.stats().padding_units, 10_000]);
     assert_clean(&gpu);
     // Waits for ring space ran against a CP that was still working: they saw its read pointer
     // part-way between where it was and the committed write pointer.
@@ -441,7 +441,7 @@ fn back_pressure_waits_for_a_working_cp_and_never_overwrites_what_it_has_not_rea
     drv.wait_ring_idle().unwrap();
     // Exactly what was written was parsed: 16 type-0 packets per batch (+ the ring test's).
     let parsed = gpu.model().stats().packets;
-    assert_eq!(parsed, [1 + 200 * 16, 0, drv.stats().padding_dwords, 0]);
+    assert_eq!(parsed, [1 + 200 * 16, 0, drv.stats().padding_units, 0]);
     assert_clean(&gpu);
     assert!(drv.ring().rptr_reads() > 0, "200 × 64 dwords through 1024 must wait for space");
     assert_partial_consumption(&gpu, drv.ring());
@@ -518,7 +518,7 @@ fn pio_mode_pushes_packets_through_the_primary_aperture() {
     assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(0x9100));
     assert_eq!(drv.ring().head(), head, "nothing went through the ring");
     assert_eq!(gpu.model().stats().pio_dropped, 0);
-    assert_eq!(drv.stats().pio_dwords, 8);
+    assert_eq!(drv.stats().direct_units, 8);
     // Back in bus-master mode: the ring works.
     let f = drv.emit_fence().unwrap();
     drv.wait(&f, FENCE_TIMEOUT).unwrap();

@@ -20,4 +20,10 @@ pub struct Stats {
     pub recoveries: u64,
     /// Fences completed with an error (lost to a reset or a gone device).
     pub failed_fences: u64,
+    /// Indirect buffers started from the ring.
+    pub indirect_buffers: u64,
+    /// Units written outside the ring (R5xx: dwords through the PIO aperture).
+    pub direct_units: u64,
+    /// Microcode uploads (bring-up and reloads).
+    pub firmware_uploads: u64,
 }

@@ -109,7 +109,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     ) -> Result<(), InitError> {
         // Halted ME/PFP and a stopped RLC before any RAM write; left halted for ME_INITIALIZE.
         self.upload = evergreen::upload(&self.io, firmware)?;
-        self.stats.uploads += 1;
+        self.stats.firmware_uploads += 1;
         // Linux radeon evergreen.c `evergreen_rlc_resume`: start the RLC after its upload.
         self.io.write(RLC_CNTL::RESET.with_rlc_enable(true));
         Ok(())

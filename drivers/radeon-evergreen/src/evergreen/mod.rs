@@ -27,24 +27,9 @@ use crate::error::DeviceGone;
 use crate::irq::IhRing;
 use crate::liveness;
 
-/// Counters for tests and benchmarks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Stats {
-    /// Doorbells (`CP_RB_WPTR` writes).
-    pub doorbells: u64,
-    /// Submissions.
-    pub submissions: u64,
-    /// Fences emitted.
-    pub fences: u64,
-    /// Soft resets.
-    pub resets: u64,
-    /// Firmware uploads.
-    pub uploads: u64,
-    /// Submissions discarded because their closure failed or overran (nothing reached the CP).
-    pub discarded: u64,
-    /// Fences completed with an error by resets and recoveries (their work was discarded).
-    pub failed_fences: u64,
-}
+/// Counters for tests and benchmarks: the shared [`baregpu_gpu::Stats`] (`resets` counts
+/// every `GRBM_SOFT_RESET`, bring-up's included; `firmware_uploads` every PFP/ME/RLC upload).
+pub use baregpu_gpu::Stats;
 
 /// The command ring the driver owns: ring memory and the write-back page (read pointer at
 /// [`WB_RPTR_OFFSET`](crate::WB_RPTR_OFFSET), fence at [`WB_FENCE_OFFSET`](crate::WB_FENCE_OFFSET),

@@ -75,16 +75,6 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> GpuQueue for Evergr
     }
 
     fn stats(&self) -> Stats {
-        let s = Evergreen::stats(self);
-        Stats {
-            submissions: s.submissions,
-            doorbells: s.doorbells,
-            fences: s.fences,
-            padding_units: 0,
-            discarded: s.discarded,
-            resets: s.resets,
-            recoveries: 0,
-            failed_fences: s.failed_fences,
-        }
+        Evergreen::stats(self)
     }
 }

@@ -33,30 +33,11 @@ use interrupts::Interrupts;
 /// the ring is dropped.
 pub type Ring<'d, A> = CommandRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 
-/// Counters for tests, benchmarks and logs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Flushed submissions (batches) that carried packets.
-    pub batches: u64,
-    /// `CP_RB_WPTR` doorbell writes (one per batch; the §5.8 pointer resets are not counted).
-    pub doorbells: u64,
-    /// Fences emitted (ring and PIO).
-    pub fences: u64,
-    /// IB1 packets emitted from the ring.
-    pub indirect_buffers: u64,
-    /// Type-2 padding dwords written to the ring.
-    pub padding_dwords: u64,
-    /// Dwords written through the PIO aperture.
-    pub pio_dwords: u64,
-    /// Successful [`R5xx::reset`]s.
-    pub resets: u64,
-    /// Successful [`R5xx::recover`]s.
-    pub recoveries: u64,
-    /// Submissions discarded because their closure failed or overran (nothing reached the CP).
-    pub discarded: u64,
-    /// Fences completed with an error by resets and recoveries (their work was discarded).
-    pub failed_fences: u64,
-}
+/// Counters for tests, benchmarks and logs: the shared [`baregpu_gpu::Stats`] (`submissions`
+/// counts batches that carried packets, `doorbells` the `CP_RB_WPTR` writes (the §5.8 pointer
+/// resets are not counted), `padding_units` the type-2 dwords, `direct_units` the dwords
+/// written through the PIO aperture, `resets`/`recoveries` the successful ones).
+pub use baregpu_gpu::Stats;
 
 /// A running R5xx command processor.
 ///
@@ -154,7 +135,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
             clock: &self.clock,
             timeout: self.config.submit_timeout,
             timeline: &mut self.timeline,
-            pio_dwords: &mut self.stats.pio_dwords,
+            pio_dwords: &mut self.stats.direct_units,
         }
     }
 

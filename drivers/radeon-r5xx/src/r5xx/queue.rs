@@ -77,16 +77,6 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> GpuQueue for R5xx<'
     }
 
     fn stats(&self) -> Stats {
-        let s = R5xx::stats(self);
-        Stats {
-            submissions: s.batches,
-            doorbells: s.doorbells,
-            fences: s.fences,
-            padding_units: s.padding_dwords,
-            discarded: s.discarded,
-            resets: s.resets,
-            recoveries: s.recoveries,
-            failed_fences: s.failed_fences,
-        }
+        R5xx::stats(self)
     }
 }

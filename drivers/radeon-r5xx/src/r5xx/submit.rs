@@ -223,8 +223,8 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
         let written = self.gpu.ring.pad_to(SUBMIT_ALIGN)?;
         let gpu = &mut *self.gpu;
         gpu.ring.kick(&gpu.io);
-        gpu.stats.padding_dwords += written as u64;
-        gpu.stats.batches += 1;
+        gpu.stats.padding_units += written as u64;
+        gpu.stats.submissions += 1;
         Ok(())
     }
 }
