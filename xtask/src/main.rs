@@ -41,6 +41,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "ctm-compute",
+    "gpu-scheduler",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
 
@@ -593,7 +594,8 @@ fn test_job() -> ExitCode {
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
     // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
-    // in their tests/contract.rs) and the CTM workloads against other engine interleavings:
+    // in their tests/contract.rs), the CTM workloads and the scheduler example over both
+    // in-process GPUs against other engine interleavings:
     // two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
@@ -601,7 +603,7 @@ fn test_job() -> ExitCode {
             &mut tally,
             &format!(
                 "cargo test -p baregpu-radeon-r5xx -p baregpu-radeon-evergreen -p ctm-compute \
-                 (GPU_MODEL_PACING={pacing})"
+                 -p gpu-scheduler (GPU_MODEL_PACING={pacing})"
             ),
             cargo()
                 .args([
@@ -612,6 +614,8 @@ fn test_job() -> ExitCode {
                     "baregpu-radeon-evergreen",
                     "-p",
                     "ctm-compute",
+                    "-p",
+                    "gpu-scheduler",
                     "--no-fail-fast",
                 ])
                 .env(gpu_device_model::PACING_ENV, pacing),

@@ -52,7 +52,7 @@ fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<
 }
 
 /// The chip's firmware set, parsed (the images are the unmodified Debian files).
-fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, CaseError> {
+pub(super) fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, CaseError> {
     let (pfp, me, rlc) = match chip {
         Chipset::CYPRESS => (CYPRESS_PFP, CYPRESS_ME, CYPRESS_RLC),
         Chipset::CAYMAN => (CAYMAN_PFP, CAYMAN_ME, CAYMAN_RLC),
