@@ -26,7 +26,9 @@ use baregpu_ring::evergreen::{
 };
 use baregpu_ring::ib::IbError;
 use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Family, Pm4Writer, SliceSink, TYPE2};
-use baregpu_ring::ring::{CommandProcessorRing, CommandRing, RingConfigError, RingFull};
+use baregpu_ring::ring::{
+    CommandProcessorRing, CommandRing, RingConfigError, RingFull, WritebackFamily, WritebackRptr,
+};
 use common::{dwords, region};
 
 /// Above 4 GiB: the Evergreen CP reaches 40-bit bus addresses.
@@ -37,7 +39,10 @@ fn ring(dw: usize) -> EvergreenRing {
     EvergreenRing::with_family(region(dw, RING_BUS), region(4, WB_BUS), 4).unwrap()
 }
 
-fn publish<F: CommandProcessorRing>(ring: &CommandRing<DmaRegion, DmaRegion, F>, rptr: u32) {
+fn publish<F: WritebackFamily>(
+    ring: &CommandRing<DmaRegion, WritebackRptr<DmaRegion, F>, F>,
+    rptr: u32,
+) {
     let (wb, off) = ring.writeback();
     wb.write_u32(off, rptr).unwrap();
 }
@@ -271,7 +276,6 @@ enum ByteRecords {}
 impl CommandProcessorRing for ByteRecords {
     type Unit = u8;
     type Base = BusAddress;
-    type Writeback = BusAddress;
     type Doorbell = Doorbell;
     const MIN_UNITS: usize = 16;
     const MAX_UNITS: usize = 1 << 16;
@@ -280,14 +284,18 @@ impl CommandProcessorRing for ByteRecords {
     fn base(address: BusAddress, _bytes: usize) -> Option<BusAddress> {
         Some(address)
     }
-    fn writeback(address: BusAddress) -> Option<BusAddress> {
-        address.0.is_multiple_of(4).then_some(address)
-    }
     fn size_field(units: usize) -> u8 {
         units.trailing_zeros() as u8
     }
     fn doorbell(wptr: u32) -> Doorbell {
         Doorbell(wptr)
+    }
+}
+
+impl WritebackFamily for ByteRecords {
+    type Writeback = BusAddress;
+    fn writeback(address: BusAddress) -> Option<BusAddress> {
+        address.0.is_multiple_of(4).then_some(address)
     }
 }
 
@@ -319,7 +327,7 @@ impl baregpu_hal::Scalar for Doorbell {}
 #[test]
 fn the_same_core_over_byte_records() {
     let io = Recorder::default();
-    let mut r: CommandRing<DmaRegion, DmaRegion, ByteRecords> =
+    let mut r: CommandRing<DmaRegion, WritebackRptr<DmaRegion, ByteRecords>, ByteRecords> =
         CommandRing::with_family(region(4, 0x1000), region(1, 0x2000), 0).unwrap();
     assert_eq!((r.size_units(), r.capacity()), (16, 15));
     r.write_packet(0x70, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();

@@ -124,7 +124,8 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd.args([
         "--features",
         "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/defmt",
+         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,baregpu-ring/evergreen,\
+         baregpu-ring/defmt",
     ]);
     match target {
         Some(t) => {
@@ -143,7 +144,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt"),
+    ("baregpu-ring", "defmt,r5xx,evergreen"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
@@ -362,6 +363,8 @@ fn miri_tests(tally: &mut Tally) {
             "address_overflow",
             "--test",
             "evergreen",
+            "--test",
+            "channel",
         ]),
     );
     cargo_tests(

@@ -42,6 +42,7 @@ use baregpu_hal::time::{Clock, poll_until};
 use baregpu_hal::{Array, RegisterIo, RegisterIoExt};
 use baregpu_regs::r5xx::cp::{CP_CSQ_APER_PRIMARY, CP_CSQ_AVAIL, CP_CSQ_CNTL, cp_csq_cntl};
 use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Writer};
+use baregpu_ring::r5xx::R5xx as R5xxFamily;
 
 use crate::consts::PIO_PRIMARY_QUEUE_DWORDS;
 use crate::error::{DeviceGone, SubmitError};
@@ -163,7 +164,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// A PM4 writer into the aperture. A packet that finds no queue space within the submit
     /// timeout fails with `Pm4Error::NoSpace` and writes nothing; [`packets`](Self::packets)
     /// turns that into a typed [`SubmitError`].
-    pub fn writer(&mut self) -> Pm4Writer<PioSink<'_, IO, C>> {
+    pub fn writer(&mut self) -> Pm4Writer<PioSink<'_, IO, C>, R5xxFamily> {
         let parts = self.gpu.pio_parts();
         Pm4Writer::new(PioSink {
             io: parts.io,
@@ -176,7 +177,10 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// Run `f` on a writer and the fence sequence, counting the dwords it pushed.
     fn write<T>(
         &mut self,
-        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>>, &mut FenceSeq) -> Result<T, Pm4Error>,
+        f: impl FnOnce(
+            &mut Pm4Writer<PioSink<'_, IO, C>, R5xxFamily>,
+            &mut FenceSeq,
+        ) -> Result<T, Pm4Error>,
     ) -> Result<T, SubmitError> {
         let before = self.st.written;
         let parts = self.gpu.pio_parts();
@@ -191,7 +195,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// all-ones device to [`SubmitError::DeviceGone`].
     pub fn packets<T>(
         &mut self,
-        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>>) -> Result<T, Pm4Error>,
+        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>, R5xxFamily>) -> Result<T, Pm4Error>,
     ) -> Result<T, SubmitError> {
         self.write(|w, _| f(w))
     }

@@ -10,6 +10,7 @@ use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use baregpu_ring::pm4::{CommandSink, Pm4Error, Pm4Writer};
+use baregpu_ring::r5xx::R5xx as R5xxFamily;
 
 use super::R5xx;
 use crate::consts::{FENCE_SCRATCH, SCRATCH_COUNT, WB_SCRATCH_OFFSET};
@@ -56,7 +57,10 @@ impl FenceSeq {
     /// Write the next fence into `w`: a type-0 write of the next sequence number to
     /// `SCRATCH_REG<FENCE_SCRATCH>` (2 dwords, §5.9). The number is taken only if the packet
     /// was written.
-    pub(crate) fn emit<S: CommandSink>(&mut self, w: &mut Pm4Writer<S>) -> Result<Fence, Pm4Error> {
+    pub(crate) fn emit<S: CommandSink>(
+        &mut self,
+        w: &mut Pm4Writer<S, R5xxFamily>,
+    ) -> Result<Fence, Pm4Error> {
         let seq = self.last.wrapping_add(1);
         w.write_reg_at(FENCE_SCRATCH, SCRATCH_REG0::RESET.with_scratch_reg0(seq))?;
         self.last = seq;

@@ -7,7 +7,7 @@ use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
 use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
 use baregpu_ring::pm4::{Pm4Writer, pad_count};
-use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, SUBMIT_ALIGN};
+use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, R5xx as R5xxFamily, SUBMIT_ALIGN};
 use baregpu_ring::ring::WaitError;
 
 use super::fences::Fence;
@@ -119,7 +119,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
     }
 
     /// A PM4 writer on the ring (use the room from [`reserve`](Self::reserve)).
-    pub fn writer(&mut self) -> Pm4Writer<&mut Ring<'d, A>> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Ring<'d, A>, R5xxFamily> {
         self.gpu.ring.writer()
     }
 
