@@ -8,10 +8,10 @@
 //!   (vector stores, which no dword-by-dword builder can approach);
 //! - `encode_slice_large` vs `copy_from_slice_large`: 5 × 3D_DRAW_IMMD_2 of 511 body
 //!   dwords (also 10 KiB), where the per-packet cost is amortised;
-//! - `encode_ring` (Pm4Writer into a CommandRing over DMA memory, volatile stores, one commit,
-//!   simulated CP write-back) vs `volatile_store_dma` (the batch stored one volatile `u32` at a
-//!   time into the same DMA memory: the floor for the ring path) and `copy_into_dma`
-//!   (`DmaRegion::write_slice` of the batch).
+//! - `encode_ring` (Pm4Writer into a CommandRing over DMA memory, one reservation and one run
+//!   of stores per packet, one commit, simulated CP write-back) vs `volatile_store_dma` (the
+//!   batch stored one `u32` at a time with `DmaRegion::write_u32` into the same DMA memory: the
+//!   floor for the ring path) and `copy_into_dma` (`DmaRegion::write_slice` of the batch).
 //!
 //! Quick by design: 20 samples, 1 s measurement: `cargo bench -p baregpu-ring` takes seconds.
 

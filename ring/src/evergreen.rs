@@ -220,7 +220,9 @@ pub const SET_RANGES: [SetRange; 7] = [
 /// `TYPE-0` packets should be used" (§9.1.1).
 pub const SYSTEM_REGISTERS_END: usize = 0x8000;
 
-/// The `SET_*` range holding byte `offset`, if any.
+/// The `SET_*` range holding byte `offset`, if any (inlined: for a constant offset the search
+/// folds away).
+#[inline]
 pub fn set_range(offset: usize) -> Option<&'static SetRange> {
     SET_RANGES.iter().find(|r| (r.start..r.end).contains(&offset))
 }

@@ -430,7 +430,7 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
         self.sink
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn emit(&mut self, header: u32, body: &[u32]) -> Result<(), Pm4Error> {
         Ok(self.sink.write_packet(header, body)?)
     }
@@ -441,12 +441,7 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
     fn emit_registers(&mut self, write: RegisterWrite, values: &[u32]) -> Result<(), Pm4Error> {
         match write.index {
             None => self.emit(write.header, values),
-            Some(index) => {
-                self.sink.reserve(2 + values.len())?;
-                self.sink.push(write.header)?;
-                self.sink.push(index)?;
-                Ok(self.sink.push_slice(values)?)
-            }
+            Some(index) => Ok(self.sink.write_parts(&[write.header, index], values)?),
         }
     }
 

@@ -547,23 +547,24 @@ impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandRi
     /// when there is no room; ring memory is not touched.
     #[inline]
     pub fn reserve(&mut self, units: usize) -> Result<(), RingFull> {
-        if units > self.free_units() {
-            return self.reserve_after_refresh(units);
-        }
+        self.make_room(units)?;
         self.granted = units;
         Ok(())
     }
 
+    /// Room for `units` more, re-reading the read pointer only if the cached free space is too
+    /// small; the grant is left alone.
+    #[inline(always)]
+    fn make_room(&mut self, units: usize) -> Result<(), RingFull> {
+        if units > self.free_units() { self.make_room_after_refresh(units) } else { Ok(()) }
+    }
+
     #[cold]
-    fn reserve_after_refresh(&mut self, units: usize) -> Result<(), RingFull> {
+    fn make_room_after_refresh(&mut self, units: usize) -> Result<(), RingFull> {
         // A bad write-back value keeps the cached pointer: treated as no progress.
         let _ = self.refresh_rptr();
         let free = self.free_units();
-        if units > free {
-            return Err(RingFull { needed: units, free });
-        }
-        self.granted = units;
-        Ok(())
+        if units > free { Err(RingFull { needed: units, free }) } else { Ok(()) }
     }
 
     /// [`reserve`](Self::reserve), polling the write-back read pointer until the CP has
@@ -649,6 +650,41 @@ impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandRi
         // `index <= mask` and the region is exactly `mask + 1` units: always in bounds.
         F::Unit::store(self.buffer.borrow(), index as usize, unit);
     }
+
+    /// Store `first` then `then` from the head on and advance it: one run of stores, split in
+    /// two where it passes the end of the ring (§5.4: placement "starts from the beginning
+    /// again"), so the wrap is decided once per packet, never per unit. The caller checked
+    /// the space.
+    #[inline(always)]
+    fn store_at_head(&mut self, first: &[F::Unit], then: &[F::Unit]) {
+        let head = self.head as usize;
+        let n = first.len() + then.len();
+        if n <= self.size_units() - head {
+            F::Unit::store_run(self.buffer.borrow(), head, first, then);
+        } else {
+            self.store_wrapped(first, then);
+        }
+        self.head = ((head + n) & self.mask as usize) as u32;
+    }
+
+    /// The run of [`store_at_head`](Self::store_at_head) that passes the end: out of line,
+    /// so the common contiguous case stays a few instructions at each call site.
+    #[cold]
+    #[inline(never)]
+    fn store_wrapped(&self, first: &[F::Unit], then: &[F::Unit]) {
+        let head = self.head as usize;
+        let to_end = self.size_units() - head;
+        let region = self.buffer.borrow();
+        if to_end <= first.len() {
+            let (before, after) = first.split_at(to_end);
+            F::Unit::store_run(region, head, before, &[]);
+            F::Unit::store_run(region, 0, after, then);
+        } else {
+            let (before, after) = then.split_at(to_end - first.len());
+            F::Unit::store_run(region, head, first, before);
+            F::Unit::store_run(region, 0, after, &[]);
+        }
+    }
 }
 
 /// Rings whose CP writes its read pointer back to DMA memory ([`WritebackRptr`]).
@@ -711,26 +747,19 @@ impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandSi
         CommandRing::reserve(self, units)
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_packet(&mut self, header: F::Unit, body: &[F::Unit]) -> Result<(), NoSpace> {
-        let n = 1 + body.len();
-        CommandRing::reserve(self, n)?;
-        let head = self.head as usize;
-        if head + n <= self.size_units() {
-            // Contiguous: in bounds because `head + n <= size` (region = size units).
-            let region = self.buffer.borrow();
-            F::Unit::store(region, head, header);
-            F::Unit::store_slice(region, head + 1, body);
-            self.head = ((head + n) & self.mask as usize) as u32;
-        } else {
-            // Straddles the end: unit by unit modulo the size (§5.4).
-            self.write_at(self.head, header);
-            self.head = (self.head + 1) & self.mask;
-            for &d in body {
-                self.write_at(self.head, d);
-                self.head = (self.head + 1) & self.mask;
-            }
-        }
+        self.write_parts(&[header], body)
+    }
+
+    /// Reserve once, store the run (wrap handled once), no per-unit grant checks. Always
+    /// inlined: at the writers' call sites the lengths are constants, so the run becomes
+    /// plain stores.
+    #[inline(always)]
+    fn write_parts(&mut self, prefix: &[F::Unit], body: &[F::Unit]) -> Result<(), NoSpace> {
+        self.make_room(prefix.len() + body.len())?;
+        self.store_at_head(prefix, body);
+        // As `reserve` and the pushes would: no grant left over.
         self.granted = 0;
         Ok(())
     }
@@ -746,14 +775,12 @@ impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandSi
         Ok(())
     }
 
+    #[inline]
     fn push_slice(&mut self, units: &[F::Unit]) -> Result<(), NoSpace> {
         if units.len() > self.granted {
             return Err(NoSpace { needed: units.len(), free: self.granted });
         }
-        for &d in units {
-            self.write_at(self.head, d);
-            self.head = (self.head + 1) & self.mask;
-        }
+        self.store_at_head(units, &[]);
         self.granted -= units.len();
         Ok(())
     }

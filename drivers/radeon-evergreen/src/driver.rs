@@ -630,10 +630,13 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
     /// interrupt (§9.6.2). [`FENCE_DWORDS`] dwords.
     pub fn fence(&mut self) -> Result<Fence, PacketError> {
         let seq = *self.seq + 1;
-        let eop = pm4::eop_fence(self.fence_addr, seq, true)?;
-        self.ring.reserve(FENCE_DWORDS)?;
-        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH))?;
-        self.packet(opcode::EVENT_WRITE_EOP, &eop)?;
+        let [e0, e1, e2, e3, e4] = pm4::eop_fence(self.fence_addr, seq, true)?;
+        let [s0, s1, s2, s3] = pm4::surface_sync_all(COHER_TC_VC_SH);
+        let sync = pm4::header(opcode::SURFACE_SYNC, 4, false, false)?;
+        let eop = pm4::header(opcode::EVENT_WRITE_EOP, 5, false, false)?;
+        // Both packets as one reservation and one run of stores.
+        let fence: [u32; FENCE_DWORDS] = [sync, s0, s1, s2, s3, eop, e0, e1, e2, e3, e4];
+        self.ring.write_parts(&fence, &[])?;
         *self.seq = seq;
         self.fences += 1;
         Ok(Fence { seq })

@@ -126,6 +126,7 @@ pub mod field {
 
 /// Type-3 header (§9.1.4): the ring's header (TYPE 3, COUNT = body dwords - 1, IT_OPCODE)
 /// with SHADER_TYPE (bit 1, 1 = compute) and PREDICATE (bit 0).
+#[inline]
 pub fn header(
     op: Opcode,
     body_dwords: usize,
@@ -217,7 +218,9 @@ impl<R: Register<Family = Family, Base = Absolute>> EvergreenRegister for R {}
 
 /// Write `values` to consecutive registers from byte offset `first` with the `SET_*` packet
 /// whose range holds them (the ring's `SET_RANGES`; body dw1 = (first - range start) >> 2,
-/// §9.4.14-§9.4.18), with SHADER_TYPE compute when `compute`.
+/// §9.4.14-§9.4.18), with SHADER_TYPE compute when `compute`. One reservation and one run of
+/// stores (`write_parts`).
+#[inline]
 pub fn set_regs(
     sink: &mut impl CommandSink,
     first: usize,
@@ -231,10 +234,7 @@ pub fn set_regs(
     }
     let n = values.len() + 1;
     let h = header(Opcode::of(range.packet), n, compute, false)?;
-    sink.reserve(1 + n)?;
-    sink.push(h)?;
-    sink.push(((first - range.start) >> 2) as u32)?;
-    sink.push_slice(values)?;
+    sink.write_parts(&[h, ((first - range.start) >> 2) as u32], values)?;
     Ok(())
 }
 
@@ -248,6 +248,7 @@ pub fn set_reg<R: EvergreenRegister + Writable + Scalar>(
 }
 
 /// Write a type-3 packet.
+#[inline]
 pub fn packet(
     sink: &mut impl CommandSink,
     op: Opcode,
@@ -262,6 +263,7 @@ pub fn packet(
 }
 
 /// Check that `address` fits the 40-bit address of the packets (ADDRESS_HI 7:0) and `align`.
+#[inline]
 pub fn address40(address: BusAddress, align: u64) -> Result<(u32, u32), PacketError> {
     if address.0 >> 40 != 0 || !address.0.is_multiple_of(align) {
         return Err(PacketError::BadAddress { address: address.0, align });
@@ -300,6 +302,7 @@ pub const fn event_write(event_type: u32, index: u32) -> [u32; 1] {
 
 /// §9.6.2 `EVENT_WRITE_EOP` with 64-bit data (DATA_SEL 2 in 31:29, quadword-aligned address)
 /// and INT_SEL in 25:24 (2 = interrupt when the write is confirmed, 0 = none).
+#[inline]
 pub fn eop_fence(address: BusAddress, seq: u64, interrupt: bool) -> Result<[u32; 5], PacketError> {
     let (lo, hi) = address40(address, 8)?;
     let int_sel = if interrupt { field::INT_SEL_ON_CONFIRM } else { 0 };
