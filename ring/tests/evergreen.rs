@@ -169,6 +169,33 @@ fn wrap_and_back_pressure() {
     assert_eq!(r.cached_rptr(), 996);
 }
 
+/// A register write whose two-dword prefix (header, REG_OFFSET) passes the end of the ring:
+/// the header is the last dword, REG_OFFSET and the value continue at dword 0 (the one run of
+/// stores is split once, inside the prefix).
+#[test]
+fn a_packet_prefix_straddles_the_end() {
+    let mut r = ring(1024);
+    r.writer().filler(1023).unwrap();
+    r.commit();
+    publish(&r, 1023);
+    r.writer().write_reg_at(2, SCRATCH_REG0::from_raw(0xAB)).unwrap();
+    let mem = dwords(r.buffer());
+    // SET_CONFIG_REG (0x68), COUNT 1; SCRATCH_REG2 at 0x8508: (0x8508 - 0x8000) / 4 = 0x142.
+    assert_eq!((mem[1023], mem[0], mem[1]), (0xC001_6800, 0x142, 0xAB));
+    assert_eq!(r.head(), 2);
+    // And a run whose body passes the end after a whole prefix: the two prefix dwords at 1021
+    // and 1022, the body from 1023 on, continuing at 0.
+    let mut r = ring(1024);
+    r.writer().filler(1021).unwrap();
+    r.commit();
+    publish(&r, 1021);
+    r.write_parts(&[0xC003_6800, 0x140], &[1, 2, 3]).unwrap();
+    let mem = dwords(r.buffer());
+    assert_eq!(&mem[1021..], &[0xC003_6800, 0x140, 1]);
+    assert_eq!(&mem[..2], &[2, 3]);
+    assert_eq!(r.head(), 2);
+}
+
 #[test]
 fn registers_go_by_range() {
     // Config space (§9.4.14): REG_OFFSET from 0x8000. SCRATCH_REG0 is 0x8500.
