@@ -221,7 +221,17 @@ impl<'a, U: StreamUnit> SliceSink<'a, U> {
 impl<U: StreamUnit> CommandSink<U> for SliceSink<'_, U> {
     #[inline]
     fn write_packet(&mut self, header: U, body: &[U]) -> Result<(), NoSpace> {
-        self.write_parts(&[header], body)
+        let n = 1 + body.len();
+        let free = self.buf.len() - self.len;
+        if n > free {
+            return Err(NoSpace { needed: n, free });
+        }
+        let dst = &mut self.buf[self.len..self.len + n];
+        dst[0] = header;
+        dst[1..].copy_from_slice(body);
+        self.len += n;
+        self.granted = 0;
+        Ok(())
     }
 
     #[inline]
