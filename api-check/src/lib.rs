@@ -48,6 +48,7 @@ error_types! {
     // Generated register code returns the HAL's errors; packet bodies have their own.
     "hal/regs" + defmt => [
         baregpu_regs::packet::BodyError,
+        baregpu_regs::packet::RecordError,
     ],
     "ring" + defmt => [
         baregpu_ring::pm4::NoSpace,
