@@ -58,6 +58,8 @@ error_types! {
         baregpu_ring::ring::RingConfigError,
         baregpu_ring::ring::BadReadPointer,
         baregpu_ring::ring::WaitError,
+        baregpu_ring::vc4::ControlListError,
+        baregpu_ring::vc4::RelocationError,
     ],
     "firmware-loader" + defmt => [
         baregpu_firmware::FirmwareError,
