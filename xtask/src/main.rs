@@ -267,6 +267,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_asm_text",
     "evergreen_shader",
     "evergreen_mailbox",
+    "vc4_control_list",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to

@@ -294,13 +294,12 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
             field_kind(f)
         );
     }
-    let names: Vec<&str> = p.fields.iter().map(|f| f.name.as_str()).collect();
-    let _ = writeln!(
+    render_field_list(
         out,
-        "        /// Every field, by dword.\n        pub const FIELDS: &[BodyField] = &[{}];",
-        names.join(", ")
+        "by dword",
+        "BodyField",
+        p.fields.iter().map(|f| (f.name.as_str(), f.values.as_slice())),
     );
-    render_enums(out, p.fields.iter().map(|f| (f.name.as_str(), f.values.as_slice())));
     if p.is_fixed() && !p.fields.is_empty() {
         let n = p.min_dwords;
         let _ = writeln!(
@@ -426,8 +425,20 @@ fn lists_variant(lists: &str) -> &'static str {
     }
 }
 
-/// Enums of a packet's or record's enumerated fields (`camel(name)` with `from_raw`).
-fn render_enums<'a>(out: &mut String, fields: impl Iterator<Item = (&'a str, &'a [FieldValue])>) {
+/// A packet's or record's `FIELDS` list (`ty` constants in `order`) and an enum with
+/// `from_raw` for each enumerated field (`camel(name)`).
+fn render_field_list<'a>(
+    out: &mut String,
+    order: &str,
+    ty: &str,
+    fields: impl Iterator<Item = (&'a str, &'a [FieldValue])> + Clone,
+) {
+    let names: Vec<&str> = fields.clone().map(|(name, _)| name).collect();
+    let _ = writeln!(
+        out,
+        "        /// Every field, {order}.\n        pub const FIELDS: &[{ty}] = &[{}];",
+        names.join(", ")
+    );
     for (name, values) in fields.filter(|(_, v)| !v.is_empty()) {
         let ty = camel(name);
         let _ = writeln!(out, "        /// Values of [`{name}`].");
@@ -487,13 +498,12 @@ fn render_record_module(out: &mut String, r: &Record, label: &str) {
             record_field_kind(f)
         );
     }
-    let names: Vec<&str> = r.fields.iter().map(|f| f.name.as_str()).collect();
-    let _ = writeln!(
+    render_field_list(
         out,
-        "        /// Every field, by byte.\n        pub const FIELDS: &[RecordField] = &[{}];",
-        names.join(", ")
+        "by byte",
+        "RecordField",
+        r.fields.iter().map(|f| (f.name.as_str(), f.values.as_slice())),
     );
-    render_enums(out, r.fields.iter().map(|f| (f.name.as_str(), f.values.as_slice())));
     if !r.open_ended {
         let n = r.bytes;
         let _ = writeln!(
