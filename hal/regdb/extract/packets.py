@@ -281,6 +281,33 @@ def load_opcodes(family: str) -> dict[str, dict]:
 FIELD_KEYS = ("dword", "msb", "lsb", "address_lsb", "alias_of", "values")
 
 
+def correct_fields(corrections: dict, owner, keys_of, position: tuple[str, ...]) -> None:
+    """Apply [[drop_field]] and [[field]] corrections to the packet or record `owner(entry)`
+    names: a [[field]] sets `keys_of(entry)` on the field of its name, or adds the field when
+    the keys place it (`position`: dword/msb/lsb, byte/msb/lsb); its `source`, if any, goes
+    with it."""
+    for entry in corrections.get("drop_field", []):
+        o = owner(entry)
+        kept = [f for f in o["fields"] if f["name"] != entry["name"]]
+        if len(kept) == len(o["fields"]):
+            raise regdb.ExtractError(f"[[drop_field]] matches no extracted field: {entry}")
+        o["fields"] = kept
+    for entry in corrections.get("field", []):
+        o = owner(entry)
+        keys = keys_of(entry)
+        match = [f for f in o["fields"] if f["name"] == entry["name"]]
+        if match:
+            target = match[0]
+            target.update(keys)
+        elif all(k in keys for k in position):
+            target = {"name": entry["name"], **keys}
+            o["fields"].append(target)
+        else:
+            raise regdb.ExtractError(f"[[field]] adds a field without {'/'.join(position)}: {entry}")
+        if "source" in entry:
+            target["source"] = entry["source"]
+
+
 def apply_corrections(packets: list[dict], corrections: dict) -> list[dict]:
     """Add the packets the document omits, and apply the reviewed field, length and register
     range corrections (hal/regdb/corrections/<family>-packets.toml)."""
@@ -308,22 +335,7 @@ def apply_corrections(packets: list[dict], corrections: dict) -> list[dict]:
             raise regdb.ExtractError(f"correction for an unknown packet: {entry}")
         return by_name[entry["packet"]]
 
-    for entry in corrections.get("drop_field", []):
-        p = packet(entry)
-        kept = [f for f in p["fields"] if f["name"] != entry["name"]]
-        if len(kept) == len(p["fields"]):
-            raise regdb.ExtractError(f"[[drop_field]] matches no extracted field: {entry}")
-        p["fields"] = kept
-    for entry in corrections.get("field", []):
-        p = packet(entry)
-        keys = {k: entry[k] for k in FIELD_KEYS if k in entry}
-        match = [f for f in p["fields"] if f["name"] == entry["name"]]
-        if match:
-            match[0].update(keys)
-        elif all(k in keys for k in ("dword", "msb", "lsb")):
-            p["fields"].append({"name": entry["name"], **keys})
-        else:
-            raise regdb.ExtractError(f"[[field]] adds a field without dword/msb/lsb: {entry}")
+    correct_fields(corrections, packet, lambda e: {k: e[k] for k in FIELD_KEYS if k in e}, ("dword", "msb", "lsb"))
     for entry in corrections.get("length", []):
         p = packet(entry)
         p["min_dwords"] = entry["min_dwords"]
@@ -607,24 +619,7 @@ def apply_record_corrections(records: list[dict], corrections: dict) -> list[dic
         record(entry).update(entry["set"])
         if "source" in entry:
             record(entry)["source"] = entry["source"]
-    for entry in corrections.get("drop_field", []):
-        r = record(entry)
-        kept = [f for f in r["fields"] if f["name"] != entry["name"]]
-        if len(kept) == len(r["fields"]):
-            raise regdb.ExtractError(f"[[drop_field]] matches no extracted field: {entry}")
-        r["fields"] = kept
-    for entry in corrections.get("field", []):
-        r = record(entry)
-        match = [f for f in r["fields"] if f["name"] == entry["name"]]
-        keys = dict(entry["set"])
-        if match:
-            match[0].update(keys)
-        elif all(k in keys for k in ("byte", "msb", "lsb")):
-            r["fields"].append({"name": entry["name"], **keys})
-        else:
-            raise regdb.ExtractError(f"[[field]] adds a field without byte/msb/lsb: {entry}")
-        if "source" in entry:
-            (match[0] if match else r["fields"][-1])["source"] = entry["source"]
+    correct_fields(corrections, record, lambda e: dict(e["set"]), ("byte", "msb", "lsb"))
     for r in records:
         r["fields"].sort(key=lambda f: (f["byte"], -f["msb"], f["name"]))
     return records
