@@ -128,7 +128,8 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd.args([
         "--features",
         "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/defmt",
+         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/vc4,\
+         baregpu-ring/defmt",
     ]);
     match target {
         Some(t) => {
@@ -147,7 +148,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt"),
+    ("baregpu-ring", "defmt,vc4"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
