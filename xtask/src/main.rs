@@ -121,7 +121,7 @@ fn cargo() -> Command {
 /// metal (dependents enable only their own).
 const BARE_METAL_FEATURES: &str = "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,\
      baregpu-regs/vc4,baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,\
-     baregpu-ring/evergreen,baregpu-ring/defmt";
+     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/defmt";
 
 /// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
 fn bare_metal_build(target: Option<&str>) -> Command {
@@ -149,7 +149,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt,r5xx,evergreen"),
+    ("baregpu-ring", "defmt,r5xx,evergreen,vc4"),
     ("baregpu-gpu", "defmt"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
@@ -276,6 +276,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_dispatch",
     "pci_probe",
     "submission_closures",
+    "vc4_control_list",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
