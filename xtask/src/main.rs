@@ -524,6 +524,11 @@ fn parse_libtest(output: &str) -> (u64, u64) {
 /// each gives the engines a different, reproducible interleaving with the driver.
 const EXTRA_SEEDS: [u64; 2] = [0x00DD_BA11, 0xC0FF_EE00];
 
+/// The threaded pacing the driver tests also run under: an engine thread ticks each in-process
+/// device on the wall clock beside the test (not reproducible; closest to hardware). 1000 ticks
+/// per millisecond keeps the run about as long as a seeded one.
+const THREADED_PACING: &str = "threaded:1000";
+
 fn test_job() -> ExitCode {
     let start = Instant::now();
     let mut tally = Tally::new();
@@ -558,9 +563,9 @@ fn test_job() -> ExitCode {
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
     // The R5xx and Evergreen drivers and the CTM workloads against other engine
-    // interleavings: two more seeds and run-to-idle (the default seed ran above).
+    // interleavings: two more seeds, run-to-idle and threaded (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
-    for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
+    for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle", THREADED_PACING]) {
         cargo_tests(
             &mut tally,
             &format!(

@@ -23,6 +23,7 @@
 mod config;
 mod context;
 mod device;
+mod engine;
 mod in_process;
 mod memory;
 mod model;
@@ -39,15 +40,15 @@ pub use config::{
 pub use context::DeviceContext;
 pub use device::{Device, TICK_BUDGET, error_code};
 pub use in_process::{
-    BAR_WINDOW, BarIo, DMA_BASE, InProcess, InProcessError, InProcessOptions, MODEL_CLOCK_STEP_NS,
-    ModelClock,
+    BAR_WINDOW, BarIo, DMA_BASE, Guard, InProcess, InProcessError, InProcessOptions,
+    MODEL_CLOCK_STEP_NS, ModelClock,
 };
 pub use memory::{
     DmaFault, DmaFaultKind, GuestMemory, MemoryError, RamLayout, SharedFileMemory, VecMemory,
 };
 pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};
 pub use null_io::NullAfterInit;
-pub use pacing::{BadPacing, PACING_ENV, Pacing};
+pub use pacing::{BadPacing, PACING_ENV, Pacing, SeededPacer};
 
 /// Parse a number as the command-line options and fault lists of every model write it:
 /// decimal, or hexadecimal after `0x`/`0X`.

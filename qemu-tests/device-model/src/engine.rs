@@ -1,18 +1,17 @@
-//! The server's side of engine pacing ([`crate::pacing`]): the device behind a lock, and under
-//! `threaded` pacing the engine thread that ticks it on the wall clock.
+//! The device behind a lock, and under `threaded` pacing ([`crate::pacing`]) the engine thread
+//! that ticks it on the wall clock; shared by the ivshmem server and [`crate::InProcess`].
 //!
 //! The engine thread sleeps while the model is idle (a request wakes it), then every
 //! millisecond ticks the model up to `ticks-per-ms` times ([`Device::tick_engines`]: stops
-//! early when the model goes idle or waits; hang detection as for every pacing) and signals
-//! the server loop's `progress` eventfd, which publishes the header (state, error, interrupt
-//! latch) and delivers interrupts: all transport I/O stays on the server thread. A thread that
-//! fell behind does not catch up in bursts: each millisecond gets at most `ticks-per-ms`
-//! ticks, so the lock is held briefly.
+//! early when the model goes idle or waits; hang detection as for every pacing) and calls its
+//! `progress` callback (the server's signals its loop's eventfd, which publishes the header and
+//! delivers interrupts: all transport I/O stays on the server thread). A thread that fell
+//! behind does not catch up in bursts: each millisecond gets at most `ticks-per-ms` ticks, so
+//! the lock is held briefly.
 
 use crate::device::Device;
 use crate::model::{Activity, GpuModel};
 use crate::pacing::Pacing;
-use crate::sys::EventFd;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -38,9 +37,12 @@ fn lock<M>(m: &Mutex<Device<M>>) -> MutexGuard<'_, Device<M>> {
 }
 
 impl<M: GpuModel + 'static> Engine<M> {
-    /// Wrap `device`; under `threaded` pacing start the engine thread, which signals
-    /// `progress` after the ticks of every millisecond.
-    pub(crate) fn start(device: Device<M>, progress: &EventFd) -> io::Result<Self> {
+    /// Wrap `device`; under `threaded` pacing start the engine thread, which calls `progress`
+    /// after the ticks of every millisecond.
+    pub(crate) fn start(
+        device: Device<M>,
+        progress: impl Fn() + Send + 'static,
+    ) -> io::Result<Self> {
         let pacing = device.pacing();
         let shared = Arc::new(Shared {
             device: Mutex::new(device),
@@ -49,7 +51,6 @@ impl<M: GpuModel + 'static> Engine<M> {
         });
         let thread = match pacing {
             Pacing::Threaded { ticks_per_ms } => {
-                let progress = progress.try_clone()?;
                 let shared = Arc::clone(&shared);
                 let handle = std::thread::Builder::new()
                     .name("engines".into())
@@ -89,7 +90,7 @@ impl<M: GpuModel + 'static> Drop for Engine<M> {
 
 const MILLISECOND: Duration = Duration::from_millis(1);
 
-fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &EventFd) {
+fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &impl Fn()) {
     let stopped = || shared.stop.load(Ordering::Acquire);
     let mut next = Instant::now();
     loop {
@@ -115,7 +116,6 @@ fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &Ev
             return;
         }
         lock(&shared.device).tick_engines(ticks_per_ms);
-        // Only fails if the counter would overflow: the server has a wake-up pending anyway.
-        let _ = progress.signal();
+        progress();
     }
 }
