@@ -43,8 +43,9 @@ pub const MAX_DMA_IN_FLIGHT: usize = 2;
 /// End-of-pipe events (EOP, EOS, semaphore signals, cache flushes) in flight; a further one
 /// stalls the CP.
 pub const MAX_PIPE_EVENTS: usize = 8;
-/// Work units one tick may run at most. Each fetched dword, shader unit, poll, cache line
-/// written back or 64 DMA bytes is one unit. The CP and the engines beside it each do one
+/// Work units one tick may run at most. Each fetched dword, shader unit (one instruction of one
+/// wave, with the cache lines its exports evict), poll, cache line a flush writes back or 64
+/// DMA bytes is one unit. The CP and the engines beside it each do one
 /// bounded thing per tick: the CP fetches at most [`DWORDS_PER_TICK`] dwords (+ the packet they
 /// complete, whose own work is at most a flush of the colour-buffer cache) or polls once; the
 /// DMA engine moves one [`DMA_BYTES_PER_TICK`] slice; the shader core runs one step of
@@ -1699,9 +1700,10 @@ impl EvergreenModel {
         let before = d.stats().units;
         let mut memory = CachedMemory { dev, caches: &mut self.caches, written_back: 0 };
         let result = d.step(&mut memory, SHADER_UNITS_PER_TICK);
-        let written_back = memory.written_back;
-        self.stats.lines_written_back += written_back;
-        self.tick_units += d.stats().units - before + written_back;
+        // Lines an export evicts are part of that export's work (one unit: one instruction
+        // of one wave, at most 64 lanes of memory accesses).
+        self.stats.lines_written_back += memory.written_back;
+        self.tick_units += d.stats().units - before;
         match result {
             StepResult::Running => Ok(()),
             StepResult::Done => {

@@ -1808,3 +1808,61 @@ fn fetches_see_stale_lines_until_the_texture_cache_is_invalidated() {
         }
     }
 }
+
+#[test]
+fn constants_come_from_the_shader_cache_until_sh_action_invalidates_it() {
+    // The kernel arguments (the output offset, dword 11 of constant buffer 0) are read into the
+    // kcache; an argument the CPU changes between two dispatches is unseen until a
+    // SURFACE_SYNC with SH_ACTION_ENA (§9.6.7, CP_COHER_CNTL bit 27).
+    let (a, b_in) = inputs(5);
+    let want = sums(&a, &b_in);
+    for asic in Asic::ALL {
+        for invalidate in [false, true] {
+            let mut b = Bench::running(asic);
+            b.poke(0, &vector_add_image(asic, &a, &b_in, false));
+            b.submit(&vector_add_dispatch());
+            b.poke(common::POOL as u32 + common::C, &[0; N]);
+            // The third argument (C) now names R.
+            b.poke(common::CB0 as u32 + 4 * 11, &[common::R]);
+            let mut p = if invalidate { surface_sync(1 << 27) } else { vec![] };
+            p.extend([t3c(DISPATCH_DIRECT, 4), (N / 100) as u32, 1, 1, 1]);
+            b.submit(&p);
+            b.ok();
+            let (fresh, stale) =
+                if invalidate { (common::R, common::C) } else { (common::C, common::R) };
+            let written = peek_n(&b, common::POOL as u32 + fresh, N);
+            assert_eq!(first_difference(&written, &want), None, "{asic:?} {invalidate}");
+            assert_eq!(b.peek(common::POOL as u32 + stale), 0, "{asic:?} {invalidate}");
+        }
+    }
+}
+
+#[test]
+fn a_surface_sync_of_the_colour_buffer_waits_for_the_dispatch_writing_it() {
+    // §9.6.7: the sync makes the surface coherent, so the CP waits at it for the dispatch
+    // still writing CB0 and then writes its lines back: a MEM_WRITE behind it lands after both.
+    let (a, b_in) = inputs(6);
+    let want = sums(&a, &b_in);
+    for asic in Asic::ALL {
+        let mut s = Stepper::running(asic);
+        s.put(0, &vector_add_image(asic, &a, &b_in, true));
+        let mut ring = me_initialize();
+        ring.extend(vector_add_dispatch());
+        ring.extend(surface_sync(CB_ACTION | CB0_DEST_BASE));
+        ring.extend(mem_write(FLAG, 1));
+        s.put(FLAG, &[0]);
+        s.put(RING, &ring);
+        s.wr(RB_WPTR, ring.len() as u32);
+        let mut ticks = 0;
+        while s.peek(FLAG) == 0 {
+            s.dev.tick_engines(1);
+            ticks += 1;
+            assert!(ticks < 1000);
+        }
+        assert!(ticks > 2, "{asic:?}: the CP waited ({ticks} ticks)");
+        let out: Vec<u32> =
+            (0..N).map(|i| s.peek(common::POOL as u32 + common::C + 4 * i as u32)).collect();
+        assert_eq!(first_difference(&out, &want), None, "{asic:?}");
+        assert_eq!(s.dev.model().dirty_cache_lines(), 0);
+    }
+}
