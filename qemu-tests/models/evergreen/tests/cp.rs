@@ -1540,6 +1540,7 @@ const CS_PARTIAL_FLUSH: [u32; 2] = [t3c_const(EVENT_WRITE, 1), 4 << 8 | 0x07];
 const CB0_DEST_BASE: u32 = 1 << 6;
 const TC_ACTION: u32 = 1 << 23;
 const CB_ACTION: u32 = 1 << 25;
+const SH_ACTION: u32 = 1 << 27;
 /// Where the copies and flags of these tests go (behind the vector add's pool).
 const COPY: u32 = 0x60_0000;
 const FLAG: u32 = 0x30_4000;
@@ -1630,6 +1631,24 @@ fn peek_n(b: &Bench, address: u32, n: usize) -> Vec<u32> {
     (0..n).map(|i| b.peek(address + 4 * i as u32)).collect()
 }
 
+impl Bench {
+    /// [`Bench::running`] with the vector add's memory image ([`vector_add_image`]).
+    fn with_vector_add(asic: Asic, inputs: (&[u32], &[u32]), cached: bool) -> Bench {
+        let b = Bench::running(asic);
+        b.poke(0, &vector_add_image(asic, inputs.0, inputs.1, cached));
+        b
+    }
+
+    /// The vector add's DISPATCH_DIRECT again (its state is still set), after a SURFACE_SYNC
+    /// of `coher_cntl` if there is one.
+    fn dispatch_again(&mut self, coher_cntl: Option<u32>) {
+        let mut p = coher_cntl.map(surface_sync).unwrap_or_default();
+        p.extend([t3c(DISPATCH_DIRECT, 4), (N / 100) as u32, 1, 1, 1]);
+        self.submit(&p);
+        self.ok();
+    }
+}
+
 #[test]
 fn a_copy_behind_a_running_dispatch_reads_stale_data_unless_the_cs_partial_flush_waits() {
     // The CP hands the dispatch to the shader core and parses on: a CP DMA of the dispatch's
@@ -1639,8 +1658,7 @@ fn a_copy_behind_a_running_dispatch_reads_stale_data_unless_the_cs_partial_flush
     let want = sums(&a, &b_in);
     for asic in Asic::ALL {
         for flush in [false, true] {
-            let mut b = Bench::running(asic);
-            b.poke(0, &vector_add_image(asic, &a, &b_in, false));
+            let mut b = Bench::with_vector_add(asic, (&a, &b_in), false);
             b.poke(COPY, &[SENTINEL; N]);
             let mut p = vector_add_dispatch();
             if flush {
@@ -1674,12 +1692,7 @@ fn cp_dma_runs_beside_the_cp_unless_cp_sync_holds_it() {
             s.put(FLAG, &[0]);
             s.put(RING, &ring);
             s.wr(RB_WPTR, ring.len() as u32);
-            let mut ticks = 0;
-            while s.peek(FLAG) == 0 {
-                s.dev.tick_engines(1);
-                ticks += 1;
-                assert!(ticks < 100, "{asic:?}: the MEM_WRITE never landed");
-            }
+            s.tick_until_set(FLAG, 100);
             let last = s.peek(DATA + 0x1_0000 - 4);
             if sync {
                 assert_eq!(last, 0xAB, "{asic:?}: CP_SYNC: the fill was complete first");
@@ -1707,6 +1720,40 @@ impl Stepper {
         s.wr(CP_INT_CNTL, 1 << 26);
         s
     }
+
+    /// The vector add's memory image; on the ring ME_INITIALIZE, its dispatch, then `tail`;
+    /// FLAG and FENCE cleared.
+    fn submit_vector_add(
+        &mut self,
+        asic: Asic,
+        inputs: (&[u32], &[u32]),
+        cached: bool,
+        tail: &[u32],
+    ) {
+        self.put(0, &vector_add_image(asic, inputs.0, inputs.1, cached));
+        let mut ring = me_initialize();
+        ring.extend(vector_add_dispatch());
+        ring.extend_from_slice(tail);
+        self.put(FENCE, &[0]);
+        self.put(FLAG, &[0]);
+        self.put(RING, &ring);
+        self.wr(RB_WPTR, ring.len() as u32);
+    }
+
+    /// Tick until the dword at `address` is not 0 (at most `limit` ticks); the ticks it took.
+    fn tick_until_set(&mut self, address: u32, limit: u32) -> u32 {
+        let mut ticks = 0;
+        while self.peek(address) == 0 {
+            self.dev.tick_engines(1);
+            ticks += 1;
+            assert!(ticks < limit, "{address:#x} never written");
+        }
+        ticks
+    }
+
+    fn vector_add_output(&self) -> Vec<u32> {
+        (0..N).map(|i| self.peek(common::POOL as u32 + common::C + 4 * i as u32)).collect()
+    }
 }
 
 #[test]
@@ -1718,30 +1765,13 @@ fn the_eop_is_written_at_the_end_of_the_pipe_and_int_sel_2_interrupts_after_the_
     let want = sums(&a, &b_in);
     for asic in Asic::ALL {
         let mut s = Stepper::with_ih(asic);
-        s.put(0, &vector_add_image(asic, &a, &b_in, false));
-        let mut ring = me_initialize();
-        ring.extend(vector_add_dispatch());
-        ring.extend(eop(FENCE, 1, 2, 0xF00D));
-        ring.extend(mem_write(FLAG, 1));
-        s.put(FENCE, &[0]);
-        s.put(FLAG, &[0]);
-        s.put(RING, &ring);
-        s.wr(RB_WPTR, ring.len() as u32);
-        let mut ticks = 0;
-        while s.peek(FLAG) == 0 {
-            s.dev.tick_engines(1);
-            ticks += 1;
-            assert!(ticks < 100);
-        }
+        let tail = [eop(FENCE, 1, 2, 0xF00D), mem_write(FLAG, 1)].concat();
+        s.submit_vector_add(asic, (&a, &b_in), false, &tail);
+        s.tick_until_set(FLAG, 100);
         assert_eq!(s.peek(FENCE), 0, "{asic:?}: the MEM_WRITE passed the EOP");
         assert!(s.dev.model().dispatches_in_flight() > 0, "{asic:?}");
-        while s.peek(FENCE) == 0 {
-            s.dev.tick_engines(1);
-            ticks += 1;
-            assert!(ticks < 1000);
-        }
-        let out: Vec<u32> =
-            (0..N).map(|i| s.peek(common::POOL as u32 + common::C + 4 * i as u32)).collect();
+        s.tick_until_set(FENCE, 1000);
+        let out = s.vector_add_output();
         assert_eq!(first_difference(&out, &want), None, "{asic:?}: the fence came after the work");
         assert_eq!(s.rd(IH_RB_WPTR), 0, "{asic:?}: no interrupt before the write confirm");
         s.dev.tick_engines(1);
@@ -1760,8 +1790,7 @@ fn rat_writes_stay_in_the_colour_buffer_cache_until_a_flush() {
     let want = sums(&a, &b_in);
     let out = |b: &Bench| peek_n(b, common::POOL as u32 + common::C, N);
     for asic in Asic::ALL {
-        let mut b = Bench::running(asic);
-        b.poke(0, &vector_add_image(asic, &a, &b_in, true));
+        let mut b = Bench::with_vector_add(asic, (&a, &b_in), true);
         let mut p = vector_add_dispatch();
         p.extend(eos(FENCE, 1));
         b.submit(&p);
@@ -1792,14 +1821,10 @@ fn fetches_see_stale_lines_until_the_texture_cache_is_invalidated() {
     let (a2, _) = inputs(40);
     for asic in Asic::ALL {
         for invalidate in [false, true] {
-            let mut b = Bench::running(asic);
-            b.poke(0, &vector_add_image(asic, &a, &b_in, false));
+            let mut b = Bench::with_vector_add(asic, (&a, &b_in), false);
             b.submit(&vector_add_dispatch());
             b.poke(common::POOL as u32 + common::A, &a2);
-            let mut p = if invalidate { surface_sync(TC_ACTION) } else { vec![] };
-            p.extend([t3c(DISPATCH_DIRECT, 4), (N / 100) as u32, 1, 1, 1]);
-            b.submit(&p);
-            b.ok();
+            b.dispatch_again(invalidate.then_some(TC_ACTION));
             let got = peek_n(&b, common::POOL as u32 + common::C, N);
             let fresh = sums(&a2, &b_in);
             let want = if invalidate { fresh } else { sums(&a, &b_in) };
@@ -1818,16 +1843,12 @@ fn constants_come_from_the_shader_cache_until_sh_action_invalidates_it() {
     let want = sums(&a, &b_in);
     for asic in Asic::ALL {
         for invalidate in [false, true] {
-            let mut b = Bench::running(asic);
-            b.poke(0, &vector_add_image(asic, &a, &b_in, false));
+            let mut b = Bench::with_vector_add(asic, (&a, &b_in), false);
             b.submit(&vector_add_dispatch());
             b.poke(common::POOL as u32 + common::C, &[0; N]);
             // The third argument (C) now names R.
             b.poke(common::CB0 as u32 + 4 * 11, &[common::R]);
-            let mut p = if invalidate { surface_sync(1 << 27) } else { vec![] };
-            p.extend([t3c(DISPATCH_DIRECT, 4), (N / 100) as u32, 1, 1, 1]);
-            b.submit(&p);
-            b.ok();
+            b.dispatch_again(invalidate.then_some(SH_ACTION));
             let (fresh, stale) =
                 if invalidate { (common::R, common::C) } else { (common::C, common::R) };
             let written = peek_n(&b, common::POOL as u32 + fresh, N);
@@ -1845,24 +1866,11 @@ fn a_surface_sync_of_the_colour_buffer_waits_for_the_dispatch_writing_it() {
     let want = sums(&a, &b_in);
     for asic in Asic::ALL {
         let mut s = Stepper::running(asic);
-        s.put(0, &vector_add_image(asic, &a, &b_in, true));
-        let mut ring = me_initialize();
-        ring.extend(vector_add_dispatch());
-        ring.extend(surface_sync(CB_ACTION | CB0_DEST_BASE));
-        ring.extend(mem_write(FLAG, 1));
-        s.put(FLAG, &[0]);
-        s.put(RING, &ring);
-        s.wr(RB_WPTR, ring.len() as u32);
-        let mut ticks = 0;
-        while s.peek(FLAG) == 0 {
-            s.dev.tick_engines(1);
-            ticks += 1;
-            assert!(ticks < 1000);
-        }
+        let tail = [surface_sync(CB_ACTION | CB0_DEST_BASE), mem_write(FLAG, 1)].concat();
+        s.submit_vector_add(asic, (&a, &b_in), true, &tail);
+        let ticks = s.tick_until_set(FLAG, 1000);
         assert!(ticks > 2, "{asic:?}: the CP waited ({ticks} ticks)");
-        let out: Vec<u32> =
-            (0..N).map(|i| s.peek(common::POOL as u32 + common::C + 4 * i as u32)).collect();
-        assert_eq!(first_difference(&out, &want), None, "{asic:?}");
+        assert_eq!(first_difference(&s.vector_add_output(), &want), None, "{asic:?}");
         assert_eq!(s.dev.model().dirty_cache_lines(), 0);
     }
 }
