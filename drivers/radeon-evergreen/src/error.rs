@@ -169,7 +169,8 @@ impl fmt::Display for FenceError {
     }
 }
 
-/// A ring or IB test failed: the CP did not execute what it was given.
+/// A ring, IB or interrupt test failed: the CP did not execute what it was given, or its
+/// interrupt did not arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -199,6 +200,14 @@ pub enum TestError {
     Dma(DmaError),
     /// The device reads all-ones.
     DeviceGone(DeviceGone),
+    /// The interrupt test's fence signalled but no vector from `source` reached the IH ring
+    /// (the IH or the RLC that drives it does not work).
+    NoInterrupt {
+        /// The interrupt source id waited for.
+        source: u32,
+        /// How long the IH ring was polled.
+        waited: TimedOut,
+    },
 }
 
 impl From<SubmitError> for TestError {
@@ -240,6 +249,9 @@ impl fmt::Display for TestError {
             TestError::Fence(_) => f.write_str("the IB test's fence failed"),
             TestError::Dma(_) => f.write_str("DMA memory for the IB test"),
             TestError::DeviceGone(_) => f.write_str("device gone"),
+            TestError::NoInterrupt { source, .. } => {
+                write!(f, "no interrupt vector from source {source} reached the IH ring")
+            }
         }
     }
 }
@@ -267,7 +279,7 @@ pub enum InitError {
     DeviceGone(DeviceGone),
     /// The microcode upload failed (read-back mismatch).
     Firmware(LoadError),
-    /// The ring test or IB test failed after bring-up.
+    /// The ring, IB or interrupt test failed after bring-up.
     Test(TestError),
 }
 
@@ -282,7 +294,7 @@ impl fmt::Display for InitError {
             InitError::Ring(_) => f.write_str("ring memory unusable by the CP"),
             InitError::DeviceGone(_) => f.write_str("device gone"),
             InitError::Firmware(_) => f.write_str("microcode upload failed"),
-            InitError::Test(_) => f.write_str("ring or IB test failed"),
+            InitError::Test(_) => f.write_str("ring, IB or interrupt test failed"),
         }
     }
 }
@@ -352,6 +364,7 @@ impl core::error::Error for TestError {
             TestError::Fence(e) => Some(e),
             TestError::Dma(e) => Some(e),
             TestError::DeviceGone(e) => Some(e),
+            TestError::NoInterrupt { waited, .. } => Some(waited),
             TestError::IbMismatch { .. } => None,
         }
     }

@@ -66,6 +66,7 @@ pub mod compute;
 mod driver;
 mod error;
 pub mod irq;
+mod irq_test;
 pub mod pci;
 pub mod pm4;
 pub mod sync;

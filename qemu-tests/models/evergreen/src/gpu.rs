@@ -16,7 +16,7 @@ use baregpu_hal::register::{Array, Register};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::{cb, cp, grbm, ih as ihr, rlc, spi, sq, srbm};
 use gpu_device_model::regfile::RegisterFile;
-use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+use gpu_device_model::{Activity, DeviceContext, GpuModel, PciIdentity, RegisterBar};
 use std::collections::VecDeque;
 
 /// PCI vendor ID (ATI/AMD).
@@ -27,6 +27,8 @@ pub const CLASS: u32 = 0x03_0000;
 pub const REGISTER_BAR: u8 = 0;
 /// BAR0 size.
 pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+/// The register BAR as the framework dispatches it.
+const BAR: RegisterBar = RegisterBar::new(REGISTER_BAR, REGISTER_BAR_SIZE);
 /// The mailbox interrupt line the GPU drives (delivered as MSI-X by the QEMU harness).
 pub const IRQ_LINE: u32 = 1 << 0;
 
@@ -83,36 +85,42 @@ pub mod event {
     }
 }
 
-/// Error codes in the mailbox header (`DeviceContext::fail`). Shader-core errors use
-/// [`crate::shader::ShaderError::code`] (0x31xx and up).
+/// Error codes in the mailbox header (`DeviceContext::fail`): the framework's shared
+/// command-processor vocabulary (`gpu_device_model::cp_error`), with what raises each here.
+/// Shader-core errors use [`crate::shader::ShaderError::code`] (0x31xx and up).
 pub mod error_code {
-    /// A packet the CP cannot parse: a type-1 packet (§9.1.2), a count that does not fit the
-    /// opcode's body (§9.2-§9.7), a reserved field value, a packet running past the end of an
-    /// indirect buffer.
-    pub const INVALID_PACKET: u32 = 1;
-    /// A command fetch outside guest memory or with bus mastering off (also the injected
-    /// `dma-fault`).
-    pub const DMA_FETCH_FAULT: u32 = 2;
+    /// `CP_RB_CNTL.RB_BUFSZ` or `IH_RB_CNTL.IH_IB_SIZE` outside the sizes the CP and IH
+    /// support, when the ring is used.
+    pub use gpu_device_model::cp_error::BAD_CONFIGURATION;
+    /// A command fetch outside guest memory, with bus mastering off or from an unprogrammed
+    /// `CP_RB_BASE` 0 (also the injected `dma-fault`).
+    pub use gpu_device_model::cp_error::DMA_FETCH_FAULT;
     /// A write-back or packet write outside guest memory, or to an unprogrammed address 0.
-    pub const DMA_WRITE_FAULT: u32 = 3;
+    pub use gpu_device_model::cp_error::DMA_WRITE_FAULT;
     /// INDIRECT_BUFFER deeper than IB2.
-    pub const IB_NESTING: u32 = 4;
-    /// A type-3 opcode the chip does not have.
-    pub const UNKNOWN_OPCODE: u32 = 5;
-    /// A documented packet or mode the model does not emulate (drawing, GDS, register-space
-    /// CP DMA, PrimCount predication).
-    pub const UNSUPPORTED_PACKET: u32 = 6;
-    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
-    pub const REG_RANGE: u32 = 7;
+    pub use gpu_device_model::cp_error::IB_NESTING;
+    /// A type-1 packet (§9.1.2), a count that does not fit the opcode's body (§9.2-§9.7), a
+    /// reserved field value (EVENT_INDEX/EVENT_TYPE of EOP and EOS, IB_SIZE 0 or its reserved
+    /// bits), a packet running past the end of an indirect buffer.
+    pub use gpu_device_model::cp_error::INVALID_PACKET;
     /// A packet before ME_INITIALIZE (§9.2.1: sent "immediately after loading the microcode").
-    pub const ME_NOT_INITIALIZED: u32 = 8;
-    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
-    pub const UCODE_WRITE_WHILE_RUNNING: u32 = 9;
-    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
-    pub const RESET_WHILE_RUNNING: u32 = 10;
+    pub use gpu_device_model::cp_error::ME_NOT_INITIALIZED;
     /// A DISPATCH_* or DEALLOC_STATE without the compute bit (§9.1.4 bit 1, §9.3.12), or
     /// DISPATCH_INITIATOR without COMPUTE_SHADER_EN (§3.2 step 11).
-    pub const NOT_COMPUTE: u32 = 11;
+    pub use gpu_device_model::cp_error::NOT_COMPUTE;
+    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
+    pub use gpu_device_model::cp_error::REG_RANGE;
+    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
+    pub use gpu_device_model::cp_error::RESET_WHILE_RUNNING;
+    /// A PFP, ME or RLC word written past the end of its RAM.
+    pub use gpu_device_model::cp_error::UCODE_OVERFLOW;
+    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
+    pub use gpu_device_model::cp_error::UCODE_WRITE_WHILE_RUNNING;
+    /// A type-3 opcode the chip does not have.
+    pub use gpu_device_model::cp_error::UNKNOWN_OPCODE;
+    /// A documented packet or mode the model does not emulate (drawing, GDS, register-space
+    /// CP DMA, PrimCount predication).
+    pub use gpu_device_model::cp_error::UNSUPPORTED_PACKET;
 }
 
 const fn off<R: Register>() -> u32 {
@@ -172,6 +180,27 @@ const CB_COLOR0_BASE: u32 = off::<cb::CB_COLOR0_BASE>();
 const CB_COLOR0_STRIDE: u32 = <cb::CB_COLOR0_BASE as Array>::STRIDE as u32;
 const CB_COLOR8_BASE: u32 = off::<cb::CB_COLOR8_BASE>();
 const CB_COLOR8_STRIDE: u32 = <cb::CB_COLOR8_BASE as Array>::STRIDE as u32;
+
+/// `CP_RB_CNTL.RB_BUFSZ` range (log2 quad-words): 8 dwords to 8 M dwords, the sizes the R5xx
+/// document gives for the same field (§11.1); the Evergreen document is silent and the model
+/// refuses a value outside instead of clamping it.
+pub const RB_MIN_LOG2_QWORDS: u32 = 2;
+/// Largest `CP_RB_CNTL.RB_BUFSZ`.
+pub const RB_MAX_LOG2_QWORDS: u32 = 22;
+/// Largest `IH_RB_CNTL.IH_IB_SIZE` (log2 dwords: a 256 KiB IH ring, a model decision; the
+/// smallest is 2, one 16-byte vector).
+pub const IH_MAX_LOG2_DWORDS: u32 = 16;
+/// INDIRECT_BUFFER DW4 bits 23:20, between IB_SIZE (19:0) and VMID (31:24) (§9.3.1).
+const IB_RESERVED: u32 = 0x00F0_0000;
+/// EVENT_INDEX (11:8) and EVENT_TYPE (5:0) of an event packet's DW2 (§9.6.1-§9.6.3).
+const EVENT_FIELDS: u32 = 0xF3F;
+/// The EOP events of §9.6.2 with EVENT_INDEX 5: CACHE_FLUSH_TS 0x04,
+/// CACHE_FLUSH_AND_INV_EVENT_TS 0x14, BOTTOM_OF_PIPE_TS 0x15 (event numbers from Linux
+/// radeon evergreend.h).
+const EOP_EVENTS: [u32; 3] = [0x504, 0x514, 0x515];
+/// The EOS events of §9.6.3 with EVENT_INDEX 6: CS_DONE 0x2F, PS_DONE 0x30 (Mesa r600
+/// evergreend.h).
+const EOS_EVENTS: [u32; 2] = [0x62F, 0x630];
 
 /// `CP_ME_CNTL` halt bits (ME 28, PFP 26).
 pub const ME_HALT: u32 = cp::CP_ME_CNTL::ME_HALT.mask();
@@ -274,8 +303,17 @@ enum Packet {
 /// A wait a packet left the CP in: it parses nothing until the wait ends.
 #[derive(Debug)]
 enum Work {
-    /// WAIT_REG_MEM (§9.6.8): one poll per tick.
-    Wait { memory: bool, address: u64, function: u32, reference: u32, mask: u32 },
+    /// WAIT_REG_MEM (§9.6.8): one poll every `interval` ticks; `idle` ticks left before the
+    /// next poll.
+    Wait {
+        memory: bool,
+        address: u64,
+        function: u32,
+        reference: u32,
+        mask: u32,
+        interval: u32,
+        idle: u32,
+    },
     /// MEM_SEMAPHORE wait (§9.6.4): one poll of the 64-bit semaphore per tick.
     SemaphoreWait { address: u64 },
     /// CP_DMA with CP_SYNC: until the DMA engine is idle.
@@ -555,8 +593,11 @@ impl EvergreenModel {
     }
 
     fn ring_dwords(&self) -> u32 {
-        let bufsz = cp::CP_RB_CNTL::RB_BUFSZ.get(self.regs.stored(RB_CNTL));
-        1 << (bufsz.clamp(2, 22) + 1)
+        1 << (self.ring_log2_qwords().clamp(RB_MIN_LOG2_QWORDS, RB_MAX_LOG2_QWORDS) + 1)
+    }
+
+    fn ring_log2_qwords(&self) -> u32 {
+        cp::CP_RB_CNTL::RB_BUFSZ.get(self.regs.stored(RB_CNTL))
     }
 
     fn block_dwords(&self) -> u32 {
@@ -580,6 +621,32 @@ impl EvergreenModel {
                     || self.cp.work.is_some()
                     || self.cp.engines.busy()
                     || self.cp.packet != Packet::Header))
+    }
+
+    /// `GRBM_STATUS` from what each block is doing (Linux radeon evergreend.h fields):
+    /// CP_BUSY while the CP has commands to fetch or parse or waits in a packet
+    /// (WAIT_REG_MEM, a semaphore, CP_SYNC, a packet waiting for an engine), or has failed;
+    /// GUI_ACTIVE while the CP or an engine beside it (dispatches, CP DMA, end-of-pipe events)
+    /// works; CP_COHERENCY_BUSY while a SURFACE_SYNC waits for the dispatches writing its
+    /// surface. CMDFIFO_AVAIL reports the 15 free entries of an idle command FIFO (the model
+    /// has no FIFO to fill).
+    fn grbm_status(&self) -> u32 {
+        use grbm::GRBM_STATUS as S;
+        let waiting = self.cp.work.is_some();
+        let engines = self.cp.engines.busy();
+        let syncing = matches!(self.cp.packet, Packet::Ready { header, .. }
+            if pm4::opcode(header) == pm4::SURFACE_SYNC);
+        let running = !self.in_soft_reset();
+        let cp = self.cp.error.is_some()
+            || (running
+                && (self.ring_pending()
+                    || !self.cp.ibs.is_empty()
+                    || self.cp.packet != Packet::Header
+                    || waiting));
+        S::CMDFIFO_AVAIL.place(0xF)
+            | S::CP_BUSY.place(u32::from(cp))
+            | S::GUI_ACTIVE.place(u32::from(cp || (running && engines)))
+            | S::CP_COHERENCY_BUSY.place(u32::from(running && syncing))
     }
 
     fn fail(&mut self, code: u32, dev: &mut DeviceContext<'_>) -> Failed {
@@ -615,14 +682,7 @@ impl EvergreenModel {
                 v
             }
             RLC_ADDR => self.rlc.write_address as u32,
-            GRBM_STATUS => {
-                use grbm::GRBM_STATUS as S;
-                let busy = u32::from(self.busy());
-                S::CMDFIFO_AVAIL.place(0xF)
-                    | S::CP_BUSY.place(busy)
-                    | S::GUI_ACTIVE.place(busy)
-                    | S::CP_COHERENCY_BUSY.place(0)
-            }
+            GRBM_STATUS => self.grbm_status(),
             IH_RB_WPTR => {
                 use ihr::IH_RB_WPTR as W;
                 W::WPTR_OFFSET.place(self.ih.wptr >> 2)
@@ -651,7 +711,7 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
                 }
                 if !self.pfp.write(value) {
-                    self.stats.writes_dropped += 1;
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
                 }
                 self.pfp.read_address = self.pfp.write_address;
                 return Ok(());
@@ -669,7 +729,7 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
                 }
                 if !self.me.write(value) {
-                    self.stats.writes_dropped += 1;
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
                 }
                 return Ok(());
             }
@@ -683,7 +743,7 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
                 }
                 if !self.rlc.write(value) {
-                    self.stats.writes_dropped += 1;
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
                 }
                 self.rlc.read_address = self.rlc.write_address;
                 return Ok(());
@@ -767,16 +827,26 @@ impl EvergreenModel {
         self.dma_write(base + 4 * u64::from(n), value, dev)
     }
 
+    /// A packet or write-back store. Bus address 0 is an address never programmed (every
+    /// address register resets to 0): refused as a fault instead of overwriting whatever lives
+    /// there (a model decision, the same in every model).
     fn dma_write(
         &mut self,
         address: u64,
         value: u32,
         dev: &mut DeviceContext<'_>,
     ) -> Result<(), Failed> {
+        if address == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         dev.dma_write_u32(address, value).map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))
     }
 
+    /// A packet or command read; bus address 0 (unprogrammed) is a fault, as for stores.
     fn dma_read(&mut self, address: u64, dev: &mut DeviceContext<'_>) -> Result<u32, Failed> {
+        if address == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
         dev.dma_read_u32(address).map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))
     }
 
@@ -812,9 +882,11 @@ impl EvergreenModel {
         dev.set_irq(IRQ_LINE, self.ih_pending());
     }
 
-    fn ih_size(&self) -> u32 {
+    /// The IH ring's size in bytes: `IH_IB_SIZE` is log2 dwords, 2..=[`IH_MAX_LOG2_DWORDS`]
+    /// (`None` outside: the IH refuses a size it does not have instead of clamping it).
+    fn ih_size(&self) -> Option<u32> {
         let log = ihr::IH_RB_CNTL::IH_IB_SIZE.get(self.regs.stored(IH_RB_CNTL));
-        4u32 << log.clamp(2, 16)
+        (2..=IH_MAX_LOG2_DWORDS).contains(&log).then(|| 4u32 << log)
     }
 
     /// Write one IH vector (see [`crate::ih`]).
@@ -834,7 +906,9 @@ impl EvergreenModel {
             self.stats.ih_dropped += 1;
             return Ok(());
         }
-        let size = self.ih_size();
+        let Some(size) = self.ih_size() else {
+            return Err(self.fail(error_code::BAD_CONFIGURATION, dev));
+        };
         let wptr = self.ih.wptr % size;
         let rptr = (ihr::IH_RB_RPTR::RPTR_OFFSET.get(self.regs.stored(IH_RB_RPTR)) << 2) % size;
         if (wptr + ih::ENTRY_BYTES) % size == rptr {
@@ -845,6 +919,10 @@ impl EvergreenModel {
             self.ih.overflow = true;
         }
         let base = u64::from(self.regs.stored(IH_RB_BASE)) << 8;
+        if base == 0 {
+            // An IH ring never placed (IH_RB_BASE resets to 0).
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         let entry = [source & 0xFF, data & 0x0FFF_FFFF, 0, 0];
         let bytes: Vec<u8> = entry.iter().flat_map(|w| w.to_le_bytes()).collect();
         dev.dma_write(base + u64::from(wptr), &bytes)
@@ -910,7 +988,15 @@ impl EvergreenModel {
             self.rptr_writeback(dev)?;
             return Ok(None);
         }
+        // A ring of a size the CP does not have, or never placed (CP_RB_BASE resets to 0), is
+        // refused rather than clamped or fetched from bus address 0.
+        if !(RB_MIN_LOG2_QWORDS..=RB_MAX_LOG2_QWORDS).contains(&self.ring_log2_qwords()) {
+            return Err(self.fail(error_code::BAD_CONFIGURATION, dev));
+        }
         let base = u64::from(self.regs.stored(RB_BASE)) << 8;
+        if base == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
         let w = self.fetch_at(base + 4 * u64::from(self.cp.rptr), dev)?;
         self.cp.rptr = (self.cp.rptr + 1) & (self.ring_dwords() - 1);
         self.cp.since_writeback += 1;
@@ -1145,11 +1231,18 @@ impl EvergreenModel {
                 if b[0] & 3 != 0 {
                     return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
                 }
+                // DW4 23:20 lie between IB_SIZE and VMID: reserved. An IB of no dwords is
+                // refused (a model decision: the document gives no meaning to size 0).
                 let size = b[2] & 0xF_FFFF;
-                if size > 0 {
-                    self.cp.ibs.push(Ib { address: address(b[0], b[1], 3), remaining: size });
-                    self.stats.ibs_started += 1;
+                if size == 0 || b[2] & IB_RESERVED != 0 {
+                    return Err(self.fail(bad, dev));
                 }
+                let at = address(b[0], b[1], 3);
+                if at == 0 {
+                    return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+                }
+                self.cp.ibs.push(Ib { address: at, remaining: size });
+                self.stats.ibs_started += 1;
             }
             pm4::SURFACE_SYNC => {
                 // §9.6.7: COHER_CNTL 28:0 (ENGINE 31), COHER_SIZE, COHER_BASE, POLL_INTERVAL.
@@ -1165,6 +1258,9 @@ impl EvergreenModel {
             pm4::EVENT_WRITE_EOS => {
                 // §9.6.3: CMD 31:29 = 010 stores DATA; the other commands read GDS / append
                 // counters the model does not have.
+                if !EOS_EVENTS.contains(&(b[0] & EVENT_FIELDS)) {
+                    return Err(self.fail(bad, dev));
+                }
                 self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
                 if b[2] >> 29 != 2 {
                     return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
@@ -1203,8 +1299,17 @@ impl EvergreenModel {
                 }
                 let at =
                     if memory { address(b[1], b[2], 3) } else { u64::from(b[1] & 0xFFFF) << 2 };
-                self.cp.work =
-                    Some(Work::Wait { memory, address: at, function, reference: b[3], mask: b[4] });
+                // DW7 POLL_INTERVAL 15:0: 16 * interval clocks between polls, at least 4.
+                let interval = poll_ticks(b[5] & 0xFFFF);
+                self.cp.work = Some(Work::Wait {
+                    memory,
+                    address: at,
+                    function,
+                    reference: b[3],
+                    mask: b[4],
+                    interval,
+                    idle: 0,
+                });
             }
             pm4::COND_EXEC => {
                 // §9.5.1: BOOL_ADDR 31:2 + 39:32; EXEC_COUNT 13:0 dwords skipped if the
@@ -1374,6 +1479,11 @@ impl EvergreenModel {
             return Err(self.fail(bad, dev));
         }
         if (2..=4).contains(&data_sel) && b[1] & 4 != 0 {
+            return Err(self.fail(bad, dev));
+        }
+        // DW2: EVENT_INDEX 5 ("reserved for EVENT_WRITE_EOP time stamp/fence event types")
+        // with one of the three end-of-pipe events §9.6.2 lists.
+        if !EOP_EVENTS.contains(&(b[0] & EVENT_FIELDS)) {
             return Err(self.fail(bad, dev));
         }
         self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
@@ -1584,7 +1694,14 @@ impl EvergreenModel {
     fn advance_work(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<Activity>, Failed> {
         let Some(work) = self.cp.work.take() else { return Ok(None) };
         match work {
-            Work::Wait { memory, address, function, reference, mask } => {
+            Work::Wait { memory, address, function, reference, mask, interval, idle } => {
+                if idle > 0 {
+                    let idle = idle - 1;
+                    let wait =
+                        Work::Wait { memory, address, function, reference, mask, interval, idle };
+                    self.cp.work = Some(wait);
+                    return Ok(Some(Activity::Waiting));
+                }
                 self.stats.polls += 1;
                 self.tick_units += 1;
                 let v = if memory {
@@ -1595,7 +1712,10 @@ impl EvergreenModel {
                 if compare(function, v & mask, reference) {
                     return Ok(None);
                 }
-                self.cp.work = Some(Work::Wait { memory, address, function, reference, mask });
+                let idle = interval - 1;
+                let wait =
+                    Work::Wait { memory, address, function, reference, mask, interval, idle };
+                self.cp.work = Some(wait);
                 Ok(Some(Activity::Waiting))
             }
             Work::SemaphoreWait { address } => {
@@ -1778,6 +1898,16 @@ impl EvergreenModel {
     }
 }
 
+/// GPU clocks one engine tick stands for: the shortest WAIT_REG_MEM poll interval (§9.6.8: 16
+/// clocks per POLL_INTERVAL unit, at least 4 units), so the minimum interval polls every tick.
+pub const CLOCKS_PER_TICK: u32 = 64;
+
+/// Ticks between WAIT_REG_MEM polls for a POLL_INTERVAL (§9.6.8: "A value less than 0x04 will be
+/// forced to 0x04").
+fn poll_ticks(poll_interval: u32) -> u32 {
+    (16 * poll_interval.max(4)).div_ceil(CLOCKS_PER_TICK)
+}
+
 /// §9.6.8 / §9.5.2 FUNCTION: 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 > (masked value against
 /// the reference).
 fn compare(function: u32, value: u32, reference: u32) -> bool {
@@ -1863,25 +1993,18 @@ impl ShaderMemory for DevMemory<'_, '_> {
 
 impl GpuModel for EvergreenModel {
     fn pci_identity(&self) -> PciIdentity {
-        PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS)
-            .with_bar(REGISTER_BAR as usize, BarSpec::mem32(REGISTER_BAR_SIZE))
+        BAR.present(PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS))
     }
 
     fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
-        if self.faults.registers_all_ones {
-            return u32::MAX;
-        }
-        if bar != REGISTER_BAR {
-            return 0;
-        }
-        self.read_register(offset)
+        BAR.read(bar, self.faults.registers_all_ones, || self.read_register(offset))
     }
 
     fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
-        if self.faults.registers_all_ones || bar != REGISTER_BAR {
-            return;
-        }
-        let _ = self.write_register(offset, value, dev);
+        // A failure is recorded in the CP error and the device's error state.
+        BAR.write(bar, self.faults.registers_all_ones, || {
+            let _ = self.write_register(offset, value, dev);
+        });
     }
 
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {

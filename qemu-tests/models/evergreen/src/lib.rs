@@ -102,5 +102,6 @@ pub mod regfile;
 pub mod shader;
 
 pub use chip::{Asic, Engine, KnownImage};
-pub use faults::{BadFault, Faults, MAX_SLOW_TICKS};
+pub use faults::{Faults, MAX_SLOW_TICKS};
 pub use gpu::*;
+pub use gpu_device_model::faults::BadFault;

@@ -183,3 +183,41 @@ pub fn shape(opcode: u8, asic: Asic) -> Option<Shape> {
 pub const fn device_selected(device_select: u8, device_id: u8) -> bool {
     matches!(device_id, 1..=8) && device_select & (1 << (device_id - 1)) != 0
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Packets whose extracted §9 table is shorter than the document's text (the extraction
+    /// stops at a row the table formats differently): the model's size comes from the text
+    /// (and Linux radeon, which sends these bodies). Revisit when the tables are completed.
+    const TABLE_SHORT: [(u8, &str); 6] = [
+        (ME_INITIALIZE, "§9.2.1 DW7 (Linux radeon sends 6 body dwords)"),
+        (COND_EXEC, "§9.5.1 table not extracted"),
+        (COND_WRITE, "§9.5.2 DW7-DW9 (WRITE_ADDRESS_LO/HI, WRITE_DATA)"),
+        (EVENT_WRITE, "§9.6.1: the 1-dword form without an address"),
+        (EVENT_WRITE_EOP, "§9.6.2 DW6 DATA_HI"),
+        (MEM_SEMAPHORE, "§9.6.4 DW3 (SEM_SEL, ADDRESS_HI)"),
+    ];
+
+    #[test]
+    fn body_sizes_agree_with_the_packet_tables() {
+        for p in baregpu_regs::evergreen::packets::ALL {
+            for asic in Asic::ALL {
+                let table = p.body_len();
+                let short = TABLE_SHORT.iter().any(|&(op, _)| op == p.opcode);
+                let sizes: &[u32] = match shape(p.opcode, asic) {
+                    Some(Shape::Fixed(n)) => &[n],
+                    Some(Shape::OneOf(ns)) => ns,
+                    // SET_* bodies and NOP: open-ended in the table too.
+                    Some(Shape::Set { .. } | Shape::Any) => {
+                        assert_eq!(table.max, None, "{p:?}");
+                        continue;
+                    }
+                    Some(Shape::Unsupported) | None => continue,
+                };
+                let agree = sizes.iter().all(|&n| table.accepts(n));
+                assert!(agree != short, "{p:?} on {asic:?}: model {sizes:?}, table {table:?}");
+            }
+        }
+    }
+}
