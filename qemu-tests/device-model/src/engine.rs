@@ -5,9 +5,10 @@
 //! millisecond ticks the model up to `ticks-per-ms` times ([`Device::tick_engines`]: stops
 //! early when the model goes idle or waits; hang detection as for every pacing) and calls its
 //! `progress` callback (the server's signals its loop's eventfd, which publishes the header and
-//! delivers interrupts: all transport I/O stays on the server thread). A thread that fell
-//! behind does not catch up in bursts: each millisecond gets at most `ticks-per-ms` ticks, so
-//! the lock is held briefly.
+//! delivers interrupts: all transport I/O stays on the server thread). A thread the host
+//! scheduled late makes up for the milliseconds it missed, at most [`MAX_CATCH_UP_MS`] of them
+//! in one burst: the model's time keeps up with the wall clock a driver's timeouts read on a
+//! loaded host, and the lock is held for a bounded number of ticks.
 
 use crate::device::Device;
 use crate::model::{Activity, GpuModel};
@@ -90,9 +91,13 @@ impl<M: GpuModel + 'static> Drop for Engine<M> {
 
 const MILLISECOND: Duration = Duration::from_millis(1);
 
+/// Most milliseconds of ticks one burst makes up for.
+pub(crate) const MAX_CATCH_UP_MS: u32 = 10;
+
 fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &impl Fn()) {
     let stopped = || shared.stop.load(Ordering::Acquire);
     let mut next = Instant::now();
+    let mut last = next;
     loop {
         {
             let mut device = lock(&shared.device);
@@ -105,6 +110,7 @@ fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &im
                     };
                 }
                 next = Instant::now();
+                last = next;
             }
         }
         if stopped() {
@@ -115,7 +121,10 @@ fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &im
         if stopped() {
             return;
         }
-        lock(&shared.device).tick_engines(ticks_per_ms);
+        let now = Instant::now();
+        let missed = now.duration_since(last).as_millis().clamp(1, MAX_CATCH_UP_MS.into()) as u32;
+        last = now;
+        lock(&shared.device).tick_engines(ticks_per_ms.saturating_mul(missed));
         progress();
     }
 }
