@@ -2054,3 +2054,39 @@ fn a_surface_sync_of_the_colour_buffer_waits_for_the_dispatch_writing_it() {
         assert_eq!(s.dev.model().dirty_cache_lines(), 0);
     }
 }
+
+#[test]
+fn a_dispatch_reading_the_previous_ones_output_needs_a_partial_flush() {
+    // Two dispatches in flight share the shader core: the second (R = C + B) runs beside the
+    // first (C = A + B) and reads C before all of it is written, unless a CS_PARTIAL_FLUSH
+    // (§9.6.1) holds it back. With the partial flush and the read caches' SURFACE_SYNC
+    // (§9.6.7), as a driver writes them between dependent dispatches, R = A + 2B everywhere.
+    let (a, b_in) = inputs(7);
+    let c = sums(&a, &b_in);
+    let want = sums(&c, &b_in);
+    for asic in Asic::ALL {
+        for synchronised in [false, true] {
+            let mut b = Bench::with_vector_add(asic, (&a, &b_in), false);
+            // The second kernel's arguments in constant buffer 1: C + B into R.
+            let groups = (N / 100) as u32;
+            let args = [groups, 1, 1, N as u32, 1, 1, 100, 1, 1, common::C, common::B, common::R];
+            b.poke(common::CB1 as u32, &args);
+            let mut p = vector_add_dispatch();
+            if synchronised {
+                p.extend(CS_PARTIAL_FLUSH);
+                p.extend(surface_sync(TC_ACTION));
+            }
+            // SQ_ALU_CONST_CACHE_LS_0 0x28F40 = CB1 >> 8 (the first dispatch keeps its own).
+            p.extend(set_context(0x2_8F40, &[(common::CB1 >> 8) as u32]));
+            p.extend([t3c(DISPATCH_DIRECT, 4), groups, 1, 1, 1]);
+            b.submit(&p);
+            b.ok();
+            let r = peek_n(&b, common::POOL as u32 + common::R, N);
+            if synchronised {
+                assert_eq!(first_difference(&r, &want), None, "{asic:?}");
+            } else {
+                assert!(first_difference(&r, &want).is_some(), "{asic:?}: no stale element");
+            }
+        }
+    }
+}
