@@ -28,9 +28,10 @@
 //!   (CS_PARTIAL_FLUSH waits, cache flushes at the end of the pipe, ZPASS_DONE writes a zero
 //!   count), EVENT_WRITE_EOP (32/64-bit data, clock, INT_SEL interrupt, at the end of the
 //!   pipe), EVENT_WRITE_EOS (DATA, at the end of the shaders), MEM_WRITE (top of the pipe:
-//!   at once), WAIT_REG_MEM (one poll per tick), MEM_SEMAPHORE (§9.6.4: a signal increments
-//!   the 64-bit semaphore or writes 1 at the bottom of the pipe; a wait stops the CP, one
-//!   poll per tick, until the semaphore is not zero, then decrements it),
+//!   at once), WAIT_REG_MEM (a poll per POLL_INTERVAL, at most one per tick), MEM_SEMAPHORE
+//!   (§9.6.4: a signal increments the 64-bit semaphore or writes 1 at the bottom of the pipe;
+//!   a wait stops the CP, one poll per tick, until the semaphore is not zero, then decrements
+//!   it),
 //!   COND_EXEC, PRED_EXEC (selects on the device ID ME_INITIALIZE gave:
 //!   [`pm4::device_selected`]), COND_WRITE, SET_PREDICATION (ZPASS) with predicated packets
 //!   skipped (§9.5), CP_DMA fill and copy (Linux radeon evergreend.h layout; bounded bytes per
