@@ -335,6 +335,9 @@ struct DmaJob {
 struct PipeEvent {
     /// Dispatches with a lower id must be done first.
     after: u64,
+    /// The tick it entered the pipe: it reaches the end on a later tick at the earliest, so
+    /// a fence can be in flight after the CP has parsed the whole ring.
+    since: u64,
     what: PipeAction,
 }
 
@@ -1502,7 +1505,7 @@ impl EvergreenModel {
     /// Queue an event behind the dispatches issued so far.
     fn send_down_pipe(&mut self, what: PipeAction) {
         let after = self.cp.engines.next_dispatch;
-        self.cp.engines.pipe.push_back(PipeEvent { after, what });
+        self.cp.engines.pipe.push_back(PipeEvent { after, since: self.clock, what });
     }
 
     /// §9.6.7 SURFACE_SYNC's actions on COHER_BASE (256-byte units) + COHER_SIZE (256-byte
@@ -1838,7 +1841,7 @@ impl EvergreenModel {
     fn run_pipe(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
         let e = &self.cp.engines;
         let Some(head) = e.pipe.front() else { return Ok(()) };
-        if e.dispatches.iter().any(|(id, _)| *id < head.after) {
+        if head.since >= self.clock || e.dispatches.iter().any(|(id, _)| *id < head.after) {
             return Ok(());
         }
         let event = self.cp.engines.pipe.pop_front().expect("checked above");
@@ -1865,11 +1868,11 @@ impl EvergreenModel {
                 match int_sel {
                     // "Send Interrupt when Write Confirm is received from the MC": the tick
                     // after the write.
-                    2 => self
-                        .cp
-                        .engines
-                        .pipe
-                        .push_front(PipeEvent { after: 0, what: PipeAction::Confirmed }),
+                    2 => self.cp.engines.pipe.push_front(PipeEvent {
+                        after: 0,
+                        since: self.clock,
+                        what: PipeAction::Confirmed,
+                    }),
                     1 if interrupts => self.ih_push(ih::SRC_CP_EOP, 0, dev)?,
                     _ => {}
                 }
@@ -1893,8 +1896,11 @@ impl EvergreenModel {
 
     fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
         let cp = self.run_cp(dev)?;
+        // Engines that worked this tick may have released what the CP waits for (a semaphore
+        // signal, a fence it polls): busy, not waiting, until a tick finds them idle.
+        let engines_worked = self.cp.engines.busy();
         self.run_engines(dev)?;
-        Ok(if self.cp.engines.busy() { Activity::Busy } else { cp })
+        Ok(if engines_worked || self.cp.engines.busy() { Activity::Busy } else { cp })
     }
 }
 

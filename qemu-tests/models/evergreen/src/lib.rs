@@ -65,7 +65,7 @@
 //!   not the shader caches.
 //! - **End of pipe**: EOP (§9.6.2), EOS (§9.6.3), semaphore signals (§9.6.4) and the
 //!   CACHE_FLUSH(_AND_INV) events take effect in order once every dispatch issued before them
-//!   is done; the cache-flush EOP events first write the colour-buffer cache back. INT_SEL 2
+//!   is done, on the tick after they entered the pipe at the earliest; the cache-flush EOP events first write the colour-buffer cache back. INT_SEL 2
 //!   sends the interrupt the tick after the write ("when Write Confirm is received").
 //!   MEM_WRITE is a top-of-pipe write (§9.7.1): it can land before the work ahead of it ends.
 //! - **Caches** ([`cache`]): MEM_RAT exports stay in the colour-buffer cache until a flush

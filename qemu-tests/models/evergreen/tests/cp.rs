@@ -2090,3 +2090,22 @@ fn a_dispatch_reading_the_previous_ones_output_needs_a_partial_flush() {
         }
     }
 }
+
+#[test]
+fn a_fence_is_in_flight_after_the_cp_has_parsed_the_whole_ring() {
+    // §9.6.2: the EOP event travels down the pipe. On the tick the CP parses it (the read
+    // pointer reaches the write pointer) its fence is not written yet; on the next tick it is.
+    for asic in Asic::ALL {
+        let mut s = Stepper::running(asic);
+        let mut ring = me_initialize();
+        ring.extend(eop(FENCE, 1, 0, 7));
+        s.put(FENCE, &[0]);
+        s.put(RING, &ring);
+        s.wr(RB_WPTR, ring.len() as u32);
+        s.dev.tick_engines(1);
+        assert_eq!(s.rd(RB_RPTR), ring.len() as u32, "{asic:?}: the CP parsed everything");
+        assert_eq!(s.peek(FENCE), 0, "{asic:?}: the fence is in flight");
+        s.dev.tick_engines(1);
+        assert_eq!(s.peek(FENCE), 7, "{asic:?}");
+    }
+}
