@@ -91,8 +91,9 @@ impl<M: GpuModel + 'static> Drop for Engine<M> {
 
 const MILLISECOND: Duration = Duration::from_millis(1);
 
-/// Most milliseconds of ticks one burst makes up for.
-pub(crate) const MAX_CATCH_UP_MS: u32 = 10;
+/// Most milliseconds of ticks one burst makes up for: the drivers' default timeout (100 ms), so
+/// after a pause of the whole process shorter than a timeout the model catches up at once.
+pub(crate) const MAX_CATCH_UP_MS: u32 = 100;
 
 fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &impl Fn()) {
     let stopped = || shared.stop.load(Ordering::Acquire);
