@@ -45,8 +45,10 @@ error_types! {
         baregpu_hal::pci::PciError,
         baregpu_hal::pci::GpuProbeError,
     ],
-    // Generated register code returns the HAL's errors and defines none.
-    "hal/regs" + defmt => [],
+    // Generated register code returns the HAL's errors; packet bodies have their own.
+    "hal/regs" + defmt => [
+        baregpu_regs::packet::BodyError,
+    ],
     "ring" + defmt => [
         baregpu_ring::pm4::NoSpace,
         baregpu_ring::pm4::Pm4Error,

@@ -17,6 +17,8 @@
 //! and reported in one line, and everything else runs. Under `CI=true` missing documents
 //! fail the run.
 
+mod decode;
+
 use regdb_gen::coverage::{Coverage, table};
 use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
@@ -728,8 +730,9 @@ fn main() -> ExitCode {
         Some("test") => test_job(),
         Some("regen") => regen_job(),
         Some("package") => package_job(),
+        Some("decode") => decode::decode_job(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen|package>");
+            eprintln!("usage: cargo xtask <main|test|regen|package|decode>");
             ExitCode::from(2)
         }
     }

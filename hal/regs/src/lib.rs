@@ -247,148 +247,8 @@ macro_rules! register {
 
 /// Type-3 command-stream packets as data: the generated `<family>::packets` modules hold one
 /// [`Packet`](packet::Packet) constant per packet of the family's table (`hal/regdb/packets/`),
-/// typed by the family, and an `ALL` list for decoders and device models.
-pub mod packet {
-    use core::fmt;
-    use core::marker::PhantomData;
-
-    /// One type-3 packet of family `F`: its name, `IT_OPCODE`, document section, chips and
-    /// body layout, as the document's tables give them.
-    pub struct Packet<F> {
-        /// Document name (spaces made underscores).
-        pub name: &'static str,
-        /// `IT_OPCODE` (header bits 15:8).
-        pub opcode: u8,
-        /// The document section describing it.
-        pub section: &'static str,
-        /// The chips the document says have it.
-        pub chips: &'static str,
-        /// The document's one-line description.
-        pub description: &'static str,
-        /// The body dword by dword, as the document's table gives it (without the header).
-        pub body: &'static [BodyDword],
-        family: PhantomData<fn() -> F>,
-    }
-
-    impl<F> Packet<F> {
-        /// A table entry (used by the generated modules).
-        pub const fn new(
-            name: &'static str,
-            opcode: u8,
-            section: &'static str,
-            chips: &'static str,
-            description: &'static str,
-            body: &'static [BodyDword],
-        ) -> Self {
-            Packet { name, opcode, section, chips, description, body, family: PhantomData }
-        }
-    }
-
-    impl<F> Packet<F> {
-        /// The body sizes (dwords after the header) the document's table allows, read from its
-        /// rows: a table of numbered dwords only gives exactly that many; a row that opens a
-        /// list ("4 to end", "n+2", "Conditional"), a `{DATA_BLOCK}` or a `{SETTINGS}` dword
-        /// (whose value says what follows) leaves the end open after the dwords before it. A
-        /// decoder applies what the table cannot say (optional dwords, counts in a field)
-        /// itself, within these bounds.
-        pub fn body_len(&self) -> BodyLen {
-            let mut fixed = 0;
-            let mut open: Option<u32> = None;
-            for row in self.body {
-                let number = parse_dword(row.dword);
-                let data = row.field.contains("DATA_BLOCK") || row.field == "{SETTINGS}";
-                let least = match (number, row.dword.strip_prefix("n+")) {
-                    // A DATA_BLOCK may be empty; SETTINGS itself is required.
-                    (Some(d), _) if data => {
-                        Some(d.saturating_sub(if row.field == "{SETTINGS}" { 1 } else { 2 }))
-                    }
-                    (Some(d), _) => {
-                        fixed = fixed.max(d.saturating_sub(1));
-                        None
-                    }
-                    // "n+K": element n at dword n + K, so the first element is dword K + 1.
-                    (None, Some(k)) => parse_dword(k),
-                    // "A to ...": the list starts at dword A and may be empty.
-                    (None, None) => Some(
-                        row.dword
-                            .split_once(" to ")
-                            .and_then(|(a, _)| parse_dword(a))
-                            .map_or(fixed, |a| a.saturating_sub(2)),
-                    ),
-                };
-                if let Some(least) = least {
-                    open = Some(open.map_or(least, |o| o.min(least)));
-                }
-            }
-            match open {
-                Some(least) => BodyLen { min: least.max(1), max: None },
-                None => BodyLen { min: fixed.max(1), max: Some(fixed.max(1)) },
-            }
-        }
-    }
-
-    /// A packet body's size bounds in dwords ([`Packet::body_len`]); every packet has at least
-    /// one body dword (the header's COUNT is the body size minus one).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct BodyLen {
-        /// Fewest body dwords.
-        pub min: u32,
-        /// Most body dwords (`None`: the table leaves the end open).
-        pub max: Option<u32>,
-    }
-
-    impl BodyLen {
-        /// Whether a body of `dwords` fits.
-        pub const fn accepts(&self, dwords: u32) -> bool {
-            dwords >= self.min
-                && match self.max {
-                    Some(max) => dwords <= max,
-                    None => true,
-                }
-        }
-    }
-
-    /// A table's dword number ("12").
-    fn parse_dword(text: &str) -> Option<u32> {
-        let text = text.trim();
-        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        text.parse().ok()
-    }
-
-    impl<F> Clone for Packet<F> {
-        fn clone(&self) -> Self {
-            *self
-        }
-    }
-
-    impl<F> Copy for Packet<F> {}
-
-    impl<F> PartialEq for Packet<F> {
-        fn eq(&self, other: &Self) -> bool {
-            self.opcode == other.opcode && self.name == other.name
-        }
-    }
-
-    impl<F> Eq for Packet<F> {}
-
-    impl<F> fmt::Debug for Packet<F> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "{} ({:#04x}, §{})", self.name, self.opcode, self.section)
-        }
-    }
-
-    /// One row of a packet's body table: the document's dword number ("2", "3 to N") and the
-    /// field(s) it holds.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct BodyDword {
-        /// Dword number, as the document writes it (the header is dword 1).
-        pub dword: &'static str,
-        /// Field name(s).
-        pub field: &'static str,
-    }
-}
+/// typed by the family, its body fields, and per fixed-length packet a typed `Body`.
+pub mod packet;
 
 /// Radeon R5xx (R520 … R580) registers: amd-r5xx-acceleration §11, plus facts the document
 /// omits from public drivers (named in each register's source).
@@ -438,3 +298,8 @@ pub mod fixture;
 
 #[cfg(test)]
 mod tests;
+
+/// The crate README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
