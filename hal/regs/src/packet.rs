@@ -115,6 +115,20 @@ impl<F> Packet<F> {
         Ok(())
     }
 
+    /// The body sizes the table allows, as bounds (a decoder applies what the table cannot say,
+    /// such as a count held in a field, itself, within them); `only_dwords` is checked by
+    /// [`Packet::check_body`].
+    pub const fn body_len(&self) -> BodyLen {
+        BodyLen {
+            min: self.min_dwords as u32,
+            max: if self.max_dwords >= MAX_BODY_DWORDS {
+                None
+            } else {
+                Some(self.max_dwords as u32)
+            },
+        }
+    }
+
     /// The field named `name`.
     pub fn field(&self, name: &str) -> Option<&'static BodyField> {
         self.fields.iter().find(|f| f.name() == name)
@@ -143,51 +157,7 @@ impl<F> fmt::Debug for Packet<F> {
     }
 }
 
-impl<F> Packet<F> {
-    /// The body sizes (dwords after the header) the document's table allows, read from its
-    /// rows: a table of numbered dwords only gives exactly that many; a row that opens a
-    /// list ("4 to end", "n+2", "Conditional"), a `{DATA_BLOCK}` or a `{SETTINGS}` dword
-    /// (whose value says what follows) leaves the end open after the dwords before it. A
-    /// decoder applies what the table cannot say (optional dwords, counts in a field)
-    /// itself, within these bounds.
-    pub fn body_len(&self) -> BodyLen {
-        let mut fixed = 0;
-        let mut open: Option<u32> = None;
-        for row in self.body {
-            let number = parse_dword(row.dword);
-            let data = row.field.contains("DATA_BLOCK") || row.field == "{SETTINGS}";
-            let least = match (number, row.dword.strip_prefix("n+")) {
-                // A DATA_BLOCK may be empty; SETTINGS itself is required.
-                (Some(d), _) if data => {
-                    Some(d.saturating_sub(if row.field == "{SETTINGS}" { 1 } else { 2 }))
-                }
-                (Some(d), _) => {
-                    fixed = fixed.max(d.saturating_sub(1));
-                    None
-                }
-                // "n+K": element n at dword n + K, so the first element is dword K + 1.
-                (None, Some(k)) => parse_dword(k),
-                // "A to ...": the list starts at dword A and may be empty.
-                (None, None) => Some(
-                    row.dword
-                        .split_once(" to ")
-                        .and_then(|(a, _)| parse_dword(a))
-                        .map_or(fixed, |a| a.saturating_sub(2)),
-                ),
-            };
-            if let Some(least) = least {
-                open = Some(open.map_or(least, |o| o.min(least)));
-            }
-        }
-        match open {
-            Some(least) => BodyLen { min: least.max(1), max: None },
-            None => BodyLen { min: fixed.max(1), max: Some(fixed.max(1)) },
-        }
-    }
-}
-
-/// A packet body's size bounds in dwords ([`Packet::body_len`]); every packet has at least
-/// one body dword (the header's COUNT is the body size minus one).
+/// A packet body's size bounds in dwords ([`Packet::body_len`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyLen {
     /// Fewest body dwords.
@@ -205,15 +175,6 @@ impl BodyLen {
                 None => true,
             }
     }
-}
-
-/// A table's dword number ("12").
-fn parse_dword(text: &str) -> Option<u32> {
-    let text = text.trim();
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
 }
 
 /// One row of a packet's body table: the document's dword number ("2", "3 to N") and the

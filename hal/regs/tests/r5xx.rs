@@ -102,8 +102,8 @@ fn packet_body_sizes_come_from_the_document_tables() {
     assert_eq!(p::_3D_CLEAR_HIZ.body_len(), exactly(3));
     // Vertex data "4 to end" after VAP_VTX_FMT and VAP_VF_CNTL.
     assert_eq!(p::_3D_DRAW_IMMD.body_len(), at_least(2));
-    // LOAD_PALETTE: COLOR_n at dword n + 2, so one colour is the shortest.
-    assert_eq!(p::LOAD_PALETTE.body_len(), at_least(2));
+    // LOAD_PALETTE: SCALE_DATATYPE, COLOR_1 and COLOR_2 are numbered rows, then COLOR_n.
+    assert_eq!(p::LOAD_PALETTE.body_len(), at_least(3));
     // {SETTINGS} says what follows; NOP's DATA_BLOCK may be a single dword.
     assert_eq!(p::BITBLT.body_len(), at_least(1));
     assert_eq!(p::NOP.body_len(), at_least(1));

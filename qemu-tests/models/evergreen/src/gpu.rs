@@ -190,17 +190,13 @@ pub const RB_MAX_LOG2_QWORDS: u32 = 22;
 /// Largest `IH_RB_CNTL.IH_IB_SIZE` (log2 dwords: a 256 KiB IH ring, a model decision; the
 /// smallest is 2, one 16-byte vector).
 pub const IH_MAX_LOG2_DWORDS: u32 = 16;
-/// INDIRECT_BUFFER DW4 bits 23:20, between IB_SIZE (19:0) and VMID (31:24) (§9.3.1).
-const IB_RESERVED: u32 = 0x00F0_0000;
-/// EVENT_INDEX (11:8) and EVENT_TYPE (5:0) of an event packet's DW2 (§9.6.1-§9.6.3).
-const EVENT_FIELDS: u32 = 0xF3F;
-/// The EOP events of §9.6.2 with EVENT_INDEX 5: CACHE_FLUSH_TS 0x04,
+/// The EOP events of §9.6.2 (with EVENT_INDEX 5): CACHE_FLUSH_TS 0x04,
 /// CACHE_FLUSH_AND_INV_EVENT_TS 0x14, BOTTOM_OF_PIPE_TS 0x15 (event numbers from Linux
 /// radeon evergreend.h).
-const EOP_EVENTS: [u32; 3] = [0x504, 0x514, 0x515];
-/// The EOS events of §9.6.3 with EVENT_INDEX 6: CS_DONE 0x2F, PS_DONE 0x30 (Mesa r600
+const EOP_EVENTS: [u32; 3] = [0x04, 0x14, 0x15];
+/// The EOS events of §9.6.3 (with EVENT_INDEX 6): CS_DONE 0x2F, PS_DONE 0x30 (Mesa r600
 /// evergreend.h).
-const EOS_EVENTS: [u32; 2] = [0x62F, 0x630];
+const EOS_EVENTS: [u32; 2] = [0x2F, 0x30];
 
 /// `CP_ME_CNTL` halt bits (ME 28, PFP 26).
 pub const ME_HALT: u32 = cp::CP_ME_CNTL::ME_HALT.mask();
@@ -301,7 +297,7 @@ enum Packet {
 }
 
 /// A wait a packet left the CP in: it parses nothing until the wait ends.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Work {
     /// WAIT_REG_MEM (§9.6.8): one poll every `interval` ticks; `idle` ticks left before the
     /// next poll.
@@ -321,7 +317,7 @@ enum Work {
 }
 
 /// A CP DMA transfer: `fill` is the value (SRC_SEL DATA), else `src` is the source address.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct DmaJob {
     fill: Option<u32>,
     src: u64,
@@ -331,7 +327,7 @@ struct DmaJob {
 
 /// An event travelling down the pipe behind the dispatches issued before it: it takes effect
 /// once all of them are done ("end of pipe", §9.6.2; "bottom of pipe", §9.6.4).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct PipeEvent {
     /// Dispatches with a lower id must be done first.
     after: u64,
@@ -341,7 +337,7 @@ struct PipeEvent {
     what: PipeAction,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum PipeAction {
     /// EVENT_WRITE_EOP (§9.6.2): flush the caches if the event says so, write, interrupt.
     Eop { flush: bool, address: u64, data_sel: u32, int_sel: u32, data: [u32; 2] },
@@ -358,7 +354,7 @@ enum PipeAction {
 
 /// The engines beside the CP: the shader core's dispatches, the DMA engine and the events in
 /// the pipe. The CP hands them work and goes on parsing.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Engines {
     /// Dispatches in flight with their ids, oldest first.
     dispatches: VecDeque<(u64, Box<Dispatch>)>,
@@ -376,7 +372,7 @@ impl Engines {
 }
 
 /// Command-processor state cleared by a CP soft reset.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Cp {
     rptr: u32,
     since_writeback: u32,
@@ -434,7 +430,7 @@ struct Failed;
 /// 4. Un-halt (`CP_ME_CNTL` = 0), then ME_INITIALIZE first on the ring.
 /// 5. IH: `IH_RB_BASE`, `IH_RB_CNTL` (size, write-back, overflow, enable), `IH_CNTL.ENABLE_INTR`,
 ///    `CP_INT_CNTL.TIME_STAMP_INT_ENABLE` for EOP interrupts.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EvergreenModel {
     asic: Asic,
     regs: RegisterFile<Chipset>,
@@ -1248,8 +1244,10 @@ impl EvergreenModel {
                 }
                 // DW4 23:20 lie between IB_SIZE and VMID: reserved. An IB of no dwords is
                 // refused (a model decision: the document gives no meaning to size 0).
+                use p::indirect_buffer::{IB_SIZE, VMID};
                 let size = ib.ib_size();
-                if size == 0 || b[2] & IB_RESERVED != 0 {
+                let reserved = ib.0[IB_SIZE.index()] & !(IB_SIZE.spec.mask() | VMID.spec.mask());
+                if size == 0 || reserved != 0 {
                     return Err(self.fail(bad, dev));
                 }
                 let at = ib.ib_base().0;
@@ -1275,7 +1273,9 @@ impl EvergreenModel {
                 // §9.6.3: CMD STORE_DATA stores DATA; the other commands read GDS / append
                 // counters the model does not have.
                 let eos = body!(event_write_eos);
-                if !EOS_EVENTS.contains(&(b[0] & EVENT_FIELDS)) {
+                if eos.event_index() != Ok(p::event_write_eos::EventIndex::Eos)
+                    || !EOS_EVENTS.contains(&eos.event_type())
+                {
                     return Err(self.fail(bad, dev));
                 }
                 self.write_register(VGT_EVENT_INITIATOR, eos.event_type(), dev)?;
@@ -1514,10 +1514,15 @@ impl EvergreenModel {
         // §9.6.2, through the checked packet table. The event goes down the pipe: written once
         // the dispatches before it are done (`PipeAction::Eop`), while the CP goes on parsing.
         use baregpu_regs::evergreen::packets::event_write_eop::{
-            ADDRESS_LO, Body, DataSel, IntSel,
+            ADDRESS_LO, Body, DataSel, EventIndex, IntSel,
         };
         let bad = error_code::INVALID_PACKET;
         let Ok(eop) = Body::unpack(b) else { return Err(self.fail(bad, dev)) };
+        // DW2: EVENT_INDEX 5 ("reserved for EVENT_WRITE_EOP time stamp/fence event types")
+        // with one of the three end-of-pipe events §9.6.2 lists.
+        if eop.event_index() != Ok(EventIndex::Eop) || !EOP_EVENTS.contains(&eop.event_type()) {
+            return Err(self.fail(bad, dev));
+        }
         let (Ok(data_sel), Ok(int_sel)) = (eop.data_sel(), eop.int_sel()) else {
             return Err(self.fail(bad, dev));
         };
@@ -1533,7 +1538,7 @@ impl EvergreenModel {
         }
         // DW2: EVENT_INDEX 5 ("reserved for EVENT_WRITE_EOP time stamp/fence event types")
         // with one of the three end-of-pipe events §9.6.2 lists.
-        if !EOP_EVENTS.contains(&(b[0] & EVENT_FIELDS)) {
+        if eop.event_index() != Ok(EventIndex::Eop) || !EOP_EVENTS.contains(&eop.event_type()) {
             return Err(self.fail(bad, dev));
         }
         self.write_register(VGT_EVENT_INITIATOR, eop.event_type(), dev)?;
@@ -1655,6 +1660,13 @@ impl EvergreenModel {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
         let (src, dst) = (dma.src_address().0, dma.dst_address().0);
+        // Bus address 0: never programmed (see `dma_write`).
+        if fill.is_none() && src == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
+        if dst == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         if bytes > 0 {
             // The DMA engine moves the bytes over the next ticks while the CP parses on.
             self.cp.engines.dma.push_back(DmaJob { fill, src, dst, remaining: bytes });

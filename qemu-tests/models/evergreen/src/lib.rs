@@ -19,7 +19,8 @@
 //!   `RB_RPTR_WR_ENA` + `CP_RB_RPTR_WR`; Linux radeon evergreen.c `evergreen_cp_resume`):
 //!   fetched at most [`DWORDS_PER_TICK`] dwords per tick, so a driver sees partly consumed
 //!   rings. The read pointer is written to `CP_RB_RPTR_ADDR(_HI)` every block and whenever the
-//!   ring runs empty; an address of 0 is a DMA fault, not a write to bus address 0.
+//!   ring runs empty. Bus address 0 (an address register never programmed) is a DMA fault
+//!   for every fetch and store; `RB_BUFSZ` outside 2..=22 is refused, not clamped.
 //! - **PM4** ([`pm4`], §9): type 0 writes registers (§9.1.1), type 1 is an error (§9.1.2),
 //!   type 2 is a one-dword filler (§9.1.3), type 3 by opcode with its body size checked (a
 //!   bad count or an unknown opcode is an error state). ME_INITIALIZE must come first (§9.2.1).

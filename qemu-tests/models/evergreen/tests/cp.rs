@@ -1639,8 +1639,10 @@ fn indirect_buffers_of_no_dwords_or_with_reserved_size_bits_are_refused() {
 #[test]
 fn bus_address_zero_is_an_unprogrammed_address_everywhere() {
     for asic in Asic::ALL {
-        let stores: [(&str, Vec<u32>); 3] = [
+        let stores: [(&str, Vec<u32>); 4] = [
             ("EOP", eop(0, 1, 0, 5)),
+            // CP_DMA fill (SRC_SEL 2 DATA) of 64 bytes to DST 0.
+            ("CP_DMA", vec![t3(CP_DMA, 5), 7, 2 << 29, 0, 0, 64]),
             ("EOS", vec![t3(0x48, 4), 0x62F, 0, 2 << 29, 9]),
             ("MEM_WRITE", vec![t3(MEM_WRITE, 4), 0, 1 << 18, 7, 0]),
         ];
@@ -1649,6 +1651,9 @@ fn bus_address_zero_is_an_unprogrammed_address_everywhere() {
             b.submit(&packet);
             assert_eq!(b.error(), (ModelState::Error, ec::DMA_WRITE_FAULT), "{asic:?} {what}");
         }
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(CP_DMA, 5), 0, 0, DATA, 0, 64]);
+        b.failed_with(ec::DMA_FETCH_FAULT);
         // A semaphore is read before it is signalled or taken.
         for dw3 in [6 << 29, 7 << 29] {
             let mut b = Bench::running(asic);
