@@ -37,6 +37,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
+    "baregpu-falcon-asm",
     "ctm-compute",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
@@ -53,6 +54,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
+    "baregpu-falcon-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -152,6 +154,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
+    ("baregpu-falcon-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -267,6 +270,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_asm_text",
     "evergreen_shader",
     "evergreen_mailbox",
+    "falcon_asm_text",
+    "falcon_instruction_round_trip",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
