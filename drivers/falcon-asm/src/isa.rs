@@ -418,7 +418,7 @@ impl Format {
     }
 
     /// Instruction length in bytes: 2, 3 or 4 (§2.10.2).
-    pub const fn len(self) -> usize {
+    pub const fn length(self) -> usize {
         match self.imm_bits() {
             16 => 4,
             8 => 3,
@@ -907,7 +907,7 @@ impl Instruction {
 
     /// Length in bytes.
     pub fn len(&self) -> usize {
-        self.op.format().len()
+        self.op.format().length()
     }
 
     /// Always false (no instruction is empty); for clippy's `len_without_is_empty`.
@@ -919,7 +919,7 @@ impl Instruction {
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
         let row = self.op.row();
         let f = row.format;
-        let len = f.len();
+        let len = f.length();
         let mut b = [0u8; 4];
         match (f.is_sized(), self.size) {
             (true, Some(s)) => b[0] = s.bits() << 6 | f.opcode(),
@@ -965,7 +965,7 @@ impl Instruction {
     pub fn decode(bytes: &[u8]) -> Result<(Self, usize), DecodeError> {
         let b0 = *bytes.first().ok_or(DecodeError::Truncated { needed: 1 })?;
         let (f, o1) = Format::of_byte0(b0).ok_or(DecodeError::InvalidOpcode { byte0: b0 })?;
-        let len = f.len();
+        let len = f.length();
         let b = bytes.get(..len).ok_or(DecodeError::Truncated { needed: len })?;
         let byte = |i: usize| b.get(i).copied().unwrap_or(0);
         let subop = match f.subop_at() {

@@ -48,3 +48,8 @@ pub use isa::{
     SpecialReg, regs,
 };
 pub use text::{AsmError, AsmErrorKind, Display, assemble, disassemble};
+
+/// The README's example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExample;

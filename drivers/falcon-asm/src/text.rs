@@ -117,10 +117,10 @@ fn number(s: &str) -> Option<i64> {
 
 fn register(s: &str) -> Result<Operand, AsmErrorKind> {
     let name = s.strip_prefix('$').ok_or(AsmErrorKind::Expected("a register"))?;
-    if let Some(n) = name.strip_prefix('r').or_else(|| name.strip_prefix('R')) {
-        if let Some(r) = n.parse::<u8>().ok().and_then(Reg::new) {
-            return Ok(Operand::Reg(r));
-        }
+    if let Some(n) = name.strip_prefix('r').or_else(|| name.strip_prefix('R'))
+        && let Some(r) = n.parse::<u8>().ok().and_then(Reg::new)
+    {
+        return Ok(Operand::Reg(r));
     }
     SpecialReg::from_name(name).map(Operand::Sr).ok_or(AsmErrorKind::UnknownRegister)
 }
@@ -210,11 +210,10 @@ pub fn assemble(source: &str, out: &mut [u8]) -> Result<usize, AsmError> {
             Mnemonic::from_name(name).ok_or_else(|| err(head, AsmErrorKind::UnknownMnemonic))?;
         let mut rest = rest.trim();
         let mut size = None;
-        if let Some((first, tail)) = rest.split_once(char::is_whitespace).or(Some((rest, ""))) {
-            if let Some(s) = Size::ALL.iter().find(|s| s.name().eq_ignore_ascii_case(first)) {
-                size = Some(*s);
-                rest = tail.trim();
-            }
+        let (first, tail) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        if let Some(s) = Size::ALL.iter().find(|s| s.name().eq_ignore_ascii_case(first)) {
+            size = Some(*s);
+            rest = tail.trim();
         }
         let mut ops = [Operand::Imm(0); 4];
         let mut count = 0;

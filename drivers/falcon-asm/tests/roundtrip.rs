@@ -22,7 +22,7 @@ fn every_row_round_trips_through_bytes_and_text() {
         let insn = Instruction::new(op);
         let mut bytes = [0u8; 4];
         let len = insn.encode(&mut bytes).unwrap_or_else(|e| panic!("{op:?}: {e}"));
-        assert_eq!(len, op.format().len());
+        assert_eq!(len, op.format().length());
         assert_eq!(Instruction::decode(&bytes[..len]), Ok((insn, len)), "{op:?}");
         check(&bytes[..len]).unwrap();
     }
