@@ -213,7 +213,7 @@ impl Cond {
     pub const GE: Self = Self(0x1f);
 
     /// Names of the flag conditions (subopcode, canonical name first, then aliases).
-    const NAMES: [(u8, &'static str); 19] = [
+    const NAMES: [(u8, &'static str); 20] = [
         (0x08, "c"),
         (0x08, "b"),
         (0x09, "o"),
@@ -233,6 +233,7 @@ impl Cond {
         (0x1c, "g"),
         (0x1d, "le"),
         (0x1e, "l"),
+        (0x1f, "ge"),
     ];
 
     /// Predicate `$pN` true (0x00+N).
@@ -251,12 +252,8 @@ impl Cond {
     pub const fn bits(self) -> u8 {
         self.0
     }
-    /// By text name: `ne`, `$p3`, `not $p3` (`ge` too, which is not in [`Self::NAMES`]'s
-    /// single letters).
+    /// By text name: `ne`, `$p3`, `not $p3`.
     pub fn from_name(name: &str) -> Option<Self> {
-        if name.eq_ignore_ascii_case("ge") {
-            return Some(Self::GE);
-        }
         if let Some(rest) = name.strip_prefix("not") {
             let p = rest.trim_start().strip_prefix("$p")?;
             return Self::not_pred(p.parse().ok()?);
@@ -274,7 +271,6 @@ impl fmt::Display for Cond {
             n @ 0..=7 => write!(f, "$p{n}"),
             n @ 0x10..=0x17 => write!(f, "not $p{}", n - 0x10),
             0x0e => Ok(()),
-            0x1f => f.write_str("ge"),
             b => f.write_str(Self::NAMES.iter().find(|(x, _)| *x == b).map_or("?", |(_, n)| *n)),
         }
     }

@@ -47,7 +47,7 @@ pub use isa::{
     Cond, DecodeError, EncodeError, Format, Instruction, Mnemonic, Op, Reg, Size, Space,
     SpecialReg, regs,
 };
-pub use text::{AsmError, AsmErrorKind, Display, assemble, disassemble};
+pub use text::{AsmError, AsmErrorKind, Disassembly, assemble, disassemble};
 
 /// The README's example runs as a doctest.
 #[cfg(doctest)]

@@ -105,6 +105,9 @@ fn number(s: &str) -> Option<i64> {
         None => (false, s),
     };
     let v = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        if !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
         u32::from_str_radix(h, 16).ok()?
     } else {
         if !body.bytes().all(|b| b.is_ascii_digit()) {
@@ -165,6 +168,9 @@ fn col_of(line: &str, part: &str) -> u32 {
 /// optional condition word before its target, without a comma: `bra ne loop`,
 /// `bra not $p1 0x20`. Targets of `bra` are absolute addresses; `.l` asks for the 16-bit
 /// immediate form where the 8-bit one would fit (label targets always use it).
+///
+/// An error found only when the labels are patched (a `bra` more than the 16-bit
+/// displacement from its label) has line and column 0.
 pub fn assemble(source: &str, out: &mut [u8]) -> Result<usize, AsmError> {
     let mut b = Builder::new(out);
     let mut names = Names {
@@ -279,7 +285,7 @@ pub fn assemble(source: &str, out: &mut [u8]) -> Result<usize, AsmError> {
 }
 
 /// An instruction shown as text at a code address (see [`Instruction::display_at`]).
-pub struct Display<'i> {
+pub struct Disassembly<'i> {
     insn: &'i Instruction,
     pc: u32,
 }
@@ -311,7 +317,7 @@ fn write_operand(f: &mut fmt::Formatter<'_>, op: &Operand) -> fmt::Result {
     }
 }
 
-impl fmt::Display for Display<'_> {
+impl fmt::Display for Disassembly<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let insn = self.insn;
         f.write_str(insn.op.mnemonic().name())?;
@@ -339,8 +345,8 @@ impl fmt::Display for Display<'_> {
 impl Instruction {
     /// The instruction as text when it sits at `pc` (`bra` targets are absolute); the text
     /// assembles back to the same instruction at the same address.
-    pub fn display_at(&self, pc: u32) -> Display<'_> {
-        Display { insn: self, pc }
+    pub fn display_at(&self, pc: u32) -> Disassembly<'_> {
+        Disassembly { insn: self, pc }
     }
 }
 
