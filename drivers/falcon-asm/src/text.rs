@@ -152,6 +152,16 @@ fn memory(space: Space, inner: &str) -> Result<Operand, AsmErrorKind> {
     Ok(Operand::Mem(Mem { space, base, index }))
 }
 
+/// `D[...` or `I[...` (either case): the space and the text after `[`.
+fn space_of(part: &str) -> Option<(Space, &str)> {
+    let (head, inner) = part.split_once('[')?;
+    match head {
+        "D" | "d" => Some((Space::Data, inner)),
+        "I" | "i" => Some((Space::Io, inner)),
+        _ => None,
+    }
+}
+
 /// Column (1-based) of `part` inside `line` (`part` is a subslice of it).
 fn col_of(line: &str, part: &str) -> u32 {
     (part.as_ptr() as usize - line.as_ptr() as usize + 1) as u32
@@ -247,20 +257,11 @@ pub fn assemble(source: &str, out: &mut [u8]) -> Result<usize, AsmError> {
                     Err(AsmErrorKind::Expected("an operand"))
                 } else if part.starts_with('$') {
                     register(part)
-                } else if let Some(inner) =
-                    part.strip_prefix("D[").or_else(|| part.strip_prefix("d["))
-                {
+                } else if let Some((space, inner)) = space_of(part) {
                     inner
                         .strip_suffix(']')
                         .ok_or(AsmErrorKind::Expected("`]`"))
-                        .and_then(|i| memory(Space::Data, i))
-                } else if let Some(inner) =
-                    part.strip_prefix("I[").or_else(|| part.strip_prefix("i["))
-                {
-                    inner
-                        .strip_suffix(']')
-                        .ok_or(AsmErrorKind::Expected("`]`"))
-                        .and_then(|i| memory(Space::Io, i))
+                        .and_then(|i| memory(space, i))
                 } else if let Some(v) = number(part) {
                     Ok(Operand::Imm(v))
                 } else if part.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
