@@ -92,7 +92,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     }
 }
 
-fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u32, Error> {
+fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u64, Error> {
     let offset =
         boot_info.physical_memory_offset.into_option().ok_or(Error::NoPhysicalMemoryMap)?;
     let clock = clock::TscClock::calibrate().map_err(Error::Clock)?;
@@ -151,7 +151,7 @@ fn drive(
     clock: clock::TscClock,
     dma: &dma::BumpDma,
     out: &mut serial::Serial,
-) -> Result<u32, Error> {
+) -> Result<u64, Error> {
     let mut gpu =
         R5xx::init(io, clock, dma, FIRMWARE, RingConfig::default()).map_err(Error::Init)?;
     let _ =

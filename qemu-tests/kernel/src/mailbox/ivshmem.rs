@@ -1,5 +1,6 @@
-//! The ivshmem-doorbell PCI function that carries the mailbox: discovery on QEMU's bus, BAR
-//! placement, memory + bus-master enable, and MSI-X delivery of [`VECTOR_IRQ`] to the LAPIC.
+//! The ivshmem-doorbell PCI functions that carry the mailboxes (one per emulated GPU, in bus
+//! order): discovery on QEMU's bus, BAR placement, memory + bus-master enable, and MSI-X
+//! delivery of [`VECTOR_IRQ`] to the LAPIC, each function on its own IDT vector.
 //!
 //! BAR placement: the kernel identity-maps only the first 4 GiB (3..4 GiB uncached). SeaBIOS
 //! places ivshmem's BARs there (BAR2, 64-bit prefetchable 1 MiB, lands near 0xFEA0_0000). A BAR
@@ -40,8 +41,17 @@ const MSIX_VECTOR_MASKED: u32 = 1;
 /// Why the ivshmem function cannot carry the mailbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]
 pub enum IvshmemError {
-    /// No 1af4:1110 function on the scanned buses (QEMU started without `-device ivshmem-doorbell`).
-    NotFound,
+    /// No 1af4:1110 function number `index` (counting from 0 in bus order) on the scanned
+    /// buses (QEMU started without that many `-device ivshmem-doorbell`).
+    NotFound {
+        /// The function asked for.
+        index: usize,
+    },
+    /// Only [`MAX_MAILBOXES`](super::MAX_MAILBOXES) ivshmem functions have an IDT vector.
+    TooMany {
+        /// The function asked for.
+        index: usize,
+    },
     /// Probing the function failed.
     Probe(pci::PciError),
     /// A BAR the mailbox needs is missing or not a memory BAR.
@@ -63,6 +73,8 @@ pub enum IvshmemError {
 
 /// The ivshmem function, enabled, with its register BAR and shared memory mapped.
 pub struct Ivshmem {
+    /// Which ivshmem function (0 = first in bus order); selects its IDT vector and mailbox slot.
+    pub index: usize,
     /// BAR0: IVPOSITION, DOORBELL.
     pub registers: MmioRegion,
     /// BAR2: the shared memory holding the mailbox.
@@ -80,14 +92,25 @@ fn cfg_write(address: PciAddress, offset: u16, value: u32) {
     unsafe { PortConfig.write(address, offset, value) }
 }
 
-/// Find the ivshmem function, place and enable it, route MSI-X vector [`VECTOR_IRQ`] to
-/// [`idt::MAILBOX_VECTOR`] on this CPU.
+/// Find the first ivshmem function, place and enable it, route MSI-X vector [`VECTOR_IRQ`] to
+/// [`idt::MAILBOX_VECTORS`]`[0]` on this CPU.
 pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
+    attach_nth(0, force_relocate)
+}
+
+/// [`attach`] for ivshmem function `index` (in bus order: QEMU's `-device` order), whose
+/// MSI-X vector goes to [`idt::MAILBOX_VECTORS`]`[index]`.
+pub fn attach_nth(index: usize, force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
+    let vector = *idt::MAILBOX_VECTORS.get(index).ok_or(IvshmemError::TooMany { index })?;
     let mut found = None;
+    let mut seen = 0;
     let mut used = UsedRanges { ranges: [(0, 0); MAX_USED_RANGES], len: 0 };
     pci::scan(&PortConfig, LAST_BUS, |f| {
-        if (f.vendor, f.device) == (IVSHMEM_VENDOR, IVSHMEM_DEVICE) && found.is_none() {
-            found = Some(f);
+        if (f.vendor, f.device) == (IVSHMEM_VENDOR, IVSHMEM_DEVICE) {
+            if seen == index {
+                found = Some(f);
+            }
+            seen += 1;
         }
         for slot in 0..6 {
             if let Some((address, size)) = f.memory_bar(slot) {
@@ -95,9 +118,10 @@ pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
             }
         }
     });
-    let mut function = found.ok_or(IvshmemError::NotFound)?;
+    let mut function = found.ok_or(IvshmemError::NotFound { index })?;
     defmt::info!(
-        "ivshmem: found {=u16:04x}:{=u16:04x} at {=u8:02x}:{=u8:02x}.{=u8}",
+        "ivshmem {=usize}: found {=u16:04x}:{=u16:04x} at {=u8:02x}:{=u8:02x}.{=u8}",
+        index,
         function.vendor,
         function.device,
         function.address.bus(),
@@ -134,14 +158,19 @@ pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
         return Err(IvshmemError::SharedMemoryTooSmall(bar2_size));
     }
     defmt::info!(
-        "ivshmem: BAR0 {=u64:#x}+{=u64:#x}, BAR2 {=u64:#x}+{=u64:#x}",
+        "ivshmem {=usize}: BAR0 {=u64:#x}+{=u64:#x}, BAR2 {=u64:#x}+{=u64:#x}",
+        index,
         bar0,
         bar0_size,
         bar2,
         bar2_size
     );
-    setup_msix(&function)?;
-    Ok(Ivshmem { registers: map(bar0, bar0_size, 0)?, shared: map(bar2, SHMEM_SIZE as u64, 2)? })
+    setup_msix(&function, index, vector)?;
+    Ok(Ivshmem {
+        index,
+        registers: map(bar0, bar0_size, 0)?,
+        shared: map(bar2, SHMEM_SIZE as u64, 2)?,
+    })
 }
 
 /// Bound on the memory BARs remembered while scanning (6 per function; QEMU's q35 bus has a
@@ -222,9 +251,9 @@ fn find_capability(address: PciAddress, id: u32) -> Option<u16> {
 }
 
 /// Enable MSI-X with every entry masked except [`VECTOR_IRQ`], which targets this CPU's LAPIC
-/// at [`idt::MAILBOX_VECTOR`]. QEMU drops ivshmem interrupts while MSI-X is disabled (no INTx),
-/// so this runs before any device interrupt is enabled.
-fn setup_msix(function: &PciFunction) -> Result<(), IvshmemError> {
+/// at IDT `vector`. QEMU drops ivshmem interrupts while MSI-X is disabled (no INTx), so this
+/// runs before any device interrupt is enabled.
+fn setup_msix(function: &PciFunction, index: usize, vector: u8) -> Result<(), IvshmemError> {
     let address = function.address;
     let cap = find_capability(address, CAP_MSIX).ok_or(IvshmemError::NoMsix)?;
     let header = cfg_read(address, cap);
@@ -247,7 +276,7 @@ fn setup_msix(function: &PciFunction) -> Result<(), IvshmemError> {
     // Enable with the function masked, program the entries, then unmask the function.
     let enable_masked = control | MSIX_ENABLE | MSIX_FUNCTION_MASK;
     cfg_write(address, cap, (header & 0xFFFF) | (enable_masked << 16));
-    let (msi_address, msi_data) = lapic::msi_message(idt::MAILBOX_VECTOR);
+    let (msi_address, msi_data) = lapic::msi_message(vector);
     for entry in 0..entries {
         let base = entry * MSIX_ENTRY_SIZE;
         table.write32(base + 12, MSIX_VECTOR_MASKED);
@@ -261,10 +290,11 @@ fn setup_msix(function: &PciFunction) -> Result<(), IvshmemError> {
     let enabled = (control | MSIX_ENABLE) & !MSIX_FUNCTION_MASK;
     cfg_write(address, cap, (header & 0xFFFF) | (enabled << 16));
     defmt::info!(
-        "ivshmem: MSI-X enabled ({=usize} entries), vector {=u32} -> IDT {=u8:#x} on APIC {=u8}",
+        "ivshmem {=usize}: MSI-X enabled ({=usize} entries), vector {=u32} -> IDT {=u8:#x} on APIC {=u8}",
+        index,
         entries,
         VECTOR_IRQ,
-        idt::MAILBOX_VECTOR,
+        vector,
         lapic::id()
     );
     Ok(())

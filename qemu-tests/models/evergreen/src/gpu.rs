@@ -239,7 +239,7 @@ enum Packet {
 }
 
 /// Work a packet left for later ticks.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Work {
     /// WAIT_REG_MEM (§9.6.8): one poll every `interval` ticks; `idle` ticks left before the
     /// next poll.
@@ -261,7 +261,7 @@ enum Work {
 }
 
 /// Command-processor state cleared by a CP soft reset.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Cp {
     rptr: u32,
     since_writeback: u32,
@@ -317,7 +317,7 @@ struct Failed;
 /// 4. Un-halt (`CP_ME_CNTL` = 0), then ME_INITIALIZE first on the ring.
 /// 5. IH: `IH_RB_BASE`, `IH_RB_CNTL` (size, write-back, overflow, enable), `IH_CNTL.ENABLE_INTR`,
 ///    `CP_INT_CNTL.TIME_STAMP_INT_ENABLE` for EOP interrupts.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EvergreenModel {
     asic: Asic,
     regs: RegisterFile<Chipset>,
