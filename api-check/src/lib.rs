@@ -108,6 +108,12 @@ error_types! {
         baregpu_evergreen_asm::isa::EncodeError,
         baregpu_evergreen_asm::abi::AbiError,
     ],
+    "drivers/falcon-asm" + defmt => [
+        baregpu_falcon_asm::AsmError,
+        baregpu_falcon_asm::BuildError,
+        baregpu_falcon_asm::isa::EncodeError,
+        baregpu_falcon_asm::isa::DecodeError,
+    ],
 }
 
 /// The repository's README.md: its Rust code blocks are doctests of this crate.

@@ -40,6 +40,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
+    "baregpu-falcon-asm",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -58,6 +59,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
+    "baregpu-falcon-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -157,6 +159,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
+    ("baregpu-falcon-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -277,6 +280,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "pci_probe",
     "submission_closures",
     "vc4_control_list",
+    "falcon_asm_text",
+    "falcon_instruction_round_trip",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
