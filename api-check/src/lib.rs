@@ -45,6 +45,13 @@ error_types! {
         baregpu_hal::pci::PciError,
         baregpu_hal::pci::GpuProbeError,
     ],
+    "hal/platform" + defmt => [
+        baregpu_platform::dma::PoolError,
+        baregpu_platform::clock::CalibrationError,
+        baregpu_platform::msi::MsiError,
+        baregpu_platform::mmio::MapError,
+        baregpu_platform::boot::BootError,
+    ],
     // Generated register code returns the HAL's errors and defines none.
     "hal/regs" + defmt => [],
     "ring" + defmt => [

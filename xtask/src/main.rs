@@ -27,6 +27,7 @@ use std::time::Instant;
 /// Library crates that must build for bare-metal targets (no_std).
 const NO_STD_CRATES: &[&str] = &[
     "baregpu-hal",
+    "baregpu-platform",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -43,6 +44,7 @@ const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-no
 /// and built with the declared `rust-version` on the stable toolchain.
 const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-hal",
+    "baregpu-platform",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -93,7 +95,8 @@ fn msrv_build(version: &str, target: &str) -> Command {
     cmd.args([
         "--features",
         "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia",
+         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-platform/x86_64,\
+         baregpu-platform/aarch64,baregpu-platform/bootloader_api,baregpu-platform/defmt",
         "--target",
         target,
         "--target-dir",
@@ -124,7 +127,9 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd.args([
         "--features",
         "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/defmt",
+         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/defmt,\
+         baregpu-platform/x86_64,baregpu-platform/aarch64,baregpu-platform/bootloader_api,\
+         baregpu-platform/defmt",
     ]);
     match target {
         Some(t) => {
@@ -142,6 +147,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
 /// checks that every public error type is `defmt::Format`.
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
+    ("baregpu-platform", "defmt,x86_64,bootloader_api"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
     ("baregpu-ring", "defmt"),
     ("baregpu-firmware", "defmt"),
@@ -318,7 +324,7 @@ fn fuzz_smoke(tally: &mut Tally) {
 }
 
 /// `cargo miri test` on the crates with `unsafe` (DMA regions, barriers, the device model's
-/// shared memory): baregpu-hal, baregpu-ring, and the gpu-device-model tests that need no
+/// shared memory): baregpu-hal, baregpu-platform (the bump allocator, ECAM), baregpu-ring, and the gpu-device-model tests that need no
 /// file descriptors. Property tests run 4 cases each under Miri.
 fn miri_tests(tally: &mut Tally) {
     let installed = cargo().args(["miri", "--version"]).output().is_ok_and(|o| o.status.success());
@@ -344,6 +350,11 @@ fn miri_tests(tally: &mut Tally) {
         tally,
         "cargo miri test -p baregpu-hal",
         &mut miri(&["-p", "baregpu-hal", "--lib"]),
+    );
+    cargo_tests(
+        tally,
+        "cargo miri test -p baregpu-platform",
+        &mut miri(&["-p", "baregpu-platform", "--all-features", "--test", "dma", "--test", "pci"]),
     );
     cargo_tests(
         tally,
@@ -402,20 +413,30 @@ struct ImagePackage {
     /// Built-in target triple, or `None` for the kernel JSON target.
     target: Option<&'static str>,
     target_dir: &'static str,
+    /// Features the QEMU cases build it with.
+    features: &'static [&'static str],
 }
 
 const IMAGE_PACKAGES: &[ImagePackage] = &[
-    ImagePackage { dir: "qemu-tests/kernel", target: None, target_dir: "../../target/kernel" },
+    ImagePackage {
+        dir: "qemu-tests/kernel",
+        target: None,
+        target_dir: "../../target/kernel",
+        features: &[],
+    },
     ImagePackage {
         dir: "qemu-tests/rpi",
         target: Some("aarch64-unknown-none"),
         target_dir: "../../target/rpi",
+        features: &[],
     },
     // Its kernel; the QEMU case `bootloader-r5xx` builds and boots it.
     ImagePackage {
         dir: "examples/bootloader-r5xx",
         target: Some("x86_64-unknown-none"),
         target_dir: "../../target/bootloader-r5xx",
+        // With the QEMU harness's transport, as the case builds it.
+        features: &["qemu-harness"],
     },
 ];
 
@@ -427,6 +448,9 @@ fn image_clippy(image: &ImagePackage) -> Command {
             cmd.args(["--target", t]);
         }
         None => kernel_target(&mut cmd),
+    }
+    for feature in image.features {
+        cmd.args(["--features", feature]);
     }
     cmd.args(["--target-dir", image.target_dir, "--", "-D", "warnings"]);
     cmd
