@@ -142,6 +142,19 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd
 }
 
+/// `cargo doc` of the published crates for `target` with every feature, as docs.rs builds them
+/// (`--cfg docsrs`: the feature badges), warnings denied: a broken or private intra-doc link,
+/// an unclosed HTML tag or a bad code-block attribute fails the test command.
+fn doc_build(target: &str) -> Command {
+    let mut cmd = cargo();
+    cmd.args(["doc", "--no-deps", "--all-features", "--target", target]);
+    for c in PUBLISHED_CRATES {
+        cmd.args(["-p", c]);
+    }
+    cmd.env("RUSTDOCFLAGS", "-D warnings --cfg docsrs");
+    cmd
+}
+
 /// Library crates with a `defmt` feature, each built alone with it (so a feature that forgets
 /// to forward `defmt` to a dependency fails), and `api-check`, whose build with `defmt`
 /// checks that every public error type is `defmt::Format`.
@@ -652,6 +665,10 @@ fn test_job() -> ExitCode {
             &mut defmt_build(krate, features),
         );
         tally.check(&format!("defmt-build-{krate}"), ok);
+    }
+    for t in BARE_METAL_TARGETS {
+        let ok = run(&format!("cargo doc -D warnings for {t}"), &mut doc_build(t));
+        tally.check(&format!("doc-{t}"), ok);
     }
     publish_checks(&mut tally);
 

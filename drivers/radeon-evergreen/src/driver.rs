@@ -163,7 +163,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         firmware: &EvergreenFirmware<'_>,
         config: RingConfig,
     ) -> Result<Self, InitError> {
-        if firmware.chip() != EvergreenUcode::of(chip) {
+        if EvergreenUcode::of(chip) != Some(firmware.chip()) {
             return Err(InitError::WrongChip { device: chip, firmware: firmware.chip().chip() });
         }
         config.validate().map_err(InitError::Config)?;
@@ -531,7 +531,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         &mut self,
         firmware: &EvergreenFirmware<'_>,
     ) -> Result<RecoverReport, InitError> {
-        if firmware.chip() != EvergreenUcode::of(self.chip) {
+        if EvergreenUcode::of(self.chip) != Some(firmware.chip()) {
             return Err(InitError::WrongChip {
                 device: self.chip,
                 firmware: firmware.chip().chip(),

@@ -17,7 +17,8 @@
 //!
 //! let probed = pci::probe(cfg, addr)?;          // chipset table, register BAR
 //! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
-//! let fw = EvergreenFirmware::parse(EvergreenUcode::of(probed.chip), pfp, me, rlc)?;
+//! let ucode = EvergreenUcode::of(probed.chip).ok_or("no microcode known for this chip")?;
+//! let fw = EvergreenFirmware::parse(ucode, pfp, me, rlc)?;
 //! // ... map `probed.registers` as `io` ...
 //! let mut gpu = Evergreen::init(io, clock, dma, probed.chip, &fw, RingConfig::default())?;
 //! let fence = gpu.submit(5 + FENCE_DWORDS, |s| {

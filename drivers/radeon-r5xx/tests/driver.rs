@@ -721,7 +721,7 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
 
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: true, scratch: false });
+    drv.enable_interrupts(Interrupts::NONE.with_software(true));
     set_faults(&gpu, |f| f.registers_all_ones = true);
     assert!(drv.device_gone());
     let f = drv.emit_fence().unwrap(); // no register read on the submit path
@@ -822,7 +822,7 @@ fn recover_reloads_microcode_after_a_corrupted_readback_and_reports_persistent_c
 fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: true, scratch: false });
+    drv.enable_interrupts(Interrupts::NONE.with_software(true));
     gpu.take_interrupts();
     let f = drv
         .submit(4, |s| {
@@ -834,7 +834,7 @@ fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
     assert_eq!(gpu.take_interrupts(), 1);
     assert_eq!(gpu.irq_status() & IRQ_LINE, IRQ_LINE);
-    assert_eq!(drv.handle_interrupt(), Ok(Interrupts { software: true, scratch: false }));
+    assert_eq!(drv.handle_interrupt(), Ok(Interrupts::NONE.with_software(true)));
     assert!(!RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).sw_int(), "acked");
     gpu.ack_irq(IRQ_LINE);
     assert_eq!(gpu.irq_status() & IRQ_LINE, 0, "line dropped after the ack");
@@ -853,7 +853,7 @@ fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
 fn scratch_interrupt_fires_on_the_fence_writeback() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: false, scratch: true });
+    drv.enable_interrupts(Interrupts::NONE.with_scratch(true));
     gpu.take_interrupts();
     // White-box arm (§5.9: the compare's DRV_REGS are undocumented): pair 0 = SCRATCH_REG0
     // (low) and SCRATCH_REG1 (fences, high) >= fence 3 in the high word.
@@ -867,7 +867,7 @@ fn scratch_interrupt_fires_on_the_fence_writeback() {
     let f = drv.emit_fence().unwrap();
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
     assert_eq!(gpu.take_interrupts(), 1);
-    assert_eq!(drv.handle_interrupt(), Ok(Interrupts { software: false, scratch: true }));
+    assert_eq!(drv.handle_interrupt(), Ok(Interrupts::NONE.with_scratch(true)));
     assert!(!RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).scratch_int_stat(), "acked");
     gpu.ack_irq(IRQ_LINE);
 }
@@ -876,7 +876,7 @@ fn scratch_interrupt_fires_on_the_fence_writeback() {
 fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: true, scratch: false });
+    drv.enable_interrupts(Interrupts::NONE.with_software(true));
     drv.reset().unwrap();
     gpu.take_interrupts();
     drv.raise_software_interrupt();

@@ -71,11 +71,14 @@ impl EvergreenUcode {
         ("radeon/CAYMAN_rlc.bin", 1024),
     );
 
-    /// The descriptor of a chipset of the Evergreen register database.
-    pub const fn of(chip: Chipset) -> &'static EvergreenUcode {
+    /// The descriptor of a chipset of the Evergreen register database; `None` for a chipset
+    /// added to the database after this crate knew its microcode (`Chipset` is
+    /// non-exhaustive: pass a descriptor from [`new`](Self::new) for it).
+    pub const fn of(chip: Chipset) -> Option<&'static EvergreenUcode> {
         match chip {
-            Chipset::CYPRESS => &EvergreenUcode::CYPRESS,
-            Chipset::CAYMAN => &EvergreenUcode::CAYMAN,
+            Chipset::CYPRESS => Some(&EvergreenUcode::CYPRESS),
+            Chipset::CAYMAN => Some(&EvergreenUcode::CAYMAN),
+            _ => None,
         }
     }
 

@@ -1,10 +1,10 @@
 //! Monotonic clocks from free-running CPU counters, for [`Clock`].
 //!
-//! - [`TscClock`] (`x86_64`): the time-stamp counter, its rate measured against PIT channel 2.
+//! - `TscClock` (`x86_64`): the time-stamp counter, its rate measured against PIT channel 2.
 //!   The TSC is invariant on the CPUs QEMU models and on every x86_64 CPU of the last decade
 //!   (CPUID 80000007h EDX bit 8); under TCG it is the host's TSC, so only a measurement
 //!   against an emulated timer tells its rate (CPUID 15h/16h describe the modelled CPU).
-//! - [`CounterClock`] (`aarch64`): the generic timer's virtual count (CNTVCT_EL0) at the
+//! - `CounterClock` (`aarch64`): the generic timer's virtual count (CNTVCT_EL0) at the
 //!   frequency firmware wrote to CNTFRQ_EL0 (Arm ARM D11.1.2).
 //!
 //! Both convert ticks with a [`TickScale`] (32.32 fixed point), keep the moment of their

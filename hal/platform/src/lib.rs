@@ -9,9 +9,9 @@
 //! - [`dma::BumpDma`]: a `Sync` bump allocator over one physically contiguous memory region
 //!   (lock-free, so a driver behind a `static` lock may use it from an interrupt handler);
 //! - [`pci::Ecam`] (PCIe enhanced configuration access, any architecture) and, with the
-//!   `x86_64` feature, [`pci::PortConfig`] (configuration mechanism #1, ports 0xCF8/0xCFC);
-//! - [`clock::TscClock`] (`x86_64`: the TSC calibrated against PIT channel 2) and
-//!   [`clock::CounterClock`] (`aarch64`: the generic timer's virtual counter);
+//!   `x86_64` feature, `pci::PortConfig` (configuration mechanism #1, ports 0xCF8/0xCFC);
+//! - `clock::TscClock` (`x86_64`: the TSC calibrated against PIT channel 2) and
+//!   `clock::CounterClock` (`aarch64`: the generic timer's virtual counter);
 //! - [`msi`]: MSI and MSI-X set-up over `pci_types`' capability parsing, and the x86 local
 //!   APIC message format;
 //! - [`mmio`]: a BAR remapped uncached through an offset page table (`x86_64`), or the hook
@@ -33,7 +33,9 @@
 //! # Ok::<(), Box<dyn core::error::Error>>(())
 //! ```
 //!
-//! Architecture features compile only on their architecture (`--all-features` builds on
+//! Architecture features compile only on their architecture (so the documentation of each
+//! target shows its own: `TscClock`, `PortConfig` and `map_uncached` on x86_64, `CounterClock`
+//! on aarch64) (`--all-features` builds on
 //! every target): `x86_64` needs `target_arch = "x86_64"`, `aarch64` needs
 //! `target_arch = "aarch64"`.
 #![no_std]

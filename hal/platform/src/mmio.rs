@@ -4,7 +4,7 @@
 //! speculatively read. How a kernel gets there depends on its paging:
 //!
 //! - x86_64 with all physical memory mapped at an offset (rust-osdev `bootloader`'s
-//!   `physical_memory` mapping, or a kernel's own direct map): [`map_uncached`] (feature
+//!   `physical_memory` mapping, or a kernel's own direct map): `map_uncached` (feature
 //!   `x86_64`) sets PCD and PWT on the pages that cover the BAR. Without this, such maps are
 //!   write-back and only the MTRRs keep MMIO uncached, which firmware does not promise for
 //!   every BAR (a 64-bit BAR placed by the OS is outside them).

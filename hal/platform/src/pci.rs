@@ -1,5 +1,5 @@
 //! PCI configuration access: [`Ecam`] (PCIe memory-mapped configuration, any architecture)
-//! and [`PortConfig`] (x86 configuration mechanism #1, feature `x86_64`), both
+//! and `PortConfig` (x86 configuration mechanism #1, feature `x86_64`), both
 //! [`ConfigRegionAccess`] for `baregpu_hal::pci` and the drivers' `pci::probe`.
 //!
 //! A function that does not exist reads all-ones; offsets outside the space an access method
