@@ -10,7 +10,9 @@ fn chip_names(text: &str) -> Vec<String> {
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| {
             let digits = w.strip_prefix("RV").or_else(|| w.strip_prefix('R'));
-            digits.is_some_and(|d| d.len() == 3 && d.starts_with('5') && d.bytes().all(|b| b.is_ascii_digit()))
+            digits.is_some_and(|d| {
+                d.len() == 3 && d.starts_with('5') && d.bytes().all(|b| b.is_ascii_digit())
+            })
         })
         .map(str::to_owned)
         .collect();
@@ -28,10 +30,7 @@ fn every_chip_the_readme_names_is_a_chipset_with_pci_ids() {
             .iter()
             .find(|c| c.name() == name)
             .unwrap_or_else(|| panic!("the README names {name}, which is not a chipset"));
-        assert!(
-            PCI_IDS.iter().any(|m| m.chipset == *chip),
-            "{name} is claimed but has no PCI ID"
-        );
+        assert!(PCI_IDS.iter().any(|m| m.chipset == *chip), "{name} is claimed but has no PCI ID");
     }
 }
 

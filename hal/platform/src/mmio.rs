@@ -1,6 +1,6 @@
-//! Register windows (PCI BARs) as [`MmioRegion`]s.
+//! Register windows (PCI BARs) as [`MmioRegion`](baregpu_hal::MmioRegion)s.
 //!
-//! [`MmioRegion`] needs its memory mapped as device memory: uncached, not combined, not
+//! [`MmioRegion`](baregpu_hal::MmioRegion) needs its memory mapped as device memory: uncached, not combined, not
 //! speculatively read. How a kernel gets there depends on its paging:
 //!
 //! - x86_64 with all physical memory mapped at an offset (rust-osdev `bootloader`'s
