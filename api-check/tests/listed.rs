@@ -130,7 +130,7 @@ fn assembler_errors_keep_their_position_and_give_the_encoding_error_as_source() 
 fn a_ring_wait_timeout_has_the_wait_as_source() {
     use baregpu_hal::time::TimedOut;
     use baregpu_ring::ring::WaitError;
-    let waited = TimedOut { waited_us: 100, polls: 7 };
+    let waited = TimedOut::new(100, 7);
     let err = WaitError::TimedOut { needed: 16, free: 4, waited };
     let source = core::error::Error::source(&err).expect("the timeout");
     assert_eq!(source.downcast_ref::<TimedOut>(), Some(&waited));

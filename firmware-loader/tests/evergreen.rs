@@ -198,10 +198,7 @@ fn a_set_names_the_image_that_failed() {
     assert!(EvergreenFirmware::parse(c, &pfp, &me, &rlc).is_ok());
     assert_eq!(
         EvergreenFirmware::parse(c, &pfp, &me, &rlc[4..]),
-        Err(ImageError {
-            image: Image::Rlc,
-            error: FirmwareError::WrongSize { expected: 3072, found: 3068 }
-        })
+        Err(ImageError::new(Image::Rlc, FirmwareError::WrongSize { expected: 3072, found: 3068 }))
     );
     // The Cypress set is not a Cayman set.
     assert_eq!(

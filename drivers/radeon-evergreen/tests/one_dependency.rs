@@ -42,13 +42,10 @@ fn a_kernel_drives_cypress_and_cayman_naming_only_the_driver_crate() {
         let short = EvergreenFirmware::parse(ucode, &pfp, &me, &rlc[4..]).unwrap_err();
         assert_eq!(
             short,
-            ImageError {
-                image: Image::Rlc,
-                error: FirmwareError::WrongSize {
-                    expected: 4 * ucode.rlc_dwords(),
-                    found: rlc.len() - 4
-                }
-            }
+            ImageError::new(
+                Image::Rlc,
+                FirmwareError::WrongSize { expected: 4 * ucode.rlc_dwords(), found: rlc.len() - 4 }
+            )
         );
         let fw = EvergreenFirmware::parse(ucode, &pfp, &me, &rlc).expect("valid images");
 

@@ -295,11 +295,19 @@ impl fmt::Display for Image {
 /// An image of an [`EvergreenFirmware`] set that did not parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct ImageError {
     /// The image.
     pub image: Image,
     /// Why.
     pub error: FirmwareError,
+}
+
+impl ImageError {
+    /// `image` did not parse, for `error`.
+    pub const fn new(image: Image, error: FirmwareError) -> ImageError {
+        ImageError { image, error }
+    }
 }
 
 impl fmt::Display for ImageError {
