@@ -17,6 +17,7 @@
 //! and reported in one line, and everything else runs. Under `CI=true` missing documents
 //! fail the run.
 
+mod outside;
 use regdb_gen::coverage::{Coverage, table};
 use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
@@ -77,18 +78,23 @@ fn package_crates() -> Command {
     cmd
 }
 
+/// `cargo +<version>`: the rustup proxy with the toolchain named, not `$CARGO` (the pinned
+/// nightly's cargo), and nothing inherited from the nightly that runs xtask.
+fn stable_cargo(version: &str) -> Command {
+    let mut cmd = Command::new("cargo");
+    cmd.env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTDOCFLAGS")
+        .arg(format!("+{version}"));
+    cmd
+}
+
 /// Build the published crates with the stable toolchain of the declared `rust-version` for
 /// `target` (`scripts/setup.sh` installs it); every register family and `defmt` on.
 fn msrv_build(version: &str, target: &str) -> Command {
-    // The rustup proxy with the toolchain named, not `$CARGO` (the pinned nightly's cargo),
-    // and nothing inherited from the nightly that runs xtask.
-    let mut cmd = Command::new("cargo");
-    cmd.current_dir(repo_root())
-        .env_remove("RUSTC")
-        .env_remove("RUSTDOC")
-        .env_remove("RUSTUP_TOOLCHAIN")
-        .arg(format!("+{version}"))
-        .arg("build");
+    let mut cmd = stable_cargo(version);
+    cmd.current_dir(repo_root()).arg("build");
     for c in PUBLISHED_CRATES {
         cmd.args(["-p", c]);
     }
@@ -737,12 +743,72 @@ fn publish_checks(tally: &mut Tally) {
     }
     let ok = run("cargo package (published crates, verified)", &mut package_crates());
     tally.check("cargo-package", ok);
+    if ok {
+        outside_build(tally);
+    }
+}
+
+/// The packaged crates as an OS author gets them (`outside.rs`): a `no_std` kernel outside the
+/// workspace built with them for both bare-metal targets, and their packaged tests run, with
+/// the stable toolchain of the declared `rust-version`.
+fn outside_build(tally: &mut Tally) {
+    let root = repo_root();
+    let Some(version) = declared_rust_version() else {
+        tally.check("outside-build", false);
+        return;
+    };
+    let packages = outside::packages(&root, PUBLISHED_CRATES);
+    if packages.len() != PUBLISHED_CRATES.len() {
+        eprintln!("xtask: outside build: not every published crate was packaged");
+        tally.check("outside-build", false);
+        return;
+    }
+    let dir = match outside::prepare(&root, &packages) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("xtask: outside build: {e}");
+            tally.check("outside-build", false);
+            return;
+        }
+    };
+    for t in BARE_METAL_TARGETS {
+        let ok = run(
+            &format!("outside kernel with Rust {version} for {t} (target/outside)"),
+            stable_cargo(&version).current_dir(&dir).args([
+                "build",
+                "-p",
+                "outside-kernel",
+                "--target",
+                t,
+            ]),
+        );
+        tally.check(&format!("outside-kernel-{t}"), ok);
+    }
+    let mut test = stable_cargo(&version);
+    test.current_dir(&dir).arg("test");
+    for c in PUBLISHED_CRATES {
+        test.args(["-p", c]);
+    }
+    cargo_tests(
+        tally,
+        &format!("cargo test of the packaged crates with Rust {version}"),
+        &mut test,
+    );
 }
 
 /// `cargo xtask package`: only [`publish_checks`] (part of `cargo xtask test`).
 fn package_job() -> ExitCode {
     let mut tally = Tally::new();
     publish_checks(&mut tally);
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// `cargo xtask outside`: only [`outside_build`] over the packages `cargo package` left in
+/// `target/package` (after `cargo xtask package`, or `cargo package --no-verify`).
+fn outside_job() -> ExitCode {
+    let mut tally = Tally::new();
+    outside_build(&mut tally);
     println!("{} passed, {} failed", tally.passed, tally.failed);
     if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
@@ -764,8 +830,9 @@ fn main() -> ExitCode {
         Some("test") => test_job(),
         Some("regen") => regen_job(),
         Some("package") => package_job(),
+        Some("outside") => outside_job(),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen|package>");
+            eprintln!("usage: cargo xtask <main|test|regen|package|outside>");
             ExitCode::from(2)
         }
     }

@@ -22,8 +22,9 @@
 //! ```
 //! use baregpu_hal::dma::{DmaAllocator, DmaLayout, BusAddress};
 //! use baregpu_platform::dma::BumpDma;
-//! # let memory: &'static mut [u64] = Box::leak(vec![0u64; 8192].into_boxed_slice());
-//! # let cpu = core::ptr::NonNull::new(memory.as_mut_ptr().cast::<u8>()).unwrap();
+//! # #[repr(C, align(64))] struct Pool([u8; 64 * 1024]);
+//! # let memory: &'static mut Pool = Box::leak(Box::new(Pool([0; 64 * 1024])));
+//! # let cpu = core::ptr::NonNull::new(memory.0.as_mut_ptr()).unwrap();
 //! # let (bus, size) = (BusAddress(0x10_0000), 64 * 1024);
 //! // In a kernel: `cpu` maps `size` bytes of RAM that devices reach at `bus`.
 //! // SAFETY: the memory is RAM reserved for DMA, mapped at `cpu`, seen by devices at `bus`.
