@@ -53,8 +53,10 @@ error_types! {
         baregpu_platform::mmio::MapError,
         baregpu_platform::boot::BootError,
     ],
-    // Generated register code returns the HAL's errors and defines none.
-    "hal/regs" + defmt => [],
+    // Generated register code returns the HAL's errors; packet bodies have their own.
+    "hal/regs" + defmt => [
+        baregpu_regs::packet::BodyError,
+    ],
     "ring" + defmt => [
         baregpu_ring::pm4::NoSpace,
         baregpu_ring::pm4::Pm4Error,

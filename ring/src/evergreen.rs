@@ -166,10 +166,10 @@ impl<B: Borrow<DmaRegion>> IndirectBuffer<B, Evergreen> {
 }
 
 /// A register range a `SET_*` packet writes: `REG_OFFSET` counts dwords from `start`
-/// (§9.4.13-19). Starts of the config and context ranges are the document's (§9.4.14: byte
-/// offset 0x8000; §9.4.15: 0x28000); the others start at the register the document names, and
-/// every end is Linux radeon evergreend.h's `PACKET3_SET_*_END`, which its command checker
-/// enforces.
+/// (§9.4.13-19). The ranges are the packet table's (`Packet::register_range`, from the
+/// reviewed corrections: the config and context starts are the document's, §9.4.14 byte offset
+/// 0x8000 and §9.4.15 0x28000; the others start at the register the document names, and every
+/// end is Linux radeon evergreend.h's `PACKET3_SET_*_END`, which its command checker enforces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SetRange {
     /// The packet (name, opcode, section: the generated table).
@@ -180,22 +180,25 @@ pub struct SetRange {
     pub end: usize,
 }
 
+impl SetRange {
+    /// The range of a `SET_*` packet of the table (a packet without one does not build).
+    pub const fn of(packet: Packet<evergreen::Family>) -> SetRange {
+        match packet.register_range {
+            Some(r) => SetRange { packet, start: r.start, end: r.end },
+            None => panic!("not a SET_* packet"),
+        }
+    }
+}
+
 /// The `SET_*` ranges, by start.
 pub const SET_RANGES: [SetRange; 7] = [
-    // §9.4.14 SET_CONFIG_REG: 0x8000 (doc); end evergreend.h PACKET3_SET_CONFIG_REG_END.
-    SetRange { packet: packets::SET_CONFIG_REG, start: 0x8000, end: 0xAC00 },
-    // §9.4.15 SET_CONTEXT_REG: 0x28000 (doc); end PACKET3_SET_CONTEXT_REG_END.
-    SetRange { packet: packets::SET_CONTEXT_REG, start: 0x28000, end: 0x29000 },
-    // §9.4.18 SET_RESOURCE from SQ_TEX_RESOURCE_WORD0_0: PACKET3_SET_RESOURCE_START/_END.
-    SetRange { packet: packets::SET_RESOURCE, start: 0x30000, end: 0x38000 },
-    // §9.4.17 SET_LOOP_CONST from SQ_LOOP_COUNT_CONST_0: PACKET3_SET_LOOP_CONST_START/_END.
-    SetRange { packet: packets::SET_LOOP_CONST, start: 0x3A200, end: 0x3A500 },
-    // §9.4.13 SET_BOOL_CONST from SQ_BOOL_CONST_0: PACKET3_SET_BOOL_CONST_START/_END.
-    SetRange { packet: packets::SET_BOOL_CONST, start: 0x3A500, end: 0x3A518 },
-    // §9.4.19 SET_SAMPLER from SQ_TEX_SAMPLER_WORD0_0: PACKET3_SET_SAMPLER_START/_END.
-    SetRange { packet: packets::SET_SAMPLER, start: 0x3C000, end: 0x3C600 },
-    // §9.4.16 SET_CTL_CONST from SQ_VTX_BASE_VTX_LOC: PACKET3_SET_CTL_CONST_START/_END.
-    SetRange { packet: packets::SET_CTL_CONST, start: 0x3CFF0, end: 0x3FF0C },
+    SetRange::of(packets::SET_CONFIG_REG),
+    SetRange::of(packets::SET_CONTEXT_REG),
+    SetRange::of(packets::SET_RESOURCE),
+    SetRange::of(packets::SET_LOOP_CONST),
+    SetRange::of(packets::SET_BOOL_CONST),
+    SetRange::of(packets::SET_SAMPLER),
+    SetRange::of(packets::SET_CTL_CONST),
 ];
 
 /// Registers below this byte offset are system registers, written by type-0 packets: "For the

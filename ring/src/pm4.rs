@@ -71,7 +71,7 @@ use core::marker::PhantomData;
 
 use baregpu_hal::register::Family;
 use baregpu_hal::{Absolute, Array, IndexOutOfRange, Register, Scalar, Writable};
-use baregpu_regs::packet::Packet;
+use baregpu_regs::packet::{BodyError, Packet};
 
 use crate::r5xx::R5xx;
 pub use crate::r5xx::R5xxRegister;
@@ -211,6 +211,15 @@ pub enum Pm4Error {
     },
     /// The sink has no room for the whole packet.
     NoSpace(NoSpace),
+    /// A body whose length does not fit the packet's layout in the family's table (a 3-dword
+    /// `DISPATCH_DIRECT`, amd-evergreen-cayman-acceleration §9.3.12 takes 4).
+    Body(BodyError),
+}
+
+impl From<BodyError> for Pm4Error {
+    fn from(e: BodyError) -> Self {
+        Pm4Error::Body(e)
+    }
 }
 
 impl From<NoSpace> for Pm4Error {
@@ -245,6 +254,7 @@ impl fmt::Display for Pm4Error {
                 write!(f, "no register-write packet reaches register {offset:#x}")
             }
             Pm4Error::NoSpace(_) => f.write_str("no room in the sink for the packet"),
+            Pm4Error::Body(_) => f.write_str("the body does not fit the packet's layout"),
         }
     }
 }
@@ -254,6 +264,7 @@ impl core::error::Error for Pm4Error {
         match self {
             Pm4Error::Index(e) => Some(e),
             Pm4Error::NoSpace(e) => Some(e),
+            Pm4Error::Body(e) => Some(e),
             _ => None,
         }
     }
@@ -527,7 +538,8 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
     }
 
     /// A type-3 packet of the family's table (`baregpu_regs::<family>::packets`; R5xx §6.1.4,
-    /// Evergreen §9.1.4) with `body` (1..=0x4000 dwords). Another family's packet does not
+    /// Evergreen §9.1.4) with `body`, whose length must fit the packet's layout in the table
+    /// ([`Pm4Error::Body`] otherwise; the packets' typed `Body`s always do). Another family's packet does not
     /// build (Evergreen's COND_EXEC is 0x22, R5xx's 0x21):
     ///
     /// ```compile_fail,E0308
@@ -538,6 +550,8 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
     /// ```
     #[inline]
     pub fn packet(&mut self, packet: Packet<F::Registers>, body: &[u32]) -> Result<(), Pm4Error> {
+        check_count(body.len())?;
+        packet.check_body(body.len())?;
         self.packet3(Opcode::of(packet), body)
     }
 

@@ -6,7 +6,7 @@ use core::borrow::Borrow;
 
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_hal::register::{AddressFieldError, AddressProblem};
-use baregpu_hal::{Absolute, Register, Scalar, Writable};
+use baregpu_hal::{Absolute, Array, Register, Scalar, Writable};
 use baregpu_regs::r5xx;
 use baregpu_regs::r5xx::cp::{
     CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ, CP_RB_BASE, CP_RB_RPTR_ADDR, CP_RB_WPTR,
@@ -134,6 +134,20 @@ impl<S: CommandSink> Pm4Writer<S, R5xx> {
         values: &[R],
     ) -> Result<(), Pm4Error> {
         let header = type0_header(R::OFFSET, values.len(), true)?;
+        self.sink_mut().reserve(1 + values.len())?;
+        self.sink_mut().push(header)?;
+        self.push_values(values)
+    }
+
+    /// Every value to instance `index` of a register array (a data port that is one of an
+    /// array's registers), one type-0 packet with `ONE_REG_WR` (§6.1.1 bit 15); an index past
+    /// the array is [`Pm4Error::Index`].
+    pub fn write_reg_at_repeated<R: R5xxRegister + Writable + Array>(
+        &mut self,
+        index: usize,
+        values: &[R],
+    ) -> Result<(), Pm4Error> {
+        let header = type0_header(R::offset_of(index)?, values.len(), true)?;
         self.sink_mut().reserve(1 + values.len())?;
         self.sink_mut().push(header)?;
         self.push_values(values)

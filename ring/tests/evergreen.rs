@@ -256,12 +256,32 @@ fn compute_writer_sets_shader_type() {
     let mem = dwords(r.buffer());
     // SET_CONTEXT_REG and DISPATCH_DIRECT (0x15) with SHADER_TYPE (bit 1) = compute (§9.1.4).
     assert_eq!(&mem[..3], &[0xC001_6902, 0x1BB, 64]);
-    assert_eq!(&mem[3..8], &[0xC003_1502, 4, 1, 1, 1]);
+    let decoded = baregpu_regs::packet::decode(packets::ALL, &mem[..10]);
+    assert_eq!(&mem[3..8], &[0xC003_1502, 4, 1, 1, 1], "the stream:\n{decoded}");
     assert_eq!(&mem[8..10], &[0x0000_0FC0, 0]);
     // The graphics writer leaves it clear.
     let mut g = ring(1024);
     g.writer().packet(packets::DISPATCH_DIRECT, &[4, 1, 1, 1]).unwrap();
     assert_eq!(dwords(g.buffer())[0], 0xC003_1500);
+}
+
+#[test]
+fn writer_refuses_bodies_that_do_not_fit_the_packet_layout() {
+    // §9.3.12: DISPATCH_DIRECT takes DIM_X, DIM_Y, DIM_Z and DISPATCH_INITIATOR; a 3-dword body
+    // (no initiator) is refused before anything is written.
+    let mut r = ring(1024);
+    let before = r.free_dwords();
+    let err = r.writer().packet(packets::DISPATCH_DIRECT, &[4, 1, 1]).unwrap_err();
+    let Pm4Error::Body(body) = err else { panic!("{err:?}") };
+    assert_eq!((body.packet, body.dwords, body.min, body.max), ("DISPATCH_DIRECT", 3, 4, 4));
+    assert_eq!(r.free_dwords(), before);
+    // §9.6.1: EVENT_WRITE takes 1 dword, or 3 with the sample address; not 2.
+    assert!(matches!(r.writer().packet(packets::EVENT_WRITE, &[0, 0]), Err(Pm4Error::Body(_))));
+    r.writer().packet(packets::EVENT_WRITE, &[0]).unwrap();
+    r.writer().packet(packets::EVENT_WRITE, &[0, 0, 0]).unwrap();
+    // The typed bodies always fit.
+    let eop = packets::event_write_eop::Body::new();
+    r.writer().packet(packets::EVENT_WRITE_EOP, eop.dwords()).unwrap();
 }
 
 /// A family whose ring holds byte records (as VideoCore IV control lists are): only to show

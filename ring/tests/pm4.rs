@@ -51,6 +51,19 @@ fn type0_one_reg_wr_data_port() {
 }
 
 #[test]
+fn type0_one_reg_wr_to_an_array_instance() {
+    // SCRATCH_REG0[3] as a data port: BASE_INDEX 0x15EC >> 2 = 0x57B, ONE_REG_WR 0x8000,
+    // COUNT 2 - 1 -> 0x00018000 | 0x57B.
+    let vals = [7, 8].map(SCRATCH_REG0::from_raw);
+    assert_eq!(encode(|w| w.write_reg_at_repeated(3, &vals)), [0x0001_857B, 7, 8]);
+    // An instance past the array is refused, nothing written.
+    assert!(matches!(
+        encode_err(|w| w.write_reg_at_repeated(8, &vals)),
+        Pm4Error::Index(IndexOutOfRange { .. })
+    ));
+}
+
+#[test]
 fn type0_index_limits() {
     // The last dword address BASE_INDEX reaches: 0x1FFF -> byte 0x7FFC (= TYPE0_MAX_OFFSET).
     assert_eq!(TYPE0_MAX_OFFSET, 0x7FFC);

@@ -17,7 +17,9 @@
 //! and reported in one line, and everything else runs. Under `CI=true` missing documents
 //! fail the run.
 
+mod decode;
 mod outside;
+
 use regdb_gen::coverage::{Coverage, table};
 use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
@@ -831,8 +833,9 @@ fn main() -> ExitCode {
         Some("regen") => regen_job(),
         Some("package") => package_job(),
         Some("outside") => outside_job(),
+        Some("decode") => decode::decode_job(&std::env::args().skip(2).collect::<Vec<_>>()),
         _ => {
-            eprintln!("usage: cargo xtask <main|test|regen|package|outside>");
+            eprintln!("usage: cargo xtask <main|test|regen|package|outside|decode>");
             ExitCode::from(2)
         }
     }

@@ -17,6 +17,8 @@ use baregpu_regs::evergreen::cb::{
 };
 use baregpu_regs::evergreen::cp::CP_COHER_CNTL;
 use baregpu_regs::evergreen::db::DB_RENDER_CONTROL;
+use baregpu_regs::evergreen::packets::event_write::EventIndex;
+use baregpu_regs::evergreen::packets::set_base;
 use baregpu_regs::evergreen::spi::{
     SPI_COMPUTE_INPUT_CNTL, SPI_COMPUTE_NUM_THREAD_X, SPI_LDS_MGMT_CAYMAN_ONWARD,
 };
@@ -338,7 +340,7 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
     // 1. Drain earlier compute work, point primitives (§3.2 item 11).
     s.compute_packet(
         opcode::EVENT_WRITE,
-        &pm4::event_write(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH),
+        &pm4::event_write(event::CS_PARTIAL_FLUSH, EventIndex::PartialFlush)?,
     )?;
     let prim =
         VGT_PRIMITIVE_TYPE::RESET.with_prim_type(vgt_primitive_type::PrimType::DiPtPointlist);
@@ -392,7 +394,7 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
     // 4. Loop constant of the CS stage: count 0xFFF, init 0, increment 1 (Mesa r600).
     s.set_regs(at::<SQ_LOOP_CONST_0>(CS_LOOP_CONST)?, &[0x0100_0FFF], true)?;
     // 5. Caches coherent before the state that names memory; RAT 0; fetch resources; cb0.
-    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH))?;
+    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH)?)?;
     let elements = global_bytes / 4;
     let pitch = elements.next_multiple_of(64);
     let info = CB_COLOR0_INFO::RESET
@@ -452,8 +454,10 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
         Some(dims) => {
             // §9.3.13 DATA_OFFSET is a byte offset; Linux radeon evergreen_cs.c requires a
             // SET_BASE (index 1) first and checks offset + 12 against that buffer.
-            let (lo, hi) = pm4::address40(dims, 4)?;
-            s.compute_packet(opcode::SET_BASE, &[1, lo, hi])?;
+            let base = set_base::Body::new()
+                .with_base_index(set_base::BaseIndex::Indirect)
+                .with_address(dims)?;
+            s.compute_packet(opcode::SET_BASE, base.dwords())?;
             s.compute_packet(opcode::DISPATCH_INDIRECT, &[0, initiator])?
         }
     }
@@ -466,11 +470,11 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
         .with_cb_action_ena(true)
         .with_cb0_dest_base_ena(true)
         .raw();
-    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(flush))?;
+    s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(flush)?)?;
     if chip == Chipset::CAYMAN {
         s.compute_packet(
             opcode::EVENT_WRITE,
-            &pm4::event_write(event::CS_PARTIAL_FLUSH, event::INDEX_PARTIAL_FLUSH),
+            &pm4::event_write(event::CS_PARTIAL_FLUSH, EventIndex::PartialFlush)?,
         )?;
         s.compute_packet(opcode::DEALLOC_STATE, &[0])?;
     }

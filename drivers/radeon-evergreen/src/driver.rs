@@ -339,10 +339,9 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         self.io.write(CP_DEBUG::RESET);
         self.ring.reset();
         // §9.2.1: ME_INITIALIZE right after loading the microcode, then the ME runs.
-        self.submit(pm4::ME_INITIALIZE_BODY.len() + 1, |s| {
-            s.packet(opcode::ME_INITIALIZE, &pm4::ME_INITIALIZE_BODY)
-        })
-        .map_err(TestError::from)?;
+        let dwords = opcode::ME_INITIALIZE.min_dwords + 1;
+        self.submit(dwords, |s| s.packet(opcode::ME_INITIALIZE, &pm4::me_initialize()?))
+            .map_err(TestError::from)?;
         self.io.write(CP_ME_CNTL::RESET);
         Ok(())
     }
@@ -596,12 +595,16 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
     }
 
     /// A type-3 packet (graphics shader type).
-    pub fn packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn packet(&mut self, op: pm4::EvergreenPacket, body: &[u32]) -> Result<(), PacketError> {
         pm4::packet(self.ring, op, body, false)
     }
 
     /// A type-3 packet with SHADER_TYPE compute (§9.1.4 bit 1).
-    pub fn compute_packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn compute_packet(
+        &mut self,
+        op: pm4::EvergreenPacket,
+        body: &[u32],
+    ) -> Result<(), PacketError> {
         pm4::packet(self.ring, op, body, true)
     }
 
@@ -632,7 +635,7 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
         let seq = *self.seq + 1;
         let eop = pm4::eop_fence(self.fence_addr, seq, true)?;
         self.ring.reserve(FENCE_DWORDS)?;
-        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH))?;
+        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH)?)?;
         self.packet(opcode::EVENT_WRITE_EOP, &eop)?;
         *self.seq = seq;
         self.fences += 1;
@@ -717,7 +720,11 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
     }
 
     /// A predicated type-3 packet (§9.1.4 bit 0): skipped while the predicate is false.
-    pub fn predicated_packet(&mut self, op: pm4::Opcode, body: &[u32]) -> Result<(), PacketError> {
+    pub fn predicated_packet(
+        &mut self,
+        op: pm4::EvergreenPacket,
+        body: &[u32],
+    ) -> Result<(), PacketError> {
         if body.is_empty() || body.len() > pm4::MAX_BODY_DWORDS {
             return Err(PacketError::BadLength { dwords: body.len() });
         }

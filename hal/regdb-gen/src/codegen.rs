@@ -94,7 +94,8 @@ fn doc(out: &mut String, indent: &str, lines: &[String]) {
     }
 }
 
-const KEYWORDS: &[&str] = &[
+/// Rust keywords (strict and reserved): names that need `r#` or a suffix.
+pub(crate) const KEYWORDS: &[&str] = &[
     "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
     "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
     "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe",
@@ -137,7 +138,8 @@ fn field_const(name: &str) -> String {
     if RESERVED_CONSTS.contains(&name) { format!("{name}_FIELD") } else { name.to_string() }
 }
 
-fn camel(name: &str) -> String {
+/// CamelCase type or variant name of an UPPER_SNAKE name (`V` before a leading digit).
+pub(crate) fn camel(name: &str) -> String {
     let mut out = String::new();
     for part in name.split('_').filter(|p| !p.is_empty()) {
         let mut chars = part.chars();

@@ -81,7 +81,12 @@ pub fn render(db_path: &Path) -> Result<String, RegenError> {
     let db = Database::load(db_path).map_err(|e| RegenError::Load(db_path.into(), e))?;
     let mut code = generate(&db).map_err(|e| RegenError::Lint(db_path.into(), e))?;
     if let Some(path) = packets::packet_table_path(&db.meta.family) {
-        let table = packets::PacketTable::load(&path).map_err(|e| RegenError::Load(path, e))?;
+        let table =
+            packets::PacketTable::load(&path).map_err(|e| RegenError::Load(path.clone(), e))?;
+        let errors = packets::lint(&table);
+        if !errors.is_empty() {
+            return Err(RegenError::Lint(path, errors));
+        }
         code.push_str(&packets::render(&table));
     }
     Ok(code)

@@ -6,6 +6,7 @@ use serde::Deserialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use crate::codegen::{KEYWORDS, camel};
 use crate::model::LoadError;
 
 /// One family's packet table.
@@ -43,15 +44,88 @@ pub struct Packet {
     pub opcode: Option<u8>,
     /// Where the opcode comes from.
     pub opcode_source: Option<String>,
+    /// For a packet the document does not describe: where it comes from.
+    pub source: Option<String>,
     /// The document section describing the packet.
     pub section: String,
     /// The chips the document says have it.
     pub chips: String,
     /// The document's one-line description.
     pub description: String,
+    /// Fewest body dwords.
+    pub min_dwords: usize,
+    /// Most body dwords; none for an open-ended body.
+    pub max_dwords: Option<usize>,
+    /// When not every length between the two is allowed: the ones that are.
+    #[serde(default)]
+    pub only_dwords: Vec<usize>,
+    /// For a `SET_*` packet: the registers it writes.
+    pub register_range: Option<RegisterRange>,
     /// The body, dword by dword, as the document's table gives it.
     #[serde(default)]
     pub body: Vec<BodyDword>,
+    /// The body's fields.
+    #[serde(default, rename = "field")]
+    pub fields: Vec<BodyField>,
+}
+
+/// The registers a `SET_*` packet writes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRange {
+    /// First register (byte offset).
+    pub start: usize,
+    /// End (exclusive).
+    pub end: usize,
+    /// Bits 31:16 of the offset dword must be zero.
+    pub legacy_zero: bool,
+    /// Where the range comes from.
+    pub source: String,
+}
+
+/// One field of a packet body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyField {
+    /// UPPER_SNAKE name.
+    pub name: String,
+    /// The document's dword number (the header is 1).
+    pub dword: usize,
+    /// Highest bit.
+    pub msb: u32,
+    /// Lowest bit.
+    pub lsb: u32,
+    /// For address fields: the lowest address bit the field holds.
+    pub address_lsb: Option<u32>,
+    /// Another reading of this field's bits.
+    pub alias_of: Option<String>,
+    /// Enumerated values.
+    #[serde(default, rename = "value")]
+    pub values: Vec<FieldValue>,
+}
+
+/// A named value of an enumerated field.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldValue {
+    /// UPPER_SNAKE name.
+    pub name: String,
+    /// Value.
+    pub value: u32,
+}
+
+impl BodyField {
+    /// Width in bits.
+    pub fn width(&self) -> u32 {
+        self.msb - self.lsb + 1
+    }
+}
+
+impl Packet {
+    /// Whether every body length is one (`min_dwords == max_dwords`).
+    pub fn is_fixed(&self) -> bool {
+        self.max_dwords == Some(self.min_dwords)
+    }
 }
 
 /// One row of a packet's body table.
@@ -89,6 +163,204 @@ pub fn const_name(name: &str) -> String {
     if name.starts_with(|c: char| c.is_ascii_digit()) { format!("_{name}") } else { name.into() }
 }
 
+/// Rust module name of a packet (`EVENT_WRITE_EOP` -> `event_write_eop`, `3D_DRAW_VBUF` ->
+/// `_3d_draw_vbuf`).
+pub fn module_name(name: &str) -> String {
+    const_name(name).to_lowercase()
+}
+
+fn ident(name: &str) -> String {
+    let lower = name.to_lowercase();
+    if KEYWORDS.contains(&lower.as_str()) { format!("r#{lower}") } else { lower }
+}
+
+/// The address a field is part of: its name without `_LO`/`_HI` (`IB_BASE_LO` -> `IB_BASE`).
+pub fn address_group(name: &str) -> &str {
+    name.strip_suffix("_LO").or_else(|| name.strip_suffix("_HI")).unwrap_or(name)
+}
+
+fn field_kind(f: &BodyField) -> String {
+    if let Some(lsb) = f.address_lsb {
+        format!("FieldKind::Address {{ address_lsb: {lsb} }}")
+    } else if let Some(of) = &f.alias_of {
+        format!("FieldKind::Alias({of:?})")
+    } else if !f.values.is_empty() {
+        let values: Vec<String> = f
+            .values
+            .iter()
+            .map(|v| format!("EnumEntry {{ name: {:?}, value: {:#x} }}", v.name, v.value))
+            .collect();
+        format!("FieldKind::Enum(&[{}])", values.join(", "))
+    } else if f.width() == 1 {
+        "FieldKind::Bool".into()
+    } else {
+        "FieldKind::Uint".into()
+    }
+}
+
+/// The module of one packet: its field constants, enums and, for a fixed-length body, a typed
+/// `Body` builder/unpacker.
+fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
+    let m = module_name(&p.name);
+    let _ = writeln!(
+        out,
+        "\n    /// Fields of [`{}`]{}.",
+        const_name(&p.name),
+        if p.is_fixed() { " and its typed body" } else { "" }
+    );
+    let _ = writeln!(out, "    pub mod {m} {{");
+    out.push_str("        #[allow(unused_imports)]\n        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};\n");
+    out.push_str("        #[allow(unused_imports)]\n        use baregpu_hal::dma::BusAddress;\n");
+    out.push_str("        #[allow(unused_imports)]\n        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};\n");
+    let where_ = if p.section.is_empty() {
+        p.source.clone().unwrap_or_default()
+    } else {
+        format!("{label} §{}", p.section)
+    };
+    for f in &p.fields {
+        let _ = writeln!(
+            out,
+            "        /// DW{} bits {}:{} ({where_}).\n        pub const {}: BodyField = BodyField::new({:?}, {}, {}, {}, {});",
+            f.dword,
+            f.msb,
+            f.lsb,
+            f.name,
+            f.name,
+            f.dword,
+            f.msb,
+            f.lsb,
+            field_kind(f)
+        );
+    }
+    let names: Vec<&str> = p.fields.iter().map(|f| f.name.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "        /// Every field, by dword.\n        pub const FIELDS: &[BodyField] = &[{}];",
+        names.join(", ")
+    );
+    for f in p.fields.iter().filter(|f| !f.values.is_empty()) {
+        let ty = camel(&f.name);
+        let _ = writeln!(out, "        /// Values of [`{}`].", f.name);
+        out.push_str(
+            "        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\n        #[repr(u32)]\n",
+        );
+        let _ = writeln!(out, "        pub enum {ty} {{");
+        for v in &f.values {
+            let _ = writeln!(out, "            /// {} ({}).", v.name, v.value);
+            let _ = writeln!(out, "            {} = {:#x},", camel(&v.name), v.value);
+        }
+        out.push_str("        }\n");
+        let _ = writeln!(out, "        impl {ty} {{");
+        out.push_str("            /// The value for a raw field value the table lists.\n");
+        out.push_str("            pub const fn from_raw(raw: u32) -> Option<Self> {\n                match raw {\n");
+        for v in &f.values {
+            let _ = writeln!(
+                out,
+                "                    {:#x} => Some(Self::{}),",
+                v.value,
+                camel(&v.name)
+            );
+        }
+        out.push_str(
+            "                    _ => None,\n                }\n            }\n        }\n",
+        );
+    }
+    if p.is_fixed() && !p.fields.is_empty() {
+        let n = p.min_dwords;
+        let _ = writeln!(
+            out,
+            "        /// A `{}` body: build it field by field (the builders check every value), or unpack one \
+             from a stream.",
+            p.name
+        );
+        out.push_str("        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]\n");
+        let _ = writeln!(out, "        pub struct Body(pub [u32; {n}]);");
+        out.push_str("        impl Body {\n");
+        let _ = writeln!(
+            out,
+            "            /// Body dwords.\n            pub const DWORDS: usize = {n};"
+        );
+        let _ = writeln!(
+            out,
+            "            /// All fields zero.\n            pub const fn new() -> Self {{ Body([0; {n}]) }}"
+        );
+        let _ = writeln!(
+            out,
+            "            /// The body of a `{}` packet in a stream, or why it is not one.\n            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {{\n                super::{}.check_body(body.len())?;\n                let mut b = [0; {n}];\n                b.copy_from_slice(body);\n                Ok(Body(b))\n            }}",
+            p.name,
+            const_name(&p.name)
+        );
+        out.push_str("            /// The body dwords, for a writer.\n            pub const fn dwords(&self) -> &[u32] { &self.0 }\n");
+        let mut groups: Vec<&str> = Vec::new();
+        for f in &p.fields {
+            let id = ident(&f.name);
+            let plain = f.name.to_lowercase();
+            if f.address_lsb.is_some() {
+                let g = address_group(&f.name);
+                if !groups.contains(&g) {
+                    groups.push(g);
+                }
+                continue;
+            }
+            if !f.values.is_empty() {
+                let ty = camel(&f.name);
+                let _ = writeln!(
+                    out,
+                    "            /// {0} (DW{1} {2}:{3}).\n            pub const fn with_{4}(mut self, v: {ty}) -> Self {{ self.0[{5}] = {0}.spec.set(self.0[{5}], v as u32); self }}\n            /// {0}, or the raw value when the table does not list it.\n            pub const fn {id}(&self) -> Result<{ty}, InvalidEnumValue> {{ let raw = {0}.spec.get(self.0[{5}]); match {ty}::from_raw(raw) {{ Some(v) => Ok(v), None => Err(InvalidEnumValue {{ register: {6:?}, field: {0:?}, value: raw }}) }} }}",
+                    f.name,
+                    f.dword,
+                    f.msb,
+                    f.lsb,
+                    plain,
+                    f.dword - 2,
+                    p.name
+                );
+            } else if f.width() == 1 {
+                let _ = writeln!(
+                    out,
+                    "            /// {0} (DW{1} bit {2}).\n            pub const fn with_{3}(mut self, v: bool) -> Self {{ self.0[{4}] = {0}.spec.set(self.0[{4}], v as u32); self }}\n            /// {0}.\n            pub const fn {id}(&self) -> bool {{ {0}.spec.get(self.0[{4}]) != 0 }}",
+                    f.name,
+                    f.dword,
+                    f.msb,
+                    plain,
+                    f.dword - 2
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "            /// {0} (DW{1} {2}:{3}); an error when `v` does not fit.\n            pub const fn with_{4}(mut self, v: u32) -> Result<Self, FieldOverflow> {{ match {0}.spec.try_set({6:?}, self.0[{5}], v) {{ Ok(raw) => {{ self.0[{5}] = raw; Ok(self) }} Err(e) => Err(e) }} }}\n            /// {0}.\n            pub const fn {id}(&self) -> u32 {{ {0}.spec.get(self.0[{5}]) }}",
+                    f.name,
+                    f.dword,
+                    f.msb,
+                    f.lsb,
+                    plain,
+                    f.dword - 2,
+                    p.name
+                );
+            }
+        }
+        for g in groups {
+            let parts: Vec<&str> = p
+                .fields
+                .iter()
+                .filter(|f| f.address_lsb.is_some() && address_group(&f.name) == g)
+                .map(|f| f.name.as_str())
+                .collect();
+            let id = ident(g);
+            let plain = g.to_lowercase();
+            let _ = writeln!(
+                out,
+                "            /// The address in {0}; an error when it is not aligned to the lowest bit they hold or beyond the highest.\n            pub fn with_{1}(mut self, address: BusAddress) -> Result<Self, AddressFieldError> {{ put_address({2:?}, &[{0}], &mut self.0, address)?; Ok(self) }}\n            /// The address in {0}.\n            pub fn {id}(&self) -> BusAddress {{ get_address(&[{0}], &self.0) }}",
+                parts.join(", "),
+                plain,
+                p.name
+            );
+        }
+        out.push_str("        }\n");
+    }
+    out.push_str("    }\n");
+}
+
 /// The `packets` module for `table`, appended to the family's generated module.
 pub fn render(table: &PacketTable) -> String {
     let label = &table.meta.doc_label;
@@ -96,23 +368,28 @@ pub fn render(table: &PacketTable) -> String {
     let _ = writeln!(
         out,
         "\n/// Type-3 packets of the family's command stream: `hal/regdb/packets/{}.toml`, extracted \
-         from {} and checked against it by `regdb-gen`'s tests. Each constant is typed by the \
-         family, so a writer of another family does not take it.",
+         from {} and checked against it by `regdb-gen`'s tests, field by field. Each constant is \
+         typed by the family, so a writer of another family does not take it; each packet's \
+         module holds its fields and, for a fixed-length body, a typed `Body`.",
         table.meta.family, table.meta.document
     );
     out.push_str("pub mod packets {\n");
     out.push_str("    use super::Family;\n");
-    out.push_str("    use crate::packet::{BodyDword, Packet};\n");
+    out.push_str("    #[allow(unused_imports)]\n    use crate::packet::{BodyDword, Packet, RegisterRange};\n");
     for p in table.packets.iter().filter(|p| p.opcode.is_some()) {
         let opcode = p.opcode.unwrap_or_default();
         let _ = writeln!(out);
+        let where_ = if p.section.is_empty() {
+            "not in the document".to_string()
+        } else {
+            format!("{label} §{}", p.section)
+        };
+        let chips = if p.chips.is_empty() { String::new() } else { format!("; {}", p.chips) };
         let _ = writeln!(
             out,
-            "    /// `{}` {:#04x} ({label} §{}; {}): {}",
+            "    /// `{}` {:#04x} ({where_}{chips}): {}",
             p.doc_name,
             opcode,
-            p.section,
-            p.chips,
             p.description.replace('[', "\\[").replace(']', "\\]")
         );
         if let Some(source) = &p.opcode_source {
@@ -135,7 +412,26 @@ pub fn render(table: &PacketTable) -> String {
                 b.dword, b.field
             );
         }
-        out.push_str("    ]);\n");
+        let max =
+            p.max_dwords.map_or("crate::packet::MAX_BODY_DWORDS".to_string(), |m| m.to_string());
+        let _ = write!(
+            out,
+            "    ]).with_layout({}, {max}, {}::FIELDS)",
+            p.min_dwords,
+            module_name(&p.name)
+        );
+        if !p.only_dwords.is_empty() {
+            let _ = write!(out, "\n    .with_only_dwords(&{:?})", p.only_dwords);
+        }
+        if let Some(r) = &p.register_range {
+            let _ = write!(
+                out,
+                "\n    // Register range: {}.\n    .with_register_range(RegisterRange {{ start: {:#x}, end: {:#x}, legacy_zero: {} }})",
+                r.source, r.start, r.end, r.legacy_zero
+            );
+        }
+        out.push_str(";\n");
+        render_packet_module(&mut out, p, label);
     }
     out.push_str("\n    /// Every packet with an opcode, in document order.\n");
     out.push_str("    pub const ALL: &[Packet<Family>] = &[\n");
@@ -153,4 +449,129 @@ pub fn render(table: &PacketTable) -> String {
     }
     out.push_str("    ];\n}\n");
     out
+}
+
+/// Every problem in a packet table's fields; empty when it is sound: a field outside the body
+/// (before dword 2 or past the longest body) or outside its dword, two fields over the same
+/// bits (unless one is an `alias_of` the other), repeated names, invalid names, enum values that
+/// do not fit, address parts that reach past 64 bits, `SET_*` ranges that are empty.
+pub fn lint(table: &PacketTable) -> Vec<crate::lint::LintError> {
+    use crate::lint::{LintError, valid_name, valid_value_name};
+    let mut errors = Vec::new();
+    for p in &table.packets {
+        let mut err = |message: String| {
+            errors.push(LintError {
+                family: table.meta.family.clone(),
+                subject: p.name.clone(),
+                message,
+            })
+        };
+        if p.only_dwords.iter().any(|&n| n < p.min_dwords || p.max_dwords.is_some_and(|m| n > m)) {
+            err(format!(
+                "lengths {:?} outside {}..{:?}",
+                p.only_dwords, p.min_dwords, p.max_dwords
+            ));
+        }
+        if p.max_dwords.is_some_and(|m| m < p.min_dwords) || p.min_dwords == 0 {
+            err(format!("body length {}..{:?} is empty", p.min_dwords, p.max_dwords));
+        }
+        if let Some(r) = &p.register_range
+            && (r.end <= r.start || r.start % 4 != 0 || r.end % 4 != 0)
+        {
+            err(format!("register range {:#x}..{:#x} is empty or unaligned", r.start, r.end));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for f in &p.fields {
+            if !valid_name(&f.name) {
+                err(format!("invalid field name {:?}", f.name));
+            }
+            if !names.insert(&f.name) {
+                err(format!("field {} appears twice", f.name));
+            }
+            if f.msb > 31 || f.lsb > f.msb {
+                err(format!("{} has bits {}:{}, outside its dword", f.name, f.msb, f.lsb));
+            }
+            if f.dword < 2 || p.max_dwords.is_some_and(|m| f.dword - 1 > m) {
+                err(format!("{} is in DW{}, outside the body", f.name, f.dword));
+            }
+            if f.address_lsb.is_some_and(|a| a + f.width() > 64) {
+                err(format!("{} holds address bits past 63", f.name));
+            }
+            for v in &f.values {
+                if !valid_value_name(&v.name) {
+                    err(format!("{}: invalid value name {:?}", f.name, v.name));
+                }
+                if f.width() < 32 && v.value >> f.width() != 0 {
+                    err(format!("{}: value {} does not fit {} bits", f.name, v.value, f.width()));
+                }
+            }
+            if let Some(of) = &f.alias_of
+                && !p.fields.iter().any(|o| &o.name == of && o.dword == f.dword)
+            {
+                err(format!("{} is an alias of {of}, which is not in its dword", f.name));
+            }
+        }
+        for (i, a) in p.fields.iter().enumerate() {
+            for b in &p.fields[i + 1..] {
+                let aliased =
+                    a.alias_of.as_ref() == Some(&b.name) || b.alias_of.as_ref() == Some(&a.name);
+                if a.dword == b.dword && a.lsb <= b.msb && b.lsb <= a.msb && !aliased {
+                    err(format!("{} and {} overlap in DW{}", a.name, b.name, a.dword));
+                }
+            }
+        }
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(fields: &str, max: &str) -> PacketTable {
+        toml::from_str(&format!(
+            "[meta]\nfamily = \"t\"\ndocument = \"d\"\ndoc_label = \"d\"\n\n[[packet]]\nname = \"P\"\n\
+             doc_name = \"P\"\nopcode = 0x10\nsection = \"1\"\nchips = \"c\"\ndescription = \"\"\n\
+             min_dwords = 2\n{max}\n{fields}"
+        ))
+        .expect("table")
+    }
+
+    fn field(name: &str, dword: usize, msb: u32, lsb: u32, extra: &str) -> String {
+        format!(
+            "\n[[packet.field]]\nname = \"{name}\"\ndword = {dword}\nmsb = {msb}\nlsb = {lsb}\n{extra}\n"
+        )
+    }
+
+    #[test]
+    fn sound_fields_pass() {
+        let t = table(&(field("A", 2, 31, 29, "") + &field("B", 2, 28, 0, "")), "max_dwords = 2");
+        assert_eq!(lint(&t), vec![]);
+    }
+
+    #[test]
+    fn overlapping_fields_are_refused_unless_aliased() {
+        let t = table(&(field("A", 2, 31, 2, "") + &field("B", 2, 15, 0, "")), "max_dwords = 2");
+        assert!(lint(&t)[0].message.contains("A and B overlap in DW2"));
+        let aliased = field("A", 2, 31, 2, "") + &field("B", 2, 15, 0, "alias_of = \"A\"");
+        assert_eq!(lint(&table(&aliased, "max_dwords = 2")), vec![]);
+    }
+
+    #[test]
+    fn fields_outside_the_body_or_dword_are_refused() {
+        let past = lint(&table(&field("A", 4, 31, 0, ""), "max_dwords = 2"));
+        assert!(past[0].message.contains("A is in DW4, outside the body"));
+        let header = lint(&table(&field("A", 1, 31, 0, ""), "max_dwords = 2"));
+        assert!(header[0].message.contains("outside the body"));
+        let bits = lint(&table(&field("A", 2, 32, 0, ""), "max_dwords = 2"));
+        assert!(bits[0].message.contains("outside its dword"));
+        // An open-ended body has no last dword.
+        assert_eq!(lint(&table(&field("A", 9, 31, 0, ""), "")), vec![]);
+    }
+
+    #[test]
+    fn enum_values_must_fit() {
+        let t = table(&field("A", 2, 1, 0, "[[packet.field.value]]\nname = \"X\"\nvalue = 4"), "");
+        assert!(lint(&t)[0].message.contains("value 4 does not fit 2 bits"));
+    }
 }

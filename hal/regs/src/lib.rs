@@ -249,75 +249,8 @@ macro_rules! register {
 
 /// Type-3 command-stream packets as data: the generated `<family>::packets` modules hold one
 /// [`Packet`](packet::Packet) constant per packet of the family's table (`hal/regdb/packets/`),
-/// typed by the family, and an `ALL` list for decoders and device models.
-pub mod packet {
-    use core::fmt;
-    use core::marker::PhantomData;
-
-    /// One type-3 packet of family `F`: its name, `IT_OPCODE`, document section, chips and
-    /// body layout, as the document's tables give them.
-    pub struct Packet<F> {
-        /// Document name (spaces made underscores).
-        pub name: &'static str,
-        /// `IT_OPCODE` (header bits 15:8).
-        pub opcode: u8,
-        /// The document section describing it.
-        pub section: &'static str,
-        /// The chips the document says have it.
-        pub chips: &'static str,
-        /// The document's one-line description.
-        pub description: &'static str,
-        /// The body dword by dword, as the document's table gives it (without the header).
-        pub body: &'static [BodyDword],
-        family: PhantomData<fn() -> F>,
-    }
-
-    impl<F> Packet<F> {
-        /// A table entry (used by the generated modules).
-        pub const fn new(
-            name: &'static str,
-            opcode: u8,
-            section: &'static str,
-            chips: &'static str,
-            description: &'static str,
-            body: &'static [BodyDword],
-        ) -> Self {
-            Packet { name, opcode, section, chips, description, body, family: PhantomData }
-        }
-    }
-
-    impl<F> Clone for Packet<F> {
-        fn clone(&self) -> Self {
-            *self
-        }
-    }
-
-    impl<F> Copy for Packet<F> {}
-
-    impl<F> PartialEq for Packet<F> {
-        fn eq(&self, other: &Self) -> bool {
-            self.opcode == other.opcode && self.name == other.name
-        }
-    }
-
-    impl<F> Eq for Packet<F> {}
-
-    impl<F> fmt::Debug for Packet<F> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "{} ({:#04x}, §{})", self.name, self.opcode, self.section)
-        }
-    }
-
-    /// One row of a packet's body table: the document's dword number ("2", "3 to N") and the
-    /// field(s) it holds.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct BodyDword {
-        /// Dword number, as the document writes it (the header is dword 1).
-        pub dword: &'static str,
-        /// Field name(s).
-        pub field: &'static str,
-    }
-}
+/// typed by the family, its body fields, and per fixed-length packet a typed `Body`.
+pub mod packet;
 
 /// Radeon R5xx (R520 … R580) registers: amd-r5xx-acceleration §11, plus facts the document
 /// omits from public drivers (named in each register's source).
@@ -367,3 +300,8 @@ pub mod fixture;
 
 #[cfg(test)]
 mod tests;
+
+/// The crate README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

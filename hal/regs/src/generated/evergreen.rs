@@ -8546,10 +8546,11 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     cb::CB_COLOR8_DIM::SPEC,
 ];
 
-/// Type-3 packets of the family's command stream: `hal/regdb/packets/evergreen.toml`, extracted from amd-evergreen-cayman-acceleration.txt and checked against it by `regdb-gen`'s tests. Each constant is typed by the family, so a writer of another family does not take it.
+/// Type-3 packets of the family's command stream: `hal/regdb/packets/evergreen.toml`, extracted from amd-evergreen-cayman-acceleration.txt and checked against it by `regdb-gen`'s tests, field by field. Each constant is typed by the family, so a writer of another family does not take it; each packet's module holds its fields and, for a fixed-length body, a typed `Body`.
 pub mod packets {
     use super::Family;
-    use crate::packet::{BodyDword, Packet};
+    #[allow(unused_imports)]
+    use crate::packet::{BodyDword, Packet, RegisterRange};
 
     /// `ME_INITIALIZE` 0x44 (amd-evergreen-cayman-acceleration §9.2.1; R7xx/Evergreen/Cayman): The usage rules for the ME_INITIALIZE packet are:
     ///
@@ -8560,14 +8561,148 @@ pub mod packets {
         BodyDword { dword: "4", field: "MAX_CONTEXT" },
         BodyDword { dword: "5", field: "DEV_ID EXTERNAL_MEM_SWAP" },
         BodyDword { dword: "6", field: "Header_Dump_Base Header_Dump_Swap" },
-    ]);
+        BodyDword { dword: "7", field: "Header_Dump_Enable Header_Dump_Size" },
+    ]).with_layout(6, 6, me_initialize::FIELDS);
+
+    /// Fields of [`ME_INITIALIZE`] and its typed body.
+    pub mod me_initialize {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 0:0 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const DEFAULT_RESET_CONTROL: BodyField = BodyField::new("DEFAULT_RESET_CONTROL", 2, 0, 0, FieldKind::Bool);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const RESERVED: BodyField = BodyField::new("RESERVED", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 2:0 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const MAX_CONTEXT: BodyField = BodyField::new("MAX_CONTEXT", 4, 2, 0, FieldKind::Uint);
+        /// DW5 bits 23:16 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const DEVICE_ID: BodyField = BodyField::new("DEVICE_ID", 5, 23, 16, FieldKind::Uint);
+        /// DW5 bits 1:0 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const EXTERNAL_MEM_SWAP: BodyField = BodyField::new("EXTERNAL_MEM_SWAP", 5, 1, 0, FieldKind::Uint);
+        /// DW6 bits 31:4 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const HEADER_DUMP_BASE: BodyField = BodyField::new("HEADER_DUMP_BASE", 6, 31, 4, FieldKind::Uint);
+        /// DW7 bits 31:31 (amd-evergreen-cayman-acceleration §9.2.1).
+        pub const HEADER_DUMP_ENABLE: BodyField = BodyField::new("HEADER_DUMP_ENABLE", 7, 31, 31, FieldKind::Bool);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DEFAULT_RESET_CONTROL, RESERVED, MAX_CONTEXT, DEVICE_ID, EXTERNAL_MEM_SWAP, HEADER_DUMP_BASE, HEADER_DUMP_ENABLE];
+        /// A `ME_INITIALIZE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 6]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 6;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 6]) }
+            /// The body of a `ME_INITIALIZE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::ME_INITIALIZE.check_body(body.len())?;
+                let mut b = [0; 6];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DEFAULT_RESET_CONTROL (DW2 bit 0).
+            pub const fn with_default_reset_control(mut self, v: bool) -> Self { self.0[0] = DEFAULT_RESET_CONTROL.spec.set(self.0[0], v as u32); self }
+            /// DEFAULT_RESET_CONTROL.
+            pub const fn default_reset_control(&self) -> bool { DEFAULT_RESET_CONTROL.spec.get(self.0[0]) != 0 }
+            /// RESERVED (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_reserved(mut self, v: u32) -> Result<Self, FieldOverflow> { match RESERVED.spec.try_set("ME_INITIALIZE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// RESERVED.
+            pub const fn reserved(&self) -> u32 { RESERVED.spec.get(self.0[1]) }
+            /// MAX_CONTEXT (DW4 2:0); an error when `v` does not fit.
+            pub const fn with_max_context(mut self, v: u32) -> Result<Self, FieldOverflow> { match MAX_CONTEXT.spec.try_set("ME_INITIALIZE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MAX_CONTEXT.
+            pub const fn max_context(&self) -> u32 { MAX_CONTEXT.spec.get(self.0[2]) }
+            /// DEVICE_ID (DW5 23:16); an error when `v` does not fit.
+            pub const fn with_device_id(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_ID.spec.try_set("ME_INITIALIZE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DEVICE_ID.
+            pub const fn device_id(&self) -> u32 { DEVICE_ID.spec.get(self.0[3]) }
+            /// EXTERNAL_MEM_SWAP (DW5 1:0); an error when `v` does not fit.
+            pub const fn with_external_mem_swap(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXTERNAL_MEM_SWAP.spec.try_set("ME_INITIALIZE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EXTERNAL_MEM_SWAP.
+            pub const fn external_mem_swap(&self) -> u32 { EXTERNAL_MEM_SWAP.spec.get(self.0[3]) }
+            /// HEADER_DUMP_BASE (DW6 31:4); an error when `v` does not fit.
+            pub const fn with_header_dump_base(mut self, v: u32) -> Result<Self, FieldOverflow> { match HEADER_DUMP_BASE.spec.try_set("ME_INITIALIZE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// HEADER_DUMP_BASE.
+            pub const fn header_dump_base(&self) -> u32 { HEADER_DUMP_BASE.spec.get(self.0[4]) }
+            /// HEADER_DUMP_ENABLE (DW7 bit 31).
+            pub const fn with_header_dump_enable(mut self, v: bool) -> Self { self.0[5] = HEADER_DUMP_ENABLE.spec.set(self.0[5], v as u32); self }
+            /// HEADER_DUMP_ENABLE.
+            pub const fn header_dump_enable(&self) -> bool { HEADER_DUMP_ENABLE.spec.get(self.0[5]) != 0 }
+        }
+    }
 
     /// `PREAMBLE_CNTL` 0x4a (amd-evergreen-cayman-acceleration §9.2.2; R7xx/Evergreen/Cayman): This packet has two purposes: (1) indicate the packets that belong to each preamble in a command buffer, so can record the location of the last preamble.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_PREAMBLE_CNTL.
     pub const PREAMBLE_CNTL: Packet<Family> = Packet::new("PREAMBLE_CNTL", 0x4a, "9.2.2", "R7xx/Evergreen/Cayman", "This packet has two purposes: (1) indicate the packets that belong to each preamble in a command buffer, so can record the location of the last preamble.", &[
         BodyDword { dword: "2", field: "CMD" },
-    ]);
+    ]).with_layout(1, 1, preamble_cntl::FIELDS);
+
+    /// Fields of [`PREAMBLE_CNTL`] and its typed body.
+    pub mod preamble_cntl {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:28 (amd-evergreen-cayman-acceleration §9.2.2).
+        pub const CMD: BodyField = BodyField::new("CMD", 2, 31, 28, FieldKind::Enum(&[EnumEntry { name: "BEGIN_PREAMBLE", value: 0x0 }, EnumEntry { name: "END_PREAMBLE", value: 0x1 }, EnumEntry { name: "BEGIN_CLEAR_STATE", value: 0x2 }, EnumEntry { name: "END_CLEAR_STATE", value: 0x3 }]));
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CMD];
+        /// Values of [`CMD`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Cmd {
+            /// BEGIN_PREAMBLE (0).
+            BeginPreamble = 0x0,
+            /// END_PREAMBLE (1).
+            EndPreamble = 0x1,
+            /// BEGIN_CLEAR_STATE (2).
+            BeginClearState = 0x2,
+            /// END_CLEAR_STATE (3).
+            EndClearState = 0x3,
+        }
+        impl Cmd {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::BeginPreamble),
+                    0x1 => Some(Self::EndPreamble),
+                    0x2 => Some(Self::BeginClearState),
+                    0x3 => Some(Self::EndClearState),
+                    _ => None,
+                }
+            }
+        }
+        /// A `PREAMBLE_CNTL` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `PREAMBLE_CNTL` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::PREAMBLE_CNTL.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// CMD (DW2 31:28).
+            pub const fn with_cmd(mut self, v: Cmd) -> Self { self.0[0] = CMD.spec.set(self.0[0], v as u32); self }
+            /// CMD, or the raw value when the table does not list it.
+            pub const fn cmd(&self) -> Result<Cmd, InvalidEnumValue> { let raw = CMD.spec.get(self.0[0]); match Cmd::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "PREAMBLE_CNTL", field: "CMD", value: raw }) } }
+        }
+    }
 
     /// `INDIRECT_BUFFER` 0x32 (amd-evergreen-cayman-acceleration §9.3.1; R7xx/Evergreen/Cayman): This packet is used for dispatching Indirect Buffers.
     ///
@@ -8577,7 +8712,57 @@ pub mod packets {
         BodyDword { dword: "3", field: "IB_BASE_HI" },
         BodyDword { dword: "4", field: "VMID" },
         BodyDword { dword: "4", field: "IB_SIZE" },
-    ]);
+    ]).with_layout(3, 3, indirect_buffer::FIELDS);
+
+    /// Fields of [`INDIRECT_BUFFER`] and its typed body.
+    pub mod indirect_buffer {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:2 (amd-evergreen-cayman-acceleration §9.3.1).
+        pub const IB_BASE_LO: BodyField = BodyField::new("IB_BASE_LO", 2, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.3.1).
+        pub const IB_BASE_HI: BodyField = BodyField::new("IB_BASE_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW4 bits 31:24 (amd-evergreen-cayman-acceleration §9.3.1).
+        pub const VMID: BodyField = BodyField::new("VMID", 4, 31, 24, FieldKind::Uint);
+        /// DW4 bits 19:0 (amd-evergreen-cayman-acceleration §9.3.1).
+        pub const IB_SIZE: BodyField = BodyField::new("IB_SIZE", 4, 19, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[IB_BASE_LO, IB_BASE_HI, VMID, IB_SIZE];
+        /// A `INDIRECT_BUFFER` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 3]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 3;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 3]) }
+            /// The body of a `INDIRECT_BUFFER` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::INDIRECT_BUFFER.check_body(body.len())?;
+                let mut b = [0; 3];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// VMID (DW4 31:24); an error when `v` does not fit.
+            pub const fn with_vmid(mut self, v: u32) -> Result<Self, FieldOverflow> { match VMID.spec.try_set("INDIRECT_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VMID.
+            pub const fn vmid(&self) -> u32 { VMID.spec.get(self.0[2]) }
+            /// IB_SIZE (DW4 19:0); an error when `v` does not fit.
+            pub const fn with_ib_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match IB_SIZE.spec.try_set("INDIRECT_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// IB_SIZE.
+            pub const fn ib_size(&self) -> u32 { IB_SIZE.spec.get(self.0[2]) }
+            /// The address in IB_BASE_LO, IB_BASE_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_ib_base(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("INDIRECT_BUFFER", &[IB_BASE_LO, IB_BASE_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in IB_BASE_LO, IB_BASE_HI.
+            pub fn ib_base(&self) -> BusAddress { get_address(&[IB_BASE_LO, IB_BASE_HI], &self.0) }
+        }
+    }
 
     /// `DRAW_INDEX` 0x2b (amd-evergreen-cayman-acceleration §9.3.2; R7xx/Evergreen/Cayman): DRAW_INDEX draws a set of primitives using fetched indices.
     ///
@@ -8587,7 +8772,61 @@ pub mod packets {
         BodyDword { dword: "3", field: "INDEX_BASE_HI" },
         BodyDword { dword: "4", field: "INDEX_COUNT" },
         BodyDword { dword: "5", field: "DRAW_INITIATOR" },
-    ]);
+    ]).with_layout(4, 4, draw_index::FIELDS);
+
+    /// Fields of [`DRAW_INDEX`] and its typed body.
+    pub mod draw_index {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 30:0 (amd-evergreen-cayman-acceleration §9.3.2).
+        pub const INDEX_BASE_LO: BodyField = BodyField::new("INDEX_BASE_LO", 2, 30, 0, FieldKind::Uint);
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.3.2).
+        pub const INDEX_BASE_HI: BodyField = BodyField::new("INDEX_BASE_HI", 3, 7, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.2).
+        pub const INDEX_COUNT: BodyField = BodyField::new("INDEX_COUNT", 4, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.2).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 5, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[INDEX_BASE_LO, INDEX_BASE_HI, INDEX_COUNT, DRAW_INITIATOR];
+        /// A `DRAW_INDEX` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 4]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 4;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 4]) }
+            /// The body of a `DRAW_INDEX` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DRAW_INDEX.check_body(body.len())?;
+                let mut b = [0; 4];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// INDEX_BASE_LO (DW2 30:0); an error when `v` does not fit.
+            pub const fn with_index_base_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_LO.spec.try_set("DRAW_INDEX", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_BASE_LO.
+            pub const fn index_base_lo(&self) -> u32 { INDEX_BASE_LO.spec.get(self.0[0]) }
+            /// INDEX_BASE_HI (DW3 7:0); an error when `v` does not fit.
+            pub const fn with_index_base_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_HI.spec.try_set("DRAW_INDEX", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_BASE_HI.
+            pub const fn index_base_hi(&self) -> u32 { INDEX_BASE_HI.spec.get(self.0[1]) }
+            /// INDEX_COUNT (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_COUNT.
+            pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[2]) }
+            /// DRAW_INITIATOR (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DRAW_INITIATOR.
+            pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[3]) }
+        }
+    }
 
     /// `DRAW_INDEX 2` 0x27 (amd-evergreen-cayman-acceleration §9.3.3; R7xx/Evergreen/Cayman): Draws a set of primitives using fetched indices from a bounded index buffer.
     ///
@@ -8595,7 +8834,70 @@ pub mod packets {
     pub const DRAW_INDEX_2: Packet<Family> = Packet::new("DRAW_INDEX_2", 0x27, "9.3.3", "R7xx/Evergreen/Cayman", "Draws a set of primitives using fetched indices from a bounded index buffer.", &[
         BodyDword { dword: "2", field: "MAX_SIZE" },
         BodyDword { dword: "3", field: "INDEX_BASE_LO" },
-    ]);
+        BodyDword { dword: "4", field: "INDEX_BASE_HI" },
+        BodyDword { dword: "5", field: "INDEX_COUNT" },
+        BodyDword { dword: "6", field: "DRAW_INITIATOR" },
+    ]).with_layout(5, 5, draw_index_2::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_2`] and its typed body.
+    pub mod draw_index_2 {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.3).
+        pub const MAX_SIZE: BodyField = BodyField::new("MAX_SIZE", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 30:0 (amd-evergreen-cayman-acceleration §9.3.3).
+        pub const INDEX_BASE_LO: BodyField = BodyField::new("INDEX_BASE_LO", 3, 30, 0, FieldKind::Uint);
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.3.3).
+        pub const INDEX_BASE_HI: BodyField = BodyField::new("INDEX_BASE_HI", 4, 7, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.3).
+        pub const INDEX_COUNT: BodyField = BodyField::new("INDEX_COUNT", 5, 31, 0, FieldKind::Uint);
+        /// DW6 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.3).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 6, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[MAX_SIZE, INDEX_BASE_LO, INDEX_BASE_HI, INDEX_COUNT, DRAW_INITIATOR];
+        /// A `DRAW_INDEX_2` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 5]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 5;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 5]) }
+            /// The body of a `DRAW_INDEX_2` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DRAW_INDEX_2.check_body(body.len())?;
+                let mut b = [0; 5];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// MAX_SIZE (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_max_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match MAX_SIZE.spec.try_set("DRAW_INDEX_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MAX_SIZE.
+            pub const fn max_size(&self) -> u32 { MAX_SIZE.spec.get(self.0[0]) }
+            /// INDEX_BASE_LO (DW3 30:0); an error when `v` does not fit.
+            pub const fn with_index_base_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_LO.spec.try_set("DRAW_INDEX_2", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_BASE_LO.
+            pub const fn index_base_lo(&self) -> u32 { INDEX_BASE_LO.spec.get(self.0[1]) }
+            /// INDEX_BASE_HI (DW4 7:0); an error when `v` does not fit.
+            pub const fn with_index_base_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_HI.spec.try_set("DRAW_INDEX_2", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_BASE_HI.
+            pub const fn index_base_hi(&self) -> u32 { INDEX_BASE_HI.spec.get(self.0[2]) }
+            /// INDEX_COUNT (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_2", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_COUNT.
+            pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[3]) }
+            /// DRAW_INITIATOR (DW6 31:0); an error when `v` does not fit.
+            pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_2", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DRAW_INITIATOR.
+            pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[4]) }
+        }
+    }
 
     /// `DRAW INDEX AUTO` 0x2d (amd-evergreen-cayman-acceleration §9.3.4; R7xx/Evergreen/Cayman): Draws a set of primitives using indices auto-generated by the VGT.
     ///
@@ -8603,7 +8905,49 @@ pub mod packets {
     pub const DRAW_INDEX_AUTO: Packet<Family> = Packet::new("DRAW_INDEX_AUTO", 0x2d, "9.3.4", "R7xx/Evergreen/Cayman", "Draws a set of primitives using indices auto-generated by the VGT.", &[
         BodyDword { dword: "2", field: "INDEX_COUNT" },
         BodyDword { dword: "3", field: "DRAW_INITIATOR" },
-    ]);
+    ]).with_layout(2, 2, draw_index_auto::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_AUTO`] and its typed body.
+    pub mod draw_index_auto {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.4).
+        pub const INDEX_COUNT: BodyField = BodyField::new("INDEX_COUNT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.4).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[INDEX_COUNT, DRAW_INITIATOR];
+        /// A `DRAW_INDEX_AUTO` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `DRAW_INDEX_AUTO` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DRAW_INDEX_AUTO.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// INDEX_COUNT (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_AUTO", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_COUNT.
+            pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[0]) }
+            /// DRAW_INITIATOR (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_AUTO", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DRAW_INITIATOR.
+            pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[1]) }
+        }
+    }
 
     /// `DRAW INDEX IMMED` 0x2e (amd-evergreen-cayman-acceleration §9.3.5; R7xx/Evergreen/Cayman): Draws a set of primitives using indices in the packet.
     ///
@@ -8612,7 +8956,23 @@ pub mod packets {
         BodyDword { dword: "2", field: "INDEX_COUNT" },
         BodyDword { dword: "3", field: "DRAW_INITIATOR" },
         BodyDword { dword: "4 to End", field: "[indx16 #1 indx16 #0] or [indx32 #0]" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, draw_index_immed::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_IMMED`].
+    pub mod draw_index_immed {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.5).
+        pub const INDEX_COUNT: BodyField = BodyField::new("INDEX_COUNT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.5).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[INDEX_COUNT, DRAW_INITIATOR];
+    }
 
     /// `DRAW INDEX OFFSET` 0x29 (amd-evergreen-cayman-acceleration §9.3.6; R7xx/Evergreen/Cayman): The purpose of this feature is to reduce the amount of addresses the driver must patch in the IB to only the first index buffer call instead of every draw that uses that index buffer.
     ///
@@ -8621,7 +8981,55 @@ pub mod packets {
         BodyDword { dword: "2", field: "INDEX_OFFSET" },
         BodyDword { dword: "3", field: "INDEX_COUNT" },
         BodyDword { dword: "4", field: "DRAW_INITIATOR" },
-    ]);
+    ]).with_layout(3, 3, draw_index_offset::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_OFFSET`] and its typed body.
+    pub mod draw_index_offset {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.6).
+        pub const INDEX_OFFSET: BodyField = BodyField::new("INDEX_OFFSET", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.6).
+        pub const INDEX_COUNT: BodyField = BodyField::new("INDEX_COUNT", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.6).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 4, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[INDEX_OFFSET, INDEX_COUNT, DRAW_INITIATOR];
+        /// A `DRAW_INDEX_OFFSET` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 3]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 3;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 3]) }
+            /// The body of a `DRAW_INDEX_OFFSET` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DRAW_INDEX_OFFSET.check_body(body.len())?;
+                let mut b = [0; 3];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// INDEX_OFFSET (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_index_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_OFFSET.spec.try_set("DRAW_INDEX_OFFSET", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_OFFSET.
+            pub const fn index_offset(&self) -> u32 { INDEX_OFFSET.spec.get(self.0[0]) }
+            /// INDEX_COUNT (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_OFFSET", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_COUNT.
+            pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[1]) }
+            /// DRAW_INITIATOR (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_OFFSET", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DRAW_INITIATOR.
+            pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[2]) }
+        }
+    }
 
     /// `DRAW INDEX OFFSET 2` 0x35 (amd-evergreen-cayman-acceleration §9.3.7; R7xx/Evergreen/Cayman): ASICs Supported:
     ///
@@ -8630,7 +9038,62 @@ pub mod packets {
         BodyDword { dword: "2", field: "MAX_SIZE" },
         BodyDword { dword: "3", field: "INDEX_OFFSET" },
         BodyDword { dword: "4", field: "INDEX_COUNT" },
-    ]);
+        BodyDword { dword: "5", field: "DRAW_INITIATOR" },
+    ]).with_layout(4, 4, draw_index_offset_2::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_OFFSET_2`] and its typed body.
+    pub mod draw_index_offset_2 {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.7).
+        pub const MAX_SIZE: BodyField = BodyField::new("MAX_SIZE", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.7).
+        pub const INDEX_OFFSET: BodyField = BodyField::new("INDEX_OFFSET", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.7).
+        pub const INDEX_COUNT: BodyField = BodyField::new("INDEX_COUNT", 4, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.7).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 5, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[MAX_SIZE, INDEX_OFFSET, INDEX_COUNT, DRAW_INITIATOR];
+        /// A `DRAW_INDEX_OFFSET_2` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 4]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 4;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 4]) }
+            /// The body of a `DRAW_INDEX_OFFSET_2` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DRAW_INDEX_OFFSET_2.check_body(body.len())?;
+                let mut b = [0; 4];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// MAX_SIZE (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_max_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match MAX_SIZE.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MAX_SIZE.
+            pub const fn max_size(&self) -> u32 { MAX_SIZE.spec.get(self.0[0]) }
+            /// INDEX_OFFSET (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_index_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_OFFSET.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_OFFSET.
+            pub const fn index_offset(&self) -> u32 { INDEX_OFFSET.spec.get(self.0[1]) }
+            /// INDEX_COUNT (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_COUNT.
+            pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[2]) }
+            /// DRAW_INITIATOR (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DRAW_INITIATOR.
+            pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[3]) }
+        }
+    }
 
     /// `INDEX_BASE` 0x26 (amd-evergreen-cayman-acceleration §9.3.8; R7xx/Evergreen/Cayman): The purpose of the INDEX_BASE packet, in conjunction with the INDEX_TYPE Packet and DRAW_INDEX_OFFSET packets, is to minimize the amount of address patching that the driver must do.
     ///
@@ -8638,21 +9101,160 @@ pub mod packets {
     pub const INDEX_BASE: Packet<Family> = Packet::new("INDEX_BASE", 0x26, "9.3.8", "R7xx/Evergreen/Cayman", "The purpose of the INDEX_BASE packet, in conjunction with the INDEX_TYPE Packet and DRAW_INDEX_OFFSET packets, is to minimize the amount of address patching that the driver must do.", &[
         BodyDword { dword: "2", field: "INDEX_BASE_LO" },
         BodyDword { dword: "3", field: "INDEX_BASE_HI" },
-    ]);
+    ]).with_layout(2, 2, index_base::FIELDS);
+
+    /// Fields of [`INDEX_BASE`] and its typed body.
+    pub mod index_base {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 30:0 (amd-evergreen-cayman-acceleration §9.3.8).
+        pub const INDEX_BASE_LO: BodyField = BodyField::new("INDEX_BASE_LO", 2, 30, 0, FieldKind::Uint);
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.3.8).
+        pub const INDEX_BASE_HI: BodyField = BodyField::new("INDEX_BASE_HI", 3, 7, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[INDEX_BASE_LO, INDEX_BASE_HI];
+        /// A `INDEX_BASE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `INDEX_BASE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::INDEX_BASE.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// INDEX_BASE_LO (DW2 30:0); an error when `v` does not fit.
+            pub const fn with_index_base_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_LO.spec.try_set("INDEX_BASE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_BASE_LO.
+            pub const fn index_base_lo(&self) -> u32 { INDEX_BASE_LO.spec.get(self.0[0]) }
+            /// INDEX_BASE_HI (DW3 7:0); an error when `v` does not fit.
+            pub const fn with_index_base_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_HI.spec.try_set("INDEX_BASE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// INDEX_BASE_HI.
+            pub const fn index_base_hi(&self) -> u32 { INDEX_BASE_HI.spec.get(self.0[1]) }
+        }
+    }
 
     /// `INDEX_TYPE` 0x2a (amd-evergreen-cayman-acceleration §9.3.9; R7xx/Evergreen/Cayman): This packet is considered part of the draw packet sequence, so the VGT_INDEX_TYPE is not shadowed.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_INDEX_TYPE.
     pub const INDEX_TYPE: Packet<Family> = Packet::new("INDEX_TYPE", 0x2a, "9.3.9", "R7xx/Evergreen/Cayman", "This packet is considered part of the draw packet sequence, so the VGT_INDEX_TYPE is not shadowed.", &[
         BodyDword { dword: "2", field: "INDEX_TYPE SWAP_MODE" },
-    ]);
+    ]).with_layout(1, 1, index_type::FIELDS);
+
+    /// Fields of [`INDEX_TYPE`] and its typed body.
+    pub mod index_type {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 3:2 (amd-evergreen-cayman-acceleration §9.3.9).
+        pub const SWAP_MODE: BodyField = BodyField::new("SWAP_MODE", 2, 3, 2, FieldKind::Uint);
+        /// DW2 bits 0:0 (amd-evergreen-cayman-acceleration §9.3.9).
+        pub const INDEX_TYPE: BodyField = BodyField::new("INDEX_TYPE", 2, 0, 0, FieldKind::Enum(&[EnumEntry { name: "INDEX_16", value: 0x0 }, EnumEntry { name: "INDEX_32", value: 0x1 }]));
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[SWAP_MODE, INDEX_TYPE];
+        /// Values of [`INDEX_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum IndexType {
+            /// INDEX_16 (0).
+            Index16 = 0x0,
+            /// INDEX_32 (1).
+            Index32 = 0x1,
+        }
+        impl IndexType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Index16),
+                    0x1 => Some(Self::Index32),
+                    _ => None,
+                }
+            }
+        }
+        /// A `INDEX_TYPE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `INDEX_TYPE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::INDEX_TYPE.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// SWAP_MODE (DW2 3:2); an error when `v` does not fit.
+            pub const fn with_swap_mode(mut self, v: u32) -> Result<Self, FieldOverflow> { match SWAP_MODE.spec.try_set("INDEX_TYPE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SWAP_MODE.
+            pub const fn swap_mode(&self) -> u32 { SWAP_MODE.spec.get(self.0[0]) }
+            /// INDEX_TYPE (DW2 0:0).
+            pub const fn with_index_type(mut self, v: IndexType) -> Self { self.0[0] = INDEX_TYPE.spec.set(self.0[0], v as u32); self }
+            /// INDEX_TYPE, or the raw value when the table does not list it.
+            pub const fn index_type(&self) -> Result<IndexType, InvalidEnumValue> { let raw = INDEX_TYPE.spec.get(self.0[0]); match IndexType::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "INDEX_TYPE", field: "INDEX_TYPE", value: raw }) } }
+        }
+    }
 
     /// `NUM_INSTANCES` 0x2f (amd-evergreen-cayman-acceleration §9.3.10; R7xx/Evergreen/Cayman): NUM_INSTANCES is used to specify the number of instances for the subsequence draw command.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_NUM_INSTANCES.
     pub const NUM_INSTANCES: Packet<Family> = Packet::new("NUM_INSTANCES", 0x2f, "9.3.10", "R7xx/Evergreen/Cayman", "NUM_INSTANCES is used to specify the number of instances for the subsequence draw command.", &[
         BodyDword { dword: "2", field: "NUM_INSTANCES" },
-    ]);
+    ]).with_layout(1, 1, num_instances::FIELDS);
+
+    /// Fields of [`NUM_INSTANCES`] and its typed body.
+    pub mod num_instances {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.10).
+        pub const NUM_INSTANCES: BodyField = BodyField::new("NUM_INSTANCES", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[NUM_INSTANCES];
+        /// A `NUM_INSTANCES` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `NUM_INSTANCES` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::NUM_INSTANCES.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// NUM_INSTANCES (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_num_instances(mut self, v: u32) -> Result<Self, FieldOverflow> { match NUM_INSTANCES.spec.try_set("NUM_INSTANCES", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// NUM_INSTANCES.
+            pub const fn num_instances(&self) -> u32 { NUM_INSTANCES.spec.get(self.0[0]) }
+        }
+    }
 
     /// `MPEG_INDEX` 0x3a (amd-evergreen-cayman-acceleration §9.3.11; R7xx/Evergreen/Cayman): MPEG_INDEX: Packed register writes for MPEG and Generation of Indices.
     ///
@@ -8661,7 +9263,23 @@ pub mod packets {
         BodyDword { dword: "2", field: "NUM_INDICES" },
         BodyDword { dword: "3", field: "DRAW_INITIATOR" },
         BodyDword { dword: "4 to 4 + ((NUM_INDICES/3) - 1)", field: "32-Bit INDEX" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, mpeg_index::FIELDS);
+
+    /// Fields of [`MPEG_INDEX`].
+    pub mod mpeg_index {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.11).
+        pub const NUM_INDICES: BodyField = BodyField::new("NUM_INDICES", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.11).
+        pub const DRAW_INITIATOR: BodyField = BodyField::new("DRAW_INITIATOR", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[NUM_INDICES, DRAW_INITIATOR];
+    }
 
     /// `DISPATCH_DIRECT` 0x15 (amd-evergreen-cayman-acceleration §9.3.12; Evergreen/Cayman): Used for dispatching a compute thread with the array dimensions in the packet.
     ///
@@ -8671,7 +9289,61 @@ pub mod packets {
         BodyDword { dword: "3", field: "DIM_Y" },
         BodyDword { dword: "4", field: "DIM_Z" },
         BodyDword { dword: "5", field: "DISPATCH_INITIATOR" },
-    ]);
+    ]).with_layout(4, 4, dispatch_direct::FIELDS);
+
+    /// Fields of [`DISPATCH_DIRECT`] and its typed body.
+    pub mod dispatch_direct {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.12).
+        pub const DIM_X: BodyField = BodyField::new("DIM_X", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.12).
+        pub const DIM_Y: BodyField = BodyField::new("DIM_Y", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.12).
+        pub const DIM_Z: BodyField = BodyField::new("DIM_Z", 4, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.12).
+        pub const DISPATCH_INITIATOR: BodyField = BodyField::new("DISPATCH_INITIATOR", 5, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DIM_X, DIM_Y, DIM_Z, DISPATCH_INITIATOR];
+        /// A `DISPATCH_DIRECT` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 4]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 4;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 4]) }
+            /// The body of a `DISPATCH_DIRECT` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DISPATCH_DIRECT.check_body(body.len())?;
+                let mut b = [0; 4];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DIM_X (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_dim_x(mut self, v: u32) -> Result<Self, FieldOverflow> { match DIM_X.spec.try_set("DISPATCH_DIRECT", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DIM_X.
+            pub const fn dim_x(&self) -> u32 { DIM_X.spec.get(self.0[0]) }
+            /// DIM_Y (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_dim_y(mut self, v: u32) -> Result<Self, FieldOverflow> { match DIM_Y.spec.try_set("DISPATCH_DIRECT", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DIM_Y.
+            pub const fn dim_y(&self) -> u32 { DIM_Y.spec.get(self.0[1]) }
+            /// DIM_Z (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_dim_z(mut self, v: u32) -> Result<Self, FieldOverflow> { match DIM_Z.spec.try_set("DISPATCH_DIRECT", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DIM_Z.
+            pub const fn dim_z(&self) -> u32 { DIM_Z.spec.get(self.0[2]) }
+            /// DISPATCH_INITIATOR (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_dispatch_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DISPATCH_INITIATOR.spec.try_set("DISPATCH_DIRECT", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DISPATCH_INITIATOR.
+            pub const fn dispatch_initiator(&self) -> u32 { DISPATCH_INITIATOR.spec.get(self.0[3]) }
+        }
+    }
 
     /// `DISPATCH_INDIRECT` 0x16 (amd-evergreen-cayman-acceleration §9.3.13; Evergreen/Cayman): Used for dispatching a compute thread with the array dimensions fetched from memory.
     ///
@@ -8679,21 +9351,178 @@ pub mod packets {
     pub const DISPATCH_INDIRECT: Packet<Family> = Packet::new("DISPATCH_INDIRECT", 0x16, "9.3.13", "Evergreen/Cayman", "Used for dispatching a compute thread with the array dimensions fetched from memory.", &[
         BodyDword { dword: "2", field: "DATA_OFFSET" },
         BodyDword { dword: "3", field: "DISPATCH_INITIATOR" },
-    ]);
+    ]).with_layout(2, 2, dispatch_indirect::FIELDS);
+
+    /// Fields of [`DISPATCH_INDIRECT`] and its typed body.
+    pub mod dispatch_indirect {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.13).
+        pub const DATA_OFFSET: BodyField = BodyField::new("DATA_OFFSET", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.3.13).
+        pub const DISPATCH_INITIATOR: BodyField = BodyField::new("DISPATCH_INITIATOR", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DATA_OFFSET, DISPATCH_INITIATOR];
+        /// A `DISPATCH_INDIRECT` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `DISPATCH_INDIRECT` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DISPATCH_INDIRECT.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DATA_OFFSET (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_data_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_OFFSET.spec.try_set("DISPATCH_INDIRECT", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DATA_OFFSET.
+            pub const fn data_offset(&self) -> u32 { DATA_OFFSET.spec.get(self.0[0]) }
+            /// DISPATCH_INITIATOR (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_dispatch_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DISPATCH_INITIATOR.spec.try_set("DISPATCH_INDIRECT", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DISPATCH_INITIATOR.
+            pub const fn dispatch_initiator(&self) -> u32 { DISPATCH_INITIATOR.spec.get(self.0[1]) }
+        }
+    }
 
     /// `CLEAR_STATE` 0x12 (amd-evergreen-cayman-acceleration §9.4.1; Evergreen/Cayman): The purpose of the Clear_State packet is to reduce command buffer preamble setup time for all driver versions.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_CLEAR_STATE.
     pub const CLEAR_STATE: Packet<Family> = Packet::new("CLEAR_STATE", 0x12, "9.4.1", "Evergreen/Cayman", "The purpose of the Clear_State packet is to reduce command buffer preamble setup time for all driver versions.", &[
         BodyDword { dword: "2", field: "DUMMY" },
-    ]);
+    ]).with_layout(1, 1, clear_state::FIELDS);
+
+    /// Fields of [`CLEAR_STATE`] and its typed body.
+    pub mod clear_state {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.4.1).
+        pub const DUMMY: BodyField = BodyField::new("DUMMY", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DUMMY];
+        /// A `CLEAR_STATE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `CLEAR_STATE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::CLEAR_STATE.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DUMMY (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_dummy(mut self, v: u32) -> Result<Self, FieldOverflow> { match DUMMY.spec.try_set("CLEAR_STATE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DUMMY.
+            pub const fn dummy(&self) -> u32 { DUMMY.spec.get(self.0[0]) }
+        }
+    }
+
+    /// `DEALLOC_STATE` 0x14 (amd-evergreen-cayman-acceleration §9.4.2; Cayman): The purpose of the DEALLOC_STATE packet is to free an allocated compute shader state back to the state-set pool.
+    ///
+    /// Opcode: Linux radeon nid.h PACKET3_DEALLOC_STATE.
+    pub const DEALLOC_STATE: Packet<Family> = Packet::new("DEALLOC_STATE", 0x14, "9.4.2", "Cayman", "The purpose of the DEALLOC_STATE packet is to free an allocated compute shader state back to the state-set pool.", &[
+        BodyDword { dword: "2", field: "DUMMY" },
+    ]).with_layout(1, 1, dealloc_state::FIELDS);
+
+    /// Fields of [`DEALLOC_STATE`] and its typed body.
+    pub mod dealloc_state {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.4.2).
+        pub const DUMMY: BodyField = BodyField::new("DUMMY", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DUMMY];
+        /// A `DEALLOC_STATE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `DEALLOC_STATE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::DEALLOC_STATE.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DUMMY (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_dummy(mut self, v: u32) -> Result<Self, FieldOverflow> { match DUMMY.spec.try_set("DEALLOC_STATE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DUMMY.
+            pub const fn dummy(&self) -> u32 { DUMMY.spec.get(self.0[0]) }
+        }
+    }
 
     /// `MODE_CONTROL` 0x18 (amd-evergreen-cayman-acceleration §9.4.3; Evergreen/Cayman): This generic packet is used to reset the Graphics chip out of DX9 ALU Constant Emulation mode back to DX10 Constant Buffer mode.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_MODE_CONTROL.
     pub const MODE_CONTROL: Packet<Family> = Packet::new("MODE_CONTROL", 0x18, "9.4.3", "Evergreen/Cayman", "This generic packet is used to reset the Graphics chip out of DX9 ALU Constant Emulation mode back to DX10 Constant Buffer mode.", &[
         BodyDword { dword: "2", field: "CMD" },
-    ]);
+    ]).with_layout(1, 1, mode_control::FIELDS);
+
+    /// Fields of [`MODE_CONTROL`] and its typed body.
+    pub mod mode_control {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 2:0 (amd-evergreen-cayman-acceleration §9.4.3).
+        pub const CMD: BodyField = BodyField::new("CMD", 2, 2, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CMD];
+        /// A `MODE_CONTROL` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `MODE_CONTROL` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::MODE_CONTROL.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// CMD (DW2 2:0); an error when `v` does not fit.
+            pub const fn with_cmd(mut self, v: u32) -> Result<Self, FieldOverflow> { match CMD.spec.try_set("MODE_CONTROL", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// CMD.
+            pub const fn cmd(&self) -> u32 { CMD.spec.get(self.0[0]) }
+        }
+    }
 
     /// `CONTEXT CONTROL` 0x28 (amd-evergreen-cayman-acceleration §9.4.4; R7xx/Evergreen/Cayman): The CONTEXT_CONTROL packet controls the processing of LOAD packets and shadowing for SET packets.
     ///
@@ -8701,7 +9530,49 @@ pub mod packets {
     pub const CONTEXT_CONTROL: Packet<Family> = Packet::new("CONTEXT_CONTROL", 0x28, "9.4.4", "R7xx/Evergreen/Cayman", "The CONTEXT_CONTROL packet controls the processing of LOAD packets and shadowing for SET packets.", &[
         BodyDword { dword: "2", field: "LOAD_CONTROL" },
         BodyDword { dword: "3", field: "SHADOW_ENABLE" },
-    ]);
+    ]).with_layout(2, 2, context_control::FIELDS);
+
+    /// Fields of [`CONTEXT_CONTROL`] and its typed body.
+    pub mod context_control {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.4.4).
+        pub const LOAD_CONTROL: BodyField = BodyField::new("LOAD_CONTROL", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.4.4).
+        pub const SHADOW_ENABLE: BodyField = BodyField::new("SHADOW_ENABLE", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[LOAD_CONTROL, SHADOW_ENABLE];
+        /// A `CONTEXT_CONTROL` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `CONTEXT_CONTROL` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::CONTEXT_CONTROL.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// LOAD_CONTROL (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_load_control(mut self, v: u32) -> Result<Self, FieldOverflow> { match LOAD_CONTROL.spec.try_set("CONTEXT_CONTROL", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// LOAD_CONTROL.
+            pub const fn load_control(&self) -> u32 { LOAD_CONTROL.spec.get(self.0[0]) }
+            /// SHADOW_ENABLE (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_shadow_enable(mut self, v: u32) -> Result<Self, FieldOverflow> { match SHADOW_ENABLE.spec.try_set("CONTEXT_CONTROL", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SHADOW_ENABLE.
+            pub const fn shadow_enable(&self) -> u32 { SHADOW_ENABLE.spec.get(self.0[1]) }
+        }
+    }
 
     /// `SET_BOOL_CONST` 0x6b (amd-evergreen-cayman-acceleration §9.4.13; R7xx/Evergreen/Cayman): The SET_BOOL_CONST packet loads the constant Boolean data, which is embedded in the packet, into the chip.
     ///
@@ -8709,7 +9580,23 @@ pub mod packets {
     pub const SET_BOOL_CONST: Packet<Family> = Packet::new("SET_BOOL_CONST", 0x6b, "9.4.13", "R7xx/Evergreen/Cayman", "The SET_BOOL_CONST packet loads the constant Boolean data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "CONST_OFFSET" },
         BodyDword { dword: "3 to N", field: "CONST_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_bool_const::FIELDS)
+    // Register range: Linux radeon evergreend.h PACKET3_SET_BOOL_CONST_START/_END.
+    .with_register_range(RegisterRange { start: 0x3a500, end: 0x3a518, legacy_zero: true });
+
+    /// Fields of [`SET_BOOL_CONST`].
+    pub mod set_bool_const {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.13).
+        pub const CONST_OFFSET: BodyField = BodyField::new("CONST_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONST_OFFSET];
+    }
 
     /// `SET_CONFIG_REG` 0x68 (amd-evergreen-cayman-acceleration §9.4.14; R7xx/Evergreen/Cayman): The SET_CONFIG_REG packet loads the single-context-configuration register data, which is embedded in the packet, into the chip.
     ///
@@ -8717,7 +9604,23 @@ pub mod packets {
     pub const SET_CONFIG_REG: Packet<Family> = Packet::new("SET_CONFIG_REG", 0x68, "9.4.14", "R7xx/Evergreen/Cayman", "The SET_CONFIG_REG packet loads the single-context-configuration register data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "REG_OFFSET" },
         BodyDword { dword: "3 to N", field: "REG_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_config_reg::FIELDS)
+    // Register range: start: §9.4.14 (0x2000 in DWs); end: Linux radeon evergreend.h PACKET3_SET_CONFIG_REG_END.
+    .with_register_range(RegisterRange { start: 0x8000, end: 0xac00, legacy_zero: true });
+
+    /// Fields of [`SET_CONFIG_REG`].
+    pub mod set_config_reg {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.14).
+        pub const REG_OFFSET: BodyField = BodyField::new("REG_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[REG_OFFSET];
+    }
 
     /// `SET_CONTEXT_REG` 0x69 (amd-evergreen-cayman-acceleration §9.4.15; R7xx/Evergreen/Cayman): This packet loads the eight-context-renderstate register data, which is embedded in the packet, into the chip.
     ///
@@ -8725,7 +9628,23 @@ pub mod packets {
     pub const SET_CONTEXT_REG: Packet<Family> = Packet::new("SET_CONTEXT_REG", 0x69, "9.4.15", "R7xx/Evergreen/Cayman", "This packet loads the eight-context-renderstate register data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "REG_OFFSET" },
         BodyDword { dword: "3 to N", field: "REG_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_context_reg::FIELDS)
+    // Register range: start: §9.4.15 (0xA000 in DWs); end: Linux radeon evergreend.h PACKET3_SET_CONTEXT_REG_END.
+    .with_register_range(RegisterRange { start: 0x28000, end: 0x29000, legacy_zero: false });
+
+    /// Fields of [`SET_CONTEXT_REG`].
+    pub mod set_context_reg {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.15).
+        pub const REG_OFFSET: BodyField = BodyField::new("REG_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[REG_OFFSET];
+    }
 
     /// `SET_CTL_CONST` 0x6f (amd-evergreen-cayman-acceleration §9.4.16; R7xx/Evergreen/Cayman): This packet loads the constant Control data, which is embedded in the packet, into the chip.
     ///
@@ -8733,7 +9652,23 @@ pub mod packets {
     pub const SET_CTL_CONST: Packet<Family> = Packet::new("SET_CTL_CONST", 0x6f, "9.4.16", "R7xx/Evergreen/Cayman", "This packet loads the constant Control data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "CONST_OFFSET" },
         BodyDword { dword: "3 to N", field: "CONST_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_ctl_const::FIELDS)
+    // Register range: Linux radeon evergreend.h PACKET3_SET_CTL_CONST_START/_END.
+    .with_register_range(RegisterRange { start: 0x3cff0, end: 0x3ff0c, legacy_zero: true });
+
+    /// Fields of [`SET_CTL_CONST`].
+    pub mod set_ctl_const {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.16).
+        pub const CONST_OFFSET: BodyField = BodyField::new("CONST_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONST_OFFSET];
+    }
 
     /// `SET_LOOP_CONST` 0x6c (amd-evergreen-cayman-acceleration §9.4.17; R7xx/Evergreen/Cayman): This packet loads the constant Loop data, which is embedded in the packet, into the chip.
     ///
@@ -8741,7 +9676,23 @@ pub mod packets {
     pub const SET_LOOP_CONST: Packet<Family> = Packet::new("SET_LOOP_CONST", 0x6c, "9.4.17", "R7xx/Evergreen/Cayman", "This packet loads the constant Loop data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "CONST_OFFSET" },
         BodyDword { dword: "3 to N", field: "CONST_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_loop_const::FIELDS)
+    // Register range: Linux radeon evergreend.h PACKET3_SET_LOOP_CONST_START/_END.
+    .with_register_range(RegisterRange { start: 0x3a200, end: 0x3a500, legacy_zero: true });
+
+    /// Fields of [`SET_LOOP_CONST`].
+    pub mod set_loop_const {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.17).
+        pub const CONST_OFFSET: BodyField = BodyField::new("CONST_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONST_OFFSET];
+    }
 
     /// `SET_RESOURCE` 0x6d (amd-evergreen-cayman-acceleration §9.4.18; R7xx/Evergreen/Cayman): This packet loads the Resource data, which is embedded in the packet, into the chip.
     ///
@@ -8749,7 +9700,23 @@ pub mod packets {
     pub const SET_RESOURCE: Packet<Family> = Packet::new("SET_RESOURCE", 0x6d, "9.4.18", "R7xx/Evergreen/Cayman", "This packet loads the Resource data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "CONST_OFFSET" },
         BodyDword { dword: "3 to N", field: "CONST_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_resource::FIELDS)
+    // Register range: Linux radeon evergreend.h PACKET3_SET_RESOURCE_START/_END.
+    .with_register_range(RegisterRange { start: 0x30000, end: 0x38000, legacy_zero: false });
+
+    /// Fields of [`SET_RESOURCE`].
+    pub mod set_resource {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.18).
+        pub const CONST_OFFSET: BodyField = BodyField::new("CONST_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONST_OFFSET];
+    }
 
     /// `SET_SAMPLER` 0x6e (amd-evergreen-cayman-acceleration §9.4.19; R7xx/Evergreen/Cayman): This packet loads the Sampler data, which is embedded in the packet, into the chip.
     ///
@@ -8757,13 +9724,76 @@ pub mod packets {
     pub const SET_SAMPLER: Packet<Family> = Packet::new("SET_SAMPLER", 0x6e, "9.4.19", "R7xx/Evergreen/Cayman", "This packet loads the Sampler data, which is embedded in the packet, into the chip.", &[
         BodyDword { dword: "2", field: "CONST_OFFSET" },
         BodyDword { dword: "3 to N", field: "CONST_DATA" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_sampler::FIELDS)
+    // Register range: Linux radeon evergreend.h PACKET3_SET_SAMPLER_START/_END.
+    .with_register_range(RegisterRange { start: 0x3c000, end: 0x3c600, legacy_zero: false });
+
+    /// Fields of [`SET_SAMPLER`].
+    pub mod set_sampler {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-evergreen-cayman-acceleration §9.4.19).
+        pub const CONST_OFFSET: BodyField = BodyField::new("CONST_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONST_OFFSET];
+    }
 
     /// `COND_EXEC` 0x22 (amd-evergreen-cayman-acceleration §9.5.1; R7xx/Evergreen/Cayman): Perform a conditional execution of a sequence of packets (type 0, 2, and type 3) based on a Boolean value stored in memory.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_COND_EXEC.
     pub const COND_EXEC: Packet<Family> = Packet::new("COND_EXEC", 0x22, "9.5.1", "R7xx/Evergreen/Cayman", "Perform a conditional execution of a sequence of packets (type 0, 2, and type 3) based on a Boolean value stored in memory.", &[
-    ]);
+        BodyDword { dword: "2", field: "BOOL_ADDR_LO" },
+        BodyDword { dword: "3", field: "BOOL_ADDR_HI" },
+        BodyDword { dword: "4", field: "EXEC_COUNT" },
+    ]).with_layout(3, 3, cond_exec::FIELDS);
+
+    /// Fields of [`COND_EXEC`] and its typed body.
+    pub mod cond_exec {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:2 (amd-evergreen-cayman-acceleration §9.5.1).
+        pub const BOOL_ADDR_LO: BodyField = BodyField::new("BOOL_ADDR_LO", 2, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.5.1).
+        pub const BOOL_ADDR_HI: BodyField = BodyField::new("BOOL_ADDR_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW4 bits 13:0 (amd-evergreen-cayman-acceleration §9.5.1).
+        pub const EXEC_COUNT: BodyField = BodyField::new("EXEC_COUNT", 4, 13, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[BOOL_ADDR_LO, BOOL_ADDR_HI, EXEC_COUNT];
+        /// A `COND_EXEC` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 3]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 3;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 3]) }
+            /// The body of a `COND_EXEC` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::COND_EXEC.check_body(body.len())?;
+                let mut b = [0; 3];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// EXEC_COUNT (DW4 13:0); an error when `v` does not fit.
+            pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("COND_EXEC", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EXEC_COUNT.
+            pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[2]) }
+            /// The address in BOOL_ADDR_LO, BOOL_ADDR_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_bool_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("COND_EXEC", &[BOOL_ADDR_LO, BOOL_ADDR_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in BOOL_ADDR_LO, BOOL_ADDR_HI.
+            pub fn bool_addr(&self) -> BusAddress { get_address(&[BOOL_ADDR_LO, BOOL_ADDR_HI], &self.0) }
+        }
+    }
 
     /// `COND_WRITE` 0x45 (amd-evergreen-cayman-acceleration §9.5.2; R7xx/Evergreen/Cayman): The CP reads either a memory or a register location (indicated by POLL_SPACE) and tests the polled value with the reference value provided in the command packet.
     ///
@@ -8776,7 +9806,176 @@ pub mod packets {
         BodyDword { dword: "4", field: "POLL_ADDRESS_HI" },
         BodyDword { dword: "5", field: "REFERENCE" },
         BodyDword { dword: "6", field: "MASK" },
-    ]);
+        BodyDword { dword: "7", field: "WRITE_ADDRESS_LO" },
+        BodyDword { dword: "8", field: "WRITE_ADDRESS_HI" },
+        BodyDword { dword: "9", field: "WRITE_DATA" },
+    ]).with_layout(8, 8, cond_write::FIELDS);
+
+    /// Fields of [`COND_WRITE`] and its typed body.
+    pub mod cond_write {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 8:8 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const WRITE_SPACE: BodyField = BodyField::new("WRITE_SPACE", 2, 8, 8, FieldKind::Enum(&[EnumEntry { name: "REGISTER", value: 0x0 }, EnumEntry { name: "MEMORY", value: 0x1 }]));
+        /// DW2 bits 4:4 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const POLL_SPACE: BodyField = BodyField::new("POLL_SPACE", 2, 4, 4, FieldKind::Enum(&[EnumEntry { name: "REGISTER", value: 0x0 }, EnumEntry { name: "MEMORY", value: 0x1 }]));
+        /// DW2 bits 2:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const FUNCTION: BodyField = BodyField::new("FUNCTION", 2, 2, 0, FieldKind::Enum(&[EnumEntry { name: "ALWAYS", value: 0x0 }, EnumEntry { name: "LESS", value: 0x1 }, EnumEntry { name: "LESS_EQUAL", value: 0x2 }, EnumEntry { name: "EQUAL", value: 0x3 }, EnumEntry { name: "NOT_EQUAL", value: 0x4 }, EnumEntry { name: "GREATER_EQUAL", value: 0x5 }, EnumEntry { name: "GREATER", value: 0x6 }]));
+        /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const POLL_ADDRESS_LO: BodyField = BodyField::new("POLL_ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW3 bits 15:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const POLL_REGISTER: BodyField = BodyField::new("POLL_REGISTER", 3, 15, 0, FieldKind::Alias("POLL_ADDRESS_LO"));
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const POLL_ADDRESS_HI: BodyField = BodyField::new("POLL_ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const REFERENCE: BodyField = BodyField::new("REFERENCE", 5, 31, 0, FieldKind::Uint);
+        /// DW6 bits 31:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const MASK: BodyField = BodyField::new("MASK", 6, 31, 0, FieldKind::Uint);
+        /// DW7 bits 31:2 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const WRITE_ADDRESS_LO: BodyField = BodyField::new("WRITE_ADDRESS_LO", 7, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW7 bits 15:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const WRITE_REGISTER: BodyField = BodyField::new("WRITE_REGISTER", 7, 15, 0, FieldKind::Alias("WRITE_ADDRESS_LO"));
+        /// DW8 bits 7:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const WRITE_ADDRESS_HI: BodyField = BodyField::new("WRITE_ADDRESS_HI", 8, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW9 bits 31:0 (amd-evergreen-cayman-acceleration §9.5.2).
+        pub const WRITE_DATA: BodyField = BodyField::new("WRITE_DATA", 9, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[WRITE_SPACE, POLL_SPACE, FUNCTION, POLL_ADDRESS_LO, POLL_REGISTER, POLL_ADDRESS_HI, REFERENCE, MASK, WRITE_ADDRESS_LO, WRITE_REGISTER, WRITE_ADDRESS_HI, WRITE_DATA];
+        /// Values of [`WRITE_SPACE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum WriteSpace {
+            /// REGISTER (0).
+            Register = 0x0,
+            /// MEMORY (1).
+            Memory = 0x1,
+        }
+        impl WriteSpace {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Register),
+                    0x1 => Some(Self::Memory),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`POLL_SPACE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PollSpace {
+            /// REGISTER (0).
+            Register = 0x0,
+            /// MEMORY (1).
+            Memory = 0x1,
+        }
+        impl PollSpace {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Register),
+                    0x1 => Some(Self::Memory),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`FUNCTION`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Function {
+            /// ALWAYS (0).
+            Always = 0x0,
+            /// LESS (1).
+            Less = 0x1,
+            /// LESS_EQUAL (2).
+            LessEqual = 0x2,
+            /// EQUAL (3).
+            Equal = 0x3,
+            /// NOT_EQUAL (4).
+            NotEqual = 0x4,
+            /// GREATER_EQUAL (5).
+            GreaterEqual = 0x5,
+            /// GREATER (6).
+            Greater = 0x6,
+        }
+        impl Function {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Always),
+                    0x1 => Some(Self::Less),
+                    0x2 => Some(Self::LessEqual),
+                    0x3 => Some(Self::Equal),
+                    0x4 => Some(Self::NotEqual),
+                    0x5 => Some(Self::GreaterEqual),
+                    0x6 => Some(Self::Greater),
+                    _ => None,
+                }
+            }
+        }
+        /// A `COND_WRITE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 8]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 8;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 8]) }
+            /// The body of a `COND_WRITE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::COND_WRITE.check_body(body.len())?;
+                let mut b = [0; 8];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// WRITE_SPACE (DW2 8:8).
+            pub const fn with_write_space(mut self, v: WriteSpace) -> Self { self.0[0] = WRITE_SPACE.spec.set(self.0[0], v as u32); self }
+            /// WRITE_SPACE, or the raw value when the table does not list it.
+            pub const fn write_space(&self) -> Result<WriteSpace, InvalidEnumValue> { let raw = WRITE_SPACE.spec.get(self.0[0]); match WriteSpace::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "COND_WRITE", field: "WRITE_SPACE", value: raw }) } }
+            /// POLL_SPACE (DW2 4:4).
+            pub const fn with_poll_space(mut self, v: PollSpace) -> Self { self.0[0] = POLL_SPACE.spec.set(self.0[0], v as u32); self }
+            /// POLL_SPACE, or the raw value when the table does not list it.
+            pub const fn poll_space(&self) -> Result<PollSpace, InvalidEnumValue> { let raw = POLL_SPACE.spec.get(self.0[0]); match PollSpace::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "COND_WRITE", field: "POLL_SPACE", value: raw }) } }
+            /// FUNCTION (DW2 2:0).
+            pub const fn with_function(mut self, v: Function) -> Self { self.0[0] = FUNCTION.spec.set(self.0[0], v as u32); self }
+            /// FUNCTION, or the raw value when the table does not list it.
+            pub const fn function(&self) -> Result<Function, InvalidEnumValue> { let raw = FUNCTION.spec.get(self.0[0]); match Function::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "COND_WRITE", field: "FUNCTION", value: raw }) } }
+            /// POLL_REGISTER (DW3 15:0); an error when `v` does not fit.
+            pub const fn with_poll_register(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_REGISTER.spec.try_set("COND_WRITE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// POLL_REGISTER.
+            pub const fn poll_register(&self) -> u32 { POLL_REGISTER.spec.get(self.0[1]) }
+            /// REFERENCE (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_reference(mut self, v: u32) -> Result<Self, FieldOverflow> { match REFERENCE.spec.try_set("COND_WRITE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// REFERENCE.
+            pub const fn reference(&self) -> u32 { REFERENCE.spec.get(self.0[3]) }
+            /// MASK (DW6 31:0); an error when `v` does not fit.
+            pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("COND_WRITE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MASK.
+            pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[4]) }
+            /// WRITE_REGISTER (DW7 15:0); an error when `v` does not fit.
+            pub const fn with_write_register(mut self, v: u32) -> Result<Self, FieldOverflow> { match WRITE_REGISTER.spec.try_set("COND_WRITE", self.0[5], v) { Ok(raw) => { self.0[5] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// WRITE_REGISTER.
+            pub const fn write_register(&self) -> u32 { WRITE_REGISTER.spec.get(self.0[5]) }
+            /// WRITE_DATA (DW9 31:0); an error when `v` does not fit.
+            pub const fn with_write_data(mut self, v: u32) -> Result<Self, FieldOverflow> { match WRITE_DATA.spec.try_set("COND_WRITE", self.0[7], v) { Ok(raw) => { self.0[7] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// WRITE_DATA.
+            pub const fn write_data(&self) -> u32 { WRITE_DATA.spec.get(self.0[7]) }
+            /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_poll_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("COND_WRITE", &[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI.
+            pub fn poll_address(&self) -> BusAddress { get_address(&[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &self.0) }
+            /// The address in WRITE_ADDRESS_LO, WRITE_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_write_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("COND_WRITE", &[WRITE_ADDRESS_LO, WRITE_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in WRITE_ADDRESS_LO, WRITE_ADDRESS_HI.
+            pub fn write_address(&self) -> BusAddress { get_address(&[WRITE_ADDRESS_LO, WRITE_ADDRESS_HI], &self.0) }
+        }
+    }
 
     /// `SET_PREDICATION` 0x20 (amd-evergreen-cayman-acceleration §9.5.3; R7xx/Evergreen/Cayman): The SET_PREDICATION packet provides a single flexible packet for the driver to specify type type of predication check for previous events: ZPASS, PRIMCOUNT, etc.
     ///
@@ -8788,14 +9987,140 @@ pub mod packets {
         BodyDword { dword: "3", field: "HINT" },
         BodyDword { dword: "3", field: "PREDICATION_BOOLEAN" },
         BodyDword { dword: "3", field: "START_ADDR_HI" },
-    ]);
+    ]).with_layout(2, 2, set_predication::FIELDS);
+
+    /// Fields of [`SET_PREDICATION`] and its typed body.
+    pub mod set_predication {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:4 (amd-evergreen-cayman-acceleration §9.5.3).
+        pub const START_ADDR_LO: BodyField = BodyField::new("START_ADDR_LO", 2, 31, 4, FieldKind::Address { address_lsb: 4 });
+        /// DW3 bits 31:31 (amd-evergreen-cayman-acceleration §9.5.3).
+        pub const CONTINUE: BodyField = BodyField::new("CONTINUE", 3, 31, 31, FieldKind::Bool);
+        /// DW3 bits 18:16 (amd-evergreen-cayman-acceleration §9.5.3).
+        pub const PRED_OP: BodyField = BodyField::new("PRED_OP", 3, 18, 16, FieldKind::Enum(&[EnumEntry { name: "CLEAR", value: 0x0 }, EnumEntry { name: "ZPASS", value: 0x1 }, EnumEntry { name: "PRIMCOUNT", value: 0x2 }]));
+        /// DW3 bits 12:12 (amd-evergreen-cayman-acceleration §9.5.3).
+        pub const HINT: BodyField = BodyField::new("HINT", 3, 12, 12, FieldKind::Bool);
+        /// DW3 bits 8:8 (amd-evergreen-cayman-acceleration §9.5.3).
+        pub const PREDICATION_BOOLEAN: BodyField = BodyField::new("PREDICATION_BOOLEAN", 3, 8, 8, FieldKind::Bool);
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.5.3).
+        pub const START_ADDR_HI: BodyField = BodyField::new("START_ADDR_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[START_ADDR_LO, CONTINUE, PRED_OP, HINT, PREDICATION_BOOLEAN, START_ADDR_HI];
+        /// Values of [`PRED_OP`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PredOp {
+            /// CLEAR (0).
+            Clear = 0x0,
+            /// ZPASS (1).
+            Zpass = 0x1,
+            /// PRIMCOUNT (2).
+            Primcount = 0x2,
+        }
+        impl PredOp {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Clear),
+                    0x1 => Some(Self::Zpass),
+                    0x2 => Some(Self::Primcount),
+                    _ => None,
+                }
+            }
+        }
+        /// A `SET_PREDICATION` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `SET_PREDICATION` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::SET_PREDICATION.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// CONTINUE (DW3 bit 31).
+            pub const fn with_continue(mut self, v: bool) -> Self { self.0[1] = CONTINUE.spec.set(self.0[1], v as u32); self }
+            /// CONTINUE.
+            pub const fn r#continue(&self) -> bool { CONTINUE.spec.get(self.0[1]) != 0 }
+            /// PRED_OP (DW3 18:16).
+            pub const fn with_pred_op(mut self, v: PredOp) -> Self { self.0[1] = PRED_OP.spec.set(self.0[1], v as u32); self }
+            /// PRED_OP, or the raw value when the table does not list it.
+            pub const fn pred_op(&self) -> Result<PredOp, InvalidEnumValue> { let raw = PRED_OP.spec.get(self.0[1]); match PredOp::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "SET_PREDICATION", field: "PRED_OP", value: raw }) } }
+            /// HINT (DW3 bit 12).
+            pub const fn with_hint(mut self, v: bool) -> Self { self.0[1] = HINT.spec.set(self.0[1], v as u32); self }
+            /// HINT.
+            pub const fn hint(&self) -> bool { HINT.spec.get(self.0[1]) != 0 }
+            /// PREDICATION_BOOLEAN (DW3 bit 8).
+            pub const fn with_predication_boolean(mut self, v: bool) -> Self { self.0[1] = PREDICATION_BOOLEAN.spec.set(self.0[1], v as u32); self }
+            /// PREDICATION_BOOLEAN.
+            pub const fn predication_boolean(&self) -> bool { PREDICATION_BOOLEAN.spec.get(self.0[1]) != 0 }
+            /// The address in START_ADDR_LO, START_ADDR_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_start_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("SET_PREDICATION", &[START_ADDR_LO, START_ADDR_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in START_ADDR_LO, START_ADDR_HI.
+            pub fn start_addr(&self) -> BusAddress { get_address(&[START_ADDR_LO, START_ADDR_HI], &self.0) }
+        }
+    }
 
     /// `PRED_EXEC` 0x23 (amd-evergreen-cayman-acceleration §9.5.4; R7xx/Evergreen/Cayman): Functionality Perform a predicated execution of a sequence of packets (type 0, 2, and type 3) on select devices.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_PRED_EXEC.
     pub const PRED_EXEC: Packet<Family> = Packet::new("PRED_EXEC", 0x23, "9.5.4", "R7xx/Evergreen/Cayman", "Functionality Perform a predicated execution of a sequence of packets (type 0, 2, and type 3) on select devices.", &[
         BodyDword { dword: "2", field: "CONTROL" },
-    ]);
+    ]).with_layout(1, 1, pred_exec::FIELDS);
+
+    /// Fields of [`PRED_EXEC`] and its typed body.
+    pub mod pred_exec {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:24 (amd-evergreen-cayman-acceleration §9.5.4).
+        pub const DEVICE_SELECT: BodyField = BodyField::new("DEVICE_SELECT", 2, 31, 24, FieldKind::Uint);
+        /// DW2 bits 13:0 (amd-evergreen-cayman-acceleration §9.5.4).
+        pub const EXEC_COUNT: BodyField = BodyField::new("EXEC_COUNT", 2, 13, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DEVICE_SELECT, EXEC_COUNT];
+        /// A `PRED_EXEC` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `PRED_EXEC` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::PRED_EXEC.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DEVICE_SELECT (DW2 31:24); an error when `v` does not fit.
+            pub const fn with_device_select(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_SELECT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DEVICE_SELECT.
+            pub const fn device_select(&self) -> u32 { DEVICE_SELECT.spec.get(self.0[0]) }
+            /// EXEC_COUNT (DW2 13:0); an error when `v` does not fit.
+            pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EXEC_COUNT.
+            pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[0]) }
+        }
+    }
 
     /// `EVENT WRITE` 0x46 (amd-evergreen-cayman-acceleration §9.6.1; R7xx/Evergreen/Cayman): This packet is used when the driver wants to create a non-TimeStamp/Fence event.
     ///
@@ -8804,7 +10129,62 @@ pub mod packets {
         BodyDword { dword: "2", field: "EVENT_INDEX EVENT_TYPE" },
         BodyDword { dword: "3", field: "ADDRESS_LO" },
         BodyDword { dword: "4", field: "ADDRESS_HI" },
-    ]);
+    ]).with_layout(1, 3, event_write::FIELDS)
+    .with_only_dwords(&[1, 3]);
+
+    /// Fields of [`EVENT_WRITE`].
+    pub mod event_write {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 11:8 (amd-evergreen-cayman-acceleration §9.6.1).
+        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumEntry { name: "OTHER", value: 0x0 }, EnumEntry { name: "ZPASS_DONE", value: 0x1 }, EnumEntry { name: "SAMPLE_PIPELINESTAT", value: 0x2 }, EnumEntry { name: "SAMPLE_STREAMOUTSTATS", value: 0x3 }, EnumEntry { name: "PARTIAL_FLUSH", value: 0x4 }, EnumEntry { name: "EOP", value: 0x5 }, EnumEntry { name: "EOS", value: 0x6 }]));
+        /// DW2 bits 5:0 (amd-evergreen-cayman-acceleration §9.6.1).
+        pub const EVENT_TYPE: BodyField = BodyField::new("EVENT_TYPE", 2, 5, 0, FieldKind::Uint);
+        /// DW3 bits 31:3 (amd-evergreen-cayman-acceleration §9.6.1).
+        pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 3, FieldKind::Address { address_lsb: 3 });
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.1).
+        pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[EVENT_INDEX, EVENT_TYPE, ADDRESS_LO, ADDRESS_HI];
+        /// Values of [`EVENT_INDEX`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum EventIndex {
+            /// OTHER (0).
+            Other = 0x0,
+            /// ZPASS_DONE (1).
+            ZpassDone = 0x1,
+            /// SAMPLE_PIPELINESTAT (2).
+            SamplePipelinestat = 0x2,
+            /// SAMPLE_STREAMOUTSTATS (3).
+            SampleStreamoutstats = 0x3,
+            /// PARTIAL_FLUSH (4).
+            PartialFlush = 0x4,
+            /// EOP (5).
+            Eop = 0x5,
+            /// EOS (6).
+            Eos = 0x6,
+        }
+        impl EventIndex {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Other),
+                    0x1 => Some(Self::ZpassDone),
+                    0x2 => Some(Self::SamplePipelinestat),
+                    0x3 => Some(Self::SampleStreamoutstats),
+                    0x4 => Some(Self::PartialFlush),
+                    0x5 => Some(Self::Eop),
+                    0x6 => Some(Self::Eos),
+                    _ => None,
+                }
+            }
+        }
+    }
 
     /// `EVENT WRITE EOP` 0x47 (amd-evergreen-cayman-acceleration §9.6.2; R7xx/Evergreen/Cayman): The EVENT_WRITE_EOP packet is used when the driver wants to create any end-of-pipe event.
     ///
@@ -8816,7 +10196,148 @@ pub mod packets {
         BodyDword { dword: "4", field: "INT_SEL" },
         BodyDword { dword: "4", field: "ADDRESS_HI" },
         BodyDword { dword: "5", field: "DATA_LO" },
-    ]);
+        BodyDword { dword: "6", field: "DATA_HI" },
+    ]).with_layout(5, 5, event_write_eop::FIELDS);
+
+    /// Fields of [`EVENT_WRITE_EOP`] and its typed body.
+    pub mod event_write_eop {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 11:8 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumEntry { name: "EOP", value: 0x5 }]));
+        /// DW2 bits 5:0 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const EVENT_TYPE: BodyField = BodyField::new("EVENT_TYPE", 2, 5, 0, FieldKind::Uint);
+        /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW4 bits 31:29 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const DATA_SEL: BodyField = BodyField::new("DATA_SEL", 4, 31, 29, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "DATA32", value: 0x1 }, EnumEntry { name: "DATA64", value: 0x2 }, EnumEntry { name: "GPU_CLOCK", value: 0x3 }, EnumEntry { name: "PERF_COUNTER", value: 0x4 }]));
+        /// DW4 bits 25:24 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const INT_SEL: BodyField = BodyField::new("INT_SEL", 4, 25, 24, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "INTERRUPT", value: 0x1 }, EnumEntry { name: "ON_CONFIRM", value: 0x2 }]));
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const DATA_LO: BodyField = BodyField::new("DATA_LO", 5, 31, 0, FieldKind::Uint);
+        /// DW6 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.2).
+        pub const DATA_HI: BodyField = BodyField::new("DATA_HI", 6, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[EVENT_INDEX, EVENT_TYPE, ADDRESS_LO, DATA_SEL, INT_SEL, ADDRESS_HI, DATA_LO, DATA_HI];
+        /// Values of [`EVENT_INDEX`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum EventIndex {
+            /// EOP (5).
+            Eop = 0x5,
+        }
+        impl EventIndex {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x5 => Some(Self::Eop),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`DATA_SEL`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum DataSel {
+            /// NONE (0).
+            None = 0x0,
+            /// DATA32 (1).
+            Data32 = 0x1,
+            /// DATA64 (2).
+            Data64 = 0x2,
+            /// GPU_CLOCK (3).
+            GpuClock = 0x3,
+            /// PERF_COUNTER (4).
+            PerfCounter = 0x4,
+        }
+        impl DataSel {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::None),
+                    0x1 => Some(Self::Data32),
+                    0x2 => Some(Self::Data64),
+                    0x3 => Some(Self::GpuClock),
+                    0x4 => Some(Self::PerfCounter),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`INT_SEL`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum IntSel {
+            /// NONE (0).
+            None = 0x0,
+            /// INTERRUPT (1).
+            Interrupt = 0x1,
+            /// ON_CONFIRM (2).
+            OnConfirm = 0x2,
+        }
+        impl IntSel {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::None),
+                    0x1 => Some(Self::Interrupt),
+                    0x2 => Some(Self::OnConfirm),
+                    _ => None,
+                }
+            }
+        }
+        /// A `EVENT_WRITE_EOP` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 5]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 5;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 5]) }
+            /// The body of a `EVENT_WRITE_EOP` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::EVENT_WRITE_EOP.check_body(body.len())?;
+                let mut b = [0; 5];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// EVENT_INDEX (DW2 11:8).
+            pub const fn with_event_index(mut self, v: EventIndex) -> Self { self.0[0] = EVENT_INDEX.spec.set(self.0[0], v as u32); self }
+            /// EVENT_INDEX, or the raw value when the table does not list it.
+            pub const fn event_index(&self) -> Result<EventIndex, InvalidEnumValue> { let raw = EVENT_INDEX.spec.get(self.0[0]); match EventIndex::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOP", field: "EVENT_INDEX", value: raw }) } }
+            /// EVENT_TYPE (DW2 5:0); an error when `v` does not fit.
+            pub const fn with_event_type(mut self, v: u32) -> Result<Self, FieldOverflow> { match EVENT_TYPE.spec.try_set("EVENT_WRITE_EOP", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EVENT_TYPE.
+            pub const fn event_type(&self) -> u32 { EVENT_TYPE.spec.get(self.0[0]) }
+            /// DATA_SEL (DW4 31:29).
+            pub const fn with_data_sel(mut self, v: DataSel) -> Self { self.0[2] = DATA_SEL.spec.set(self.0[2], v as u32); self }
+            /// DATA_SEL, or the raw value when the table does not list it.
+            pub const fn data_sel(&self) -> Result<DataSel, InvalidEnumValue> { let raw = DATA_SEL.spec.get(self.0[2]); match DataSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOP", field: "DATA_SEL", value: raw }) } }
+            /// INT_SEL (DW4 25:24).
+            pub const fn with_int_sel(mut self, v: IntSel) -> Self { self.0[2] = INT_SEL.spec.set(self.0[2], v as u32); self }
+            /// INT_SEL, or the raw value when the table does not list it.
+            pub const fn int_sel(&self) -> Result<IntSel, InvalidEnumValue> { let raw = INT_SEL.spec.get(self.0[2]); match IntSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOP", field: "INT_SEL", value: raw }) } }
+            /// DATA_LO (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_data_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_LO.spec.try_set("EVENT_WRITE_EOP", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DATA_LO.
+            pub const fn data_lo(&self) -> u32 { DATA_LO.spec.get(self.0[3]) }
+            /// DATA_HI (DW6 31:0); an error when `v` does not fit.
+            pub const fn with_data_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_HI.spec.try_set("EVENT_WRITE_EOP", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DATA_HI.
+            pub const fn data_hi(&self) -> u32 { DATA_HI.spec.get(self.0[4]) }
+            /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("EVENT_WRITE_EOP", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in ADDRESS_LO, ADDRESS_HI.
+            pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
+        }
+    }
 
     /// `EVENT_WRITE_EOS` 0x48 (amd-evergreen-cayman-acceleration §9.6.3; Evergreen/Cayman): The EVENT_WRITE_EOS packet is used when the driver wants to create any end-of-shader event (end of CS or end of PS).
     ///
@@ -8827,21 +10348,327 @@ pub mod packets {
         BodyDword { dword: "4", field: "CMD" },
         BodyDword { dword: "4", field: "ADDRESS_HI" },
         BodyDword { dword: "5", field: "SIZE REG_ADDR OR DATA" },
-    ]);
+    ]).with_layout(4, 4, event_write_eos::FIELDS);
+
+    /// Fields of [`EVENT_WRITE_EOS`] and its typed body.
+    pub mod event_write_eos {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 11:8 (amd-evergreen-cayman-acceleration §9.6.3).
+        pub const EVENT_INDEX: BodyField = BodyField::new("EVENT_INDEX", 2, 11, 8, FieldKind::Enum(&[EnumEntry { name: "EOS", value: 0x6 }]));
+        /// DW2 bits 5:0 (amd-evergreen-cayman-acceleration §9.6.3).
+        pub const EVENT_TYPE: BodyField = BodyField::new("EVENT_TYPE", 2, 5, 0, FieldKind::Uint);
+        /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.3).
+        pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW4 bits 31:29 (amd-evergreen-cayman-acceleration §9.6.3).
+        pub const CMD: BodyField = BodyField::new("CMD", 4, 31, 29, FieldKind::Enum(&[EnumEntry { name: "STORE_APPEND_COUNT", value: 0x0 }, EnumEntry { name: "STORE_GDS", value: 0x1 }, EnumEntry { name: "STORE_DATA", value: 0x2 }]));
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.3).
+        pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.3).
+        pub const DATA: BodyField = BodyField::new("DATA", 5, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[EVENT_INDEX, EVENT_TYPE, ADDRESS_LO, CMD, ADDRESS_HI, DATA];
+        /// Values of [`EVENT_INDEX`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum EventIndex {
+            /// EOS (6).
+            Eos = 0x6,
+        }
+        impl EventIndex {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x6 => Some(Self::Eos),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`CMD`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Cmd {
+            /// STORE_APPEND_COUNT (0).
+            StoreAppendCount = 0x0,
+            /// STORE_GDS (1).
+            StoreGds = 0x1,
+            /// STORE_DATA (2).
+            StoreData = 0x2,
+        }
+        impl Cmd {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::StoreAppendCount),
+                    0x1 => Some(Self::StoreGds),
+                    0x2 => Some(Self::StoreData),
+                    _ => None,
+                }
+            }
+        }
+        /// A `EVENT_WRITE_EOS` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 4]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 4;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 4]) }
+            /// The body of a `EVENT_WRITE_EOS` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::EVENT_WRITE_EOS.check_body(body.len())?;
+                let mut b = [0; 4];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// EVENT_INDEX (DW2 11:8).
+            pub const fn with_event_index(mut self, v: EventIndex) -> Self { self.0[0] = EVENT_INDEX.spec.set(self.0[0], v as u32); self }
+            /// EVENT_INDEX, or the raw value when the table does not list it.
+            pub const fn event_index(&self) -> Result<EventIndex, InvalidEnumValue> { let raw = EVENT_INDEX.spec.get(self.0[0]); match EventIndex::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOS", field: "EVENT_INDEX", value: raw }) } }
+            /// EVENT_TYPE (DW2 5:0); an error when `v` does not fit.
+            pub const fn with_event_type(mut self, v: u32) -> Result<Self, FieldOverflow> { match EVENT_TYPE.spec.try_set("EVENT_WRITE_EOS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EVENT_TYPE.
+            pub const fn event_type(&self) -> u32 { EVENT_TYPE.spec.get(self.0[0]) }
+            /// CMD (DW4 31:29).
+            pub const fn with_cmd(mut self, v: Cmd) -> Self { self.0[2] = CMD.spec.set(self.0[2], v as u32); self }
+            /// CMD, or the raw value when the table does not list it.
+            pub const fn cmd(&self) -> Result<Cmd, InvalidEnumValue> { let raw = CMD.spec.get(self.0[2]); match Cmd::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOS", field: "CMD", value: raw }) } }
+            /// DATA (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_data(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA.spec.try_set("EVENT_WRITE_EOS", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DATA.
+            pub const fn data(&self) -> u32 { DATA.spec.get(self.0[3]) }
+            /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("EVENT_WRITE_EOS", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in ADDRESS_LO, ADDRESS_HI.
+            pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
+        }
+    }
 
     /// `MEM_SEMAPHORE` 0x39 (amd-evergreen-cayman-acceleration §9.6.4; R7xx/Evergreen/Cayman): The MEM_SEMAPHORE packet supports Signal and Wait Semaphores.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_MEM_SEMAPHORE.
     pub const MEM_SEMAPHORE: Packet<Family> = Packet::new("MEM_SEMAPHORE", 0x39, "9.6.4", "R7xx/Evergreen/Cayman", "The MEM_SEMAPHORE packet supports Signal and Wait Semaphores.", &[
         BodyDword { dword: "2", field: "ADDRESS_LO" },
-    ]);
+        BodyDword { dword: "3", field: "SEM_SEL" },
+        BodyDword { dword: "3", field: "CLIENT_CODE" },
+        BodyDword { dword: "3", field: "SIGNAL_TYPE" },
+        BodyDword { dword: "3", field: "USE_MAILBOX" },
+        BodyDword { dword: "3", field: "WAIT_ON_SIGNAL" },
+        BodyDword { dword: "3", field: "ADDRESS_HI" },
+    ]).with_layout(2, 2, mem_semaphore::FIELDS);
+
+    /// Fields of [`MEM_SEMAPHORE`] and its typed body.
+    pub mod mem_semaphore {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:3 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 2, 31, 3, FieldKind::Address { address_lsb: 3 });
+        /// DW3 bits 31:29 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const SEM_SEL: BodyField = BodyField::new("SEM_SEL", 3, 31, 29, FieldKind::Enum(&[EnumEntry { name: "SIGNAL", value: 0x6 }, EnumEntry { name: "WAIT", value: 0x7 }]));
+        /// DW3 bits 25:24 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const CLIENT_CODE: BodyField = BodyField::new("CLIENT_CODE", 3, 25, 24, FieldKind::Uint);
+        /// DW3 bits 20:20 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const SIGNAL_TYPE: BodyField = BodyField::new("SIGNAL_TYPE", 3, 20, 20, FieldKind::Bool);
+        /// DW3 bits 16:16 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const USE_MAILBOX: BodyField = BodyField::new("USE_MAILBOX", 3, 16, 16, FieldKind::Bool);
+        /// DW3 bits 12:12 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const WAIT_ON_SIGNAL: BodyField = BodyField::new("WAIT_ON_SIGNAL", 3, 12, 12, FieldKind::Bool);
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.4).
+        pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[ADDRESS_LO, SEM_SEL, CLIENT_CODE, SIGNAL_TYPE, USE_MAILBOX, WAIT_ON_SIGNAL, ADDRESS_HI];
+        /// Values of [`SEM_SEL`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum SemSel {
+            /// SIGNAL (6).
+            Signal = 0x6,
+            /// WAIT (7).
+            Wait = 0x7,
+        }
+        impl SemSel {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x6 => Some(Self::Signal),
+                    0x7 => Some(Self::Wait),
+                    _ => None,
+                }
+            }
+        }
+        /// A `MEM_SEMAPHORE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `MEM_SEMAPHORE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::MEM_SEMAPHORE.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// SEM_SEL (DW3 31:29).
+            pub const fn with_sem_sel(mut self, v: SemSel) -> Self { self.0[1] = SEM_SEL.spec.set(self.0[1], v as u32); self }
+            /// SEM_SEL, or the raw value when the table does not list it.
+            pub const fn sem_sel(&self) -> Result<SemSel, InvalidEnumValue> { let raw = SEM_SEL.spec.get(self.0[1]); match SemSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "MEM_SEMAPHORE", field: "SEM_SEL", value: raw }) } }
+            /// CLIENT_CODE (DW3 25:24); an error when `v` does not fit.
+            pub const fn with_client_code(mut self, v: u32) -> Result<Self, FieldOverflow> { match CLIENT_CODE.spec.try_set("MEM_SEMAPHORE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// CLIENT_CODE.
+            pub const fn client_code(&self) -> u32 { CLIENT_CODE.spec.get(self.0[1]) }
+            /// SIGNAL_TYPE (DW3 bit 20).
+            pub const fn with_signal_type(mut self, v: bool) -> Self { self.0[1] = SIGNAL_TYPE.spec.set(self.0[1], v as u32); self }
+            /// SIGNAL_TYPE.
+            pub const fn signal_type(&self) -> bool { SIGNAL_TYPE.spec.get(self.0[1]) != 0 }
+            /// USE_MAILBOX (DW3 bit 16).
+            pub const fn with_use_mailbox(mut self, v: bool) -> Self { self.0[1] = USE_MAILBOX.spec.set(self.0[1], v as u32); self }
+            /// USE_MAILBOX.
+            pub const fn use_mailbox(&self) -> bool { USE_MAILBOX.spec.get(self.0[1]) != 0 }
+            /// WAIT_ON_SIGNAL (DW3 bit 12).
+            pub const fn with_wait_on_signal(mut self, v: bool) -> Self { self.0[1] = WAIT_ON_SIGNAL.spec.set(self.0[1], v as u32); self }
+            /// WAIT_ON_SIGNAL.
+            pub const fn wait_on_signal(&self) -> bool { WAIT_ON_SIGNAL.spec.get(self.0[1]) != 0 }
+            /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("MEM_SEMAPHORE", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in ADDRESS_LO, ADDRESS_HI.
+            pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
+        }
+    }
+
+    /// `PFP_SYNC_ME` 0x42 (amd-evergreen-cayman-acceleration §9.6.5; R7xx/Evergreen/Cayman): This packet is inserted by the driver when it needs the PFP to stall or wait until the ME is at the synced up to the PFP.
+    ///
+    /// Opcode: Mesa r600 r600d_common.h PKT3_PFP_SYNC_ME.
+    pub const PFP_SYNC_ME: Packet<Family> = Packet::new("PFP_SYNC_ME", 0x42, "9.6.5", "R7xx/Evergreen/Cayman", "This packet is inserted by the driver when it needs the PFP to stall or wait until the ME is at the synced up to the PFP.", &[
+        BodyDword { dword: "2", field: "DUMMY" },
+    ]).with_layout(1, 1, pfp_sync_me::FIELDS);
+
+    /// Fields of [`PFP_SYNC_ME`] and its typed body.
+    pub mod pfp_sync_me {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.5).
+        pub const DUMMY: BodyField = BodyField::new("DUMMY", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DUMMY];
+        /// A `PFP_SYNC_ME` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `PFP_SYNC_ME` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::PFP_SYNC_ME.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DUMMY (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_dummy(mut self, v: u32) -> Result<Self, FieldOverflow> { match DUMMY.spec.try_set("PFP_SYNC_ME", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DUMMY.
+            pub const fn dummy(&self) -> u32 { DUMMY.spec.get(self.0[0]) }
+        }
+    }
 
     /// `STRMOUT_BUFFER_UPDATE` 0x34 (amd-evergreen-cayman-acceleration §9.6.6; R7xx/Evergreen/Cayman): STMOUT_BUFFER_UPDATE Packet Description
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_STRMOUT_BUFFER_UPDATE.
     pub const STRMOUT_BUFFER_UPDATE: Packet<Family> = Packet::new("STRMOUT_BUFFER_UPDATE", 0x34, "9.6.6", "R7xx/Evergreen/Cayman", "STMOUT_BUFFER_UPDATE Packet Description", &[
         BodyDword { dword: "2", field: "CONTROL" },
-    ]);
+        BodyDword { dword: "3", field: "DST_ADDRESS_LO" },
+        BodyDword { dword: "4", field: "DST_ADDRESS_HI" },
+        BodyDword { dword: "5", field: "[BUFFER_OFFSET] - or - SRC_ADDRESS_LO" },
+        BodyDword { dword: "6", field: "SRC_ADDRESS_HI" },
+    ]).with_layout(5, 5, strmout_buffer_update::FIELDS);
+
+    /// Fields of [`STRMOUT_BUFFER_UPDATE`] and its typed body.
+    pub mod strmout_buffer_update {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 9:8 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const CONTROL: BodyField = BodyField::new("CONTROL", 2, 9, 8, FieldKind::Uint);
+        /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const DST_ADDRESS_LO: BodyField = BodyField::new("DST_ADDRESS_LO", 3, 31, 2, FieldKind::Uint);
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const DST_ADDRESS_HI: BodyField = BodyField::new("DST_ADDRESS_HI", 4, 7, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const BUFFER_OFFSET: BodyField = BodyField::new("BUFFER_OFFSET", 5, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const SRC_ADDRESS_LO: BodyField = BodyField::new("SRC_ADDRESS_LO", 5, 31, 0, FieldKind::Alias("BUFFER_OFFSET"));
+        /// DW6 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.6).
+        pub const SRC_ADDRESS_HI: BodyField = BodyField::new("SRC_ADDRESS_HI", 6, 7, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONTROL, DST_ADDRESS_LO, DST_ADDRESS_HI, BUFFER_OFFSET, SRC_ADDRESS_LO, SRC_ADDRESS_HI];
+        /// A `STRMOUT_BUFFER_UPDATE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 5]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 5;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 5]) }
+            /// The body of a `STRMOUT_BUFFER_UPDATE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::STRMOUT_BUFFER_UPDATE.check_body(body.len())?;
+                let mut b = [0; 5];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// CONTROL (DW2 9:8); an error when `v` does not fit.
+            pub const fn with_control(mut self, v: u32) -> Result<Self, FieldOverflow> { match CONTROL.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// CONTROL.
+            pub const fn control(&self) -> u32 { CONTROL.spec.get(self.0[0]) }
+            /// DST_ADDRESS_LO (DW3 31:2); an error when `v` does not fit.
+            pub const fn with_dst_address_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match DST_ADDRESS_LO.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DST_ADDRESS_LO.
+            pub const fn dst_address_lo(&self) -> u32 { DST_ADDRESS_LO.spec.get(self.0[1]) }
+            /// DST_ADDRESS_HI (DW4 7:0); an error when `v` does not fit.
+            pub const fn with_dst_address_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DST_ADDRESS_HI.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DST_ADDRESS_HI.
+            pub const fn dst_address_hi(&self) -> u32 { DST_ADDRESS_HI.spec.get(self.0[2]) }
+            /// BUFFER_OFFSET (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_buffer_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_OFFSET.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// BUFFER_OFFSET.
+            pub const fn buffer_offset(&self) -> u32 { BUFFER_OFFSET.spec.get(self.0[3]) }
+            /// SRC_ADDRESS_LO (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_src_address_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match SRC_ADDRESS_LO.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SRC_ADDRESS_LO.
+            pub const fn src_address_lo(&self) -> u32 { SRC_ADDRESS_LO.spec.get(self.0[3]) }
+            /// SRC_ADDRESS_HI (DW6 7:0); an error when `v` does not fit.
+            pub const fn with_src_address_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match SRC_ADDRESS_HI.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SRC_ADDRESS_HI.
+            pub const fn src_address_hi(&self) -> u32 { SRC_ADDRESS_HI.spec.get(self.0[4]) }
+        }
+    }
 
     /// `SURFACE_SYNC` 0x43 (amd-evergreen-cayman-acceleration §9.6.7; R7xx/Evergreen/Cayman): The SURFACE_SYNC packet will allow the driver to place the surface sync commands as one atomic packet and to allow the driver to send the same COHER_CNTL value regardless of the ASIC.
     ///
@@ -8853,7 +10680,92 @@ pub mod packets {
         BodyDword { dword: "4", field: "COHER_BASE" },
         BodyDword { dword: "5", field: "VMID" },
         BodyDword { dword: "5", field: "POLL_INTERVAL" },
-    ]);
+    ]).with_layout(4, 4, surface_sync::FIELDS);
+
+    /// Fields of [`SURFACE_SYNC`] and its typed body.
+    pub mod surface_sync {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:31 (amd-evergreen-cayman-acceleration §9.6.7).
+        pub const ENGINE: BodyField = BodyField::new("ENGINE", 2, 31, 31, FieldKind::Enum(&[EnumEntry { name: "PFP", value: 0x0 }, EnumEntry { name: "ME", value: 0x1 }]));
+        /// DW2 bits 28:0 (amd-evergreen-cayman-acceleration §9.6.7).
+        pub const COHER_CNTL: BodyField = BodyField::new("COHER_CNTL", 2, 28, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.7).
+        pub const COHER_SIZE: BodyField = BodyField::new("COHER_SIZE", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.7).
+        pub const COHER_BASE: BodyField = BodyField::new("COHER_BASE", 4, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:24 (amd-evergreen-cayman-acceleration §9.6.7).
+        pub const VMID: BodyField = BodyField::new("VMID", 5, 31, 24, FieldKind::Uint);
+        /// DW5 bits 15:0 (amd-evergreen-cayman-acceleration §9.6.7).
+        pub const POLL_INTERVAL: BodyField = BodyField::new("POLL_INTERVAL", 5, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[ENGINE, COHER_CNTL, COHER_SIZE, COHER_BASE, VMID, POLL_INTERVAL];
+        /// Values of [`ENGINE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Engine {
+            /// PFP (0).
+            Pfp = 0x0,
+            /// ME (1).
+            Me = 0x1,
+        }
+        impl Engine {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Pfp),
+                    0x1 => Some(Self::Me),
+                    _ => None,
+                }
+            }
+        }
+        /// A `SURFACE_SYNC` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 4]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 4;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 4]) }
+            /// The body of a `SURFACE_SYNC` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::SURFACE_SYNC.check_body(body.len())?;
+                let mut b = [0; 4];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// ENGINE (DW2 31:31).
+            pub const fn with_engine(mut self, v: Engine) -> Self { self.0[0] = ENGINE.spec.set(self.0[0], v as u32); self }
+            /// ENGINE, or the raw value when the table does not list it.
+            pub const fn engine(&self) -> Result<Engine, InvalidEnumValue> { let raw = ENGINE.spec.get(self.0[0]); match Engine::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "SURFACE_SYNC", field: "ENGINE", value: raw }) } }
+            /// COHER_CNTL (DW2 28:0); an error when `v` does not fit.
+            pub const fn with_coher_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match COHER_CNTL.spec.try_set("SURFACE_SYNC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// COHER_CNTL.
+            pub const fn coher_cntl(&self) -> u32 { COHER_CNTL.spec.get(self.0[0]) }
+            /// COHER_SIZE (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_coher_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match COHER_SIZE.spec.try_set("SURFACE_SYNC", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// COHER_SIZE.
+            pub const fn coher_size(&self) -> u32 { COHER_SIZE.spec.get(self.0[1]) }
+            /// COHER_BASE (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_coher_base(mut self, v: u32) -> Result<Self, FieldOverflow> { match COHER_BASE.spec.try_set("SURFACE_SYNC", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// COHER_BASE.
+            pub const fn coher_base(&self) -> u32 { COHER_BASE.spec.get(self.0[2]) }
+            /// VMID (DW5 31:24); an error when `v` does not fit.
+            pub const fn with_vmid(mut self, v: u32) -> Result<Self, FieldOverflow> { match VMID.spec.try_set("SURFACE_SYNC", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VMID.
+            pub const fn vmid(&self) -> u32 { VMID.spec.get(self.0[3]) }
+            /// POLL_INTERVAL (DW5 15:0); an error when `v` does not fit.
+            pub const fn with_poll_interval(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_INTERVAL.spec.try_set("SURFACE_SYNC", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// POLL_INTERVAL.
+            pub const fn poll_interval(&self) -> u32 { POLL_INTERVAL.spec.get(self.0[3]) }
+        }
+    }
 
     /// `WAIT_REG_MEM` 0x3c (amd-evergreen-cayman-acceleration §9.6.8; R7xx/Evergreen/Cayman): The WAIT_REG_MEM packet can be processed by either the CP.PFP or the CP.ME, as indicated by the ENGINE field.
     ///
@@ -8867,7 +10779,159 @@ pub mod packets {
         BodyDword { dword: "5", field: "REFERENCE" },
         BodyDword { dword: "6", field: "MASK" },
         BodyDword { dword: "7", field: "POLL_INTERVAL" },
-    ]);
+    ]).with_layout(6, 6, wait_reg_mem::FIELDS);
+
+    /// Fields of [`WAIT_REG_MEM`] and its typed body.
+    pub mod wait_reg_mem {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 8:8 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const ENGINE: BodyField = BodyField::new("ENGINE", 2, 8, 8, FieldKind::Enum(&[EnumEntry { name: "ME", value: 0x0 }, EnumEntry { name: "PFP", value: 0x1 }]));
+        /// DW2 bits 4:4 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const MEM_SPACE: BodyField = BodyField::new("MEM_SPACE", 2, 4, 4, FieldKind::Enum(&[EnumEntry { name: "REGISTER", value: 0x0 }, EnumEntry { name: "MEMORY", value: 0x1 }]));
+        /// DW2 bits 2:0 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const FUNCTION: BodyField = BodyField::new("FUNCTION", 2, 2, 0, FieldKind::Enum(&[EnumEntry { name: "ALWAYS", value: 0x0 }, EnumEntry { name: "LESS", value: 0x1 }, EnumEntry { name: "LESS_EQUAL", value: 0x2 }, EnumEntry { name: "EQUAL", value: 0x3 }, EnumEntry { name: "NOT_EQUAL", value: 0x4 }, EnumEntry { name: "GREATER_EQUAL", value: 0x5 }, EnumEntry { name: "GREATER", value: 0x6 }]));
+        /// DW3 bits 31:2 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const POLL_ADDRESS_LO: BodyField = BodyField::new("POLL_ADDRESS_LO", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW3 bits 15:0 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const POLL_REGISTER: BodyField = BodyField::new("POLL_REGISTER", 3, 15, 0, FieldKind::Alias("POLL_ADDRESS_LO"));
+        /// DW4 bits 7:0 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const POLL_ADDRESS_HI: BodyField = BodyField::new("POLL_ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const REFERENCE: BodyField = BodyField::new("REFERENCE", 5, 31, 0, FieldKind::Uint);
+        /// DW6 bits 31:0 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const MASK: BodyField = BodyField::new("MASK", 6, 31, 0, FieldKind::Uint);
+        /// DW7 bits 15:0 (amd-evergreen-cayman-acceleration §9.6.8).
+        pub const POLL_INTERVAL: BodyField = BodyField::new("POLL_INTERVAL", 7, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[ENGINE, MEM_SPACE, FUNCTION, POLL_ADDRESS_LO, POLL_REGISTER, POLL_ADDRESS_HI, REFERENCE, MASK, POLL_INTERVAL];
+        /// Values of [`ENGINE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Engine {
+            /// ME (0).
+            Me = 0x0,
+            /// PFP (1).
+            Pfp = 0x1,
+        }
+        impl Engine {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Me),
+                    0x1 => Some(Self::Pfp),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`MEM_SPACE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum MemSpace {
+            /// REGISTER (0).
+            Register = 0x0,
+            /// MEMORY (1).
+            Memory = 0x1,
+        }
+        impl MemSpace {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Register),
+                    0x1 => Some(Self::Memory),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`FUNCTION`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Function {
+            /// ALWAYS (0).
+            Always = 0x0,
+            /// LESS (1).
+            Less = 0x1,
+            /// LESS_EQUAL (2).
+            LessEqual = 0x2,
+            /// EQUAL (3).
+            Equal = 0x3,
+            /// NOT_EQUAL (4).
+            NotEqual = 0x4,
+            /// GREATER_EQUAL (5).
+            GreaterEqual = 0x5,
+            /// GREATER (6).
+            Greater = 0x6,
+        }
+        impl Function {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Always),
+                    0x1 => Some(Self::Less),
+                    0x2 => Some(Self::LessEqual),
+                    0x3 => Some(Self::Equal),
+                    0x4 => Some(Self::NotEqual),
+                    0x5 => Some(Self::GreaterEqual),
+                    0x6 => Some(Self::Greater),
+                    _ => None,
+                }
+            }
+        }
+        /// A `WAIT_REG_MEM` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 6]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 6;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 6]) }
+            /// The body of a `WAIT_REG_MEM` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::WAIT_REG_MEM.check_body(body.len())?;
+                let mut b = [0; 6];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// ENGINE (DW2 8:8).
+            pub const fn with_engine(mut self, v: Engine) -> Self { self.0[0] = ENGINE.spec.set(self.0[0], v as u32); self }
+            /// ENGINE, or the raw value when the table does not list it.
+            pub const fn engine(&self) -> Result<Engine, InvalidEnumValue> { let raw = ENGINE.spec.get(self.0[0]); match Engine::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "WAIT_REG_MEM", field: "ENGINE", value: raw }) } }
+            /// MEM_SPACE (DW2 4:4).
+            pub const fn with_mem_space(mut self, v: MemSpace) -> Self { self.0[0] = MEM_SPACE.spec.set(self.0[0], v as u32); self }
+            /// MEM_SPACE, or the raw value when the table does not list it.
+            pub const fn mem_space(&self) -> Result<MemSpace, InvalidEnumValue> { let raw = MEM_SPACE.spec.get(self.0[0]); match MemSpace::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "WAIT_REG_MEM", field: "MEM_SPACE", value: raw }) } }
+            /// FUNCTION (DW2 2:0).
+            pub const fn with_function(mut self, v: Function) -> Self { self.0[0] = FUNCTION.spec.set(self.0[0], v as u32); self }
+            /// FUNCTION, or the raw value when the table does not list it.
+            pub const fn function(&self) -> Result<Function, InvalidEnumValue> { let raw = FUNCTION.spec.get(self.0[0]); match Function::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "WAIT_REG_MEM", field: "FUNCTION", value: raw }) } }
+            /// POLL_REGISTER (DW3 15:0); an error when `v` does not fit.
+            pub const fn with_poll_register(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_REGISTER.spec.try_set("WAIT_REG_MEM", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// POLL_REGISTER.
+            pub const fn poll_register(&self) -> u32 { POLL_REGISTER.spec.get(self.0[1]) }
+            /// REFERENCE (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_reference(mut self, v: u32) -> Result<Self, FieldOverflow> { match REFERENCE.spec.try_set("WAIT_REG_MEM", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// REFERENCE.
+            pub const fn reference(&self) -> u32 { REFERENCE.spec.get(self.0[3]) }
+            /// MASK (DW6 31:0); an error when `v` does not fit.
+            pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("WAIT_REG_MEM", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MASK.
+            pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[4]) }
+            /// POLL_INTERVAL (DW7 15:0); an error when `v` does not fit.
+            pub const fn with_poll_interval(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_INTERVAL.spec.try_set("WAIT_REG_MEM", self.0[5], v) { Ok(raw) => { self.0[5] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// POLL_INTERVAL.
+            pub const fn poll_interval(&self) -> u32 { POLL_INTERVAL.spec.get(self.0[5]) }
+            /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_poll_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("WAIT_REG_MEM", &[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI.
+            pub fn poll_address(&self) -> BusAddress { get_address(&[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &self.0) }
+        }
+    }
 
     /// `MEM_WRITE` 0x3d (amd-evergreen-cayman-acceleration §9.7.1; R7xx/Evergreen/Cayman): The MEM_WRITE packet provides the opportunity to write two DWords to a QWORD-aligned memory location at the top of the graphics pipe.
     ///
@@ -8877,14 +10941,454 @@ pub mod packets {
         BodyDword { dword: "3", field: "DATA32 WR_CONFIRM CNTR_SEL CNTR64_SEL ADDRESS_HI" },
         BodyDword { dword: "4", field: "DATA_LO" },
         BodyDword { dword: "5", field: "DATA_HI" },
-    ]);
+    ]).with_layout(4, 4, mem_write::FIELDS);
+
+    /// Fields of [`MEM_WRITE`] and its typed body.
+    pub mod mem_write {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:3 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 2, 31, 3, FieldKind::Address { address_lsb: 3 });
+        /// DW2 bits 1:0 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const SWAP: BodyField = BodyField::new("SWAP", 2, 1, 0, FieldKind::Uint);
+        /// DW3 bits 18:18 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const DATA32: BodyField = BodyField::new("DATA32", 3, 18, 18, FieldKind::Bool);
+        /// DW3 bits 17:17 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const WR_CONFIRM: BodyField = BodyField::new("WR_CONFIRM", 3, 17, 17, FieldKind::Bool);
+        /// DW3 bits 16:16 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const CNTR_SEL: BodyField = BodyField::new("CNTR_SEL", 3, 16, 16, FieldKind::Enum(&[EnumEntry { name: "DATA", value: 0x0 }, EnumEntry { name: "COUNTER", value: 0x1 }]));
+        /// DW3 bits 7:0 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW4 bits 31:0 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const DATA_LO: BodyField = BodyField::new("DATA_LO", 4, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-evergreen-cayman-acceleration §9.7.1).
+        pub const DATA_HI: BodyField = BodyField::new("DATA_HI", 5, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[ADDRESS_LO, SWAP, DATA32, WR_CONFIRM, CNTR_SEL, ADDRESS_HI, DATA_LO, DATA_HI];
+        /// Values of [`CNTR_SEL`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum CntrSel {
+            /// DATA (0).
+            Data = 0x0,
+            /// COUNTER (1).
+            Counter = 0x1,
+        }
+        impl CntrSel {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Data),
+                    0x1 => Some(Self::Counter),
+                    _ => None,
+                }
+            }
+        }
+        /// A `MEM_WRITE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 4]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 4;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 4]) }
+            /// The body of a `MEM_WRITE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::MEM_WRITE.check_body(body.len())?;
+                let mut b = [0; 4];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// SWAP (DW2 1:0); an error when `v` does not fit.
+            pub const fn with_swap(mut self, v: u32) -> Result<Self, FieldOverflow> { match SWAP.spec.try_set("MEM_WRITE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SWAP.
+            pub const fn swap(&self) -> u32 { SWAP.spec.get(self.0[0]) }
+            /// DATA32 (DW3 bit 18).
+            pub const fn with_data32(mut self, v: bool) -> Self { self.0[1] = DATA32.spec.set(self.0[1], v as u32); self }
+            /// DATA32.
+            pub const fn data32(&self) -> bool { DATA32.spec.get(self.0[1]) != 0 }
+            /// WR_CONFIRM (DW3 bit 17).
+            pub const fn with_wr_confirm(mut self, v: bool) -> Self { self.0[1] = WR_CONFIRM.spec.set(self.0[1], v as u32); self }
+            /// WR_CONFIRM.
+            pub const fn wr_confirm(&self) -> bool { WR_CONFIRM.spec.get(self.0[1]) != 0 }
+            /// CNTR_SEL (DW3 16:16).
+            pub const fn with_cntr_sel(mut self, v: CntrSel) -> Self { self.0[1] = CNTR_SEL.spec.set(self.0[1], v as u32); self }
+            /// CNTR_SEL, or the raw value when the table does not list it.
+            pub const fn cntr_sel(&self) -> Result<CntrSel, InvalidEnumValue> { let raw = CNTR_SEL.spec.get(self.0[1]); match CntrSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "MEM_WRITE", field: "CNTR_SEL", value: raw }) } }
+            /// DATA_LO (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_data_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_LO.spec.try_set("MEM_WRITE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DATA_LO.
+            pub const fn data_lo(&self) -> u32 { DATA_LO.spec.get(self.0[2]) }
+            /// DATA_HI (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_data_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_HI.spec.try_set("MEM_WRITE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DATA_HI.
+            pub const fn data_hi(&self) -> u32 { DATA_HI.spec.get(self.0[3]) }
+            /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("MEM_WRITE", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in ADDRESS_LO, ADDRESS_HI.
+            pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
+        }
+    }
 
     /// `NOP` 0x10 (amd-evergreen-cayman-acceleration §9.7.2; R7xx/Evergreen/Cayman): Skip a number of DWords to get to the next packet.
     ///
     /// Opcode: Linux radeon evergreend.h PACKET3_NOP.
     pub const NOP: Packet<Family> = Packet::new("NOP", 0x10, "9.7.2", "R7xx/Evergreen/Cayman", "Skip a number of DWords to get to the next packet.", &[
         BodyDword { dword: "2", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, nop::FIELDS);
+
+    /// Fields of [`NOP`].
+    pub mod nop {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `SET_BASE` 0x11 (not in the document): Sets a base address the CP adds to later packets' offsets (BASE_INDEX 1: the DISPATCH_INDIRECT / DRAW_INDIRECT base).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c.
+    pub const SET_BASE: Packet<Family> = Packet::new("SET_BASE", 0x11, "", "", "Sets a base address the CP adds to later packets' offsets (BASE_INDEX 1: the DISPATCH_INDIRECT / DRAW_INDIRECT base).", &[
+    ]).with_layout(3, 3, set_base::FIELDS);
+
+    /// Fields of [`SET_BASE`] and its typed body.
+    pub mod set_base {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 3:0 (Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c).
+        pub const BASE_INDEX: BodyField = BodyField::new("BASE_INDEX", 2, 3, 0, FieldKind::Enum(&[EnumEntry { name: "INDIRECT", value: 0x1 }]));
+        /// DW3 bits 31:3 (Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c).
+        pub const ADDRESS_LO: BodyField = BodyField::new("ADDRESS_LO", 3, 31, 3, FieldKind::Address { address_lsb: 3 });
+        /// DW4 bits 7:0 (Linux radeon evergreend.h PACKET3_SET_BASE; body: Linux radeon evergreen_cs.c).
+        pub const ADDRESS_HI: BodyField = BodyField::new("ADDRESS_HI", 4, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[BASE_INDEX, ADDRESS_LO, ADDRESS_HI];
+        /// Values of [`BASE_INDEX`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum BaseIndex {
+            /// INDIRECT (1).
+            Indirect = 0x1,
+        }
+        impl BaseIndex {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x1 => Some(Self::Indirect),
+                    _ => None,
+                }
+            }
+        }
+        /// A `SET_BASE` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 3]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 3;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 3]) }
+            /// The body of a `SET_BASE` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::SET_BASE.check_body(body.len())?;
+                let mut b = [0; 3];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// BASE_INDEX (DW2 3:0).
+            pub const fn with_base_index(mut self, v: BaseIndex) -> Self { self.0[0] = BASE_INDEX.spec.set(self.0[0], v as u32); self }
+            /// BASE_INDEX, or the raw value when the table does not list it.
+            pub const fn base_index(&self) -> Result<BaseIndex, InvalidEnumValue> { let raw = BASE_INDEX.spec.get(self.0[0]); match BaseIndex::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "SET_BASE", field: "BASE_INDEX", value: raw }) } }
+            /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("SET_BASE", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in ADDRESS_LO, ADDRESS_HI.
+            pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
+        }
+    }
+
+    /// `CP_DMA` 0x41 (not in the document): Copies memory to memory, or fills memory with a dword, by the CP's DMA engine.
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*).
+    pub const CP_DMA: Packet<Family> = Packet::new("CP_DMA", 0x41, "", "", "Copies memory to memory, or fills memory with a dword, by the CP's DMA engine.", &[
+    ]).with_layout(5, 5, cp_dma::FIELDS);
+
+    /// Fields of [`CP_DMA`] and its typed body.
+    pub mod cp_dma {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const SRC_ADDRESS_LO: BodyField = BodyField::new("SRC_ADDRESS_LO", 2, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// DW3 bits 31:31 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const CP_SYNC: BodyField = BodyField::new("CP_SYNC", 3, 31, 31, FieldKind::Bool);
+        /// DW3 bits 30:29 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const SRC_SEL: BodyField = BodyField::new("SRC_SEL", 3, 30, 29, FieldKind::Enum(&[EnumEntry { name: "MEMORY", value: 0x0 }, EnumEntry { name: "GDS", value: 0x1 }, EnumEntry { name: "DATA", value: 0x2 }]));
+        /// DW3 bits 21:20 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const DST_SEL: BodyField = BodyField::new("DST_SEL", 3, 21, 20, FieldKind::Enum(&[EnumEntry { name: "MEMORY", value: 0x0 }, EnumEntry { name: "GDS", value: 0x1 }]));
+        /// DW3 bits 7:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const SRC_ADDRESS_HI: BodyField = BodyField::new("SRC_ADDRESS_HI", 3, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW4 bits 31:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const DST_ADDRESS_LO: BodyField = BodyField::new("DST_ADDRESS_LO", 4, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// DW5 bits 7:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const DST_ADDRESS_HI: BodyField = BodyField::new("DST_ADDRESS_HI", 5, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// DW6 bits 29:26 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const COMMAND_FLAGS: BodyField = BodyField::new("COMMAND_FLAGS", 6, 29, 26, FieldKind::Uint);
+        /// DW6 bits 20:0 (Linux radeon evergreend.h PACKET3_CP_DMA (body and fields PACKET3_CP_DMA_*)).
+        pub const BYTE_COUNT: BodyField = BodyField::new("BYTE_COUNT", 6, 20, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[SRC_ADDRESS_LO, CP_SYNC, SRC_SEL, DST_SEL, SRC_ADDRESS_HI, DST_ADDRESS_LO, DST_ADDRESS_HI, COMMAND_FLAGS, BYTE_COUNT];
+        /// Values of [`SRC_SEL`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum SrcSel {
+            /// MEMORY (0).
+            Memory = 0x0,
+            /// GDS (1).
+            Gds = 0x1,
+            /// DATA (2).
+            Data = 0x2,
+        }
+        impl SrcSel {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Memory),
+                    0x1 => Some(Self::Gds),
+                    0x2 => Some(Self::Data),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`DST_SEL`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum DstSel {
+            /// MEMORY (0).
+            Memory = 0x0,
+            /// GDS (1).
+            Gds = 0x1,
+        }
+        impl DstSel {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Memory),
+                    0x1 => Some(Self::Gds),
+                    _ => None,
+                }
+            }
+        }
+        /// A `CP_DMA` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 5]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 5;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 5]) }
+            /// The body of a `CP_DMA` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::CP_DMA.check_body(body.len())?;
+                let mut b = [0; 5];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// CP_SYNC (DW3 bit 31).
+            pub const fn with_cp_sync(mut self, v: bool) -> Self { self.0[1] = CP_SYNC.spec.set(self.0[1], v as u32); self }
+            /// CP_SYNC.
+            pub const fn cp_sync(&self) -> bool { CP_SYNC.spec.get(self.0[1]) != 0 }
+            /// SRC_SEL (DW3 30:29).
+            pub const fn with_src_sel(mut self, v: SrcSel) -> Self { self.0[1] = SRC_SEL.spec.set(self.0[1], v as u32); self }
+            /// SRC_SEL, or the raw value when the table does not list it.
+            pub const fn src_sel(&self) -> Result<SrcSel, InvalidEnumValue> { let raw = SRC_SEL.spec.get(self.0[1]); match SrcSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "CP_DMA", field: "SRC_SEL", value: raw }) } }
+            /// DST_SEL (DW3 21:20).
+            pub const fn with_dst_sel(mut self, v: DstSel) -> Self { self.0[1] = DST_SEL.spec.set(self.0[1], v as u32); self }
+            /// DST_SEL, or the raw value when the table does not list it.
+            pub const fn dst_sel(&self) -> Result<DstSel, InvalidEnumValue> { let raw = DST_SEL.spec.get(self.0[1]); match DstSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "CP_DMA", field: "DST_SEL", value: raw }) } }
+            /// COMMAND_FLAGS (DW6 29:26); an error when `v` does not fit.
+            pub const fn with_command_flags(mut self, v: u32) -> Result<Self, FieldOverflow> { match COMMAND_FLAGS.spec.try_set("CP_DMA", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// COMMAND_FLAGS.
+            pub const fn command_flags(&self) -> u32 { COMMAND_FLAGS.spec.get(self.0[4]) }
+            /// BYTE_COUNT (DW6 20:0); an error when `v` does not fit.
+            pub const fn with_byte_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match BYTE_COUNT.spec.try_set("CP_DMA", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// BYTE_COUNT.
+            pub const fn byte_count(&self) -> u32 { BYTE_COUNT.spec.get(self.0[4]) }
+            /// The address in SRC_ADDRESS_LO, SRC_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_src_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("CP_DMA", &[SRC_ADDRESS_LO, SRC_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in SRC_ADDRESS_LO, SRC_ADDRESS_HI.
+            pub fn src_address(&self) -> BusAddress { get_address(&[SRC_ADDRESS_LO, SRC_ADDRESS_HI], &self.0) }
+            /// The address in DST_ADDRESS_LO, DST_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_dst_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("CP_DMA", &[DST_ADDRESS_LO, DST_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
+            /// The address in DST_ADDRESS_LO, DST_ADDRESS_HI.
+            pub fn dst_address(&self) -> BusAddress { get_address(&[DST_ADDRESS_LO, DST_ADDRESS_HI], &self.0) }
+        }
+    }
+
+    /// `SET_ALU_CONST` 0x6a (not in the document): Writes ALU constants (Evergreen has no ALU constant register file: the device model refuses it).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_SET_ALU_CONST.
+    pub const SET_ALU_CONST: Packet<Family> = Packet::new("SET_ALU_CONST", 0x6a, "", "", "Writes ALU constants (Evergreen has no ALU constant register file: the device model refuses it).", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, set_alu_const::FIELDS);
+
+    /// Fields of [`SET_ALU_CONST`].
+    pub mod set_alu_const {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (Linux radeon evergreend.h PACKET3_SET_ALU_CONST).
+        pub const CONST_OFFSET: BodyField = BodyField::new("CONST_OFFSET", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[CONST_OFFSET];
+    }
+
+    /// `INDEX_BUFFER_SIZE` 0x13 (not in the document): Index buffer size for the indirect draws (graphics).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_INDEX_BUFFER_SIZE.
+    pub const INDEX_BUFFER_SIZE: Packet<Family> = Packet::new("INDEX_BUFFER_SIZE", 0x13, "", "", "Index buffer size for the indirect draws (graphics).", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, index_buffer_size::FIELDS);
+
+    /// Fields of [`INDEX_BUFFER_SIZE`].
+    pub mod index_buffer_size {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `INDIRECT_BUFFER_END` 0x17 (not in the document): Ends an indirect buffer.
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_INDIRECT_BUFFER_END.
+    pub const INDIRECT_BUFFER_END: Packet<Family> = Packet::new("INDIRECT_BUFFER_END", 0x17, "", "", "Ends an indirect buffer.", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, indirect_buffer_end::FIELDS);
+
+    /// Fields of [`INDIRECT_BUFFER_END`].
+    pub mod indirect_buffer_end {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `REG_RMW` 0x21 (not in the document): Read-modify-write of a register.
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_REG_RMW.
+    pub const REG_RMW: Packet<Family> = Packet::new("REG_RMW", 0x21, "", "", "Read-modify-write of a register.", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, reg_rmw::FIELDS);
+
+    /// Fields of [`REG_RMW`].
+    pub mod reg_rmw {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `DRAW_INDIRECT` 0x24 (not in the document): Draw with arguments in memory (graphics).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_DRAW_INDIRECT.
+    pub const DRAW_INDIRECT: Packet<Family> = Packet::new("DRAW_INDIRECT", 0x24, "", "", "Draw with arguments in memory (graphics).", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, draw_indirect::FIELDS);
+
+    /// Fields of [`DRAW_INDIRECT`].
+    pub mod draw_indirect {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `DRAW_INDEX_INDIRECT` 0x25 (not in the document): Indexed draw with arguments in memory (graphics).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_DRAW_INDEX_INDIRECT.
+    pub const DRAW_INDEX_INDIRECT: Packet<Family> = Packet::new("DRAW_INDEX_INDIRECT", 0x25, "", "", "Indexed draw with arguments in memory (graphics).", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, draw_index_indirect::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_INDIRECT`].
+    pub mod draw_index_indirect {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `DRAW_INDEX_MULTI_AUTO` 0x30 (not in the document): Auto-indexed multi-primitive draw (graphics).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_DRAW_INDEX_MULTI_AUTO.
+    pub const DRAW_INDEX_MULTI_AUTO: Packet<Family> = Packet::new("DRAW_INDEX_MULTI_AUTO", 0x30, "", "", "Auto-indexed multi-primitive draw (graphics).", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, draw_index_multi_auto::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_MULTI_AUTO`].
+    pub mod draw_index_multi_auto {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
+
+    /// `DRAW_INDEX_MULTI_ELEMENT` 0x36 (not in the document): Multi-element indexed draw (graphics).
+    ///
+    /// Opcode: Linux radeon evergreend.h PACKET3_DRAW_INDEX_MULTI_ELEMENT.
+    pub const DRAW_INDEX_MULTI_ELEMENT: Packet<Family> = Packet::new("DRAW_INDEX_MULTI_ELEMENT", 0x36, "", "", "Multi-element indexed draw (graphics).", &[
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, draw_index_multi_element::FIELDS);
+
+    /// Fields of [`DRAW_INDEX_MULTI_ELEMENT`].
+    pub mod draw_index_multi_element {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// Every packet with an opcode, in document order.
     pub const ALL: &[Packet<Family>] = &[
@@ -8904,6 +11408,7 @@ pub mod packets {
         DISPATCH_DIRECT,
         DISPATCH_INDIRECT,
         CLEAR_STATE,
+        DEALLOC_STATE,
         MODE_CONTROL,
         CONTEXT_CONTROL,
         SET_BOOL_CONST,
@@ -8921,16 +11426,26 @@ pub mod packets {
         EVENT_WRITE_EOP,
         EVENT_WRITE_EOS,
         MEM_SEMAPHORE,
+        PFP_SYNC_ME,
         STRMOUT_BUFFER_UPDATE,
         SURFACE_SYNC,
         WAIT_REG_MEM,
         MEM_WRITE,
         NOP,
+        SET_BASE,
+        CP_DMA,
+        SET_ALU_CONST,
+        INDEX_BUFFER_SIZE,
+        INDIRECT_BUFFER_END,
+        REG_RMW,
+        DRAW_INDIRECT,
+        DRAW_INDEX_INDIRECT,
+        DRAW_INDEX_MULTI_AUTO,
+        DRAW_INDEX_MULTI_ELEMENT,
     ];
 
     /// Packets the document describes whose opcode neither it nor a cited public source gives: (name, section). They have no constant, so no writer emits them.
     pub const WITHOUT_OPCODE: &[(&str, &str)] = &[
-        ("DEALLOC_STATE", "9.4.2"),
         ("LOAD_LOOP_CONST", "9.4.5"),
         ("LOAD_ALU_CONST", "9.4.6"),
         ("LOAD_BOOL_CONST", "9.4.7"),
@@ -8939,6 +11454,5 @@ pub mod packets {
         ("LOAD_CTL_CONST", "9.4.10"),
         ("LOAD_RESOURCE", "9.4.11"),
         ("LOAD_SAMPLER", "9.4.12"),
-        ("PFP_SYNC_ME", "9.6.5"),
     ];
 }

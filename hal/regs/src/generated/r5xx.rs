@@ -31159,17 +31159,30 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     rbbm::ISYNC_CNTL::SPEC,
 ];
 
-/// Type-3 packets of the family's command stream: `hal/regdb/packets/r5xx.toml`, extracted from amd-r5xx-acceleration.txt and checked against it by `regdb-gen`'s tests. Each constant is typed by the family, so a writer of another family does not take it.
+/// Type-3 packets of the family's command stream: `hal/regdb/packets/r5xx.toml`, extracted from amd-r5xx-acceleration.txt and checked against it by `regdb-gen`'s tests, field by field. Each constant is typed by the family, so a writer of another family does not take it; each packet's module holds its fields and, for a fixed-length body, a typed `Body`.
 pub mod packets {
     use super::Family;
-    use crate::packet::{BodyDword, Packet};
+    #[allow(unused_imports)]
+    use crate::packet::{BodyDword, Packet, RegisterRange};
 
     /// `NOP` 0x10 (amd-r5xx-acceleration §6.2.2.1; R5xx): Skip N DWORDs to get to the next packet.
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const NOP: Packet<Family> = Packet::new("NOP", 0x10, "6.2.2.1", "R5xx", "Skip N DWORDs to get to the next packet.", &[
         BodyDword { dword: "2", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, nop::FIELDS);
+
+    /// Fields of [`NOP`].
+    pub mod nop {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `PAINT` 0x91 (amd-r5xx-acceleration §6.2.2.2; R5xx): Paint a number of rectangles with a colour brush.
     ///
@@ -31177,14 +31190,38 @@ pub mod packets {
     pub const PAINT: Packet<Family> = Packet::new("PAINT", 0x91, "6.2.2.2", "R5xx", "Paint a number of rectangles with a colour brush.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
         BodyDword { dword: "3", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, paint::FIELDS);
+
+    /// Fields of [`PAINT`].
+    pub mod paint {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `BITBLT` 0x92 (amd-r5xx-acceleration §6.2.2.8; R5xx): Copy a source rectangle to a destination rectangle.
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const BITBLT: Packet<Family> = Packet::new("BITBLT", 0x92, "6.2.2.8", "R5xx", "Copy a source rectangle to a destination rectangle.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, bitblt::FIELDS);
+
+    /// Fields of [`BITBLT`].
+    pub mod bitblt {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `HOSTDATA_BLT` 0x94 (amd-r5xx-acceleration §6.2.2.3; R5xx): Draw a string of large characters on the screen, or copy a number of bitmaps to the video memory.
     ///
@@ -31192,7 +31229,19 @@ pub mod packets {
     pub const HOSTDATA_BLT: Packet<Family> = Packet::new("HOSTDATA_BLT", 0x94, "6.2.2.3", "R5xx", "Draw a string of large characters on the screen, or copy a number of bitmaps to the video memory.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
         BodyDword { dword: "3", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, hostdata_blt::FIELDS);
+
+    /// Fields of [`HOSTDATA_BLT`].
+    pub mod hostdata_blt {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `POLYLINE` 0x95 (amd-r5xx-acceleration §6.2.2.4; R5xx): Draw a polyline (lines connected with their ends).
     ///
@@ -31200,21 +31249,57 @@ pub mod packets {
     pub const POLYLINE: Packet<Family> = Packet::new("POLYLINE", 0x95, "6.2.2.4", "R5xx", "Draw a polyline (lines connected with their ends).", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
         BodyDword { dword: "3", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, polyline::FIELDS);
+
+    /// Fields of [`POLYLINE`].
+    pub mod polyline {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `POLYSCANLINES` 0x98 (amd-r5xx-acceleration §6.2.2.5; R5xx): Draw polyscanlines or scanlines.
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const POLYSCANLINES: Packet<Family> = Packet::new("POLYSCANLINES", 0x98, "6.2.2.5", "R5xx", "Draw polyscanlines or scanlines.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, polyscanlines::FIELDS);
+
+    /// Fields of [`POLYSCANLINES`].
+    pub mod polyscanlines {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `NEXTCHAR` 0x19 (amd-r5xx-acceleration §6.2.2.6; R5xx): Print a character at a given screen location using the default foreground and background colours.
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const NEXTCHAR: Packet<Family> = Packet::new("NEXTCHAR", 0x19, "6.2.2.6", "R5xx", "Print a character at a given screen location using the default foreground and background colours.", &[
         BodyDword { dword: "2", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, nextchar::FIELDS);
+
+    /// Fields of [`NEXTCHAR`].
+    pub mod nextchar {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `PAINT_MULTI` 0x9a (amd-r5xx-acceleration §6.2.2.7; R5xx): Paint a number of rectangles on the screen with one colour. The difference between this function and PAINT is the representation of parameters.
     ///
@@ -31222,7 +31307,19 @@ pub mod packets {
     pub const PAINT_MULTI: Packet<Family> = Packet::new("PAINT_MULTI", 0x9a, "6.2.2.7", "R5xx", "Paint a number of rectangles on the screen with one colour. The difference between this function and PAINT is the representation of parameters.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
         BodyDword { dword: "3", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, paint_multi::FIELDS);
+
+    /// Fields of [`PAINT_MULTI`].
+    pub mod paint_multi {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `BITBLT_MULTI` 0x9b (amd-r5xx-acceleration §6.2.2.9; R5xx): Copy a number of source rectangles to destination rectangles of the screen respectively.
     ///
@@ -31230,7 +31327,19 @@ pub mod packets {
     pub const BITBLT_MULTI: Packet<Family> = Packet::new("BITBLT_MULTI", 0x9b, "6.2.2.9", "R5xx", "Copy a number of source rectangles to destination rectangles of the screen respectively.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
         BodyDword { dword: "3", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, bitblt_multi::FIELDS);
+
+    /// Fields of [`BITBLT_MULTI`].
+    pub mod bitblt_multi {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `TRANS_BITBLT` 0x9c (amd-r5xx-acceleration §6.2.2.10; R5xx): 2D transparent bitblt operation.
     ///
@@ -31238,7 +31347,19 @@ pub mod packets {
     pub const TRANS_BITBLT: Packet<Family> = Packet::new("TRANS_BITBLT", 0x9c, "6.2.2.10", "R5xx", "2D transparent bitblt operation.", &[
         BodyDword { dword: "2", field: "{SETTINGS}" },
         BodyDword { dword: "3", field: "{DATA_BLOCK}" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, trans_bitblt::FIELDS);
+
+    /// Fields of [`TRANS_BITBLT`].
+    pub mod trans_bitblt {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[];
+    }
 
     /// `PLY_NEXTSCAN` 0x1d (amd-r5xx-acceleration §6.2.2.11; R5xx): Draw polyscanlines using current settings.
     ///
@@ -31247,7 +31368,27 @@ pub mod packets {
         BodyDword { dword: "2", field: "[HEIGHT TOP]" },
         BodyDword { dword: "3", field: "[END_1 START_1]" },
         BodyDword { dword: "n+2", field: "[END_n START_n]" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, ply_nextscan::FIELDS);
+
+    /// Fields of [`PLY_NEXTSCAN`].
+    pub mod ply_nextscan {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:16 (amd-r5xx-acceleration §6.2.2.11).
+        pub const HEIGHT: BodyField = BodyField::new("HEIGHT", 2, 31, 16, FieldKind::Uint);
+        /// DW2 bits 15:0 (amd-r5xx-acceleration §6.2.2.11).
+        pub const TOP: BodyField = BodyField::new("TOP", 2, 15, 0, FieldKind::Uint);
+        /// DW3 bits 31:16 (amd-r5xx-acceleration §6.2.2.11).
+        pub const END_1: BodyField = BodyField::new("END_1", 3, 31, 16, FieldKind::Uint);
+        /// DW3 bits 15:0 (amd-r5xx-acceleration §6.2.2.11).
+        pub const START_1: BodyField = BodyField::new("START_1", 3, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[HEIGHT, TOP, END_1, START_1];
+    }
 
     /// `SET_SCISSORS` 0x1e (amd-r5xx-acceleration §6.2.2.13; R5xx): Set up scissors.
     ///
@@ -31255,14 +31396,110 @@ pub mod packets {
     pub const SET_SCISSORS: Packet<Family> = Packet::new("SET_SCISSORS", 0x1e, "6.2.2.13", "R5xx", "Set up scissors.", &[
         BodyDword { dword: "2", field: "[TOP_LEFT]" },
         BodyDword { dword: "3", field: "[BOTTOM_RIGHT]" },
-    ]);
+    ]).with_layout(2, 2, set_scissors::FIELDS);
+
+    /// Fields of [`SET_SCISSORS`] and its typed body.
+    pub mod set_scissors {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 29:16 (amd-r5xx-acceleration §6.2.2.13).
+        pub const TOP: BodyField = BodyField::new("TOP", 2, 29, 16, FieldKind::Uint);
+        /// DW2 bits 13:0 (amd-r5xx-acceleration §6.2.2.13).
+        pub const LEFT: BodyField = BodyField::new("LEFT", 2, 13, 0, FieldKind::Uint);
+        /// DW3 bits 29:16 (amd-r5xx-acceleration §6.2.2.13).
+        pub const BOTTOM: BodyField = BodyField::new("BOTTOM", 3, 29, 16, FieldKind::Uint);
+        /// DW3 bits 13:0 (amd-r5xx-acceleration §6.2.2.13).
+        pub const RIGHT: BodyField = BodyField::new("RIGHT", 3, 13, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[TOP, LEFT, BOTTOM, RIGHT];
+        /// A `SET_SCISSORS` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `SET_SCISSORS` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::SET_SCISSORS.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// TOP (DW2 29:16); an error when `v` does not fit.
+            pub const fn with_top(mut self, v: u32) -> Result<Self, FieldOverflow> { match TOP.spec.try_set("SET_SCISSORS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// TOP.
+            pub const fn top(&self) -> u32 { TOP.spec.get(self.0[0]) }
+            /// LEFT (DW2 13:0); an error when `v` does not fit.
+            pub const fn with_left(mut self, v: u32) -> Result<Self, FieldOverflow> { match LEFT.spec.try_set("SET_SCISSORS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// LEFT.
+            pub const fn left(&self) -> u32 { LEFT.spec.get(self.0[0]) }
+            /// BOTTOM (DW3 29:16); an error when `v` does not fit.
+            pub const fn with_bottom(mut self, v: u32) -> Result<Self, FieldOverflow> { match BOTTOM.spec.try_set("SET_SCISSORS", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// BOTTOM.
+            pub const fn bottom(&self) -> u32 { BOTTOM.spec.get(self.0[1]) }
+            /// RIGHT (DW3 13:0); an error when `v` does not fit.
+            pub const fn with_right(mut self, v: u32) -> Result<Self, FieldOverflow> { match RIGHT.spec.try_set("SET_SCISSORS", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// RIGHT.
+            pub const fn right(&self) -> u32 { RIGHT.spec.get(self.0[1]) }
+        }
+    }
 
     /// `PRED_EXEC` 0x20 (amd-r5xx-acceleration §6.2.4; R5xx): Predicated execute wrapper for a sequence of packets
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const PRED_EXEC: Packet<Family> = Packet::new("PRED_EXEC", 0x20, "6.2.4", "R5xx", "Predicated execute wrapper for a sequence of packets", &[
         BodyDword { dword: "2", field: "[DEVICE_SELECT EXEC_COUNT]" },
-    ]);
+    ]).with_layout(1, 1, pred_exec::FIELDS);
+
+    /// Fields of [`PRED_EXEC`] and its typed body.
+    pub mod pred_exec {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:24 (amd-r5xx-acceleration §6.2.4).
+        pub const DEVICE_SELECT: BodyField = BodyField::new("DEVICE_SELECT", 2, 31, 24, FieldKind::Uint);
+        /// DW2 bits 22:0 (amd-r5xx-acceleration §6.2.4).
+        pub const EXEC_COUNT: BodyField = BodyField::new("EXEC_COUNT", 2, 22, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[DEVICE_SELECT, EXEC_COUNT];
+        /// A `PRED_EXEC` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `PRED_EXEC` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::PRED_EXEC.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// DEVICE_SELECT (DW2 31:24); an error when `v` does not fit.
+            pub const fn with_device_select(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_SELECT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DEVICE_SELECT.
+            pub const fn device_select(&self) -> u32 { DEVICE_SELECT.spec.get(self.0[0]) }
+            /// EXEC_COUNT (DW2 22:0); an error when `v` does not fit.
+            pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EXEC_COUNT.
+            pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[0]) }
+        }
+    }
 
     /// `COND_EXEC` 0x21 (amd-r5xx-acceleration §6.2.5.1; R5xx): Conditional execute wrapper for a sequence of packets
     ///
@@ -31270,7 +31507,49 @@ pub mod packets {
     pub const COND_EXEC: Packet<Family> = Packet::new("COND_EXEC", 0x21, "6.2.5.1", "R5xx", "Conditional execute wrapper for a sequence of packets", &[
         BodyDword { dword: "2", field: "TWO" },
         BodyDword { dword: "3", field: "EXEC_COUNT" },
-    ]);
+    ]).with_layout(2, 2, cond_exec::FIELDS);
+
+    /// Fields of [`COND_EXEC`] and its typed body.
+    pub mod cond_exec {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.5.1).
+        pub const TWO: BodyField = BodyField::new("TWO", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 22:0 (amd-r5xx-acceleration §6.2.5.1).
+        pub const EXEC_COUNT: BodyField = BodyField::new("EXEC_COUNT", 3, 22, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[TWO, EXEC_COUNT];
+        /// A `COND_EXEC` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `COND_EXEC` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::COND_EXEC.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// TWO (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_two(mut self, v: u32) -> Result<Self, FieldOverflow> { match TWO.spec.try_set("COND_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// TWO.
+            pub const fn two(&self) -> u32 { TWO.spec.get(self.0[0]) }
+            /// EXEC_COUNT (DW3 22:0); an error when `v` does not fit.
+            pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("COND_EXEC", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// EXEC_COUNT.
+            pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[1]) }
+        }
+    }
 
     /// `WAIT_SEMAPHORE` 0x22 (amd-r5xx-acceleration §6.2.4.1; R5xx): Wait in the CP micro-engine for semaphore to be zero
     ///
@@ -31278,7 +31557,23 @@ pub mod packets {
     pub const WAIT_SEMAPHORE: Packet<Family> = Packet::new("WAIT_SEMAPHORE", 0x22, "6.2.4.1", "R5xx", "Wait in the CP micro-engine for semaphore to be zero", &[
         BodyDword { dword: "2", field: "Semaphore offset" },
         BodyDword { dword: "3", field: "Semaphore reset" },
-    ]);
+    ]).with_layout(1, 2, wait_semaphore::FIELDS);
+
+    /// Fields of [`WAIT_SEMAPHORE`].
+    pub mod wait_semaphore {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.4.1).
+        pub const SEMAPHORE_OFFSET: BodyField = BodyField::new("SEMAPHORE_OFFSET", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.4.1).
+        pub const SEMAPHORE_RESET: BodyField = BodyField::new("SEMAPHORE_RESET", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[SEMAPHORE_OFFSET, SEMAPHORE_RESET];
+    }
 
     /// `WAIT_MEM` 0x23 (amd-r5xx-acceleration §6.2.5.2; R5xx): Wait in the CP micro-engine for GPU-accessible memory semaphore to be zero
     ///
@@ -31286,7 +31581,49 @@ pub mod packets {
     pub const WAIT_MEM: Packet<Family> = Packet::new("WAIT_MEM", 0x23, "6.2.5.2", "R5xx", "Wait in the CP micro-engine for GPU-accessible memory semaphore to be zero", &[
         BodyDword { dword: "2", field: "SEM_ADDR[31:2]" },
         BodyDword { dword: "3", field: "SEM_LEN" },
-    ]);
+    ]).with_layout(2, 2, wait_mem::FIELDS);
+
+    /// Fields of [`WAIT_MEM`] and its typed body.
+    pub mod wait_mem {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:2 (amd-r5xx-acceleration §6.2.5.2).
+        pub const SEM_ADDR: BodyField = BodyField::new("SEM_ADDR", 2, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.5.2).
+        pub const SEM_LEN: BodyField = BodyField::new("SEM_LEN", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[SEM_ADDR, SEM_LEN];
+        /// A `WAIT_MEM` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `WAIT_MEM` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::WAIT_MEM.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// SEM_LEN (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_sem_len(mut self, v: u32) -> Result<Self, FieldOverflow> { match SEM_LEN.spec.try_set("WAIT_MEM", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SEM_LEN.
+            pub const fn sem_len(&self) -> u32 { SEM_LEN.spec.get(self.0[1]) }
+            /// The address in SEM_ADDR; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_sem_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("WAIT_MEM", &[SEM_ADDR], &mut self.0, address)?; Ok(self) }
+            /// The address in SEM_ADDR.
+            pub fn sem_addr(&self) -> BusAddress { get_address(&[SEM_ADDR], &self.0) }
+        }
+    }
 
     /// `3D_DRAW_VBUF` 0x28 (amd-r5xx-acceleration §6.2.3.1; R5xx): Draw primitives using vertex buffer
     ///
@@ -31294,7 +31631,49 @@ pub mod packets {
     pub const _3D_DRAW_VBUF: Packet<Family> = Packet::new("3D_DRAW_VBUF", 0x28, "6.2.3.1", "R5xx", "Draw primitives using vertex buffer", &[
         BodyDword { dword: "2", field: "[VAP_VTX_FMT]" },
         BodyDword { dword: "3", field: "[VAP_VF_CNTL]" },
-    ]);
+    ]).with_layout(2, 2, _3d_draw_vbuf::FIELDS);
+
+    /// Fields of [`_3D_DRAW_VBUF`] and its typed body.
+    pub mod _3d_draw_vbuf {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.1).
+        pub const VAP_VTX_FMT: BodyField = BodyField::new("VAP_VTX_FMT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.1).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VTX_FMT, VAP_VF_CNTL];
+        /// A `3D_DRAW_VBUF` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 2]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 2;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 2]) }
+            /// The body of a `3D_DRAW_VBUF` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::_3D_DRAW_VBUF.check_body(body.len())?;
+                let mut b = [0; 2];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// VAP_VTX_FMT (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_vap_vtx_fmt(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VTX_FMT.spec.try_set("3D_DRAW_VBUF", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VAP_VTX_FMT.
+            pub const fn vap_vtx_fmt(&self) -> u32 { VAP_VTX_FMT.spec.get(self.0[0]) }
+            /// VAP_VF_CNTL (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_vap_vf_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VF_CNTL.spec.try_set("3D_DRAW_VBUF", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VAP_VF_CNTL.
+            pub const fn vap_vf_cntl(&self) -> u32 { VAP_VF_CNTL.spec.get(self.0[1]) }
+        }
+    }
 
     /// `3D_DRAW_IMMD` 0x29 (amd-r5xx-acceleration §6.2.3.2; R5xx): Draw primitives using immediate vertices in this packet
     ///
@@ -31303,7 +31682,23 @@ pub mod packets {
         BodyDword { dword: "2", field: "[VAP_VTX_FMT]" },
         BodyDword { dword: "3", field: "[VAP_VF_CNTL]" },
         BodyDword { dword: "4 to end", field: "Vertex data" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, _3d_draw_immd::FIELDS);
+
+    /// Fields of [`_3D_DRAW_IMMD`].
+    pub mod _3d_draw_immd {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.2).
+        pub const VAP_VTX_FMT: BodyField = BodyField::new("VAP_VTX_FMT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.2).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VTX_FMT, VAP_VF_CNTL];
+    }
 
     /// `3D_DRAW_INDX` 0x2a (amd-r5xx-acceleration §6.2.3.3; R5xx): Draw primitives using vertex buffer and indices in this packet
     ///
@@ -31313,7 +31708,23 @@ pub mod packets {
         BodyDword { dword: "3", field: "[VAP_VF_CNTL]" },
         BodyDword { dword: "4 to end", field: "[indx16 #2 indx16 #1]" },
         BodyDword { dword: "4 to end", field: "or [indx32]" },
-    ]);
+    ]).with_layout(2, crate::packet::MAX_BODY_DWORDS, _3d_draw_indx::FIELDS);
+
+    /// Fields of [`_3D_DRAW_INDX`].
+    pub mod _3d_draw_indx {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.3).
+        pub const VAP_VTX_FMT: BodyField = BodyField::new("VAP_VTX_FMT", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.3).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 3, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VTX_FMT, VAP_VF_CNTL];
+    }
 
     /// `LOAD_PALETTE` 0x2c (amd-r5xx-acceleration §6.2.2.12; R5xx): Load a palette for 2D scaling.
     ///
@@ -31323,7 +31734,25 @@ pub mod packets {
         BodyDword { dword: "3", field: "[COLOR_1]" },
         BodyDword { dword: "4", field: "[COLOR_2]" },
         BodyDword { dword: "n+2", field: "[COLOR_n]" },
-    ]);
+    ]).with_layout(3, crate::packet::MAX_BODY_DWORDS, load_palette::FIELDS);
+
+    /// Fields of [`LOAD_PALETTE`].
+    pub mod load_palette {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.2.12).
+        pub const SCALE_DATATYPE: BodyField = BodyField::new("SCALE_DATATYPE", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.2.12).
+        pub const COLOR_1: BodyField = BodyField::new("COLOR_1", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-r5xx-acceleration §6.2.2.12).
+        pub const COLOR_2: BodyField = BodyField::new("COLOR_2", 4, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[SCALE_DATATYPE, COLOR_1, COLOR_2];
+    }
 
     /// `3D_LOAD_VBPNTR` 0x2f (amd-r5xx-acceleration §6.2.3.9; R5xx): Load pointers to vertex buffers
     ///
@@ -31348,7 +31777,151 @@ pub mod packets {
         BodyDword { dword: "18", field: "VTX_AOS_ATTR1011" },
         BodyDword { dword: "19", field: "VTX_AOS_ADDR10" },
         BodyDword { dword: "20", field: "VTX_AOS_ADDR11" },
-    ]);
+    ]).with_layout(19, 19, _3d_load_vbpntr::FIELDS);
+
+    /// Fields of [`_3D_LOAD_VBPNTR`] and its typed body.
+    pub mod _3d_load_vbpntr {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_NUM_ARRAYS: BodyField = BodyField::new("VTX_NUM_ARRAYS", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ATTR01: BodyField = BodyField::new("VTX_AOS_ATTR01", 3, 31, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR0: BodyField = BodyField::new("VTX_AOS_ADDR0", 4, 31, 0, FieldKind::Uint);
+        /// DW5 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR1: BodyField = BodyField::new("VTX_AOS_ADDR1", 5, 31, 0, FieldKind::Uint);
+        /// DW6 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ATTR23: BodyField = BodyField::new("VTX_AOS_ATTR23", 6, 31, 0, FieldKind::Uint);
+        /// DW7 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR2: BodyField = BodyField::new("VTX_AOS_ADDR2", 7, 31, 0, FieldKind::Uint);
+        /// DW8 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR3: BodyField = BodyField::new("VTX_AOS_ADDR3", 8, 31, 0, FieldKind::Uint);
+        /// DW9 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ATTR45: BodyField = BodyField::new("VTX_AOS_ATTR45", 9, 31, 0, FieldKind::Uint);
+        /// DW10 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR4: BodyField = BodyField::new("VTX_AOS_ADDR4", 10, 31, 0, FieldKind::Uint);
+        /// DW11 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR5: BodyField = BodyField::new("VTX_AOS_ADDR5", 11, 31, 0, FieldKind::Uint);
+        /// DW12 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ATTR67: BodyField = BodyField::new("VTX_AOS_ATTR67", 12, 31, 0, FieldKind::Uint);
+        /// DW13 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR6: BodyField = BodyField::new("VTX_AOS_ADDR6", 13, 31, 0, FieldKind::Uint);
+        /// DW14 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR7: BodyField = BodyField::new("VTX_AOS_ADDR7", 14, 31, 0, FieldKind::Uint);
+        /// DW15 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ATTR89: BodyField = BodyField::new("VTX_AOS_ATTR89", 15, 31, 0, FieldKind::Uint);
+        /// DW16 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR8: BodyField = BodyField::new("VTX_AOS_ADDR8", 16, 31, 0, FieldKind::Uint);
+        /// DW17 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR9: BodyField = BodyField::new("VTX_AOS_ADDR9", 17, 31, 0, FieldKind::Uint);
+        /// DW18 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ATTR1011: BodyField = BodyField::new("VTX_AOS_ATTR1011", 18, 31, 0, FieldKind::Uint);
+        /// DW19 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR10: BodyField = BodyField::new("VTX_AOS_ADDR10", 19, 31, 0, FieldKind::Uint);
+        /// DW20 bits 31:0 (amd-r5xx-acceleration §6.2.3.9).
+        pub const VTX_AOS_ADDR11: BodyField = BodyField::new("VTX_AOS_ADDR11", 20, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VTX_NUM_ARRAYS, VTX_AOS_ATTR01, VTX_AOS_ADDR0, VTX_AOS_ADDR1, VTX_AOS_ATTR23, VTX_AOS_ADDR2, VTX_AOS_ADDR3, VTX_AOS_ATTR45, VTX_AOS_ADDR4, VTX_AOS_ADDR5, VTX_AOS_ATTR67, VTX_AOS_ADDR6, VTX_AOS_ADDR7, VTX_AOS_ATTR89, VTX_AOS_ADDR8, VTX_AOS_ADDR9, VTX_AOS_ATTR1011, VTX_AOS_ADDR10, VTX_AOS_ADDR11];
+        /// A `3D_LOAD_VBPNTR` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 19]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 19;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 19]) }
+            /// The body of a `3D_LOAD_VBPNTR` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::_3D_LOAD_VBPNTR.check_body(body.len())?;
+                let mut b = [0; 19];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// VTX_NUM_ARRAYS (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_num_arrays(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_NUM_ARRAYS.spec.try_set("3D_LOAD_VBPNTR", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_NUM_ARRAYS.
+            pub const fn vtx_num_arrays(&self) -> u32 { VTX_NUM_ARRAYS.spec.get(self.0[0]) }
+            /// VTX_AOS_ATTR01 (DW3 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_attr01(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR01.spec.try_set("3D_LOAD_VBPNTR", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ATTR01.
+            pub const fn vtx_aos_attr01(&self) -> u32 { VTX_AOS_ATTR01.spec.get(self.0[1]) }
+            /// VTX_AOS_ADDR0 (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr0(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR0.spec.try_set("3D_LOAD_VBPNTR", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR0.
+            pub const fn vtx_aos_addr0(&self) -> u32 { VTX_AOS_ADDR0.spec.get(self.0[2]) }
+            /// VTX_AOS_ADDR1 (DW5 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr1(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR1.spec.try_set("3D_LOAD_VBPNTR", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR1.
+            pub const fn vtx_aos_addr1(&self) -> u32 { VTX_AOS_ADDR1.spec.get(self.0[3]) }
+            /// VTX_AOS_ATTR23 (DW6 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_attr23(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR23.spec.try_set("3D_LOAD_VBPNTR", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ATTR23.
+            pub const fn vtx_aos_attr23(&self) -> u32 { VTX_AOS_ATTR23.spec.get(self.0[4]) }
+            /// VTX_AOS_ADDR2 (DW7 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr2(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR2.spec.try_set("3D_LOAD_VBPNTR", self.0[5], v) { Ok(raw) => { self.0[5] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR2.
+            pub const fn vtx_aos_addr2(&self) -> u32 { VTX_AOS_ADDR2.spec.get(self.0[5]) }
+            /// VTX_AOS_ADDR3 (DW8 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr3(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR3.spec.try_set("3D_LOAD_VBPNTR", self.0[6], v) { Ok(raw) => { self.0[6] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR3.
+            pub const fn vtx_aos_addr3(&self) -> u32 { VTX_AOS_ADDR3.spec.get(self.0[6]) }
+            /// VTX_AOS_ATTR45 (DW9 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_attr45(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR45.spec.try_set("3D_LOAD_VBPNTR", self.0[7], v) { Ok(raw) => { self.0[7] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ATTR45.
+            pub const fn vtx_aos_attr45(&self) -> u32 { VTX_AOS_ATTR45.spec.get(self.0[7]) }
+            /// VTX_AOS_ADDR4 (DW10 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr4(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR4.spec.try_set("3D_LOAD_VBPNTR", self.0[8], v) { Ok(raw) => { self.0[8] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR4.
+            pub const fn vtx_aos_addr4(&self) -> u32 { VTX_AOS_ADDR4.spec.get(self.0[8]) }
+            /// VTX_AOS_ADDR5 (DW11 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr5(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR5.spec.try_set("3D_LOAD_VBPNTR", self.0[9], v) { Ok(raw) => { self.0[9] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR5.
+            pub const fn vtx_aos_addr5(&self) -> u32 { VTX_AOS_ADDR5.spec.get(self.0[9]) }
+            /// VTX_AOS_ATTR67 (DW12 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_attr67(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR67.spec.try_set("3D_LOAD_VBPNTR", self.0[10], v) { Ok(raw) => { self.0[10] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ATTR67.
+            pub const fn vtx_aos_attr67(&self) -> u32 { VTX_AOS_ATTR67.spec.get(self.0[10]) }
+            /// VTX_AOS_ADDR6 (DW13 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr6(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR6.spec.try_set("3D_LOAD_VBPNTR", self.0[11], v) { Ok(raw) => { self.0[11] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR6.
+            pub const fn vtx_aos_addr6(&self) -> u32 { VTX_AOS_ADDR6.spec.get(self.0[11]) }
+            /// VTX_AOS_ADDR7 (DW14 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr7(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR7.spec.try_set("3D_LOAD_VBPNTR", self.0[12], v) { Ok(raw) => { self.0[12] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR7.
+            pub const fn vtx_aos_addr7(&self) -> u32 { VTX_AOS_ADDR7.spec.get(self.0[12]) }
+            /// VTX_AOS_ATTR89 (DW15 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_attr89(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR89.spec.try_set("3D_LOAD_VBPNTR", self.0[13], v) { Ok(raw) => { self.0[13] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ATTR89.
+            pub const fn vtx_aos_attr89(&self) -> u32 { VTX_AOS_ATTR89.spec.get(self.0[13]) }
+            /// VTX_AOS_ADDR8 (DW16 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr8(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR8.spec.try_set("3D_LOAD_VBPNTR", self.0[14], v) { Ok(raw) => { self.0[14] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR8.
+            pub const fn vtx_aos_addr8(&self) -> u32 { VTX_AOS_ADDR8.spec.get(self.0[14]) }
+            /// VTX_AOS_ADDR9 (DW17 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr9(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR9.spec.try_set("3D_LOAD_VBPNTR", self.0[15], v) { Ok(raw) => { self.0[15] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR9.
+            pub const fn vtx_aos_addr9(&self) -> u32 { VTX_AOS_ADDR9.spec.get(self.0[15]) }
+            /// VTX_AOS_ATTR1011 (DW18 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_attr1011(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR1011.spec.try_set("3D_LOAD_VBPNTR", self.0[16], v) { Ok(raw) => { self.0[16] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ATTR1011.
+            pub const fn vtx_aos_attr1011(&self) -> u32 { VTX_AOS_ATTR1011.spec.get(self.0[16]) }
+            /// VTX_AOS_ADDR10 (DW19 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr10(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR10.spec.try_set("3D_LOAD_VBPNTR", self.0[17], v) { Ok(raw) => { self.0[17] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR10.
+            pub const fn vtx_aos_addr10(&self) -> u32 { VTX_AOS_ADDR10.spec.get(self.0[17]) }
+            /// VTX_AOS_ADDR11 (DW20 31:0); an error when `v` does not fit.
+            pub const fn with_vtx_aos_addr11(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR11.spec.try_set("3D_LOAD_VBPNTR", self.0[18], v) { Ok(raw) => { self.0[18] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VTX_AOS_ADDR11.
+            pub const fn vtx_aos_addr11(&self) -> u32 { VTX_AOS_ADDR11.spec.get(self.0[18]) }
+        }
+    }
 
     /// `INDX_BUFFER` 0x33 (amd-r5xx-acceleration §6.2.3.11; R5xx): Load Indices Using Indirect Buffer #2
     ///
@@ -31359,14 +31932,110 @@ pub mod packets {
         BodyDword { dword: "2", field: "DESTINATION]" },
         BodyDword { dword: "3", field: "BUFFER_BASE[31:2]" },
         BodyDword { dword: "4", field: "BUFFER_SIZE[22:0]" },
-    ]);
+    ]).with_layout(3, 3, indx_buffer::FIELDS);
+
+    /// Fields of [`INDX_BUFFER`] and its typed body.
+    pub mod indx_buffer {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:31 (amd-r5xx-acceleration §6.2.3.11).
+        pub const ONE_REG_WR: BodyField = BodyField::new("ONE_REG_WR", 2, 31, 31, FieldKind::Bool);
+        /// DW2 bits 18:16 (amd-r5xx-acceleration §6.2.3.11).
+        pub const SKIP_COUNT: BodyField = BodyField::new("SKIP_COUNT", 2, 18, 16, FieldKind::Uint);
+        /// DW2 bits 12:0 (amd-r5xx-acceleration §6.2.3.11).
+        pub const DESTINATION: BodyField = BodyField::new("DESTINATION", 2, 12, 0, FieldKind::Uint);
+        /// DW3 bits 31:2 (amd-r5xx-acceleration §6.2.3.11).
+        pub const BUFFER_BASE: BodyField = BodyField::new("BUFFER_BASE", 3, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// DW4 bits 22:0 (amd-r5xx-acceleration §6.2.3.11).
+        pub const BUFFER_SIZE: BodyField = BodyField::new("BUFFER_SIZE", 4, 22, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[ONE_REG_WR, SKIP_COUNT, DESTINATION, BUFFER_BASE, BUFFER_SIZE];
+        /// A `INDX_BUFFER` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 3]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 3;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 3]) }
+            /// The body of a `INDX_BUFFER` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::INDX_BUFFER.check_body(body.len())?;
+                let mut b = [0; 3];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// ONE_REG_WR (DW2 bit 31).
+            pub const fn with_one_reg_wr(mut self, v: bool) -> Self { self.0[0] = ONE_REG_WR.spec.set(self.0[0], v as u32); self }
+            /// ONE_REG_WR.
+            pub const fn one_reg_wr(&self) -> bool { ONE_REG_WR.spec.get(self.0[0]) != 0 }
+            /// SKIP_COUNT (DW2 18:16); an error when `v` does not fit.
+            pub const fn with_skip_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match SKIP_COUNT.spec.try_set("INDX_BUFFER", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// SKIP_COUNT.
+            pub const fn skip_count(&self) -> u32 { SKIP_COUNT.spec.get(self.0[0]) }
+            /// DESTINATION (DW2 12:0); an error when `v` does not fit.
+            pub const fn with_destination(mut self, v: u32) -> Result<Self, FieldOverflow> { match DESTINATION.spec.try_set("INDX_BUFFER", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// DESTINATION.
+            pub const fn destination(&self) -> u32 { DESTINATION.spec.get(self.0[0]) }
+            /// BUFFER_SIZE (DW4 22:0); an error when `v` does not fit.
+            pub const fn with_buffer_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_SIZE.spec.try_set("INDX_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// BUFFER_SIZE.
+            pub const fn buffer_size(&self) -> u32 { BUFFER_SIZE.spec.get(self.0[2]) }
+            /// The address in BUFFER_BASE; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            pub fn with_buffer_base(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("INDX_BUFFER", &[BUFFER_BASE], &mut self.0, address)?; Ok(self) }
+            /// The address in BUFFER_BASE.
+            pub fn buffer_base(&self) -> BusAddress { get_address(&[BUFFER_BASE], &self.0) }
+        }
+    }
 
     /// `3D_DRAW_VBUF_2` 0x34 (amd-r5xx-acceleration §6.2.3.4; R5xx): Same as 3D_DRAW_VBUF, but without VAP_VTX_FMT
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const _3D_DRAW_VBUF_2: Packet<Family> = Packet::new("3D_DRAW_VBUF_2", 0x34, "6.2.3.4", "R5xx", "Same as 3D_DRAW_VBUF, but without VAP_VTX_FMT", &[
         BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
-    ]);
+    ]).with_layout(1, 1, _3d_draw_vbuf_2::FIELDS);
+
+    /// Fields of [`_3D_DRAW_VBUF_2`] and its typed body.
+    pub mod _3d_draw_vbuf_2 {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.4).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
+        /// A `3D_DRAW_VBUF_2` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `3D_DRAW_VBUF_2` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::_3D_DRAW_VBUF_2.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// VAP_VF_CNTL (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_vap_vf_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VF_CNTL.spec.try_set("3D_DRAW_VBUF_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// VAP_VF_CNTL.
+            pub const fn vap_vf_cntl(&self) -> u32 { VAP_VF_CNTL.spec.get(self.0[0]) }
+        }
+    }
 
     /// `3D_DRAW_IMMD_2` 0x35 (amd-r5xx-acceleration §6.2.3.5; R5xx): Same as 3D_DRAW_IMMD, but without VAP_VTX_FMT
     ///
@@ -31374,7 +32043,21 @@ pub mod packets {
     pub const _3D_DRAW_IMMD_2: Packet<Family> = Packet::new("3D_DRAW_IMMD_2", 0x35, "6.2.3.5", "R5xx", "Same as 3D_DRAW_IMMD, but without VAP_VTX_FMT", &[
         BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
         BodyDword { dword: "3 to end", field: "Vertex data" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, _3d_draw_immd_2::FIELDS);
+
+    /// Fields of [`_3D_DRAW_IMMD_2`].
+    pub mod _3d_draw_immd_2 {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.5).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
+    }
 
     /// `3D_DRAW_INDX_2` 0x36 (amd-r5xx-acceleration §6.2.3.6; R5xx): Same as 3D_DRAW_INDX, but without VAP_VTX_FMT
     ///
@@ -31382,7 +32065,21 @@ pub mod packets {
     pub const _3D_DRAW_INDX_2: Packet<Family> = Packet::new("3D_DRAW_INDX_2", 0x36, "6.2.3.6", "R5xx", "Same as 3D_DRAW_INDX, but without VAP_VTX_FMT", &[
         BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
         BodyDword { dword: "3 to end", field: "[indx16 #2 indx16 #1] or [indx32 #1]" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, _3d_draw_indx_2::FIELDS);
+
+    /// Fields of [`_3D_DRAW_INDX_2`].
+    pub mod _3d_draw_indx_2 {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.6).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
+    }
 
     /// `3D_CLEAR_HIZ` 0x37 (amd-r5xx-acceleration §6.2.3.10; R5xx): Clear portion of the Hierarchal Z RAM
     ///
@@ -31391,7 +32088,55 @@ pub mod packets {
         BodyDword { dword: "2", field: "START" },
         BodyDword { dword: "3", field: "COUNT[13:0]" },
         BodyDword { dword: "4", field: "CLEAR_VALUE" },
-    ]);
+    ]).with_layout(3, 3, _3d_clear_hiz::FIELDS);
+
+    /// Fields of [`_3D_CLEAR_HIZ`] and its typed body.
+    pub mod _3d_clear_hiz {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.10).
+        pub const START: BodyField = BodyField::new("START", 2, 31, 0, FieldKind::Uint);
+        /// DW3 bits 13:0 (amd-r5xx-acceleration §6.2.3.10).
+        pub const COUNT: BodyField = BodyField::new("COUNT", 3, 13, 0, FieldKind::Uint);
+        /// DW4 bits 31:0 (amd-r5xx-acceleration §6.2.3.10).
+        pub const CLEAR_VALUE: BodyField = BodyField::new("CLEAR_VALUE", 4, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[START, COUNT, CLEAR_VALUE];
+        /// A `3D_CLEAR_HIZ` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 3]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 3;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 3]) }
+            /// The body of a `3D_CLEAR_HIZ` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::_3D_CLEAR_HIZ.check_body(body.len())?;
+                let mut b = [0; 3];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// START (DW2 31:0); an error when `v` does not fit.
+            pub const fn with_start(mut self, v: u32) -> Result<Self, FieldOverflow> { match START.spec.try_set("3D_CLEAR_HIZ", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// START.
+            pub const fn start(&self) -> u32 { START.spec.get(self.0[0]) }
+            /// COUNT (DW3 13:0); an error when `v` does not fit.
+            pub const fn with_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match COUNT.spec.try_set("3D_CLEAR_HIZ", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// COUNT.
+            pub const fn count(&self) -> u32 { COUNT.spec.get(self.0[1]) }
+            /// CLEAR_VALUE (DW4 31:0); an error when `v` does not fit.
+            pub const fn with_clear_value(mut self, v: u32) -> Result<Self, FieldOverflow> { match CLEAR_VALUE.spec.try_set("3D_CLEAR_HIZ", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// CLEAR_VALUE.
+            pub const fn clear_value(&self) -> u32 { CLEAR_VALUE.spec.get(self.0[2]) }
+        }
+    }
 
     /// `3D_DRAW_128` 0x39 (amd-r5xx-acceleration §6.2.3.7; R5xx): Draw packet to write to 128-bit VAP data port.
     ///
@@ -31399,15 +32144,64 @@ pub mod packets {
     pub const _3D_DRAW_128: Packet<Family> = Packet::new("3D_DRAW_128", 0x39, "6.2.3.7", "R5xx", "Draw packet to write to 128-bit VAP data port.", &[
         BodyDword { dword: "2", field: "[VAP_VF_CNTL]" },
         BodyDword { dword: "3 to end", field: "Data or Indices" },
-    ]);
+    ]).with_layout(1, crate::packet::MAX_BODY_DWORDS, _3d_draw_128::FIELDS);
+
+    /// Fields of [`_3D_DRAW_128`].
+    pub mod _3d_draw_128 {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 31:0 (amd-r5xx-acceleration §6.2.3.7).
+        pub const VAP_VF_CNTL: BodyField = BodyField::new("VAP_VF_CNTL", 2, 31, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[VAP_VF_CNTL];
+    }
 
     /// `MPEG_INDEX` 0x3a (amd-r5xx-acceleration §6.2.3.12; R5xx): MPEG Packet Registers and Index Generation
     ///
     /// Opcode: amd-r5xx-acceleration §6.2.1.
     pub const MPEG_INDEX: Packet<Family> = Packet::new("MPEG_INDEX", 0x3a, "6.2.3.12", "R5xx", "MPEG Packet Registers and Index Generation", &[
         BodyDword { dword: "2", field: "[MASK]" },
-        BodyDword { dword: "Conditional", field: "[Register Values]" },
-    ]);
+    ]).with_layout(1, 1, mpeg_index::FIELDS);
+
+    /// Fields of [`MPEG_INDEX`] and its typed body.
+    pub mod mpeg_index {
+        #[allow(unused_imports)]
+        use crate::packet::{get_address, put_address, BodyError, BodyField, EnumEntry, FieldKind};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// DW2 bits 15:0 (amd-r5xx-acceleration §6.2.3.12).
+        pub const MASK: BodyField = BodyField::new("MASK", 2, 15, 0, FieldKind::Uint);
+        /// Every field, by dword.
+        pub const FIELDS: &[BodyField] = &[MASK];
+        /// A `MPEG_INDEX` body: build it field by field (the builders check every value), or unpack one from a stream.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub struct Body(pub [u32; 1]);
+        impl Body {
+            /// Body dwords.
+            pub const DWORDS: usize = 1;
+            /// All fields zero.
+            pub const fn new() -> Self { Body([0; 1]) }
+            /// The body of a `MPEG_INDEX` packet in a stream, or why it is not one.
+            pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
+                super::MPEG_INDEX.check_body(body.len())?;
+                let mut b = [0; 1];
+                b.copy_from_slice(body);
+                Ok(Body(b))
+            }
+            /// The body dwords, for a writer.
+            pub const fn dwords(&self) -> &[u32] { &self.0 }
+            /// MASK (DW2 15:0); an error when `v` does not fit.
+            pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("MPEG_INDEX", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
+            /// MASK.
+            pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[0]) }
+        }
+    }
 
     /// Every packet with an opcode, in document order.
     pub const ALL: &[Packet<Family>] = &[

@@ -935,7 +935,7 @@ impl EvergreenModel {
                             legacy_zero,
                         }
                     }
-                    Shape::Fixed(_) | Shape::OneOf(_) => Packet::Collect {
+                    Shape::Fixed(_) => Packet::Collect {
                         header: h,
                         need: body as usize,
                         got: 0,
@@ -947,142 +947,172 @@ impl EvergreenModel {
         }
     }
 
-    /// Run a collected type-3 packet.
+    /// Run a collected type-3 packet: its body read through the checked packet table
+    /// (`baregpu_regs::evergreen::packets`), fields by name.
     fn execute(&mut self, h: u32, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        use baregpu_regs::evergreen::packets as p;
         let bad = error_code::INVALID_PACKET;
-        let address =
-            |lo: u32, hi: u32, align: u32| u64::from(lo & !align) | u64::from(hi & 0xFF) << 32;
+        // `shape()` collected a body the packet's layout takes, so `unpack` cannot fail; a
+        // failure would be the model's own error, reported as an invalid packet.
+        macro_rules! body {
+            ($packet:ident) => {
+                match p::$packet::Body::unpack(b) {
+                    Ok(body) => body,
+                    Err(_) => return Err(self.fail(bad, dev)),
+                }
+            };
+        }
         match pm4::opcode(h) {
             pm4::ME_INITIALIZE => {
+                let init = body!(me_initialize);
                 // §9.2.1 DW4: MAX_CONTEXT 1..=7 ("Max context of 0 is not valid").
-                if !(1..=7).contains(&(b[2] & 7)) {
+                if !(1..=7).contains(&init.max_context()) {
                     return Err(self.fail(bad, dev));
                 }
                 self.cp.me_initialized = true;
-                // DW5: Device-ID 23:16 (PRED_EXEC selects on it, §9.5.4).
-                self.cp.device_id = (b[3] >> 16) as u8;
+                // DW5 Device-ID: PRED_EXEC selects on it (§9.5.4).
+                self.cp.device_id = init.device_id() as u8;
             }
             pm4::INDIRECT_BUFFER => {
-                // §9.3.1: IB_BASE_LO 31:2 (1:0 swap), IB_BASE_HI 7:0, IB_SIZE 19:0 dwords.
+                // §9.3.1: IB_BASE_LO 31:2 (1:0 swap), IB_BASE_HI, IB_SIZE dwords.
+                let ib = body!(indirect_buffer);
                 if self.cp.ibs.len() >= 2 {
                     return Err(self.fail(error_code::IB_NESTING, dev));
                 }
-                if b[0] & 3 != 0 {
+                if p::indirect_buffer::IB_BASE_LO.bits_below(&ib.0) != 0 {
                     return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
                 }
-                let size = b[2] & 0xF_FFFF;
+                let size = ib.ib_size();
                 if size > 0 {
-                    self.cp.ibs.push(Ib { address: address(b[0], b[1], 3), remaining: size });
+                    self.cp.ibs.push(Ib { address: ib.ib_base().0, remaining: size });
                     self.stats.ibs_started += 1;
                 }
             }
             pm4::SURFACE_SYNC => {
-                // §9.6.7: COHER_CNTL 28:0 (ENGINE 31), COHER_SIZE, COHER_BASE, POLL_INTERVAL.
-                // The model's memory is coherent: the sync completes at once.
-                self.write_register(COHER_CNTL, b[0] & 0x1FFF_FFFF, dev)?;
-                self.write_register(COHER_SIZE, b[1], dev)?;
-                self.write_register(COHER_BASE, b[2], dev)?;
+                // §9.6.7: the model's memory is coherent: the sync completes at once.
+                let sync = body!(surface_sync);
+                self.write_register(COHER_CNTL, sync.coher_cntl(), dev)?;
+                self.write_register(COHER_SIZE, sync.coher_size(), dev)?;
+                self.write_register(COHER_BASE, sync.coher_base(), dev)?;
             }
             pm4::EVENT_WRITE => self.event_write(b, dev)?,
             pm4::EVENT_WRITE_EOP => self.event_write_eop(b, dev)?,
             pm4::EVENT_WRITE_EOS => {
-                // §9.6.3: CMD 31:29 = 010 stores DATA; the other commands read GDS / append
+                // §9.6.3: CMD STORE_DATA stores DATA; the other commands read GDS / append
                 // counters the model does not have.
-                self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
-                if b[2] >> 29 != 2 {
+                let eos = body!(event_write_eos);
+                self.write_register(VGT_EVENT_INITIATOR, eos.event_type(), dev)?;
+                if eos.cmd() != Ok(p::event_write_eos::Cmd::StoreData) {
                     return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
                 }
-                if b[1] & 3 != 0 {
+                if p::event_write_eos::ADDRESS_LO.bits_below(&eos.0) != 0 {
                     return Err(self.fail(bad, dev));
                 }
-                self.dma_write(address(b[1], b[2], 3), b[3], dev)?;
+                self.dma_write(eos.address().0, eos.data(), dev)?;
             }
             pm4::MEM_WRITE => {
-                // §9.7.1: QWORD-aligned ADDRESS_LO 31:3 (1:0 swap); DATA32 bit 18, CNTR_SEL 16.
-                if b[0] & 4 != 0 {
+                // §9.7.1: QWORD-aligned ADDRESS_LO 31:3 over SWAP 1:0 (bit 2 reserved).
+                use p::mem_write::{ADDRESS_LO, CntrSel, SWAP};
+                let write = body!(mem_write);
+                if ADDRESS_LO.bits_below(&write.0) & !SWAP.spec.mask() != 0 {
                     return Err(self.fail(bad, dev));
                 }
-                let at = address(b[0], b[1], 7);
-                let (lo, hi) = if b[1] & (1 << 16) != 0 {
+                let at = write.address().0;
+                let (lo, hi) = if write.cntr_sel() == Ok(CntrSel::Counter) {
                     (self.clock as u32, (self.clock >> 32) as u32)
                 } else {
-                    (b[2], b[3])
+                    (write.data_lo(), write.data_hi())
                 };
                 self.dma_write(at, lo, dev)?;
-                if b[1] & (1 << 18) == 0 {
+                if !write.data32() {
                     self.dma_write(at + 4, hi, dev)?;
                 }
             }
             pm4::WAIT_REG_MEM => {
-                // §9.6.8: ENGINE 8, MEM_SPACE 4, FUNCTION 2:0 (111 reserved; PFP: memory and
-                // >= only).
-                let function = b[0] & 7;
-                let memory = b[0] & (1 << 4) != 0;
-                let pfp = b[0] & (1 << 8) != 0;
-                if function == 7 || (pfp && (!memory || function != 5)) {
+                // §9.6.8: FUNCTION 111 reserved; the PFP polls memory with >= only.
+                use p::wait_reg_mem::{Engine, Function, MemSpace};
+                let wait = body!(wait_reg_mem);
+                let Ok(function) = wait.function() else { return Err(self.fail(bad, dev)) };
+                let memory = wait.mem_space() == Ok(MemSpace::Memory);
+                let pfp = wait.engine() == Ok(Engine::Pfp);
+                if pfp && (!memory || function != Function::GreaterEqual) {
                     return Err(self.fail(bad, dev));
                 }
-                let at =
-                    if memory { address(b[1], b[2], 3) } else { u64::from(b[1] & 0xFFFF) << 2 };
-                self.cp.work =
-                    Some(Work::Wait { memory, address: at, function, reference: b[3], mask: b[4] });
+                // A register poll names the register by its dword address.
+                let at = if memory {
+                    wait.poll_address().0
+                } else {
+                    u64::from(wait.poll_register()) * 4
+                };
+                self.cp.work = Some(Work::Wait {
+                    memory,
+                    address: at,
+                    function: function as u32,
+                    reference: wait.reference(),
+                    mask: wait.mask(),
+                });
             }
             pm4::COND_EXEC => {
-                // §9.5.1: BOOL_ADDR 31:2 + 39:32; EXEC_COUNT 13:0 dwords skipped if the
-                // boolean is zero.
-                let v = self.dma_read(address(b[0], b[1], 3), dev)?;
-                let n = b[2] & 0x3FFF;
+                // §9.5.1: EXEC_COUNT dwords skipped if the boolean is zero.
+                let cond = body!(cond_exec);
+                let v = self.dma_read(cond.bool_addr().0, dev)?;
+                let n = cond.exec_count();
                 if v == 0 && n > 0 {
                     self.stats.packets_skipped += 1;
                     self.cp.packet = Packet::Skip { remaining: n };
                 }
             }
-            pm4::PRED_EXEC => self.pred_exec(b[0], dev)?,
-            pm4::MEM_SEMAPHORE => self.mem_semaphore(b, dev)?,
-            pm4::SET_PREDICATION => self.set_predication(b, dev)?,
+            pm4::PRED_EXEC => self.pred_exec(body!(pred_exec), dev)?,
+            pm4::MEM_SEMAPHORE => self.mem_semaphore(body!(mem_semaphore), dev)?,
+            pm4::SET_PREDICATION => self.set_predication(body!(set_predication), dev)?,
             pm4::COND_WRITE => {
-                // §9.5.2: WRITE_SPACE 8, POLL_SPACE 4, FUNCTION 2:0.
-                let function = b[0] & 7;
-                if function == 7 {
-                    return Err(self.fail(bad, dev));
-                }
-                let polled = if b[0] & (1 << 4) != 0 {
-                    self.dma_read(address(b[1], b[2], 3), dev)?
+                // §9.5.2: FUNCTION 111 reserved; poll and write in memory or a register.
+                use p::cond_write::{PollSpace, WriteSpace};
+                let cond = body!(cond_write);
+                let Ok(function) = cond.function() else { return Err(self.fail(bad, dev)) };
+                let polled = if cond.poll_space() == Ok(PollSpace::Memory) {
+                    self.dma_read(cond.poll_address().0, dev)?
                 } else {
-                    self.read_register((b[1] & 0xFFFF) << 2)
+                    self.read_register(cond.poll_register() * 4)
                 };
-                if compare(function, polled & b[4], b[3]) {
-                    if b[0] & (1 << 8) != 0 {
-                        self.dma_write(address(b[5], b[6], 3), b[7], dev)?;
+                if compare(function as u32, polled & cond.mask(), cond.reference()) {
+                    if cond.write_space() == Ok(WriteSpace::Memory) {
+                        self.dma_write(cond.write_address().0, cond.write_data(), dev)?;
                     } else {
-                        self.write_register((b[5] & 0xFFFF) << 2, b[7], dev)?;
+                        self.write_register(cond.write_register() * 4, cond.write_data(), dev)?;
                     }
                 }
             }
-            pm4::CP_DMA => self.cp_dma(b, dev)?,
+            pm4::CP_DMA => self.cp_dma(body!(cp_dma), dev)?,
             pm4::SET_BASE => {
                 // Linux radeon evergreen_cs.c: base index 1 = the indirect-draw/dispatch data
-                // base, address 31:3 + 39:32 (the document does not list SET_BASE).
-                if b[0] & 0xF != 1 || b[1] & 7 != 0 {
+                // base, a QWORD address (the document does not list SET_BASE).
+                use p::set_base::{ADDRESS_LO, BaseIndex};
+                let base = body!(set_base);
+                if base.base_index() != Ok(BaseIndex::Indirect)
+                    || ADDRESS_LO.bits_below(&base.0) != 0
+                {
                     return Err(self.fail(bad, dev));
                 }
-                self.cp.indirect_base = address(b[1], b[2], 7);
+                self.cp.indirect_base = base.address().0;
             }
             pm4::DISPATCH_DIRECT => {
-                self.dispatch(h, [b[0], b[1], b[2]], b[3], dev)?;
+                let d = body!(dispatch_direct);
+                self.dispatch(h, [d.dim_x(), d.dim_y(), d.dim_z()], d.dispatch_initiator(), dev)?;
             }
             pm4::DISPATCH_INDIRECT => {
                 // §9.3.13: DATA_OFFSET (bits 1:0 = 00) to {DIM_X, DIM_Y, DIM_Z}, from the
                 // SET_BASE address.
-                if b[0] & 3 != 0 {
+                let d = body!(dispatch_indirect);
+                if !d.data_offset().is_multiple_of(4) {
                     return Err(self.fail(bad, dev));
                 }
-                let at = self.cp.indirect_base.wrapping_add(u64::from(b[0]));
+                let at = self.cp.indirect_base.wrapping_add(u64::from(d.data_offset()));
                 let mut dims = [0; 3];
-                for (i, d) in dims.iter_mut().enumerate() {
-                    *d = self.dma_read(at + 4 * i as u64, dev)?;
+                for (i, dim) in dims.iter_mut().enumerate() {
+                    *dim = self.dma_read(at + 4 * i as u64, dev)?;
                 }
-                self.dispatch(h, dims, b[1], dev)?;
+                self.dispatch(h, dims, d.dispatch_initiator(), dev)?;
             }
             pm4::DEALLOC_STATE => {
                 // §9.4.2: "Shader type should always be '1'".
@@ -1091,9 +1121,11 @@ impl EvergreenModel {
                 }
             }
             // §9.2.2: PREAMBLE_CNTL commands 0-3 (1xxx / x1xx reserved); §9.4.3: MODE_CONTROL
-            // CMD 2:0 = 001 is the only command.
-            pm4::PREAMBLE_CNTL if b[0] >> 28 > 3 => return Err(self.fail(bad, dev)),
-            pm4::MODE_CONTROL if b[0] & 7 != 1 => return Err(self.fail(bad, dev)),
+            // CMD 001 is the only command.
+            pm4::PREAMBLE_CNTL if body!(preamble_cntl).cmd().is_err() => {
+                return Err(self.fail(bad, dev));
+            }
+            pm4::MODE_CONTROL if body!(mode_control).cmd() != 1 => return Err(self.fail(bad, dev)),
             // CLEAR_STATE (§9.4.1), CONTEXT_CONTROL (§9.4.4), PFP_SYNC_ME (§9.6.5): no state the
             // model keeps (no shadowing, no clear-state image).
             _ => {}
@@ -1101,17 +1133,21 @@ impl EvergreenModel {
         Ok(())
     }
 
-    fn pred_exec(&mut self, control: u32, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.5.4: device_select 31:24 (a mask of device IDs, `pm4::device_selected`),
-        // exec_count 13:0 = "the exact number of DWords for the subsequent packets": none is
-        // not a count of packets, and inside an indirect buffer they must lie in it (§9.3.1).
-        // The ring has no end: a count reaching past what the driver wrote waits for more.
-        let n = control & 0x3FFF;
+    fn pred_exec(
+        &mut self,
+        pred: baregpu_regs::evergreen::packets::pred_exec::Body,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        // §9.5.4: device_select (a mask of device IDs, `pm4::device_selected`), exec_count =
+        // "the exact number of DWords for the subsequent packets": none is not a count of
+        // packets, and inside an indirect buffer they must lie in it (§9.3.1). The ring has no
+        // end: a count reaching past what the driver wrote waits for more.
+        let n = pred.exec_count();
         let past_ib = self.cp.ibs.last().is_some_and(|ib| n > ib.remaining);
         if n == 0 || past_ib {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
-        if !pm4::device_selected((control >> 24) as u8, self.cp.device_id) {
+        if !pm4::device_selected(pred.device_select() as u8, self.cp.device_id) {
             // "The CP will start parsing the DWord immediately following EXEC_COUNT DWords":
             // the skipped dwords are not parsed.
             self.stats.packets_skipped += 1;
@@ -1120,27 +1156,30 @@ impl EvergreenModel {
         Ok(())
     }
 
-    fn mem_semaphore(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.6.4: ADDRESS_LO 31:3 (QWORD aligned); DW3 SEM_SEL 31:29 (110 signal, 111 wait),
-        // CLIENT_CODE 25:24, SIGNAL_TYPE 20 (0 increment, or a wait; 1 write '1'),
-        // USE_MAILBOX 16, WAIT_ON_SIGNAL 12 ("in cayman it is reserved and should be set to
-        // zero"), ADDRESS_HI 7:0.
-        let sel = b[1] >> 29;
-        let write_one = b[1] & (1 << 20) != 0;
-        let use_mailbox = b[1] & (1 << 16) != 0;
-        let wait_on_signal = b[1] & (1 << 12) != 0;
-        let signal = sel == 6;
+    fn mem_semaphore(
+        &mut self,
+        sem: baregpu_regs::evergreen::packets::mem_semaphore::Body,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        // §9.6.4: QWORD-aligned address; SEM_SEL signal or wait, SIGNAL_TYPE (0 increment, or a
+        // wait; 1 write '1'), USE_MAILBOX, WAIT_ON_SIGNAL ("in cayman it is reserved and should
+        // be set to zero").
+        use baregpu_regs::evergreen::packets::mem_semaphore::{ADDRESS_LO, SemSel};
+        let write_one = sem.signal_type();
+        let wait_on_signal = sem.wait_on_signal();
+        let sel = sem.sem_sel();
+        let signal = sel == Ok(SemSel::Signal);
         let reserved = (wait_on_signal && self.asic == Asic::Cayman) || (!signal && write_one);
-        if b[0] & 7 != 0 || !(6..=7).contains(&sel) || reserved {
+        if ADDRESS_LO.bits_below(&sem.0) != 0 || sel.is_err() || reserved {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
-        if use_mailbox {
+        if sem.use_mailbox() {
             // A signal held until a mailbox write: the model has no mailbox.
             return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
         }
         // This CP finishes each packet's work (dispatch, DMA) before it parses the next: every
         // earlier signal has completed, so Evergreen's WAIT_ON_SIGNAL is always met.
-        let at = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
+        let at = sem.address().0;
         if signal {
             // "Executed at the bottom of pipe (after whatever work before it has been
             // completed)": now, in this CP, whichever block CLIENT_CODE names (CP, CB, DB, SX).
@@ -1158,23 +1197,27 @@ impl EvergreenModel {
     }
 
     fn event_write(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.6.1: EVENT_INDEX 11:8, EVENT_TYPE 5:0; 4 dwords for index 1-3 (ZPASS_DONE,
-        // SAMPLE_PIPELINESTAT, SAMPLE_STREAMOUTSTATS), 2 for the others; index 5 belongs to
-        // EVENT_WRITE_EOP, 6+ reserved.
-        let index = (b[0] >> 8) & 0xF;
+        // §9.6.1: 3 dwords for EVENT_INDEX 1-3 (ZPASS_DONE, SAMPLE_PIPELINESTAT,
+        // SAMPLE_STREAMOUTSTATS), 1 for the others; index 5 belongs to EVENT_WRITE_EOP, 6+
+        // reserved.
+        use baregpu_regs::evergreen::packets::event_write::{
+            ADDRESS_HI, ADDRESS_LO, EVENT_INDEX, EVENT_TYPE, EventIndex,
+        };
+        use baregpu_regs::packet::get_address;
+        let index = EVENT_INDEX.get(b);
         let long = (1..=3).contains(&index);
-        if index >= 5 || long != (b.len() == 3) {
+        if index >= EventIndex::Eop as u32 || long != (b.len() == 3) {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
-        self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
-        if index == 1 {
+        self.write_register(VGT_EVENT_INITIATOR, EVENT_TYPE.get(b), dev)?;
+        if index == EventIndex::ZpassDone as u32 {
             // ZPASS_DONE: the DB writes its 64-bit sample count at the QWORD address. No pixel
             // is ever drawn here: 0 with bit 63 (the result-valid bit Mesa r600_query.c
             // waits for).
-            if b[1] & 7 != 0 {
+            if ADDRESS_LO.bits_below(b) != 0 {
                 return Err(self.fail(error_code::INVALID_PACKET, dev));
             }
-            let at = u64::from(b[1]) | u64::from(b[2] & 0xFF) << 32;
+            let at = get_address(&[ADDRESS_LO, ADDRESS_HI], b).0;
             self.dma_write(at, 0, dev)?;
             self.dma_write(at + 4, 1 << 31, dev)?;
         } else if long {
@@ -1184,26 +1227,35 @@ impl EvergreenModel {
     }
 
     fn event_write_eop(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.6.2: DW3 ADDRESS_LO; DW4 DATA_SEL 31:29, INT_SEL 25:24, ADDRESS_HI 7:0; DW5/6
-        // data. The model's CP runs dispatches to completion before the next packet, so the
-        // end of pipe is reached when the packet is parsed.
-        let bad = error_code::INVALID_PACKET;
-        let data_sel = b[2] >> 29;
-        let int_sel = (b[2] >> 24) & 3;
-        if data_sel > 4 || int_sel == 3 || (int_sel == 1 && data_sel != 0) || b[1] & 3 != 0 {
-            return Err(self.fail(bad, dev));
-        }
-        if (2..=4).contains(&data_sel) && b[1] & 4 != 0 {
-            return Err(self.fail(bad, dev));
-        }
-        self.write_register(VGT_EVENT_INITIATOR, b[0] & 0x3F, dev)?;
-        let at = u64::from(b[1]) | u64::from(b[2] & 0xFF) << 32;
-        let (lo, hi) = match data_sel {
-            3 => (self.clock as u32, (self.clock >> 32) as u32),
-            // CP_PERFCOUNTER: not modelled, counts 0.
-            4 => (0, 0),
-            _ => (b[3], b[4]),
+        // §9.6.2, through the checked packet table. The model's CP runs dispatches to
+        // completion before the next packet, so the end of pipe is reached when the packet is
+        // parsed.
+        use baregpu_regs::evergreen::packets::event_write_eop::{
+            ADDRESS_LO, Body, DataSel, IntSel,
         };
+        let bad = error_code::INVALID_PACKET;
+        let Ok(eop) = Body::unpack(b) else { return Err(self.fail(bad, dev)) };
+        let (Ok(data_sel), Ok(int_sel)) = (eop.data_sel(), eop.int_sel()) else {
+            return Err(self.fail(bad, dev));
+        };
+        // ADDRESS_LO bits below the field are "Reserved & must be programmed to zero".
+        let reserved = eop.0[ADDRESS_LO.index()] & !ADDRESS_LO.spec.mask() != 0;
+        if reserved || (int_sel == IntSel::Interrupt && data_sel != DataSel::None) {
+            return Err(self.fail(bad, dev));
+        }
+        // 64-bit data, clock and counter need a quadword address (DW3 [31:3]).
+        let at = eop.address().0;
+        if data_sel as u32 >= DataSel::Data64 as u32 && !at.is_multiple_of(8) {
+            return Err(self.fail(bad, dev));
+        }
+        self.write_register(VGT_EVENT_INITIATOR, eop.event_type(), dev)?;
+        let (lo, hi) = match data_sel {
+            DataSel::GpuClock => (self.clock as u32, (self.clock >> 32) as u32),
+            // CP_PERFCOUNTER: not modelled, counts 0.
+            DataSel::PerfCounter => (0, 0),
+            _ => (eop.data_lo(), eop.data_hi()),
+        };
+        let (data_sel, int_sel) = (data_sel as u32, int_sel as u32);
         if data_sel >= 1 {
             self.dma_write(at, lo, dev)?;
         }
@@ -1216,18 +1268,23 @@ impl EvergreenModel {
         Ok(())
     }
 
-    fn set_predication(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.5.3: START_ADDR 31:4 + 39:32, PRED_OP 18:16, HINT 12, PREDICATION_BOOLEAN 8.
-        match (b[1] >> 16) & 7 {
-            0 => self.cp.predicate = None,
-            1 => {
+    fn set_predication(
+        &mut self,
+        pred: baregpu_regs::evergreen::packets::set_predication::Body,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        // §9.5.3: START_ADDR (16-byte aligned), PRED_OP, HINT, PREDICATION_BOOLEAN.
+        use baregpu_regs::evergreen::packets::set_predication::{PredOp, START_ADDR_LO};
+        match pred.pred_op() {
+            Ok(PredOp::Clear) => self.cp.predicate = None,
+            Ok(PredOp::Zpass) => {
                 // ZPASS: the DB0 record at START_ADDR holds a begin and an end 64-bit sample
                 // count (Mesa r600_query.c layout); visible = they differ. BOOLEAN 1 = draw if
                 // visible, 0 = draw if not visible.
-                if b[0] & 0xF != 0 {
+                if START_ADDR_LO.bits_below(&pred.0) != 0 {
                     return Err(self.fail(error_code::INVALID_PACKET, dev));
                 }
-                let at = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
+                let at = pred.start_addr().0;
                 let mut words = [0u32; 4];
                 for (i, w) in words.iter_mut().enumerate() {
                     *w = self.dma_read(at + 4 * i as u64, dev)?;
@@ -1235,38 +1292,37 @@ impl EvergreenModel {
                 let begin = u64::from(words[0]) | u64::from(words[1] & 0x7FFF_FFFF) << 32;
                 let end = u64::from(words[2]) | u64::from(words[3] & 0x7FFF_FFFF) << 32;
                 let visible = begin != end;
-                let draw_if_visible = b[1] & (1 << 8) != 0;
-                self.cp.predicate = Some(visible == draw_if_visible);
+                self.cp.predicate = Some(visible == pred.predication_boolean());
             }
-            2 => return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev)),
-            _ => return Err(self.fail(error_code::INVALID_PACKET, dev)),
+            Ok(PredOp::Primcount) => return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev)),
+            Err(_) => return Err(self.fail(error_code::INVALID_PACKET, dev)),
         }
         Ok(())
     }
 
-    fn cp_dma(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // Linux radeon evergreend.h / evergreen_cs.c (the document has no CP_DMA): DW1 SRC
-        // address or fill DATA, DW2 CP_SYNC 31 | SRC_SEL 30:29 | ENGINE 27 | DST_SEL 21:20 |
-        // SRC_ADDR_HI 7:0, DW3 DST_ADDR_LO, DW4 DST_ADDR_HI 7:0, DW5 COMMAND: SAIC 28 / DAIC
-        // 29 (no increment), SAS 26 / DAS 27 (register space), BYTE_COUNT 20:0.
-        let src_sel = (b[1] >> 29) & 3;
-        let dst_sel = (b[1] >> 20) & 3;
-        let command = b[4];
-        let bytes = command & 0x1F_FFFF;
-        let unsupported = src_sel == 1 || dst_sel != 0 || command & (0xF << 26) != 0;
-        if src_sel == 3 {
+    fn cp_dma(
+        &mut self,
+        dma: baregpu_regs::evergreen::packets::cp_dma::Body,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        // Linux radeon evergreend.h / evergreen_cs.c (the document has no CP_DMA): SRC_SEL
+        // memory or DATA (the fill dword in the source-address dword), DST_SEL memory,
+        // COMMAND flags (no-increment and register-space bits) clear, BYTE_COUNT.
+        use baregpu_regs::evergreen::packets::cp_dma::{DstSel, SRC_ADDRESS_LO, SrcSel};
+        let bytes = dma.byte_count();
+        let Ok(src_sel) = dma.src_sel() else {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
-        }
-        if unsupported {
+        };
+        if src_sel == SrcSel::Gds || dma.dst_sel() != Ok(DstSel::Memory) || dma.command_flags() != 0
+        {
             return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
         }
-        let fill = (src_sel == 2).then_some(b[0]);
+        let fill = (src_sel == SrcSel::Data).then_some(SRC_ADDRESS_LO.get(&dma.0));
         // "non mem to mem copies requires dw aligned count" (evergreen_cs.c).
         if fill.is_some() && !bytes.is_multiple_of(4) {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
-        let src = u64::from(b[0]) | u64::from(b[1] & 0xFF) << 32;
-        let dst = u64::from(b[2]) | u64::from(b[3] & 0xFF) << 32;
+        let (src, dst) = (dma.src_address().0, dma.dst_address().0);
         if bytes > 0 {
             self.cp.work = Some(Work::Dma { fill, src, dst, remaining: bytes });
         }

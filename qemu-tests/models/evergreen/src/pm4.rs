@@ -1,7 +1,11 @@
-//! PM4 packet layout (amd-evergreen-cayman-acceleration §9.1) and the type-3 opcodes the CP
-//! knows, with the body size each takes. The document gives packet bodies but no opcode
-//! numbers: those are from Linux radeon evergreend.h (`PACKET3_*`), as are the SET_* register
-//! ranges (`PACKET3_SET_*_START/_END`).
+//! PM4 packet layout (amd-evergreen-cayman-acceleration §9.1) and the type-3 packets the CP
+//! knows, with the body each takes: from the packet table (`baregpu_regs::evergreen::packets`,
+//! extracted from the document and checked against it; opcodes, SET_* ranges and the packets
+//! §9 omits from the reviewed corrections, with their Linux radeon sources).
+
+use baregpu_regs::evergreen::Family;
+use baregpu_regs::evergreen::packets as p;
+use baregpu_regs::packet::Packet;
 
 use crate::chip::Asic;
 
@@ -27,78 +31,110 @@ pub const fn compute(header: u32) -> bool {
 }
 
 /// §9.7.2.
-pub const NOP: u8 = 0x10;
-/// SET_BASE (Linux radeon evergreen_cs.c; not in the document).
-pub const SET_BASE: u8 = 0x11;
+pub const NOP: u8 = p::NOP.opcode;
+/// SET_BASE (not in the document: the table's correction from Linux radeon).
+pub const SET_BASE: u8 = p::SET_BASE.opcode;
 /// §9.4.1.
-pub const CLEAR_STATE: u8 = 0x12;
+pub const CLEAR_STATE: u8 = p::CLEAR_STATE.opcode;
 /// §9.4.2 (Cayman).
-pub const DEALLOC_STATE: u8 = 0x14;
+pub const DEALLOC_STATE: u8 = p::DEALLOC_STATE.opcode;
 /// §9.3.12.
-pub const DISPATCH_DIRECT: u8 = 0x15;
+pub const DISPATCH_DIRECT: u8 = p::DISPATCH_DIRECT.opcode;
 /// §9.3.13.
-pub const DISPATCH_INDIRECT: u8 = 0x16;
+pub const DISPATCH_INDIRECT: u8 = p::DISPATCH_INDIRECT.opcode;
 /// §9.4.3.
-pub const MODE_CONTROL: u8 = 0x18;
+pub const MODE_CONTROL: u8 = p::MODE_CONTROL.opcode;
 /// §9.5.3.
-pub const SET_PREDICATION: u8 = 0x20;
+pub const SET_PREDICATION: u8 = p::SET_PREDICATION.opcode;
 /// §9.5.1.
-pub const COND_EXEC: u8 = 0x22;
+pub const COND_EXEC: u8 = p::COND_EXEC.opcode;
 /// §9.5.4.
-pub const PRED_EXEC: u8 = 0x23;
+pub const PRED_EXEC: u8 = p::PRED_EXEC.opcode;
 /// §9.4.4.
-pub const CONTEXT_CONTROL: u8 = 0x28;
+pub const CONTEXT_CONTROL: u8 = p::CONTEXT_CONTROL.opcode;
 /// §9.3.1.
-pub const INDIRECT_BUFFER: u8 = 0x32;
-/// §9.6.6 (graphics stream-out: not emulated).
-pub const STRMOUT_BUFFER_UPDATE: u8 = 0x34;
+pub const INDIRECT_BUFFER: u8 = p::INDIRECT_BUFFER.opcode;
 /// §9.6.4.
-pub const MEM_SEMAPHORE: u8 = 0x39;
+pub const MEM_SEMAPHORE: u8 = p::MEM_SEMAPHORE.opcode;
 /// §9.6.8.
-pub const WAIT_REG_MEM: u8 = 0x3C;
+pub const WAIT_REG_MEM: u8 = p::WAIT_REG_MEM.opcode;
 /// §9.7.1.
-pub const MEM_WRITE: u8 = 0x3D;
-/// CP_DMA (Linux radeon evergreend.h; not in the document).
-pub const CP_DMA: u8 = 0x41;
+pub const MEM_WRITE: u8 = p::MEM_WRITE.opcode;
+/// CP_DMA (not in the document: the table's correction from Linux radeon).
+pub const CP_DMA: u8 = p::CP_DMA.opcode;
 /// §9.6.5.
-pub const PFP_SYNC_ME: u8 = 0x42;
+pub const PFP_SYNC_ME: u8 = p::PFP_SYNC_ME.opcode;
 /// §9.6.7.
-pub const SURFACE_SYNC: u8 = 0x43;
+pub const SURFACE_SYNC: u8 = p::SURFACE_SYNC.opcode;
 /// §9.2.1.
-pub const ME_INITIALIZE: u8 = 0x44;
+pub const ME_INITIALIZE: u8 = p::ME_INITIALIZE.opcode;
 /// §9.5.2.
-pub const COND_WRITE: u8 = 0x45;
+pub const COND_WRITE: u8 = p::COND_WRITE.opcode;
 /// §9.6.1.
-pub const EVENT_WRITE: u8 = 0x46;
+pub const EVENT_WRITE: u8 = p::EVENT_WRITE.opcode;
 /// §9.6.2.
-pub const EVENT_WRITE_EOP: u8 = 0x47;
+pub const EVENT_WRITE_EOP: u8 = p::EVENT_WRITE_EOP.opcode;
 /// §9.6.3.
-pub const EVENT_WRITE_EOS: u8 = 0x48;
+pub const EVENT_WRITE_EOS: u8 = p::EVENT_WRITE_EOS.opcode;
 /// §9.2.2.
-pub const PREAMBLE_CNTL: u8 = 0x4A;
-/// §9.4.14.
-pub const SET_CONFIG_REG: u8 = 0x68;
-/// §9.4.15.
-pub const SET_CONTEXT_REG: u8 = 0x69;
-/// SET_ALU_CONST (Evergreen has no ALU constant register file: Linux radeon evergreend.h).
-pub const SET_ALU_CONST: u8 = 0x6A;
-/// §9.4.13.
-pub const SET_BOOL_CONST: u8 = 0x6B;
-/// §9.4.17.
-pub const SET_LOOP_CONST: u8 = 0x6C;
-/// §9.4.18.
-pub const SET_RESOURCE: u8 = 0x6D;
-/// §9.4.19.
-pub const SET_SAMPLER: u8 = 0x6E;
-/// §9.4.16.
-pub const SET_CTL_CONST: u8 = 0x6F;
+pub const PREAMBLE_CNTL: u8 = p::PREAMBLE_CNTL.opcode;
 
-/// Drawing, stream-out and index packets (§9.3.2-§9.3.11; 0x34 is §9.6.6
-/// STRMOUT_BUFFER_UPDATE): documented, not emulated (no rendering engine), so the CP stops on
-/// them instead of pretending.
-const UNSUPPORTED: [u8; 17] = [
-    0x13, 0x17, 0x21, 0x24, 0x25, 0x26, 0x27, 0x29, 0x2A, 0x2B, 0x2D, 0x2E, 0x2F, 0x30, 0x34, 0x35,
-    0x36,
+/// Packets the model knows but does not emulate (no rendering engine: drawing, index and
+/// stream-out packets, §9.3.2-§9.3.11, §9.6.6; SET_ALU_CONST, as Evergreen has no ALU constant
+/// register file), so the CP stops on them instead of pretending.
+const UNSUPPORTED: [Packet<Family>; 19] = [
+    p::INDEX_BUFFER_SIZE,
+    p::INDIRECT_BUFFER_END,
+    p::REG_RMW,
+    p::DRAW_INDIRECT,
+    p::DRAW_INDEX_INDIRECT,
+    p::INDEX_BASE,
+    p::DRAW_INDEX_2,
+    p::DRAW_INDEX_OFFSET,
+    p::INDEX_TYPE,
+    p::DRAW_INDEX,
+    p::DRAW_INDEX_AUTO,
+    p::DRAW_INDEX_IMMED,
+    p::NUM_INSTANCES,
+    p::DRAW_INDEX_MULTI_AUTO,
+    p::STRMOUT_BUFFER_UPDATE,
+    p::DRAW_INDEX_OFFSET_2,
+    p::DRAW_INDEX_MULTI_ELEMENT,
+    p::MPEG_INDEX,
+    p::SET_ALU_CONST,
+];
+
+/// Packets the model's CP executes (§9: the compute and synchronisation subset).
+const EXECUTED: [Packet<Family>; 29] = [
+    p::NOP,
+    p::ME_INITIALIZE,
+    p::PREAMBLE_CNTL,
+    p::CLEAR_STATE,
+    p::MODE_CONTROL,
+    p::PFP_SYNC_ME,
+    p::PRED_EXEC,
+    p::DEALLOC_STATE,
+    p::CONTEXT_CONTROL,
+    p::DISPATCH_INDIRECT,
+    p::SET_PREDICATION,
+    p::MEM_SEMAPHORE,
+    p::INDIRECT_BUFFER,
+    p::COND_EXEC,
+    p::SET_BASE,
+    p::DISPATCH_DIRECT,
+    p::SURFACE_SYNC,
+    p::MEM_WRITE,
+    p::EVENT_WRITE_EOS,
+    p::EVENT_WRITE_EOP,
+    p::CP_DMA,
+    p::WAIT_REG_MEM,
+    p::COND_WRITE,
+    p::EVENT_WRITE,
+    p::SET_CONFIG_REG,
+    p::SET_CONTEXT_REG,
+    p::SET_RESOURCE,
+    p::SET_LOOP_CONST,
+    p::SET_BOOL_CONST,
 ];
 
 /// The largest fixed body the CP collects before it runs a packet (COND_WRITE, 8 dwords).
@@ -107,11 +143,9 @@ pub const MAX_COLLECT: usize = 8;
 /// What body a type-3 opcode takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
-    /// Exactly this many body dwords.
-    Fixed(u32),
-    /// One of these sizes.
-    OneOf(&'static [u32]),
-    /// Any size (NOP).
+    /// A body its packet's layout takes (the table's lengths), collected before it runs.
+    Fixed(Packet<Family>),
+    /// Any size within the table's lengths, not collected (NOP).
     Any,
     /// A SET_* packet over registers [start, end) bytes: an offset dword then data dwords;
     /// `legacy_zero`: the offset's bits 31:16 must be zero.
@@ -131,44 +165,33 @@ impl Shape {
     /// Whether a body of `dwords` fits.
     pub fn accepts(&self, dwords: u32) -> bool {
         match *self {
-            Shape::Fixed(n) => dwords == n,
-            Shape::OneOf(ns) => ns.contains(&dwords),
+            Shape::Fixed(packet) => packet.check_body(dwords as usize).is_ok(),
             Shape::Any | Shape::Unsupported => true,
             Shape::Set { .. } => dwords >= 2,
         }
     }
 }
 
-/// The body shape of `opcode` on `asic`, `None` for an opcode the chip does not have.
+/// The body shape of `opcode` on `asic` (from the checked packet table: lengths, `SET_*`
+/// ranges, the chips a packet's heading names), `None` for an opcode the chip does not have.
 pub fn shape(opcode: u8, asic: Asic) -> Option<Shape> {
-    let set = |start, end, legacy_zero| Some(Shape::Set { start, end, legacy_zero });
-    match opcode {
-        NOP => Some(Shape::Any),
-        ME_INITIALIZE => Some(Shape::Fixed(6)),
-        PREAMBLE_CNTL | CLEAR_STATE | MODE_CONTROL | PFP_SYNC_ME | PRED_EXEC => {
-            Some(Shape::Fixed(1))
-        }
-        DEALLOC_STATE => (asic == Asic::Cayman).then_some(Shape::Fixed(1)),
-        CONTEXT_CONTROL | DISPATCH_INDIRECT | SET_PREDICATION | MEM_SEMAPHORE => {
-            Some(Shape::Fixed(2))
-        }
-        INDIRECT_BUFFER | COND_EXEC | SET_BASE => Some(Shape::Fixed(3)),
-        DISPATCH_DIRECT | SURFACE_SYNC | MEM_WRITE | EVENT_WRITE_EOS => Some(Shape::Fixed(4)),
-        EVENT_WRITE_EOP | CP_DMA => Some(Shape::Fixed(5)),
-        WAIT_REG_MEM => Some(Shape::Fixed(6)),
-        COND_WRITE => Some(Shape::Fixed(8)),
-        EVENT_WRITE => Some(Shape::OneOf(&[1, 3])),
-        SET_CONFIG_REG => set(0x8000, 0xAC00, true),
-        SET_CONTEXT_REG => set(0x2_8000, 0x2_9000, false),
-        SET_RESOURCE => set(0x3_0000, 0x3_8000, false),
-        SET_LOOP_CONST => set(0x3_A200, 0x3_A500, true),
-        SET_BOOL_CONST => set(0x3_A500, 0x3_A518, true),
-        SET_SAMPLER => set(0x3_C000, 0x3_C600, false),
-        SET_CTL_CONST => set(0x3_CFF0, 0x3_FF0C, true),
-        SET_ALU_CONST => Some(Shape::Unsupported),
-        op if UNSUPPORTED.contains(&op) => Some(Shape::Unsupported),
-        _ => None,
+    let packet = *p::ALL.iter().find(|p| p.opcode == opcode)?;
+    if packet.chips == "Cayman" && asic != Asic::Cayman {
+        return None;
     }
+    if UNSUPPORTED.contains(&packet) {
+        return Some(Shape::Unsupported);
+    }
+    if !EXECUTED.contains(&packet) && packet.register_range.is_none() {
+        return None;
+    }
+    Some(match packet.register_range {
+        Some(r) => {
+            Shape::Set { start: r.start as u32, end: r.end as u32, legacy_zero: r.legacy_zero }
+        }
+        None if packet == p::NOP => Shape::Any,
+        None => Shape::Fixed(packet),
+    })
 }
 
 /// §9.5.4 PRED_EXEC: whether DEVICE_SELECT (CONTROL 31:24, "to select one or more device IDs")

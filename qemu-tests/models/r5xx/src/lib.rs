@@ -1367,30 +1367,37 @@ impl R5xxModel {
             Class::Nop => {}
             Class::Consumed => self.stats.consumed += 1,
             Class::WaitSemaphore => {
-                // §6.2.4.1: offset 0xFC-0xFF, optional reset value.
-                let slot = body[0];
-                if !(0xFC..=0xFF).contains(&slot) || count > 2 {
+                // §6.2.4.1: offset 0xFC-0xFF, optional reset value (the table's lengths).
+                use baregpu_regs::r5xx::packets::{WAIT_SEMAPHORE, wait_semaphore as w};
+                let body = &body[..(count as usize).min(body.len())];
+                let slot = w::SEMAPHORE_OFFSET.get(body);
+                if !(0xFC..=0xFF).contains(&slot)
+                    || WAIT_SEMAPHORE.check_body(count as usize).is_err()
+                {
                     return Err(self.fail(error_code::INVALID_PACKET, dev));
                 }
-                let reset = (count == 2).then_some(body[1]);
+                let reset = (count == 2).then_some(w::SEMAPHORE_RESET.get(body));
                 self.cp.wait = Some(Wait::Semaphore { slot: slot as u8, reset });
             }
             Class::WaitMem => {
                 // §6.2.5.2: SEM_ADDR[31:2], SEM_LEN; uses IB2, so not from IB2.
+                use baregpu_regs::r5xx::packets::{WAIT_MEM, wait_mem::Body};
                 if stream == Stream::Indirect2 {
                     return Err(self.fail(error_code::IB_NESTING, dev));
                 }
-                if count != 2 {
+                let body = &body[..(count as usize).min(body.len())];
+                let (Ok(()), Ok(wait)) = (WAIT_MEM.check_body(count as usize), Body::unpack(body))
+                else {
                     return Err(self.fail(error_code::INVALID_PACKET, dev));
-                }
-                self.regs.write(IB2_BASE, body[0]);
-                self.regs.write(IB2_BUFSZ, body[1]);
-                if body[1] != 2 {
+                };
+                self.regs.write(IB2_BASE, wait.0[0]);
+                self.regs.write(IB2_BUFSZ, wait.sem_len());
+                if wait.sem_len() != 2 {
                     // "the CP micro-engine will become confused and ultimately hang".
-                    self.cp.hang = Some(Hang::WaitMemLength(body[1]));
+                    self.cp.hang = Some(Hang::WaitMemLength(wait.sem_len()));
                     return Ok(());
                 }
-                self.cp.wait = Some(Wait::Memory { address: u64::from(body[0] & !3) });
+                self.cp.wait = Some(Wait::Memory { address: wait.sem_addr().0 });
             }
             Class::Unsupported | Class::Unknown => {
                 // Rejected at the header.
