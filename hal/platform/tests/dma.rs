@@ -85,16 +85,16 @@ fn the_most_recent_allocation_rolls_back_and_earlier_ones_stay() {
 #[test]
 fn pools_that_cannot_work_are_refused() {
     let cpu = memory(4096);
-    // SAFETY (all three): as in `pool`; the constructor refuses before handing anything out.
-    assert_eq!(unsafe { BumpDma::new(cpu, BusAddress(BUS), 0) }.unwrap_err(), PoolError::Empty);
-    assert_eq!(
-        unsafe { BumpDma::new(cpu, BusAddress(BUS + 4), 4096) }.unwrap_err(),
-        PoolError::Misaligned
-    );
-    assert_eq!(
-        unsafe { BumpDma::new(cpu, BusAddress(u64::MAX - 63), 4096) }.unwrap_err(),
-        PoolError::TooLarge { size: 4096 }
-    );
+    // Each constructor call: as in `pool`; the constructor refuses before handing anything out.
+    // SAFETY: see above.
+    let empty = unsafe { BumpDma::new(cpu, BusAddress(BUS), 0) };
+    assert_eq!(empty.unwrap_err(), PoolError::Empty);
+    // SAFETY: see above.
+    let misaligned = unsafe { BumpDma::new(cpu, BusAddress(BUS + 4), 4096) };
+    assert_eq!(misaligned.unwrap_err(), PoolError::Misaligned);
+    // SAFETY: see above.
+    let wrapping = unsafe { BumpDma::new(cpu, BusAddress(u64::MAX - 63), 4096) };
+    assert_eq!(wrapping.unwrap_err(), PoolError::TooLarge { size: 4096 });
 }
 
 #[test]

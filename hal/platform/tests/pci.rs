@@ -19,17 +19,18 @@ fn at(bus: u8, device: u8, function: u8, first: u8) -> usize {
 
 #[test]
 fn ecam_reaches_the_function_space_the_address_names_and_nothing_outside_its_buses() {
-    let memory = window(2);
-    let ecam_base = NonNull::new(memory.as_mut_ptr().cast::<u8>()).unwrap();
-    // Buses 4..=5 of segment 0; one function, 05:03.0, with an empty header.
-    let space = at(5, 3, 0, 4) / 4;
+    let memory = window(1);
+    // Bus 5 of segment 0 (a window starting past bus 0); one function, 05:03.0, with an empty header. Set up before
+    // the window's pointer is taken: from then on only ECAM touches it.
+    let space = at(5, 3, 0, 5) / 4;
     memory[space..space + 1024].fill(0);
     memory[space] = 0x7100_1002; // device:vendor of 05:03.0
-    memory[(at(5, 3, 0, 4) + 0xFFC) / 4] = 0x1234_5678; // last dword of its extended space
+    memory[space + 0xFFC / 4] = 0x1234_5678; // last dword of its extended space
+    let ecam_base = NonNull::new(memory.as_mut_ptr().cast::<u8>()).unwrap();
     // SAFETY: the leaked window stands in for the mapped ECAM region, used only here.
-    let ecam = unsafe { Ecam::new(ecam_base, 0, 4, 5) };
+    let ecam = unsafe { Ecam::new(ecam_base, 0, 5, 5) };
     let function = PciAddress::new(0, 5, 3, 0);
-    // SAFETY (reads and writes below): a window in host memory; no device behind it.
+    // SAFETY: reads and writes of a window in host memory; no device behind it.
     unsafe {
         assert_eq!(ecam.read(function, 0), 0x7100_1002);
         assert_eq!(ecam.read(function, 0xFFC), 0x1234_5678);
@@ -41,12 +42,14 @@ fn ecam_reaches_the_function_space_the_address_names_and_nothing_outside_its_bus
         assert_eq!(ecam.read(PciAddress::new(1, 5, 3, 0), 0), u32::MAX);
         assert_eq!(ecam.read(function, 0x1000), u32::MAX);
         ecam.write(PciAddress::new(0, 6, 0, 0), 0, 0);
+        ecam.write(PciAddress::new(0, 4, 0, 0), 0, 0);
     }
-    assert_eq!(memory[(at(5, 3, 0, 4) + 0x10) / 4], 0xE000_0000);
     // The HAL's scan finds the function through ECAM.
     let mut found = Vec::new();
     pci::scan(&ecam, 5, |f| found.push((f.address, f.vendor, f.device)));
     assert_eq!(found, [(function, 0x1002, 0x7100)]);
+    // The write through ECAM landed in the function's BAR0 dword.
+    assert_eq!(memory[space + 0x10 / 4], 0xE000_0000);
 }
 
 /// Configuration space of one endpoint with an MSI-X capability at 0x50 (8 entries, table in
