@@ -117,6 +117,7 @@ pub struct Stats {
 
 /// What [`Evergreen::recover`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecoverReport {
     /// Whether the microcode read-back failed and the images were uploaded again.
     pub reloaded_firmware: bool,

@@ -23,6 +23,7 @@ pub struct ResetReport {
 
 /// What [`R5xx::recover`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecoverReport {
     /// Whether the MicroEngine RAM failed its read-back (§5.13) and was reloaded.
     pub microcode_reloaded: bool,
