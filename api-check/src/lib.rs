@@ -93,6 +93,7 @@ error_types! {
         baregpu_radeon_evergreen::InitError,
         baregpu_radeon_evergreen::pm4::PacketError,
         baregpu_radeon_evergreen::compute::DispatchError,
+        baregpu_radeon_evergreen::IrqError,
     ],
     "drivers/ati-ctm" + defmt => [
         baregpu_ati_ctm::command::CtmError,

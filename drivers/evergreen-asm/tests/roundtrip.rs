@@ -140,6 +140,59 @@ fn hardware_slots(chip: Chip, words: &[AluWord]) -> Option<Vec<Slot>> {
     Some(slots)
 }
 
+/// The fields of one ALU word the builder derives from a written instruction: opcode,
+/// destination, modifiers and the sources (resolved to what they read) with their modifiers.
+#[derive(Debug, Clone, PartialEq)]
+struct WordFields {
+    op: AluOp,
+    dst_gpr: u8,
+    dst_chan: Chan,
+    write: bool,
+    clamp: bool,
+    update_exec_mask: bool,
+    update_pred: bool,
+    /// Source, `NEG`, `ABS` (OP2 sources 0 and 1 only) of each used source.
+    src: Vec<(Src, bool, bool)>,
+}
+
+impl WordFields {
+    /// The word of `i` in the slot of channel `c`.
+    fn written(i: &AluInst, c: Chan) -> Self {
+        Self {
+            op: i.op,
+            dst_gpr: i.dst.gpr,
+            dst_chan: c,
+            write: c == i.dst.chan && (i.dst.write || i.op.is_op3()),
+            clamp: i.clamp,
+            update_exec_mask: i.update_exec_mask,
+            update_pred: i.update_pred,
+            src: i
+                .sources()
+                .iter()
+                .enumerate()
+                .map(|(k, o)| (o.src, o.neg, k < 2 && o.abs))
+                .collect(),
+        }
+    }
+
+    fn decoded(w: &AluWord, kcache: &[Kcache; 2], literals: &[u32]) -> Self {
+        Self {
+            op: w.op,
+            dst_gpr: w.dst_gpr,
+            dst_chan: w.dst_chan,
+            write: w.write_mask,
+            clamp: w.clamp,
+            update_exec_mask: w.update_exec_mask,
+            update_pred: w.update_pred,
+            src: w.src[..w.op.src_count()]
+                .iter()
+                .enumerate()
+                .map(|(k, s)| (resolve(s, kcache, literals), s.neg, k < 2 && w.abs[k]))
+                .collect(),
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -212,40 +265,32 @@ proptest! {
             for (k, w) in dg.insts.iter().enumerate() {
                 prop_assert_eq!(w.last, k + 1 == dg.insts.len());
             }
-            let copies = |i: &AluInst| match (chip, i.op.cayman_unit()) {
-                (Chip::Cayman, alu::CmUnit::Replicated) => 4,
-                (Chip::Cayman, alu::CmUnit::Xyz) if i.dst.chan == Chan::W => 4,
-                (Chip::Cayman, alu::CmUnit::Xyz) => 3,
-                _ => 1,
-            };
-            prop_assert_eq!(dg.insts.len(), written.iter().map(copies).sum::<usize>());
+            // Every written instruction becomes one word per slot it occupies (Cayman copies
+            // its replicated opcodes, §4.2; only the copy in the destination channel writes).
+            // The group's words must be exactly those, in any order: words are compared as a
+            // multiset because a group may hold instructions that differ only in fields other
+            // than opcode, GPR and sources (two `ALU_NOP`s, which read nothing, differ only in
+            // `DST_CHAN`), so matching by opcode, GPR and sources alone is ambiguous.
+            let mut expected: Vec<WordFields> = Vec::new();
             for i in written {
-                let srcs: Vec<Src> = i.sources().iter().map(|o| o.src).collect();
-                let matching: Vec<&AluWord> = dg.insts.iter().filter(|w| {
-                    w.op == i.op
-                        && w.dst_gpr == i.dst.gpr
-                        && w.src.iter().take(i.op.src_count()).map(|s| resolve(s, kcache, &dg.literals)).collect::<Vec<_>>() == srcs
-                }).collect();
-                prop_assert_eq!(matching.len(), copies(i), "{:?} in {:?}", i, dg.insts);
-                let writer: Vec<_> = matching.iter().filter(|w| w.dst_chan == i.dst.chan).collect();
-                prop_assert_eq!(writer.len(), 1);
-                let w = writer[0];
-                prop_assert_eq!(w.write_mask, i.dst.write);
-                prop_assert_eq!(w.clamp, i.clamp);
-                prop_assert_eq!(w.update_exec_mask, i.update_exec_mask);
-                for (k, o) in i.sources().iter().enumerate() {
-                    prop_assert_eq!(w.src[k].neg, o.neg);
-                    if k < 2 {
-                        prop_assert_eq!(w.abs[k], o.abs);
-                    }
-                }
-                // Copies other than the destination channel write nothing.
-                for m in &matching {
-                    if m.dst_chan != i.dst.chan {
-                        prop_assert!(!m.write_mask);
-                    }
+                let copies: &[Chan] = match (chip, i.op.cayman_unit()) {
+                    (Chip::Cayman, alu::CmUnit::Replicated) => &[Chan::X, Chan::Y, Chan::Z, Chan::W],
+                    (Chip::Cayman, alu::CmUnit::Xyz) if i.dst.chan == Chan::W => &[Chan::X, Chan::Y, Chan::Z, Chan::W],
+                    (Chip::Cayman, alu::CmUnit::Xyz) => &[Chan::X, Chan::Y, Chan::Z],
+                    _ => std::slice::from_ref(&i.dst.chan),
+                };
+                for &c in copies {
+                    expected.push(WordFields::written(i, c));
                 }
             }
+            let mut unmatched: Vec<WordFields> =
+                dg.insts.iter().map(|w| WordFields::decoded(w, kcache, &dg.literals)).collect();
+            for e in &expected {
+                let at = unmatched.iter().position(|d| d == e);
+                prop_assert!(at.is_some(), "{:?} not in {:?}", e, dg.insts);
+                unmatched.swap_remove(at.unwrap());
+            }
+            prop_assert!(unmatched.is_empty(), "words nobody wrote: {:?}", unmatched);
         }
         prop_assert_eq!(walked.fetches().into_iter().copied().collect::<Vec<_>>(), fetches);
         let rats: Vec<RatExport> = walked.cf.iter().filter_map(|c| if let CfInstruction::Rat(r) = c { Some(*r) } else { None }).collect();

@@ -146,7 +146,7 @@ impl<'a> Dispatch<'a> {
 pub enum DispatchError {
     /// A group of more than [`MAX_GROUP_THREADS`] threads.
     GroupTooLarge {
-        /// Threads asked for.
+        /// Threads asked for (`u64::MAX` if the product of the dimensions exceeds it).
         threads: u64,
     },
     /// A zero group count or group dimension.
@@ -171,6 +171,28 @@ pub enum DispatchError {
     GlobalTooLarge {
         /// Bytes.
         bytes: usize,
+    },
+    /// Global memory that is not a whole, non-zero number of dwords: RAT 0 is an array of
+    /// 32-bit elements (`COLOR_32`) and must hold at least one (`CB_COLOR0_DIM.WIDTH_MAX` is
+    /// the element count - 1, the pitch a multiple of 8 elements).
+    BadGlobalSize {
+        /// Bytes.
+        bytes: usize,
+    },
+    /// Memory (constant buffer 0 or global memory) whose last byte lies beyond the 40-bit
+    /// address space of the fetch resources and RATs.
+    BeyondAddressSpace {
+        /// The first byte.
+        address: BusAddress,
+        /// Bytes.
+        bytes: usize,
+    },
+    /// The `DISPATCH_INDIRECT` group counts are not at an address `SET_BASE` can name (aligned
+    /// to its `ADDRESS_LO` field, 8 bytes) whose 12 bytes lie in the 40-bit address space
+    /// (§9.3.13).
+    BadIndirect {
+        /// The address.
+        address: BusAddress,
     },
     /// The constant buffer memory is too small, or too many arguments.
     Constants(AbiError),
@@ -213,6 +235,18 @@ impl fmt::Display for DispatchError {
                     MAX_RAT_DWORDS * 4
                 )
             }
+            DispatchError::BadGlobalSize { bytes } => {
+                write!(f, "{bytes} bytes of global memory (RAT 0 needs whole 32-bit elements)")
+            }
+            DispatchError::BeyondAddressSpace { address, bytes } => {
+                write!(f, "{bytes} bytes at {address} reach past the 40-bit address space")
+            }
+            DispatchError::BadIndirect { address } => {
+                write!(
+                    f,
+                    "indirect group counts at {address}: not 8-byte aligned below the 40-bit limit"
+                )
+            }
             DispatchError::Constants(_) => {
                 f.write_str("constant buffer 0 cannot hold the dispatch")
             }
@@ -231,11 +265,103 @@ impl core::error::Error for DispatchError {
     }
 }
 
+/// The 40-bit address space of the fetch resources, RATs and CP packets (`*_HI` 7:0).
+const ADDRESS_LIMIT: u64 = 1 << 40;
+
 fn aligned256(address: BusAddress) -> Result<BusAddress, DispatchError> {
     if !address.0.is_multiple_of(256) || address.0 >> 40 != 0 {
         return Err(DispatchError::Misaligned { address });
     }
     Ok(address)
+}
+
+/// `region`'s 256-byte aligned base, if all its bytes lie in the 40-bit address space.
+fn memory40(region: &DmaRegion) -> Result<BusAddress, DispatchError> {
+    let address = aligned256(region.bus_address())?;
+    let bytes = region.size();
+    if !address.fits_below(bytes as u64, ADDRESS_LIMIT) {
+        return Err(DispatchError::BeyondAddressSpace { address, bytes });
+    }
+    Ok(address)
+}
+
+/// A dispatch checked against every limit, with the values its packets carry: once this
+/// exists, emitting the dispatch cannot fail for anything the caller asked.
+struct Checked {
+    /// Threads per group (1..=[`MAX_GROUP_THREADS`]).
+    threads: u32,
+    /// Waves per group.
+    waves: u32,
+    cb: BusAddress,
+    /// Bytes of cb0 the resource covers (a multiple of 256, within `constants`).
+    cb_bytes: usize,
+    /// cb0's contents and dword count.
+    cb0: [u32; abi::CB0_ARGS + MAX_ARGS],
+    cb0_dwords: usize,
+    global: BusAddress,
+    /// Bytes of global memory (a multiple of 4, 4..=[`MAX_RAT_DWORDS`] × 4).
+    global_bytes: usize,
+    /// The `SET_BASE` body naming the indirect group counts.
+    indirect: Option<set_base::Body>,
+}
+
+impl Checked {
+    fn new(d: &Dispatch<'_>) -> Result<Checked, DispatchError> {
+        // Three u32 dimensions can overflow u64: saturate (any such group is too large).
+        let threads = d.local.iter().fold(1u64, |t, &v| t.saturating_mul(v.into()));
+        if d.local.contains(&0) || (d.indirect.is_none() && d.groups.contains(&0)) {
+            return Err(DispatchError::EmptyDispatch);
+        }
+        if threads > MAX_GROUP_THREADS as u64 {
+            return Err(DispatchError::GroupTooLarge { threads });
+        }
+        if d.lds_dwords > MAX_LDS_DWORDS {
+            return Err(DispatchError::LdsTooLarge { dwords: d.lds_dwords });
+        }
+        if !(2..=MAX_GPRS).contains(&d.kernel.num_gprs) {
+            return Err(DispatchError::BadGprCount { num_gprs: d.kernel.num_gprs });
+        }
+        aligned256(d.kernel.code)?;
+        let cb = memory40(d.constants)?;
+        let global = memory40(d.global)?;
+        let global_bytes = d.global.size();
+        if global_bytes > MAX_RAT_DWORDS * 4 {
+            return Err(DispatchError::GlobalTooLarge { bytes: global_bytes });
+        }
+        if global_bytes == 0 || !global_bytes.is_multiple_of(4) {
+            return Err(DispatchError::BadGlobalSize { bytes: global_bytes });
+        }
+        let indirect = match d.indirect {
+            None => None,
+            Some(address) if !address.fits_below(12, ADDRESS_LIMIT) => {
+                return Err(DispatchError::BadIndirect { address });
+            }
+            Some(address) => Some(
+                set_base::Body::new()
+                    .with_base_index(set_base::BaseIndex::Indirect)
+                    .with_address(address)
+                    .map_err(|_| DispatchError::BadIndirect { address })?,
+            ),
+        };
+        let mut cb0 = [0u32; abi::CB0_ARGS + MAX_ARGS];
+        let cb0_dwords = abi::dispatch_constants(d.groups, d.local, d.args, &mut cb0)?;
+        let cb_bytes = (cb0_dwords * 4).next_multiple_of(256);
+        if d.constants.size() < cb_bytes {
+            return Err(AbiError::BufferTooSmall { needed: cb_bytes / 4 }.into());
+        }
+        let threads = threads as u32;
+        Ok(Checked {
+            threads,
+            waves: threads.div_ceil(WAVE_THREADS),
+            cb,
+            cb_bytes,
+            cb0,
+            cb0_dwords,
+            global,
+            global_bytes,
+            indirect,
+        })
+    }
 }
 
 /// Copy `words` (an assembled program) to the start of `region` and describe it.
@@ -285,58 +411,30 @@ fn at<R: Array>(index: usize) -> Result<usize, PacketError> {
 
 impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A> {
     /// Check `d`, write cb0, and submit the dispatch with its state, cache flushes and a fence.
+    ///
+    /// Every parameter is checked first: a dispatch the hardware cannot run as asked is a
+    /// [`DispatchError`] before cb0, the ring or a register is written.
     pub fn dispatch(&mut self, d: &Dispatch<'_>) -> Result<Fence, DispatchError> {
-        let threads = d.local.iter().map(|&v| v as u64).product::<u64>();
-        if d.local.contains(&0) || (d.indirect.is_none() && d.groups.contains(&0)) {
-            return Err(DispatchError::EmptyDispatch);
-        }
-        if threads > MAX_GROUP_THREADS as u64 {
-            return Err(DispatchError::GroupTooLarge { threads });
-        }
-        if d.lds_dwords > MAX_LDS_DWORDS {
-            return Err(DispatchError::LdsTooLarge { dwords: d.lds_dwords });
-        }
-        if !(2..=MAX_GPRS).contains(&d.kernel.num_gprs) {
-            return Err(DispatchError::BadGprCount { num_gprs: d.kernel.num_gprs });
-        }
-        aligned256(d.kernel.code)?;
-        let cb = aligned256(d.constants.bus_address())?;
-        let global = aligned256(d.global.bus_address())?;
-        let global_bytes = d.global.size();
-        if global_bytes / 4 > MAX_RAT_DWORDS {
-            return Err(DispatchError::GlobalTooLarge { bytes: global_bytes });
-        }
-        let mut cb0 = [0u32; abi::CB0_ARGS + MAX_ARGS];
-        let n = abi::dispatch_constants(d.groups, d.local, d.args, &mut cb0)?;
-        let cb_bytes = (n * 4).next_multiple_of(256);
-        if d.constants.size() < cb_bytes {
-            return Err(AbiError::BufferTooSmall { needed: d.constants.size() / 4 + 1 }.into());
-        }
-        d.constants
-            .write_slice(0, &cb0[..n])
-            .map_err(|_| DispatchError::Constants(AbiError::BufferTooSmall { needed: n }))?;
+        let c = Checked::new(d)?;
+        d.constants.write_slice(0, &c.cb0[..c.cb0_dwords]).map_err(|_| {
+            DispatchError::Constants(AbiError::BufferTooSmall { needed: c.cb0_dwords })
+        })?;
         let chip = self.chip();
-        let waves = (threads as u32).div_ceil(WAVE_THREADS);
         let fence = self.submit(DISPATCH_DWORDS + FENCE_DWORDS, |s| {
-            emit_dispatch(s, chip, d, threads as u32, waves, cb, cb_bytes, global, global_bytes)?;
+            emit_dispatch(s, chip, d, &c)?;
             s.fence()
         })?;
         Ok(fence)
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn emit_dispatch<A: DmaAllocator + ?Sized>(
     s: &mut Submission<'_, '_, A>,
     chip: Chipset,
     d: &Dispatch<'_>,
-    threads: u32,
-    waves: u32,
-    cb: BusAddress,
-    cb_bytes: usize,
-    global: BusAddress,
-    global_bytes: usize,
+    c: &Checked,
 ) -> Result<(), PacketError> {
+    let Checked { threads, waves, cb, cb_bytes, global, global_bytes, .. } = *c;
     // 1. Drain earlier compute work, point primitives (§3.2 item 11).
     s.compute_packet(
         opcode::EVENT_WRITE,
@@ -395,6 +493,8 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
     s.set_regs(at::<SQ_LOOP_CONST_0>(CS_LOOP_CONST)?, &[0x0100_0FFF], true)?;
     // 5. Caches coherent before the state that names memory; RAT 0; fetch resources; cb0.
     s.compute_packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(crate::COHER_TC_VC_SH)?)?;
+    // 1..=MAX_RAT_DWORDS elements (checked): TILE_MAX = pitch / 8 - 1 and WIDTH_MAX =
+    // elements - 1 fit their 11 and 16 bits without wrapping.
     let elements = global_bytes / 4;
     let pitch = elements.next_multiple_of(64);
     let info = CB_COLOR0_INFO::RESET
@@ -446,17 +546,14 @@ fn emit_dispatch<A: DmaAllocator + ?Sized>(
     s.set_regs(reg::<SQ_LDS_ALLOC>(), &[d.lds_dwords | (waves << 14)], true)?;
     // 9. Dispatch (§9.3.12, §9.3.13).
     let initiator = VGT_DISPATCH_INITIATOR::RESET.with_compute_shader_en(true).raw();
-    match d.indirect {
+    match c.indirect {
         None => s.compute_packet(
             opcode::DISPATCH_DIRECT,
             &[d.groups[0], d.groups[1], d.groups[2], initiator],
         )?,
-        Some(dims) => {
+        Some(base) => {
             // §9.3.13 DATA_OFFSET is a byte offset; Linux radeon evergreen_cs.c requires a
             // SET_BASE (index 1) first and checks offset + 12 against that buffer.
-            let base = set_base::Body::new()
-                .with_base_index(set_base::BaseIndex::Indirect)
-                .with_address(dims)?;
             s.compute_packet(opcode::SET_BASE, base.dwords())?;
             s.compute_packet(opcode::DISPATCH_INDIRECT, &[0, initiator])?
         }

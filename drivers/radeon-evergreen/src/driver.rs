@@ -152,7 +152,8 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     /// (nothing touched otherwise), allocate the rings from `dma` (the driver keeps them until
     /// it is dropped), upload and read back PFP, ME and RLC with the engines halted, program the
     /// ring, write `ME_INITIALIZE` (§9.2.1), un-halt, run the ring test and the IB test, set up
-    /// the interrupt ring.
+    /// the interrupt ring and test it (a fence's end-of-pipe interrupt must arrive,
+    /// [`TestError::NoInterrupt`] otherwise).
     ///
     /// On any failure after the allocation the CP and the interrupt ring are stopped and the
     /// memory goes back to `dma`.
@@ -207,7 +208,8 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         self.start_cp()?;
         self.ring_test()?;
         self.ib_test()?;
-        self.init_ih()
+        self.init_ih()?;
+        Ok(self.interrupt_test()?)
     }
 
     /// Stop the GPU's use of the driver's memory (the interrupt ring disabled, then the ME and

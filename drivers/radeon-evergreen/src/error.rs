@@ -9,6 +9,7 @@ use baregpu_hal::time::TimedOut;
 use baregpu_regs::evergreen::Chipset;
 use baregpu_ring::ring::{RingConfigError, WaitError};
 
+use crate::irq::IrqError;
 use crate::pm4::PacketError;
 
 /// The device answers register reads with all-ones: it fell off the bus, its BAR is not decoded
@@ -169,7 +170,8 @@ impl fmt::Display for FenceError {
     }
 }
 
-/// A ring or IB test failed: the CP did not execute what it was given.
+/// A ring, IB or interrupt test failed: the CP did not execute what it was given, or its
+/// interrupt did not arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -199,6 +201,25 @@ pub enum TestError {
     Dma(DmaError),
     /// The device reads all-ones.
     DeviceGone(DeviceGone),
+    /// The interrupt test's fence signalled but no vector from `source` reached the IH ring
+    /// (the IH or the RLC that drives it does not work).
+    NoInterrupt {
+        /// The interrupt source id waited for.
+        source: u32,
+        /// How long the IH ring was polled.
+        waited: TimedOut,
+    },
+    /// The interrupt test found the IH ring's write pointer inconsistent.
+    Irq(IrqError),
+}
+
+impl From<IrqError> for TestError {
+    fn from(e: IrqError) -> Self {
+        match e {
+            IrqError::DeviceGone(e) => TestError::DeviceGone(e),
+            e => TestError::Irq(e),
+        }
+    }
 }
 
 impl From<SubmitError> for TestError {
@@ -240,6 +261,10 @@ impl fmt::Display for TestError {
             TestError::Fence(_) => f.write_str("the IB test's fence failed"),
             TestError::Dma(_) => f.write_str("DMA memory for the IB test"),
             TestError::DeviceGone(_) => f.write_str("device gone"),
+            TestError::NoInterrupt { source, .. } => {
+                write!(f, "no interrupt vector from source {source} reached the IH ring")
+            }
+            TestError::Irq(_) => f.write_str("the interrupt test could not read the IH ring"),
         }
     }
 }
@@ -267,7 +292,7 @@ pub enum InitError {
     DeviceGone(DeviceGone),
     /// The microcode upload failed (read-back mismatch).
     Firmware(LoadError),
-    /// The ring test or IB test failed after bring-up.
+    /// The ring, IB or interrupt test failed after bring-up.
     Test(TestError),
 }
 
@@ -282,7 +307,7 @@ impl fmt::Display for InitError {
             InitError::Ring(_) => f.write_str("ring memory unusable by the CP"),
             InitError::DeviceGone(_) => f.write_str("device gone"),
             InitError::Firmware(_) => f.write_str("microcode upload failed"),
-            InitError::Test(_) => f.write_str("ring or IB test failed"),
+            InitError::Test(_) => f.write_str("ring, IB or interrupt test failed"),
         }
     }
 }
@@ -352,6 +377,8 @@ impl core::error::Error for TestError {
             TestError::Fence(e) => Some(e),
             TestError::Dma(e) => Some(e),
             TestError::DeviceGone(e) => Some(e),
+            TestError::NoInterrupt { waited, .. } => Some(waited),
+            TestError::Irq(e) => Some(e),
             TestError::IbMismatch { .. } => None,
         }
     }

@@ -12,6 +12,8 @@ use baregpu_regs::evergreen::ih::{
     IH_RB_WPTR_ADDR_LO, INTERRUPT_CNTL, INTERRUPT_CNTL2,
 };
 
+use core::fmt;
+
 use crate::driver::{Evergreen, WB_IH_WPTR_OFFSET, split_address};
 use crate::error::{DeviceGone, InitError};
 
@@ -50,6 +52,52 @@ pub struct IrqReport {
     /// The ring overflowed (the GPU wrapped over unread vectors): the oldest were lost, the
     /// read pointer skipped to the oldest valid vector and the overflow flag was cleared.
     pub overflowed: bool,
+}
+
+/// Why [`Evergreen::handle_interrupts`] consumed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum IrqError {
+    /// `IH_RB_WPTR` names no vector boundary of the ring: the IH writes whole 16-byte vectors
+    /// and wraps at the ring's end, so its write offset is a multiple of [`VECTOR_BYTES`]
+    /// below the ring size. Nothing was consumed; the driver kept its read pointer and wrote
+    /// it back to `IH_RB_RPTR`, so the next call resumes from the last vector it read.
+    BadWritePointer {
+        /// The raw `IH_RB_WPTR` value.
+        wptr: u32,
+        /// The ring size in bytes.
+        ring_bytes: usize,
+    },
+    /// The device reads all-ones.
+    DeviceGone(DeviceGone),
+}
+
+impl From<DeviceGone> for IrqError {
+    fn from(e: DeviceGone) -> Self {
+        IrqError::DeviceGone(e)
+    }
+}
+
+impl fmt::Display for IrqError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IrqError::BadWritePointer { wptr, ring_bytes } => write!(
+                f,
+                "IH_RB_WPTR {wptr:#x} is not a 16-byte vector boundary of the {ring_bytes}-byte IH ring"
+            ),
+            IrqError::DeviceGone(_) => f.write_str("device gone"),
+        }
+    }
+}
+
+impl core::error::Error for IrqError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            IrqError::DeviceGone(e) => Some(e),
+            IrqError::BadWritePointer { .. } => None,
+        }
+    }
 }
 
 impl<'d, A: DmaAllocator + ?Sized> IhRing<'d, A> {
@@ -129,14 +177,25 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
 
     /// Consume the pending interrupt vectors (at most one ring's worth: bounded), move
     /// `IH_RB_RPTR` past them, handle an overflow. Call it from the interrupt handler or poll it.
-    pub fn handle_interrupts(&mut self) -> Result<IrqReport, DeviceGone> {
+    ///
+    /// The read pointer only ever moves by whole vectors: a write pointer that is not a vector
+    /// boundary inside the ring is [`IrqError::BadWritePointer`] and consumes nothing (the
+    /// reserved bits of `IH_RB_WPTR` are ignored, as Linux radeon masks them).
+    pub fn handle_interrupts(&mut self) -> Result<IrqReport, IrqError> {
         let mut report = IrqReport::default();
         let wptr = self.io.read::<IH_RB_WPTR>();
         if wptr.raw() == u32::MAX {
             self.check_alive()?;
         }
+        let ring_bytes = self.ih.mem.size();
+        let end = wptr.wptr_offset() as usize * 4;
+        if !end.is_multiple_of(VECTOR_BYTES) || end >= ring_bytes {
+            // Resynchronise: the IH and the driver agree on the last vector read; an
+            // overflow flag stays set for the next call to handle with a usable pointer.
+            self.write_rptr();
+            return Err(IrqError::BadWritePointer { wptr: wptr.raw(), ring_bytes });
+        }
         let mask = self.ih.mask();
-        let mut end = (wptr.wptr_offset() as usize * 4) & mask;
         if wptr.rb_overflow() {
             // Linux radeon: the oldest valid vector is the one after the write pointer.
             report.overflowed = true;
@@ -144,10 +203,10 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
             let cntl = self.io.read::<IH_RB_CNTL>();
             self.io.write(cntl.with_ih_wptr_overflow_clear(true));
             self.io.write(cntl.with_ih_wptr_overflow_clear(false));
-            end = (wptr.wptr_offset() as usize * 4) & mask;
         }
-        let mut budget = self.ih.mem.size() / VECTOR_BYTES;
-        while self.ih.rptr != end && budget > 0 {
+        // `rptr` and `end` are vector boundaries inside the ring: this meets `end` within one
+        // ring's worth of vectors.
+        while self.ih.rptr != end {
             let id = self.ih.mem.read_u32(self.ih.rptr).unwrap_or(0) & 0xFF;
             report.vectors += 1;
             if id == source::CP_EOP {
@@ -156,9 +215,13 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
                 report.other += 1;
             }
             self.ih.rptr = (self.ih.rptr + VECTOR_BYTES) & mask;
-            budget -= 1;
         }
-        self.io.write(IH_RB_RPTR::RESET.with_rptr_offset((self.ih.rptr / 4) as u16));
+        self.write_rptr();
         Ok(report)
+    }
+
+    /// Tell the IH the driver's read pointer (always a vector boundary inside the ring).
+    fn write_rptr(&self) {
+        self.io.write(IH_RB_RPTR::RESET.with_rptr_offset((self.ih.rptr / 4) as u16));
     }
 }

@@ -44,7 +44,8 @@
 //! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing a 64-bit sequence
 //!   to memory with an interrupt; [`Evergreen::wait`] is bounded and tells a hung CP from a
 //!   slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
-//! - Interrupts ([`Evergreen::handle_interrupts`]): the IH ring, EOP vectors, overflow.
+//! - Interrupts ([`Evergreen::handle_interrupts`]): the IH ring, EOP vectors, overflow; a
+//!   write pointer the IH could not have written is [`IrqError::BadWritePointer`].
 //! - CP DMA fill and copy, `COND_EXEC` and `SET_PREDICATION` (§9.5) on [`Submission`].
 //! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test) and
 //!   [`Evergreen::recover`] (microcode read-back, reload when it fails).
@@ -69,6 +70,7 @@ pub mod compute;
 mod driver;
 mod error;
 pub mod irq;
+mod irq_test;
 pub mod pci;
 pub mod pm4;
 pub mod sync;
@@ -81,7 +83,7 @@ pub use driver::{
 pub use error::{
     ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
 };
-pub use irq::IrqReport;
+pub use irq::{IrqError, IrqReport};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
 /// The Evergreen/Cayman shader assembler and kernel ABI the [`compute`] module's kernels use.

@@ -114,14 +114,7 @@ fn corrupted_microcode_read_back_fails_init_with_the_word() {
             evergreen_model::Faults { ucode_corrupt: Some(17), ..Default::default() },
         );
         let images = Images::of(chip);
-        let r = Evergreen::init(
-            &gpu,
-            ModelClock::new(&gpu),
-            &gpu,
-            chip,
-            &images.parse(),
-            RingConfig::default(),
-        );
+        let r = try_init(&gpu, chip, &images, RingConfig::default());
         match r.err() {
             Some(InitError::Firmware(baregpu_firmware::amd::evergreen::LoadError::Readback {
                 image: baregpu_firmware::amd::evergreen::Image::Pfp,
@@ -149,4 +142,32 @@ fn bad_ring_sizes_are_refused_before_any_register_access() {
     );
     assert!(matches!(r.err(), Some(InitError::Config(_))));
     assert_eq!((io.reads.get(), io.writes.get()), (0, 0));
+}
+
+#[test]
+fn init_tests_the_interrupt_path_and_a_flipped_rlc_bit_fails_it() {
+    use baregpu_radeon_evergreen::TestError;
+    use baregpu_radeon_evergreen::irq::source;
+    use evergreen_model::Engine;
+    for (chip, asic) in CHIPS {
+        // A good bring-up saw its fence's end-of-pipe vector.
+        let gpu = common::gpu(asic);
+        let drv = init(&gpu, chip, &Images::of(chip), RingConfig::default());
+        assert!(gpu.model().stats().ih_entries >= 1, "{chip:?}: the test's vector");
+        drop(drv);
+        // One bit flipped in the RLC image: the upload reads back what was written, but the
+        // RLC does not hold the chip's known image, so the IH delivers nothing.
+        let gpu = common::gpu(asic);
+        let mut images = Images::of(chip);
+        images.0[2][100] ^= 1 << 3;
+        let r = try_init(&gpu, chip, &images, RingConfig::default());
+        assert!(gpu.model_mut().microcode(Engine::Rlc).is_none(), "{chip:?}: unknown RLC image");
+        assert!(gpu.model_mut().microcode(Engine::Me).is_some(), "{chip:?}: the CP still runs");
+        match r.err() {
+            Some(InitError::Test(TestError::NoInterrupt { source: s, .. })) => {
+                assert_eq!(s, source::CP_EOP, "{chip:?}")
+            }
+            other => panic!("{chip:?}: {other:?}"),
+        }
+    }
 }

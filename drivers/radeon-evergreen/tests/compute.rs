@@ -4,6 +4,7 @@
 
 mod common;
 
+use baregpu_evergreen_asm::abi::AbiError;
 use baregpu_evergreen_asm::{Chip, Node, assemble, examples};
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_radeon_evergreen::compute::{self, Dispatch, DispatchError, Kernel};
@@ -130,43 +131,90 @@ fn saxpy_matches_the_cpu_on_both_chips_direct_and_indirect() {
 
 #[test]
 fn dispatches_the_hardware_cannot_run_are_typed_errors_and_submit_nothing() {
-    let (chip, asic) = CHIPS[0];
-    let gpu = gpu(asic);
-    let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
-    let (_code, k) = kernel(&gpu, chip, examples::VECTOR_ADD);
-    let cb = alloc(&gpu, 256);
-    let mem = alloc(&gpu, 4096);
-    let ok = Dispatch {
-        kernel: k,
-        groups: [1, 1, 1],
-        local: [64, 1, 1],
-        args: &[0, 0, 0],
-        constants: &cb,
-        global: &mem,
-        lds_dwords: 0,
-        indirect: None,
-    };
-    let submissions = drv.stats().submissions;
-    let cases: [(Dispatch<'_>, DispatchError); 5] = [
-        (Dispatch { local: [16, 16, 2], ..ok }, DispatchError::GroupTooLarge { threads: 512 }),
-        (Dispatch { groups: [0, 1, 1], ..ok }, DispatchError::EmptyDispatch),
-        (Dispatch { lds_dwords: 8193, ..ok }, DispatchError::LdsTooLarge { dwords: 8193 }),
-        (
-            Dispatch { kernel: Kernel { num_gprs: 1, ..k }, ..ok },
-            DispatchError::BadGprCount { num_gprs: 1 },
-        ),
-        (
-            Dispatch { kernel: Kernel { code: BusAddress(k.code.0 + 4), ..k }, ..ok },
-            DispatchError::Misaligned { address: BusAddress(k.code.0 + 4) },
-        ),
-    ];
-    for (d, e) in cases {
-        assert_eq!(drv.dispatch(&d).err(), Some(e));
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
+        let (_code, k) = kernel(&gpu, chip, examples::VECTOR_ADD);
+        let cb = alloc(&gpu, 256);
+        let mem = alloc(&gpu, 4096);
+        let ok = Dispatch {
+            kernel: k,
+            groups: [1, 1, 1],
+            local: [64, 1, 1],
+            args: &[0, 0, 0],
+            constants: &cb,
+            global: &mem,
+            lds_dwords: 0,
+            indirect: None,
+        };
+        let many_args = [0u32; compute::MAX_ARGS + 1];
+        let small_cb = alloc(&gpu, 128);
+        let top = BusAddress(1 << 40);
+        let submissions = drv.stats().submissions;
+        let cases: [(Dispatch<'_>, DispatchError); 14] = [
+            (Dispatch { local: [16, 16, 2], ..ok }, DispatchError::GroupTooLarge { threads: 512 }),
+            // The product of the dimensions overflows 64 bits.
+            (
+                Dispatch { local: [u32::MAX, u32::MAX, 4], ..ok },
+                DispatchError::GroupTooLarge { threads: u64::MAX },
+            ),
+            (Dispatch { groups: [0, 1, 1], ..ok }, DispatchError::EmptyDispatch),
+            (Dispatch { local: [64, 0, 1], ..ok }, DispatchError::EmptyDispatch),
+            (Dispatch { lds_dwords: 8193, ..ok }, DispatchError::LdsTooLarge { dwords: 8193 }),
+            (
+                Dispatch { kernel: Kernel { num_gprs: 1, ..k }, ..ok },
+                DispatchError::BadGprCount { num_gprs: 1 },
+            ),
+            (
+                Dispatch { kernel: Kernel { code: BusAddress(k.code.0 + 4), ..k }, ..ok },
+                DispatchError::Misaligned { address: BusAddress(k.code.0 + 4) },
+            ),
+            // groups x local must fit the 32-bit global size of cb0.
+            (
+                Dispatch { groups: [1 << 26, 1, 1], ..ok },
+                DispatchError::Constants(AbiError::GlobalSizeOverflow),
+            ),
+            (
+                Dispatch { args: &many_args, ..ok },
+                DispatchError::Constants(AbiError::BufferTooSmall { needed: 9 + 56 }),
+            ),
+            // cb0 is read in 256-byte units: 128 bytes of constants memory are too few.
+            (
+                Dispatch { constants: &small_cb, ..ok },
+                DispatchError::Constants(AbiError::BufferTooSmall { needed: 64 }),
+            ),
+            // The indirect group counts: where SET_BASE can point (ADDRESS_LO holds bits 31:3),
+            // all 12 bytes below 2^40.
+            (
+                Dispatch { indirect: Some(BusAddress(mem.bus_address().0 + 2)), ..ok },
+                DispatchError::BadIndirect { address: BusAddress(mem.bus_address().0 + 2) },
+            ),
+            (
+                Dispatch { indirect: Some(BusAddress(mem.bus_address().0 + 4)), ..ok },
+                DispatchError::BadIndirect { address: BusAddress(mem.bus_address().0 + 4) },
+            ),
+            (
+                Dispatch { indirect: Some(BusAddress(top.0 - 8)), ..ok },
+                DispatchError::BadIndirect { address: BusAddress(top.0 - 8) },
+            ),
+            (
+                Dispatch { indirect: Some(BusAddress(u64::MAX - 3)), ..ok },
+                DispatchError::BadIndirect { address: BusAddress(u64::MAX - 3) },
+            ),
+        ];
+        for (d, e) in cases {
+            assert_eq!(drv.dispatch(&d).err(), Some(e), "{chip:?}");
+        }
+        assert_eq!(drv.stats().submissions, submissions, "{chip:?}: nothing reached the ring");
+        // The valid one runs, with and without indirect group counts.
+        let dims = alloc(&gpu, 256);
+        dims.write_slice(0, &[1, 1, 1]).unwrap();
+        for indirect in [None, Some(dims.bus_address())] {
+            let f = drv.dispatch(&Dispatch { indirect, ..ok }).unwrap();
+            drv.wait(&f, FENCE_TIMEOUT).unwrap();
+        }
+        assert_clean(&gpu);
     }
-    assert_eq!(drv.stats().submissions, submissions, "nothing reached the ring");
-    // The valid one runs.
-    let f = drv.dispatch(&ok).unwrap();
-    drv.wait(&f, FENCE_TIMEOUT).unwrap();
 }
 
 /// Run `source` over `n` u32 elements of `input` (at byte 0 of global memory) with the

@@ -181,6 +181,12 @@ pub enum TestError {
     Dma(DmaError),
     /// The device reads all-ones.
     DeviceGone(DeviceGone),
+    /// The interrupt test's software interrupt, fired from the ring, never set
+    /// `GEN_INT_STATUS.SW_INT`.
+    NoInterrupt {
+        /// How long and how often it was polled.
+        waited: TimedOut,
+    },
 }
 
 impl From<SubmitError> for TestError {
@@ -213,6 +219,9 @@ impl fmt::Display for TestError {
             TestError::Submit(_) => f.write_str("test submission failed"),
             TestError::Dma(_) => f.write_str("DMA memory for the test"),
             TestError::DeviceGone(_) => f.write_str("device gone"),
+            TestError::NoInterrupt { .. } => {
+                f.write_str("the software interrupt fired from the ring never arrived")
+            }
         }
     }
 }
@@ -356,7 +365,7 @@ impl core::error::Error for TestError {
             TestError::Submit(e) => Some(e),
             TestError::DeviceGone(e) => Some(e),
             TestError::Dma(e) => Some(e),
-            TestError::TimedOut { waited, .. } => Some(waited),
+            TestError::TimedOut { waited, .. } | TestError::NoInterrupt { waited } => Some(waited),
         }
     }
 }

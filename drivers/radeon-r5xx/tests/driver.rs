@@ -721,7 +721,8 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
 
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts::NONE.with_software(true));
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
+    gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     set_faults(&gpu, |f| f.registers_all_ones = true);
     assert!(drv.device_gone());
     let f = drv.emit_fence().unwrap(); // no register read on the submit path
@@ -822,7 +823,8 @@ fn recover_reloads_microcode_after_a_corrupted_readback_and_reports_persistent_c
 fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts::NONE.with_software(true));
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
+    gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     gpu.take_interrupts();
     let f = drv
         .submit(4, |s| {
@@ -844,16 +846,41 @@ fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
     assert_eq!(gpu.take_interrupts(), 1);
     assert!(drv.handle_interrupt().unwrap().software);
     gpu.ack_irq(IRQ_LINE);
-    drv.enable_interrupts(Interrupts::default());
+    drv.enable_interrupts(Interrupts::default()).unwrap();
     drv.raise_software_interrupt();
     assert_eq!(gpu.take_interrupts(), 0);
+}
+
+#[test]
+fn enabling_the_software_interrupt_tests_it_from_the_ring() {
+    // The self-test's interrupt arrived and was acknowledged.
+    let gpu = gpu();
+    let mut drv = init(&gpu, small_ring());
+    gpu.take_interrupts();
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
+    gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
+    assert_eq!(gpu.take_interrupts(), 1, "the test's interrupt");
+    assert!(!RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).sw_int(), "acknowledged");
+    // A CP that never runs the test's packet: a typed error, not a silent success.
+    let gpu = self::gpu();
+    let mut drv = init(&gpu, small_ring());
+    set_faults(&gpu, |f| f.cp_stall = true);
+    match drv.enable_interrupts(Interrupts::NONE.with_software(true)) {
+        Err(TestError::NoInterrupt { waited }) => assert!(waited.polls > 1),
+        other => panic!("{other:?}"),
+    }
+    // The scratch interrupt alone has nothing to fire from the ring: no test.
+    let gpu = self::gpu();
+    let mut drv = init(&gpu, small_ring());
+    set_faults(&gpu, |f| f.cp_stall = true);
+    assert_eq!(drv.enable_interrupts(Interrupts::NONE.with_scratch(true)), Ok(()));
 }
 
 #[test]
 fn scratch_interrupt_fires_on_the_fence_writeback() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts::NONE.with_scratch(true));
+    drv.enable_interrupts(Interrupts::NONE.with_scratch(true)).unwrap();
     gpu.take_interrupts();
     // White-box arm (§5.9: the compare's DRV_REGS are undocumented): pair 0 = SCRATCH_REG0
     // (low) and SCRATCH_REG1 (fences, high) >= fence 3 in the high word.
@@ -876,7 +903,8 @@ fn scratch_interrupt_fires_on_the_fence_writeback() {
 fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts::NONE.with_software(true));
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
+    gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     drv.reset().unwrap();
     gpu.take_interrupts();
     drv.raise_software_interrupt();

@@ -1,12 +1,17 @@
-//! PCI discovery over `pci_types`: enumerate functions, decode BARs, and the shape of the
-//! per-family PCI match tables ([`PciMatch`], generated in `baregpu-regs` from the chipset
-//! tables) that identify supported GPUs.
+//! PCI discovery: enumerate functions, decode BARs, and the shape of the per-family PCI match
+//! tables ([`PciMatch`], generated in `baregpu-regs` from the chipset tables) that identify
+//! supported GPUs.
 //!
 //! The platform supplies a [`ConfigRegionAccess`] (x86 port I/O, ECAM, or the QEMU harness's
-//! virtual function): drivers probe emulated and real devices the same way.
+//! virtual function): drivers probe emulated and real devices the same way. Header fields and
+//! the command register go through `pci_types`; BARs are decoded here, each register read once
+//! and sized once, because `pci_types` 0.10 `EndpointHeader::bar` reads the BAR again after we
+//! checked it (a device that changes in between hits its `panic!` on a reserved type) and
+//! shifts by the read-back's trailing zeros unchecked (a 32-bit read-back without address bits,
+//! or a 64-bit one reading 0/0, overflows the shift). Hostile configuration space is a typed
+//! [`PciError`], never a panic.
 
 use core::fmt;
-use pci_types::Bar as RawBar;
 use pci_types::{CommandRegister, EndpointHeader, HeaderType, PciHeader};
 pub use pci_types::{ConfigRegionAccess, PciAddress};
 
@@ -48,6 +53,15 @@ pub enum PciError {
         /// BAR slot.
         slot: u8,
     },
+    /// A memory BAR's sizing read-back (all-ones written) has no writable address bit, so it
+    /// names no size: a 32-bit BAR reading back only its type bits, or a 64-bit one reading
+    /// back 0 in both halves.
+    BadBarSize {
+        /// BAR slot.
+        slot: u8,
+    },
+    /// A 64-bit memory BAR in slot 5, which has no slot above it for the upper half.
+    WideBarInLastSlot,
 }
 
 impl fmt::Display for PciError {
@@ -56,6 +70,10 @@ impl fmt::Display for PciError {
             PciError::NoDevice => write!(f, "no PCI function (config space reads all-ones)"),
             PciError::NotEndpoint => write!(f, "PCI function is not an endpoint"),
             PciError::ReservedBarType { slot } => write!(f, "BAR{slot} has a reserved memory type"),
+            PciError::BadBarSize { slot } => {
+                write!(f, "BAR{slot} reads back no address bits when sized")
+            }
+            PciError::WideBarInLastSlot => f.write_str("BAR5 is a 64-bit memory BAR"),
         }
     }
 }
@@ -82,23 +100,6 @@ pub enum Bar {
         /// First port.
         port: u32,
     },
-}
-
-impl From<RawBar> for Bar {
-    fn from(bar: RawBar) -> Bar {
-        match bar {
-            RawBar::Memory32 { address, size, prefetchable } => Bar::Memory {
-                address: address.into(),
-                size: size.into(),
-                wide: false,
-                prefetchable,
-            },
-            RawBar::Memory64 { address, size, prefetchable } => {
-                Bar::Memory { address, size, wide: true, prefetchable }
-            }
-            RawBar::Io { port } => Bar::Io { port },
-        }
-    }
 }
 
 /// What probing an endpoint found.
@@ -308,7 +309,7 @@ pub fn probe(
     endpoint.update_command(access, |c| {
         c.difference(CommandRegister::MEMORY_ENABLE | CommandRegister::IO_ENABLE)
     });
-    let bars = decode_bars(access, address, &endpoint);
+    let bars = decode_bars(access, address);
     endpoint.update_command(access, |_| command);
     let bars = bars?;
 
@@ -327,24 +328,84 @@ pub fn probe(
 fn decode_bars(
     access: &impl ConfigRegionAccess,
     address: PciAddress,
-    endpoint: &EndpointHeader,
 ) -> Result<[Option<Bar>; 6], PciError> {
     let mut bars = [None; 6];
     let mut slot = 0u8;
     while slot < 6 {
-        let raw = read(access, address, OFFSET_BAR0 + u16::from(slot) * 4);
-        let is_memory = raw & 1 == 0;
-        let mem_type = (raw >> 1) & 0b11;
-        // pci_types panics on reserved types; reject them first.
-        if is_memory && (mem_type == 0b01 || mem_type == 0b11) {
-            return Err(PciError::ReservedBarType { slot });
-        }
-        let bar = endpoint.bar(slot, access).map(Bar::from);
-        let wide = matches!(bar, Some(Bar::Memory { wide: true, .. }));
+        let (bar, slots) = decode_bar(access, address, slot)?;
         bars[usize::from(slot)] = bar;
-        slot += if wide { 2 } else { 1 };
+        slot += slots;
     }
     Ok(bars)
+}
+
+/// Write all-ones to the BAR register at `offset`, read back what sticks, write `restore`
+/// (the PCI sizing protocol; the caller has decoding off).
+fn size_register(
+    access: &impl ConfigRegionAccess,
+    address: PciAddress,
+    offset: u16,
+    restore: u32,
+) -> u32 {
+    // SAFETY: `offset` is one of the six BAR registers of the standard header.
+    unsafe {
+        access.write(address, offset, u32::MAX);
+        let readback = access.read(address, offset);
+        access.write(address, offset, restore);
+        readback
+    }
+}
+
+/// Bits 3:0 of a memory BAR: space, type, prefetchable.
+const MEMORY_BAR_FLAGS: u32 = 0xF;
+/// Bits 1:0 of an I/O BAR: space, reserved.
+const IO_BAR_FLAGS: u32 = 0x3;
+
+/// Decode BAR `slot` from one read of its register (and of the upper half of a 64-bit BAR)
+/// and one sizing round: the BAR and the slots it occupies. An unimplemented memory BAR
+/// (read-back 0) is `None`. I/O BARs are not sized (the drivers use none).
+fn decode_bar(
+    access: &impl ConfigRegionAccess,
+    address: PciAddress,
+    slot: u8,
+) -> Result<(Option<Bar>, u8), PciError> {
+    let offset = OFFSET_BAR0 + u16::from(slot) * 4;
+    let raw = read(access, address, offset);
+    if raw & 1 == 1 {
+        return Ok((Some(Bar::Io { port: raw & !IO_BAR_FLAGS }), 1));
+    }
+    let prefetchable = raw & 0b1000 != 0;
+    let base = raw & !MEMORY_BAR_FLAGS;
+    match (raw >> 1) & 0b11 {
+        0b00 => {
+            let readback = size_register(access, address, offset, raw);
+            if readback == 0 {
+                return Ok((None, 1));
+            }
+            let mask = readback & !MEMORY_BAR_FLAGS;
+            if mask == 0 {
+                return Err(PciError::BadBarSize { slot });
+            }
+            let size = 1u64 << mask.trailing_zeros();
+            Ok((Some(Bar::Memory { address: base.into(), size, wide: false, prefetchable }), 1))
+        }
+        0b10 => {
+            if slot == 5 {
+                return Err(PciError::WideBarInLastSlot);
+            }
+            let upper = read(access, address, offset + 4);
+            let low = size_register(access, address, offset, raw);
+            let high = size_register(access, address, offset + 4, upper);
+            let mask = u64::from(high) << 32 | u64::from(low & !MEMORY_BAR_FLAGS);
+            if mask == 0 {
+                return Err(PciError::BadBarSize { slot });
+            }
+            let size = 1u64 << mask.trailing_zeros();
+            let address = u64::from(upper) << 32 | u64::from(base);
+            Ok((Some(Bar::Memory { address, size, wide: true, prefetchable }), 2))
+        }
+        _ => Err(PciError::ReservedBarType { slot }),
+    }
 }
 
 /// Visit every endpoint function on buses `0..=last_bus` of segment 0 (brute force: works
@@ -470,6 +531,51 @@ mod tests {
             Err(PciError::ReservedBarType { slot: 0 })
         );
         assert_eq!(cfg.regs.borrow()[1], 7, "command register restored on error too");
+    }
+
+    /// A BAR that reads as a valid type once and as a reserved type on every later read:
+    /// `pci_types` re-read it after our check and panicked ("BAR Memory type is reserved!").
+    #[test]
+    fn a_bar_that_changes_between_reads_is_decoded_from_one_read() {
+        struct Changing(FakeConfig, core::cell::Cell<u32>);
+        impl ConfigRegionAccess for Changing {
+            unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
+                // SAFETY: forwarded with the caller's guarantee.
+                let v = unsafe { self.0.read(address, offset) };
+                if offset != OFFSET_BAR0 {
+                    return v;
+                }
+                self.1.set(self.1.get() + 1);
+                if self.1.get() == 1 { v } else { v | 0b110 }
+            }
+            unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
+                // SAFETY: forwarded with the caller's guarantee.
+                unsafe { self.0.write(address, offset, value) }
+            }
+        }
+        let cfg = Changing(FakeConfig::r5xx(), core::cell::Cell::new(0));
+        let f = probe(&cfg, PciAddress::new(0, 0, 3, 0)).unwrap();
+        assert_eq!(f.memory_bar(0), Some((0xE000_0000, 0x1_0000)));
+    }
+
+    /// Sizing read-backs without a single address bit name no size: `pci_types` shifted by 32
+    /// (a 32-bit BAR reading back only its type bits) or 64 (a 64-bit BAR reading back 0/0),
+    /// a panic with overflow checks and a size of 1 without.
+    #[test]
+    fn a_sizing_read_back_without_address_bits_is_an_error_not_a_panic() {
+        let mut cfg = FakeConfig::r5xx();
+        cfg.sizes[0] = 0; // BAR0 keeps only its flag bits, and they are not zero
+        cfg.regs.borrow_mut()[4] = 0x0000_0008; // 32-bit prefetchable memory at 0
+        assert_eq!(probe(&cfg, PciAddress::new(0, 0, 3, 0)), Err(PciError::BadBarSize { slot: 0 }));
+        let mut cfg = FakeConfig::r5xx();
+        cfg.sizes[2] = 0; // BAR2/3: a 64-bit BAR whose halves read back 0 and 0
+        cfg.sizes[3] = 0;
+        cfg.regs.borrow_mut()[6] = 0x0000_0004;
+        assert_eq!(probe(&cfg, PciAddress::new(0, 0, 3, 0)), Err(PciError::BadBarSize { slot: 2 }));
+        assert_eq!(cfg.regs.borrow()[1], 7, "command register restored");
+        let cfg = FakeConfig::r5xx();
+        cfg.regs.borrow_mut()[9] = 0x0000_0004; // BAR5: 64-bit, no slot for its upper half
+        assert_eq!(probe(&cfg, PciAddress::new(0, 0, 3, 0)), Err(PciError::WideBarInLastSlot));
     }
 
     #[test]

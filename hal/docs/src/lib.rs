@@ -23,6 +23,8 @@
 //! panics instead: CI must run every check. A present document directory missing the named
 //! file is a failure too (a typo, or an incomplete copy), never a skip.
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

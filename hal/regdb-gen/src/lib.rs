@@ -4,6 +4,8 @@
 //! `cargo xtask regen` (or `cargo run -p regdb-gen --bin regdb -- generate`) rewrites the
 //! generated files; the `generated_code_is_up_to_date` test fails when one is stale.
 
+#![forbid(unsafe_code)]
+
 pub mod codegen;
 pub mod coverage;
 pub mod lint;

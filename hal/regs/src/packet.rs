@@ -115,6 +115,20 @@ impl<F> Packet<F> {
         Ok(())
     }
 
+    /// The body sizes the table allows, as bounds (a decoder applies what the table cannot say,
+    /// such as a count held in a field, itself, within them); `only_dwords` is checked by
+    /// [`Packet::check_body`].
+    pub const fn body_len(&self) -> BodyLen {
+        BodyLen {
+            min: self.min_dwords as u32,
+            max: if self.max_dwords >= MAX_BODY_DWORDS {
+                None
+            } else {
+                Some(self.max_dwords as u32)
+            },
+        }
+    }
+
     /// The field named `name`.
     pub fn field(&self, name: &str) -> Option<&'static BodyField> {
         self.fields.iter().find(|f| f.name() == name)
@@ -140,6 +154,26 @@ impl<F> Eq for Packet<F> {}
 impl<F> fmt::Debug for Packet<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({:#04x}, §{})", self.name, self.opcode, self.section)
+    }
+}
+
+/// A packet body's size bounds in dwords ([`Packet::body_len`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLen {
+    /// Fewest body dwords.
+    pub min: u32,
+    /// Most body dwords (`None`: the table leaves the end open).
+    pub max: Option<u32>,
+}
+
+impl BodyLen {
+    /// Whether a body of `dwords` fits.
+    pub const fn accepts(&self, dwords: u32) -> bool {
+        dwords >= self.min
+            && match self.max {
+                Some(max) => dwords <= max,
+                None => true,
+            }
     }
 }
 

@@ -89,3 +89,24 @@ fn the_family_table_lists_every_documented_register() {
         assert_eq!(r.write_mask & !fields, 0, "{}", r.name);
     }
 }
+
+#[test]
+fn packet_body_sizes_come_from_the_document_tables() {
+    use baregpu_regs::packet::BodyLen;
+    use baregpu_regs::r5xx::packets as p;
+    let exactly = |n| BodyLen { min: n, max: Some(n) };
+    let at_least = |n| BodyLen { min: n, max: None };
+    // §6.2.5.2 WAIT_MEM: SEM_ADDR, SEM_LEN; §6.2.3 SET_SCISSORS: two corners.
+    assert_eq!(p::WAIT_MEM.body_len(), exactly(2));
+    assert_eq!(p::SET_SCISSORS.body_len(), exactly(2));
+    assert_eq!(p::_3D_CLEAR_HIZ.body_len(), exactly(3));
+    // Vertex data "4 to end" after VAP_VTX_FMT and VAP_VF_CNTL.
+    assert_eq!(p::_3D_DRAW_IMMD.body_len(), at_least(2));
+    // LOAD_PALETTE: SCALE_DATATYPE, COLOR_1 and COLOR_2 are numbered rows, then COLOR_n.
+    assert_eq!(p::LOAD_PALETTE.body_len(), at_least(3));
+    // {SETTINGS} says what follows; NOP's DATA_BLOCK may be a single dword.
+    assert_eq!(p::BITBLT.body_len(), at_least(1));
+    assert_eq!(p::NOP.body_len(), at_least(1));
+    assert!(exactly(2).accepts(2) && !exactly(2).accepts(3) && !exactly(2).accepts(1));
+    assert!(at_least(2).accepts(100) && !at_least(2).accepts(1));
+}

@@ -6,12 +6,17 @@
 //! - [`ConfigSpace`]: type-0 PCI configuration space (IDs, command register, BAR sizing).
 //! - [`GuestMemory`]: bounds-checked DMA to guest RAM — QEMU's shared RAM file
 //!   ([`SharedFileMemory`], q35 layout) or a heap buffer ([`VecMemory`]).
+//! - [`PlatformDevice`]: a device that is not PCI on real hardware (a [`PlatformModel`]: a
+//!   register window) presented as a PCI function with project-defined IDs.
+//! - [`RegisterBar`]: the register BAR dispatch every GPU model shares.
 //! - [`DeviceContext`]: what a model may do during a callback (DMA, interrupt lines,
 //!   [`fail`](DeviceContext::fail) into the error state).
 //! - [`Device`]: model + config space + memory + interrupt latch + error state, answering the
 //!   mailbox operations of `gpu-mailbox`.
 //! - [`InProcess`]: a device host tests drive through the kernel's own traits
 //!   (`baregpu_hal::RegisterIo`, `pci_types::ConfigRegionAccess`, `baregpu_hal::dma::DmaAllocator`).
+//! - [`cp_error`]: the command-processor error codes every model reports, one meaning each.
+//! - [`faults`]: the injected faults every GPU model shares, parsed and encoded once.
 //! - [`pacing`]: how the engines advance against requests and time ([`Pacing`]: run to idle,
 //!   seeded pseudo-random partial progress, or an engine thread), the same for every model.
 //! - [`transport`]: the ivshmem server QEMU's `ivshmem-doorbell` connects to, serving the
@@ -22,13 +27,17 @@
 
 mod config;
 mod context;
+pub mod cp_error;
 mod device;
+pub mod faults;
 mod in_process;
 mod memory;
 mod model;
 mod null_io;
 pub mod pacing;
+mod platform;
 pub mod regfile;
+mod register_bar;
 pub mod sys;
 pub mod transport;
 
@@ -48,6 +57,8 @@ pub use memory::{
 pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};
 pub use null_io::NullAfterInit;
 pub use pacing::{BadPacing, PACING_ENV, Pacing};
+pub use platform::{PlatformDevice, PlatformModel};
+pub use register_bar::RegisterBar;
 
 /// Parse a number as the command-line options and fault lists of every model write it:
 /// decimal, or hexadecimal after `0x`/`0X`.

@@ -119,6 +119,15 @@ pub enum MemoryError {
     ZeroSize,
     /// The size does not fit this host's address space.
     TooLarge(u64),
+    /// An existing, non-empty guest RAM file is smaller than the guest RAM: it is someone's
+    /// data, or another guest's RAM, so it is neither extended nor used (QEMU's
+    /// `memory-backend-file` refuses such a file too).
+    FileTooSmall {
+        /// The file's size in bytes.
+        found: u64,
+        /// The guest RAM size.
+        needed: u64,
+    },
     /// Opening, sizing or mapping the file failed.
     Io {
         /// What was being done.
@@ -133,6 +142,11 @@ impl fmt::Display for MemoryError {
         match self {
             MemoryError::ZeroSize => write!(f, "guest memory size is zero"),
             MemoryError::TooLarge(s) => write!(f, "guest memory size {s:#x} is too large"),
+            MemoryError::FileTooSmall { found, needed } => write!(
+                f,
+                "the existing guest RAM file has {found} bytes, fewer than the {needed} of guest \
+                 RAM (not extended: remove it or give a size that fits)"
+            ),
             MemoryError::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
@@ -152,17 +166,20 @@ impl std::error::Error for MemoryError {
 pub struct SharedFileMemory {
     map: Mapping,
     layout: RamLayout,
+    created: bool,
 }
 
 impl SharedFileMemory {
     /// Map the RAM file of a q35 guest with `ram_size` bytes (QEMU `-m`). The file is created
-    /// (and extended) if needed, so the server may start before QEMU: QEMU's
+    /// if absent (or sized if empty), so the server may start before QEMU: QEMU's
     /// `memory-backend-file,mem-path=PATH,share=on,size=ram_size` then uses the same file.
     pub fn open_q35(path: &Path, ram_size: u64) -> Result<Self, MemoryError> {
         Self::open(path, RamLayout::q35(ram_size))
     }
 
-    /// Map the RAM file with an explicit layout.
+    /// Map the RAM file with an explicit layout. A file this call creates is removed again
+    /// when mapping it fails; an existing non-empty file smaller than the layout is
+    /// [`MemoryError::FileTooSmall`] and left as it is.
     pub fn open(path: &Path, layout: RamLayout) -> Result<Self, MemoryError> {
         let size = layout.size();
         if size == 0 {
@@ -170,18 +187,39 @@ impl SharedFileMemory {
         }
         let len = usize::try_from(size).map_err(|_| MemoryError::TooLarge(size))?;
         let io = |context| move |source| MemoryError::Io { context, source };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io("opening the guest RAM file"))?;
-        if file.metadata().map_err(io("reading the guest RAM file size"))?.len() < size {
-            file.set_len(size).map_err(io("extending the guest RAM file"))?;
+        let mut options = OpenOptions::new();
+        options.read(true).write(true);
+        let (file, created) = match options.clone().create_new(true).open(path) {
+            Ok(file) => (file, true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                (options.open(path).map_err(io("opening the guest RAM file"))?, false)
+            }
+            Err(e) => return Err(io("creating the guest RAM file")(e)),
+        };
+        let mapped = (|| {
+            let found = file.metadata().map_err(io("reading the guest RAM file size"))?.len();
+            if found == 0 {
+                file.set_len(size).map_err(io("sizing the guest RAM file"))?;
+            } else if found < size {
+                return Err(MemoryError::FileTooSmall { found, needed: size });
+            }
+            Mapping::new(file.as_fd(), len).map_err(io("mapping the guest RAM file"))
+        })();
+        match mapped {
+            Ok(map) => Ok(SharedFileMemory { map, layout, created }),
+            Err(e) => {
+                if created {
+                    let _ = std::fs::remove_file(path);
+                }
+                Err(e)
+            }
         }
-        let map = Mapping::new(file.as_fd(), len).map_err(io("mapping the guest RAM file"))?;
-        Ok(SharedFileMemory { map, layout })
+    }
+
+    /// Whether [`open`](Self::open) created the file (so whoever gives up on it before QEMU
+    /// uses it removes it, see `model-server`).
+    pub fn created(&self) -> bool {
+        self.created
     }
 
     /// The guest-physical layout.
@@ -197,7 +235,9 @@ impl GuestMemory for SharedFileMemory {
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
         let offset = self.layout.translate(address, buf.len())? as usize;
-        // SAFETY: `translate` checked `offset + len <= layout.size() == map.len()`.
+        // SAFETY: `translate` checked `offset + len <= layout.size() == map.len()`; the
+        // mapping starts on a page and covers whole pages, so the aligned words overlapping
+        // the range are mapped too.
         unsafe { sys::copy_from_shared(self.map.as_ptr().add(offset), buf) };
         Ok(())
     }
@@ -248,8 +288,10 @@ impl VecMemory {
         if size == 0 {
             return Err(MemoryError::ZeroSize);
         }
-        let layout =
-            Layout::from_size_align(size, 4096).map_err(|_| MemoryError::TooLarge(size as u64))?;
+        // Whole words: the shared-memory copies access the aligned 32-bit words overlapping
+        // a range, so the last byte's word must be allocated too.
+        let layout = Layout::from_size_align(size.next_multiple_of(4), 4096)
+            .map_err(|_| MemoryError::TooLarge(size as u64))?;
         // SAFETY: non-zero size (checked above).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(ptr).unwrap_or_else(|| alloc::handle_alloc_error(layout));
@@ -288,8 +330,10 @@ impl GuestMemory for VecMemory {
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<(), DmaFault> {
         let offset = self.check(address, buf.len())?;
-        // SAFETY: `offset + len <= size` (checked); the bytes are only accessed atomically
-        // (a driver's `DmaRegion` into them, possibly on another thread, is atomic too).
+        // SAFETY: `offset + len <= size` (checked) and the allocation is page-aligned and
+        // whole words long, so every aligned word overlapping the range is in it; the bytes
+        // are only accessed with 32-bit atomics (a driver's `DmaRegion` into them, possibly
+        // on another thread, too).
         unsafe { sys::copy_from_shared(self.buf.ptr.as_ptr().add(offset), buf) };
         Ok(())
     }
@@ -360,5 +404,25 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(&bytes[0x1000..0x1005], b"guest");
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// An existing file with data, smaller than the guest RAM, is refused and left as it was;
+    /// an existing empty one is sized; a file that cannot be mapped is not left behind.
+    #[test]
+    #[cfg(not(miri))] // file-backed mappings
+    fn a_small_existing_file_is_refused_and_a_failed_open_leaves_no_file() {
+        let path = std::env::temp_dir().join(format!("gdm-small-{}", std::process::id()));
+        std::fs::write(&path, b"someone's data").unwrap();
+        let e = SharedFileMemory::open_q35(&path, 1 << 20).unwrap_err();
+        assert!(matches!(e, MemoryError::FileTooSmall { found: 14, needed: 0x10_0000 }), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"someone's data", "not extended");
+        std::fs::write(&path, b"").unwrap();
+        let m = SharedFileMemory::open_q35(&path, 1 << 20).unwrap();
+        assert!(!m.created());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 1 << 20, "an empty file is sized");
+        std::fs::remove_file(&path).unwrap();
+        // A size no file system holds: created, not sized, removed again.
+        assert!(SharedFileMemory::open(&path, RamLayout::identity(1 << 62)).is_err());
+        assert!(!path.exists(), "no empty file left behind");
     }
 }

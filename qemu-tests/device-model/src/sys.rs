@@ -5,8 +5,8 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicU8, AtomicU32};
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
@@ -80,56 +80,69 @@ impl Drop for Mapping {
     }
 }
 
-/// Copy `dst.len()` bytes from shared memory at `src` with relaxed atomic loads (32-bit
-/// where aligned, bytes at unaligned ends).
-///
-/// Shared memory is written concurrently by others (QEMU's guest, or a driver's `DmaRegion`
-/// on another thread in process), so it is only accessed atomically: plain or volatile
-/// accesses would be data races. A driver's `DmaRegion` uses 32-bit atomics too, so
-/// dword-aligned transfers use exactly the same access size on both sides.
+/// The 32-bit word of shared memory holding the byte at `p`, and `p`'s offset in it.
 ///
 /// # Safety
-/// `src..src + dst.len()` must be inside a live mapping that is only accessed atomically.
+/// The aligned word containing `p` must be inside a live mapping that is only accessed with
+/// 32-bit atomics.
+unsafe fn word_of<'a>(p: *const u8) -> (&'a AtomicU32, usize) {
+    let offset = p as usize % 4;
+    // SAFETY: `p - offset` is the 4-byte aligned start of the word holding `p`, inside the
+    // mapping (the caller's contract); it is only ever accessed as this atomic.
+    let word = unsafe { AtomicU32::from_ptr(p.sub(offset).cast::<u32>().cast_mut()) };
+    (word, offset)
+}
+
+/// Copy `dst.len()` bytes from shared memory at `src` with relaxed 32-bit atomic loads, also
+/// at unaligned ends (the word holding them is loaded and the bytes taken from it).
+///
+/// Shared memory is written concurrently by others (QEMU's guest, or a driver's `DmaRegion`
+/// on another thread in process), so it is only accessed atomically, and always with the
+/// same size: a driver's `DmaRegion` uses 32-bit atomics, so every access here is a 32-bit
+/// atomic on an aligned word too. (Byte atomics at unaligned ends would overlap the driver's
+/// 32-bit ones with a different size, which the memory model does not define and Miri
+/// reports; a guest can ask for byte-aligned DMA, e.g. a CP DMA to an odd address.)
+///
+/// # Safety
+/// Every aligned 32-bit word overlapping `src..src + dst.len()` must be inside a live mapping
+/// that is only accessed with 32-bit atomics.
 pub unsafe fn copy_from_shared(src: *const u8, dst: &mut [u8]) {
     let mut i = 0;
     while i < dst.len() {
-        // SAFETY: `i < dst.len()`, so `src + i` is inside the range the caller guarantees.
-        let p = unsafe { src.add(i) };
-        if (p as usize).is_multiple_of(4) && i + 4 <= dst.len() {
-            // SAFETY: aligned and in range (checked above); shared memory is only accessed
-            // atomically (the caller's contract).
-            let w = unsafe { AtomicU32::from_ptr(p.cast::<u32>().cast_mut()) }.load(Relaxed);
-            dst[i..i + 4].copy_from_slice(&w.to_ne_bytes());
-            i += 4;
-        } else {
-            // SAFETY: in range; atomic as above.
-            dst[i] = unsafe { AtomicU8::from_ptr(p.cast_mut()) }.load(Relaxed);
-            i += 1;
-        }
+        // SAFETY: `i < dst.len()`: the word holding `src + i` is one the caller vouches for.
+        let (word, offset) = unsafe { word_of(src.add(i)) };
+        let n = (4 - offset).min(dst.len() - i);
+        let bytes = word.load(Relaxed).to_ne_bytes();
+        dst[i..i + n].copy_from_slice(&bytes[offset..offset + n]);
+        i += n;
     }
 }
 
-/// Copy `src` into shared memory at `dst` with relaxed atomic stores (32-bit where aligned,
-/// bytes at unaligned ends); see [`copy_from_shared`].
+/// Copy `src` into shared memory at `dst` with relaxed 32-bit atomics: a store for each
+/// whole aligned word, and at unaligned ends a compare-and-swap that replaces only the
+/// copied bytes of the word (so a concurrent write to its other bytes is not lost); see
+/// [`copy_from_shared`].
 ///
 /// # Safety
-/// `dst..dst + src.len()` must be inside a live writable mapping that is only accessed
-/// atomically.
+/// Every aligned 32-bit word overlapping `dst..dst + src.len()` must be inside a live
+/// writable mapping that is only accessed with 32-bit atomics.
 pub unsafe fn copy_to_shared(dst: *mut u8, src: &[u8]) {
     let mut i = 0;
     while i < src.len() {
-        // SAFETY: `i < src.len()`, so `dst + i` is inside the range the caller guarantees.
-        let p = unsafe { dst.add(i) };
-        if (p as usize).is_multiple_of(4) && i + 4 <= src.len() {
+        // SAFETY: `i < src.len()`: the word holding `dst + i` is one the caller vouches for.
+        let (word, offset) = unsafe { word_of(dst.add(i)) };
+        let n = (4 - offset).min(src.len() - i);
+        if n == 4 {
             let w = u32::from_ne_bytes([src[i], src[i + 1], src[i + 2], src[i + 3]]);
-            // SAFETY: aligned and in range (checked above); atomic as in `copy_from_shared`.
-            unsafe { AtomicU32::from_ptr(p.cast::<u32>()) }.store(w, Relaxed);
-            i += 4;
+            word.store(w, Relaxed);
         } else {
-            // SAFETY: in range; atomic as above.
-            unsafe { AtomicU8::from_ptr(p) }.store(src[i], Relaxed);
-            i += 1;
+            let _ = word.fetch_update(Relaxed, Relaxed, |old| {
+                let mut bytes = old.to_ne_bytes();
+                bytes[offset..offset + n].copy_from_slice(&src[i..i + n]);
+                Some(u32::from_ne_bytes(bytes))
+            });
         }
+        i += n;
     }
 }
 

@@ -241,41 +241,60 @@ pub mod selftest {
     pub const BUFFER_SIZE: u32 = 0x800;
 }
 
-/// Fault-injection switches of the emulated R5xx (`qemu-tests/models/r5xx`), set with
-/// [`Op::Inject`]. Each imitates a way real hardware fails.
-pub mod r5xx_faults {
-    /// The command processor stops fetching: `CP_RB_RPTR` never advances (a hung engine).
+/// The project-defined PCI face of a device that is not PCI on real hardware (the VideoCore IV
+/// V3D sits on the BCM2835's system bus): the framework's `PlatformDevice` presents its
+/// register window as BAR0 of a PCI function with these IDs, so the same harness (QEMU's
+/// mailbox transport, in-process tests) and the same PCI probe serve it. The IDs are the
+/// project's, not a vendor's: QEMU's test vendor ID, as the self-test device uses.
+pub mod platform {
+    /// PCI vendor ID (QEMU's test vendor).
+    pub const VENDOR: u16 = 0x1234;
+    /// PCI class code: display controller, other (0x0380).
+    pub const CLASS: u32 = 0x03_8000;
+    /// The BAR holding the register window.
+    pub const REGISTER_BAR: u8 = 0;
+    /// Device ID of the VideoCore IV V3D.
+    pub const DEVICE_V3D: u16 = 0x3D04;
+    /// Device ID of the framework's own test device (a two-register window).
+    pub const DEVICE_TEST: u16 = 0x3D00;
+}
+
+/// The fault-injection switches every GPU model shares for [`Op::Inject`] (bits 4:0); the
+/// family modules ([`r5xx_faults`], [`evergreen_faults`]) place their parameters above them.
+/// Each imitates a way real hardware fails.
+pub mod gpu_faults {
+    /// The command processor stops fetching: its read pointer never advances (a hung engine).
     pub const CP_STALL: u32 = 1 << 0;
     /// Every register read returns all-ones and writes are dropped (the device is gone).
     pub const ALL_ONES: u32 = 1 << 1;
-    /// Microengine RAM read-back of the entry in [`ME_RAM_ENTRY_SHIFT`] has bit 0 flipped.
-    pub const ME_RAM_CORRUPT: u32 = 1 << 2;
+    /// Microcode read-back of one word (the family module says where its index is) has bit 0
+    /// flipped.
+    pub const UCODE_CORRUPT: u32 = 1 << 2;
     /// The next ring or indirect-buffer fetch faults on the bus (one-shot).
     pub const DMA_FAULT: u32 = 1 << 3;
+    /// The command processor is slow, not hung: at most one packet per N engine ticks (the
+    /// family module says where N is; 0 reads as 1).
+    pub const SLOW: u32 = 1 << 4;
+}
+
+/// Fault-injection switches of the emulated R5xx (`qemu-tests/models/r5xx`), set with
+/// [`Op::Inject`]: the shared [`gpu_faults`] and their parameters.
+pub mod r5xx_faults {
+    pub use super::gpu_faults::{ALL_ONES, CP_STALL, DMA_FAULT, SLOW};
+    /// Microengine RAM read-back of the entry in [`ME_RAM_ENTRY_SHIFT`] has bit 0 flipped.
+    pub const ME_RAM_CORRUPT: u32 = super::gpu_faults::UCODE_CORRUPT;
     /// Bits 15:8 name the corrupted microengine RAM entry for [`ME_RAM_CORRUPT`].
     pub const ME_RAM_ENTRY_SHIFT: u32 = 8;
-    /// The command processor is slow, not hung: it completes at most one packet per N engine
-    /// ticks, N in bits 31:16 ([`SLOW_TICKS_SHIFT`]; 0 reads as 1).
-    pub const SLOW: u32 = 1 << 4;
     /// Bits 31:16 give N, the engine ticks per packet, for [`SLOW`].
     pub const SLOW_TICKS_SHIFT: u32 = 16;
 }
 
-/// Fault switches of the emulated Evergreen/Cayman (`evergreen-model`) for [`Op::Inject`].
+/// Fault switches of the emulated Evergreen/Cayman (`evergreen-model`) for [`Op::Inject`]: the
+/// shared [`gpu_faults`] and their parameters.
 pub mod evergreen_faults {
-    /// The command processor stops fetching: `CP_RB_RPTR` never advances (a hung engine).
-    pub const CP_STALL: u32 = 1 << 0;
-    /// Every register read returns all-ones and writes are dropped (the device is gone).
-    pub const ALL_ONES: u32 = 1 << 1;
-    /// Microcode read-back (PFP, ME and RLC data ports) of the word in bits 16:5
-    /// ([`UCODE_WORD_SHIFT`]) has bit 0 flipped.
-    pub const UCODE_CORRUPT: u32 = 1 << 2;
-    /// The next ring or indirect-buffer fetch faults on the bus (one-shot).
-    pub const DMA_FAULT: u32 = 1 << 3;
-    /// The command processor is slow, not hung: at most one packet per N engine ticks, N in
-    /// bits 31:17 ([`SLOW_TICKS_SHIFT`]; 0 reads as 1).
-    pub const SLOW: u32 = 1 << 4;
-    /// Bits 16:5 name the corrupted microcode word for [`UCODE_CORRUPT`].
+    pub use super::gpu_faults::{ALL_ONES, CP_STALL, DMA_FAULT, SLOW, UCODE_CORRUPT};
+    /// Bits 16:5 name the corrupted microcode word (PFP, ME and RLC data ports) for
+    /// [`UCODE_CORRUPT`].
     pub const UCODE_WORD_SHIFT: u32 = 5;
     /// Width of the word index.
     pub const UCODE_WORD_BITS: u32 = 12;

@@ -14,6 +14,8 @@ pub const USAGE: &str =
   --model NAME                 the device model to run (see below)
   --socket PATH                UNIX socket QEMU's ivshmem-doorbell chardev connects to
   --guest-ram PATH             QEMU's memory-backend-file (share=on); created if absent
+                               (and removed again if the server fails to start), sized if
+                               empty; an existing file smaller than --ram-size is refused
   --ram-size BYTES             guest RAM size (QEMU -m), e.g. 536870912, 0x20000000, 512M, 2G
   --pacing SPEC                how the engines advance: run-to-idle, seeded:<u64> (0..=3 ticks
                                per request and per millisecond while busy, reproducible from

@@ -63,21 +63,31 @@ fn serve(args: Args) -> Result<(), ServerError> {
     }
     let memory =
         SharedFileMemory::open_q35(&args.guest_ram, args.ram_size).map_err(ServerError::Memory)?;
-    let device = Device::new(model, Box::new(memory)).map_err(ServerError::Identity)?;
-    let mut options = ServerOptions::new(&args.socket);
-    options.injection = args.injection;
-    options.pacing = pacing;
-    eprintln!(
-        "model-server: model {} engine pacing {pacing} (reproduce with --pacing {pacing}){}",
-        entry.name,
-        args.faults.as_deref().map(|f| format!(", faults {f}")).unwrap_or_default()
-    );
-    let mut server = Server::bind(device, options).map_err(ServerError::Transport)?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "model-server: ready socket={}", args.socket.display())
-        .and_then(|()| out.flush())
-        .map_err(ServerError::Stdout)?;
-    drop(out);
+    // A RAM file this server created and then did not serve is removed: a failed start leaves
+    // nothing behind (a file that was there before is left alone).
+    let created = memory.created();
+    let started = (|| {
+        let device = Device::new(model, Box::new(memory)).map_err(ServerError::Identity)?;
+        let mut options = ServerOptions::new(&args.socket);
+        options.injection = args.injection;
+        options.pacing = pacing;
+        eprintln!(
+            "model-server: model {} engine pacing {pacing} (reproduce with --pacing {pacing}){}",
+            entry.name,
+            args.faults.as_deref().map(|f| format!(", faults {f}")).unwrap_or_default()
+        );
+        let server = Server::bind(device, options).map_err(ServerError::Transport)?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "model-server: ready socket={}", args.socket.display())
+            .and_then(|()| out.flush())
+            .map_err(ServerError::Stdout)?;
+        Ok(server)
+    })();
+    let mut server = started.inspect_err(|_| {
+        if created {
+            let _ = std::fs::remove_file(&args.guest_ram);
+        }
+    })?;
     server.run().map_err(ServerError::Transport)?;
     let device = server.device();
     eprintln!(

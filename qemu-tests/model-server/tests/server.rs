@@ -214,15 +214,25 @@ fn bad_command_lines_exit_2_and_help_lists_models() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("selftest"));
 }
 
-/// `--socket` naming an existing regular file, or the `--guest-ram` file itself: refused with
-/// a clear message before anything is deleted.
-#[test]
-fn socket_path_that_is_not_a_stale_socket_is_refused() {
-    let dir = std::env::temp_dir().join(format!("model-server-paths-{}", std::process::id()));
+/// A fresh scratch directory holding a regular file `notes` ("precious"), and the path of a
+/// guest RAM file in it (not created).
+fn scratch_with_notes(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("model-server-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (notes, ram) = (dir.join("notes"), dir.join("ram"));
     std::fs::write(&notes, b"precious").unwrap();
+    (dir, notes, ram)
+}
+
+/// `--socket` naming an existing regular file, or the `--guest-ram` file itself: refused with
+/// a clear message before anything is deleted.
+#[test]
+fn socket_path_that_is_not_a_stale_socket_is_refused() {
+    let (dir, notes, ram) = scratch_with_notes("paths");
+    // An existing guest RAM file (the runner creates it before the server): a failed start
+    // leaves it as it was.
+    std::fs::File::create(&ram).unwrap().set_len(RAM).unwrap();
     // A server that accepted the path would wait for QEMU forever: bounded wait, then kill.
     let run = |socket: &std::path::Path| {
         let mut child = Command::new(env!("CARGO_BIN_EXE_model-server"))
@@ -250,13 +260,44 @@ fn socket_path_that_is_not_a_stale_socket_is_refused() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("not a socket"), "{err}");
     assert_eq!(std::fs::read(&notes).unwrap(), b"precious");
-    // Same path for both (the RAM file exists from the run above): refused as a command-line
-    // error; the RAM file is kept.
+    assert_eq!(std::fs::metadata(&ram).unwrap().len(), RAM, "existing guest RAM file kept");
+    // Same path for both: refused as a command-line error; the RAM file is kept.
     let out = run(&ram);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--socket and --guest-ram"), "{err}");
     assert_eq!(std::fs::metadata(&ram).unwrap().len(), RAM, "guest RAM file kept");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A guest RAM file the server created is gone after a failed start; an existing file with
+/// data that is smaller than `--ram-size` is refused, not silently extended.
+#[test]
+fn a_failed_start_leaves_no_ram_file_and_a_small_one_is_refused() {
+    let (dir, notes, ram) = scratch_with_notes("ram");
+    let start = |socket: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_model-server"))
+            .args(["--model", "selftest", "--socket"])
+            .arg(socket)
+            .arg("--guest-ram")
+            .arg(&ram)
+            .args(["--ram-size", &RAM.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // Binding fails (the socket path is a regular file) after the RAM file was created.
+    let out = start(&notes);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!ram.exists(), "a failed start left the guest RAM file it created behind");
+    // A small existing file with data: refused with a message, unchanged.
+    std::fs::write(&ram, b"another guest's RAM").unwrap();
+    let out = start(&dir.join("sock"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("fewer than the 16777216 of guest RAM"), "{err}");
+    assert!(out.stdout.is_empty(), "no ready line");
+    assert_eq!(std::fs::read(&ram).unwrap(), b"another guest's RAM", "not extended");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

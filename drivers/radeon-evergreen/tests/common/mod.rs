@@ -2,6 +2,9 @@
 //! a clock that runs them, a counting register interface and the real microcode.
 #![allow(dead_code)]
 
+pub mod dispatch;
+pub mod ih;
+
 use std::cell::Cell;
 use std::time::Duration;
 
@@ -67,7 +70,17 @@ impl Images {
 }
 
 pub fn init<'a>(gpu: &'a Gpu, chip: Chipset, images: &Images, config: RingConfig) -> Driver<'a> {
-    Evergreen::init(gpu, ModelClock::new(gpu), gpu, chip, &images.parse(), config).expect("init")
+    try_init(gpu, chip, images, config).expect("init")
+}
+
+/// [`init`] that may fail (the model's clock, the device's allocator).
+pub fn try_init<'a>(
+    gpu: &'a Gpu,
+    chip: Chipset,
+    images: &Images,
+    config: RingConfig,
+) -> Result<Driver<'a>, baregpu_radeon_evergreen::InitError> {
+    Evergreen::init(gpu, ModelClock::new(gpu), gpu, chip, &images.parse(), config)
 }
 
 /// A 4 KiB ring (1024 dwords: wraps quickly).

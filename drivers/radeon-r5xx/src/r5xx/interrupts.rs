@@ -7,7 +7,7 @@ use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::r5xx::rbbm::{GEN_INT_CNTL, GEN_INT_STATUS};
 
 use super::R5xx;
-use crate::error::DeviceGone;
+use crate::error::{DeviceGone, TestError};
 
 /// Interrupt sources (`GEN_INT_CNTL` enables, `GEN_INT_STATUS` status; bits from the register
 /// database, Linux rs600d.h).
@@ -68,10 +68,14 @@ impl Interrupts {
 
 impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
     /// Enable interrupt sources in `GEN_INT_CNTL` (kept across [`reset`](Self::reset) and
-    /// [`recover`](Self::recover)).
-    pub fn enable_interrupts(&mut self, which: Interrupts) {
+    /// [`recover`](Self::recover)). Enabling the software interrupt runs the
+    /// [`interrupt_test`](Self::interrupt_test) (a software interrupt fired from the ring must
+    /// arrive; its vector is acknowledged): [`TestError::NoInterrupt`] if it does not, with the
+    /// sources left enabled.
+    pub fn enable_interrupts(&mut self, which: Interrupts) -> Result<(), TestError> {
         self.interrupts = which;
         self.io.write(which.cntl());
+        if which.software { self.interrupt_test() } else { Ok(()) }
     }
 
     /// Fire the software interrupt from the host (`GEN_INT_STATUS.SW_INT_SET`, bit 26, Linux

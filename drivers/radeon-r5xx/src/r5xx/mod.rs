@@ -7,6 +7,7 @@
 pub(crate) mod bringup;
 pub(crate) mod fences;
 pub(crate) mod interrupts;
+mod irq_test;
 pub(crate) mod recovery;
 pub(crate) mod submit;
 

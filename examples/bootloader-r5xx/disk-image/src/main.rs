@@ -2,6 +2,8 @@
 //! example kernel with rust-osdev's bootloader 0.11 (`qemu-system-x86_64 -drive
 //! format=raw,file=<disk image>`).
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -8,6 +8,8 @@
 //! regdb check         # exit 1 if a generated module is stale (the tests check it too)
 //! ```
 
+#![forbid(unsafe_code)]
+
 use regdb_gen::{Database, FAMILIES, coverage, database_path, lint};
 use std::process::ExitCode;
 

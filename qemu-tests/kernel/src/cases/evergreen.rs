@@ -267,7 +267,10 @@ fn on_interrupt(lines: u32) {
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
-    let _ = gpu.handle_interrupts(); // the IB test's EOP
+    // Bring-up's interrupt test raised the line and consumed its vector by polling: clear
+    // the mailbox latch it left, so the fences below signal afresh.
+    let _ = gpu.handle_interrupts();
+    mailbox.request(Op::IrqAck, 0, 0, u32::MAX)?;
     EOP_IRQS.store(0, Ordering::SeqCst);
     MSIX_CALLS.store(0, Ordering::SeqCst);
     *GPU.lock() = Some(gpu);

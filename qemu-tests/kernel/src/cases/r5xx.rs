@@ -286,7 +286,10 @@ fn wait_irqs(count: u32) -> Result<(), CaseError> {
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let mailbox = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
-    gpu.enable_interrupts(Interrupts::NONE.with_software(true));
+    check(
+        "r5xx: interrupt test",
+        gpu.enable_interrupts(Interrupts::NONE.with_software(true)),
+    )?;
     *GPU.lock() = Some(gpu);
     mailbox::set_irq_handler(Some(on_interrupt));
     x86_64::instructions::interrupts::enable();

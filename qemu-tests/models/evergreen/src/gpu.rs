@@ -15,7 +15,7 @@ use baregpu_hal::register::{Array, Register};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::{cb, cp, grbm, ih as ihr, rlc, spi, sq, srbm};
 use gpu_device_model::regfile::RegisterFile;
-use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+use gpu_device_model::{Activity, DeviceContext, GpuModel, PciIdentity, RegisterBar};
 
 /// PCI vendor ID (ATI/AMD).
 pub const VENDOR_ID: u16 = 0x1002;
@@ -25,6 +25,8 @@ pub const CLASS: u32 = 0x03_0000;
 pub const REGISTER_BAR: u8 = 0;
 /// BAR0 size.
 pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+/// The register BAR as the framework dispatches it.
+const BAR: RegisterBar = RegisterBar::new(REGISTER_BAR, REGISTER_BAR_SIZE);
 /// The mailbox interrupt line the GPU drives (delivered as MSI-X by the QEMU harness).
 pub const IRQ_LINE: u32 = 1 << 0;
 
@@ -39,36 +41,42 @@ pub const DMA_BYTES_PER_TICK: u32 = 4096;
 /// complete), one poll, one DMA slice, one shader step.
 pub const MAX_UNITS_PER_TICK: u64 = SHADER_UNITS_PER_TICK;
 
-/// Error codes in the mailbox header (`DeviceContext::fail`). Shader-core errors use
-/// [`crate::shader::ShaderError::code`] (0x31xx and up).
+/// Error codes in the mailbox header (`DeviceContext::fail`): the framework's shared
+/// command-processor vocabulary (`gpu_device_model::cp_error`), with what raises each here.
+/// Shader-core errors use [`crate::shader::ShaderError::code`] (0x31xx and up).
 pub mod error_code {
-    /// A packet the CP cannot parse: a type-1 packet (§9.1.2), a count that does not fit the
-    /// opcode's body (§9.2-§9.7), a reserved field value, a packet running past the end of an
-    /// indirect buffer.
-    pub const INVALID_PACKET: u32 = 1;
-    /// A command fetch outside guest memory or with bus mastering off (also the injected
-    /// `dma-fault`).
-    pub const DMA_FETCH_FAULT: u32 = 2;
+    /// `CP_RB_CNTL.RB_BUFSZ` or `IH_RB_CNTL.IH_IB_SIZE` outside the sizes the CP and IH
+    /// support, when the ring is used.
+    pub use gpu_device_model::cp_error::BAD_CONFIGURATION;
+    /// A command fetch outside guest memory, with bus mastering off or from an unprogrammed
+    /// `CP_RB_BASE` 0 (also the injected `dma-fault`).
+    pub use gpu_device_model::cp_error::DMA_FETCH_FAULT;
     /// A write-back or packet write outside guest memory, or to an unprogrammed address 0.
-    pub const DMA_WRITE_FAULT: u32 = 3;
+    pub use gpu_device_model::cp_error::DMA_WRITE_FAULT;
     /// INDIRECT_BUFFER deeper than IB2.
-    pub const IB_NESTING: u32 = 4;
-    /// A type-3 opcode the chip does not have.
-    pub const UNKNOWN_OPCODE: u32 = 5;
-    /// A documented packet or mode the model does not emulate (drawing, GDS, register-space
-    /// CP DMA, PrimCount predication).
-    pub const UNSUPPORTED_PACKET: u32 = 6;
-    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
-    pub const REG_RANGE: u32 = 7;
+    pub use gpu_device_model::cp_error::IB_NESTING;
+    /// A type-1 packet (§9.1.2), a count that does not fit the opcode's body (§9.2-§9.7), a
+    /// reserved field value (EVENT_INDEX/EVENT_TYPE of EOP and EOS, IB_SIZE 0 or its reserved
+    /// bits), a packet running past the end of an indirect buffer.
+    pub use gpu_device_model::cp_error::INVALID_PACKET;
     /// A packet before ME_INITIALIZE (§9.2.1: sent "immediately after loading the microcode").
-    pub const ME_NOT_INITIALIZED: u32 = 8;
-    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
-    pub const UCODE_WRITE_WHILE_RUNNING: u32 = 9;
-    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
-    pub const RESET_WHILE_RUNNING: u32 = 10;
+    pub use gpu_device_model::cp_error::ME_NOT_INITIALIZED;
     /// A DISPATCH_* or DEALLOC_STATE without the compute bit (§9.1.4 bit 1, §9.3.12), or
     /// DISPATCH_INITIATOR without COMPUTE_SHADER_EN (§3.2 step 11).
-    pub const NOT_COMPUTE: u32 = 11;
+    pub use gpu_device_model::cp_error::NOT_COMPUTE;
+    /// A SET_*_REG / SET_* constant write outside the packet's register range (§9.4.13-§9.4.19).
+    pub use gpu_device_model::cp_error::REG_RANGE;
+    /// `GRBM_SOFT_RESET.SOFT_RESET_CP` asserted while the ME or PFP runs.
+    pub use gpu_device_model::cp_error::RESET_WHILE_RUNNING;
+    /// A PFP, ME or RLC word written past the end of its RAM.
+    pub use gpu_device_model::cp_error::UCODE_OVERFLOW;
+    /// A microcode word written while its engine runs (ME/PFP not halted, RLC enabled).
+    pub use gpu_device_model::cp_error::UCODE_WRITE_WHILE_RUNNING;
+    /// A type-3 opcode the chip does not have.
+    pub use gpu_device_model::cp_error::UNKNOWN_OPCODE;
+    /// A documented packet or mode the model does not emulate (drawing, GDS, register-space
+    /// CP DMA, PrimCount predication).
+    pub use gpu_device_model::cp_error::UNSUPPORTED_PACKET;
 }
 
 const fn off<R: Register>() -> u32 {
@@ -128,6 +136,23 @@ const CB_COLOR0_BASE: u32 = off::<cb::CB_COLOR0_BASE>();
 const CB_COLOR0_STRIDE: u32 = <cb::CB_COLOR0_BASE as Array>::STRIDE as u32;
 const CB_COLOR8_BASE: u32 = off::<cb::CB_COLOR8_BASE>();
 const CB_COLOR8_STRIDE: u32 = <cb::CB_COLOR8_BASE as Array>::STRIDE as u32;
+
+/// `CP_RB_CNTL.RB_BUFSZ` range (log2 quad-words): 8 dwords to 8 M dwords, the sizes the R5xx
+/// document gives for the same field (§11.1); the Evergreen document is silent and the model
+/// refuses a value outside instead of clamping it.
+pub const RB_MIN_LOG2_QWORDS: u32 = 2;
+/// Largest `CP_RB_CNTL.RB_BUFSZ`.
+pub const RB_MAX_LOG2_QWORDS: u32 = 22;
+/// Largest `IH_RB_CNTL.IH_IB_SIZE` (log2 dwords: a 256 KiB IH ring, a model decision; the
+/// smallest is 2, one 16-byte vector).
+pub const IH_MAX_LOG2_DWORDS: u32 = 16;
+/// The EOP events of §9.6.2 (with EVENT_INDEX 5): CACHE_FLUSH_TS 0x04,
+/// CACHE_FLUSH_AND_INV_EVENT_TS 0x14, BOTTOM_OF_PIPE_TS 0x15 (event numbers from Linux
+/// radeon evergreend.h).
+const EOP_EVENTS: [u32; 3] = [0x04, 0x14, 0x15];
+/// The EOS events of §9.6.3 (with EVENT_INDEX 6): CS_DONE 0x2F, PS_DONE 0x30 (Mesa r600
+/// evergreend.h).
+const EOS_EVENTS: [u32; 2] = [0x2F, 0x30];
 
 /// `CP_ME_CNTL` halt bits (ME 28, PFP 26).
 pub const ME_HALT: u32 = cp::CP_ME_CNTL::ME_HALT.mask();
@@ -214,10 +239,19 @@ enum Packet {
 }
 
 /// Work a packet left for later ticks.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Work {
-    /// WAIT_REG_MEM (§9.6.8): one poll per tick.
-    Wait { memory: bool, address: u64, function: u32, reference: u32, mask: u32 },
+    /// WAIT_REG_MEM (§9.6.8): one poll every `interval` ticks; `idle` ticks left before the
+    /// next poll.
+    Wait {
+        memory: bool,
+        address: u64,
+        function: u32,
+        reference: u32,
+        mask: u32,
+        interval: u32,
+        idle: u32,
+    },
     /// MEM_SEMAPHORE wait (§9.6.4): one poll of the 64-bit semaphore per tick.
     SemaphoreWait { address: u64 },
     /// CP DMA: `data` is the fill value (SRC_SEL DATA) or the source address.
@@ -227,7 +261,7 @@ enum Work {
 }
 
 /// Command-processor state cleared by a CP soft reset.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Cp {
     rptr: u32,
     since_writeback: u32,
@@ -283,7 +317,7 @@ struct Failed;
 /// 4. Un-halt (`CP_ME_CNTL` = 0), then ME_INITIALIZE first on the ring.
 /// 5. IH: `IH_RB_BASE`, `IH_RB_CNTL` (size, write-back, overflow, enable), `IH_CNTL.ENABLE_INTR`,
 ///    `CP_INT_CNTL.TIME_STAMP_INT_ENABLE` for EOP interrupts.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct EvergreenModel {
     asic: Asic,
     regs: RegisterFile<Chipset>,
@@ -433,8 +467,11 @@ impl EvergreenModel {
     }
 
     fn ring_dwords(&self) -> u32 {
-        let bufsz = cp::CP_RB_CNTL::RB_BUFSZ.get(self.regs.stored(RB_CNTL));
-        1 << (bufsz.clamp(2, 22) + 1)
+        1 << (self.ring_log2_qwords().clamp(RB_MIN_LOG2_QWORDS, RB_MAX_LOG2_QWORDS) + 1)
+    }
+
+    fn ring_log2_qwords(&self) -> u32 {
+        cp::CP_RB_CNTL::RB_BUFSZ.get(self.regs.stored(RB_CNTL))
     }
 
     fn block_dwords(&self) -> u32 {
@@ -457,6 +494,28 @@ impl EvergreenModel {
                     || !self.cp.ibs.is_empty()
                     || self.cp.work.is_some()
                     || self.cp.packet != Packet::Header))
+    }
+
+    /// `GRBM_STATUS` from what each block is doing (Linux radeon evergreend.h fields):
+    /// CP_BUSY while the CP has commands to fetch or parse or waits in a packet
+    /// (WAIT_REG_MEM, a semaphore), or has failed; GUI_ACTIVE while the CP or an engine it
+    /// started (a dispatch, a CP DMA) works. CMDFIFO_AVAIL reports the 15 free entries of an
+    /// idle command FIFO (the model has no FIFO to fill) and CP_COHERENCY_BUSY stays 0 (a
+    /// SURFACE_SYNC completes when parsed).
+    fn grbm_status(&self) -> u32 {
+        use grbm::GRBM_STATUS as S;
+        let waiting = matches!(self.cp.work, Some(Work::Wait { .. } | Work::SemaphoreWait { .. }));
+        let engines = matches!(self.cp.work, Some(Work::Dispatch(_) | Work::Dma { .. }));
+        let running = !self.in_soft_reset();
+        let cp = self.cp.error.is_some()
+            || (running
+                && (self.ring_pending()
+                    || !self.cp.ibs.is_empty()
+                    || self.cp.packet != Packet::Header
+                    || waiting));
+        S::CMDFIFO_AVAIL.place(0xF)
+            | S::CP_BUSY.place(u32::from(cp))
+            | S::GUI_ACTIVE.place(u32::from(cp || (running && engines)))
     }
 
     fn fail(&mut self, code: u32, dev: &mut DeviceContext<'_>) -> Failed {
@@ -492,14 +551,7 @@ impl EvergreenModel {
                 v
             }
             RLC_ADDR => self.rlc.write_address as u32,
-            GRBM_STATUS => {
-                use grbm::GRBM_STATUS as S;
-                let busy = u32::from(self.busy());
-                S::CMDFIFO_AVAIL.place(0xF)
-                    | S::CP_BUSY.place(busy)
-                    | S::GUI_ACTIVE.place(busy)
-                    | S::CP_COHERENCY_BUSY.place(0)
-            }
+            GRBM_STATUS => self.grbm_status(),
             IH_RB_WPTR => {
                 use ihr::IH_RB_WPTR as W;
                 W::WPTR_OFFSET.place(self.ih.wptr >> 2)
@@ -528,7 +580,7 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
                 }
                 if !self.pfp.write(value) {
-                    self.stats.writes_dropped += 1;
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
                 }
                 self.pfp.read_address = self.pfp.write_address;
                 return Ok(());
@@ -546,7 +598,7 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
                 }
                 if !self.me.write(value) {
-                    self.stats.writes_dropped += 1;
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
                 }
                 return Ok(());
             }
@@ -560,7 +612,7 @@ impl EvergreenModel {
                     return Err(self.fail(error_code::UCODE_WRITE_WHILE_RUNNING, dev));
                 }
                 if !self.rlc.write(value) {
-                    self.stats.writes_dropped += 1;
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
                 }
                 self.rlc.read_address = self.rlc.write_address;
                 return Ok(());
@@ -644,16 +696,26 @@ impl EvergreenModel {
         self.dma_write(base + 4 * u64::from(n), value, dev)
     }
 
+    /// A packet or write-back store. Bus address 0 is an address never programmed (every
+    /// address register resets to 0): refused as a fault instead of overwriting whatever lives
+    /// there (a model decision, the same in every model).
     fn dma_write(
         &mut self,
         address: u64,
         value: u32,
         dev: &mut DeviceContext<'_>,
     ) -> Result<(), Failed> {
+        if address == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         dev.dma_write_u32(address, value).map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))
     }
 
+    /// A packet or command read; bus address 0 (unprogrammed) is a fault, as for stores.
     fn dma_read(&mut self, address: u64, dev: &mut DeviceContext<'_>) -> Result<u32, Failed> {
+        if address == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
         dev.dma_read_u32(address).map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))
     }
 
@@ -689,9 +751,11 @@ impl EvergreenModel {
         dev.set_irq(IRQ_LINE, self.ih_pending());
     }
 
-    fn ih_size(&self) -> u32 {
+    /// The IH ring's size in bytes: `IH_IB_SIZE` is log2 dwords, 2..=[`IH_MAX_LOG2_DWORDS`]
+    /// (`None` outside: the IH refuses a size it does not have instead of clamping it).
+    fn ih_size(&self) -> Option<u32> {
         let log = ihr::IH_RB_CNTL::IH_IB_SIZE.get(self.regs.stored(IH_RB_CNTL));
-        4u32 << log.clamp(2, 16)
+        (2..=IH_MAX_LOG2_DWORDS).contains(&log).then(|| 4u32 << log)
     }
 
     /// Write one IH vector (see [`crate::ih`]).
@@ -711,7 +775,9 @@ impl EvergreenModel {
             self.stats.ih_dropped += 1;
             return Ok(());
         }
-        let size = self.ih_size();
+        let Some(size) = self.ih_size() else {
+            return Err(self.fail(error_code::BAD_CONFIGURATION, dev));
+        };
         let wptr = self.ih.wptr % size;
         let rptr = (ihr::IH_RB_RPTR::RPTR_OFFSET.get(self.regs.stored(IH_RB_RPTR)) << 2) % size;
         if (wptr + ih::ENTRY_BYTES) % size == rptr {
@@ -722,6 +788,10 @@ impl EvergreenModel {
             self.ih.overflow = true;
         }
         let base = u64::from(self.regs.stored(IH_RB_BASE)) << 8;
+        if base == 0 {
+            // An IH ring never placed (IH_RB_BASE resets to 0).
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         let entry = [source & 0xFF, data & 0x0FFF_FFFF, 0, 0];
         let bytes: Vec<u8> = entry.iter().flat_map(|w| w.to_le_bytes()).collect();
         dev.dma_write(base + u64::from(wptr), &bytes)
@@ -787,7 +857,15 @@ impl EvergreenModel {
             self.rptr_writeback(dev)?;
             return Ok(None);
         }
+        // A ring of a size the CP does not have, or never placed (CP_RB_BASE resets to 0), is
+        // refused rather than clamped or fetched from bus address 0.
+        if !(RB_MIN_LOG2_QWORDS..=RB_MAX_LOG2_QWORDS).contains(&self.ring_log2_qwords()) {
+            return Err(self.fail(error_code::BAD_CONFIGURATION, dev));
+        }
         let base = u64::from(self.regs.stored(RB_BASE)) << 8;
+        if base == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
         let w = self.fetch_at(base + 4 * u64::from(self.cp.rptr), dev)?;
         self.cp.rptr = (self.cp.rptr + 1) & (self.ring_dwords() - 1);
         self.cp.since_writeback += 1;
@@ -982,11 +1060,20 @@ impl EvergreenModel {
                 if p::indirect_buffer::IB_BASE_LO.bits_below(&ib.0) != 0 {
                     return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
                 }
+                // DW4 23:20 lie between IB_SIZE and VMID: reserved. An IB of no dwords is
+                // refused (a model decision: the document gives no meaning to size 0).
+                use p::indirect_buffer::{IB_SIZE, VMID};
                 let size = ib.ib_size();
-                if size > 0 {
-                    self.cp.ibs.push(Ib { address: ib.ib_base().0, remaining: size });
-                    self.stats.ibs_started += 1;
+                let reserved = ib.0[IB_SIZE.index()] & !(IB_SIZE.spec.mask() | VMID.spec.mask());
+                if size == 0 || reserved != 0 {
+                    return Err(self.fail(bad, dev));
                 }
+                let at = ib.ib_base().0;
+                if at == 0 {
+                    return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+                }
+                self.cp.ibs.push(Ib { address: at, remaining: size });
+                self.stats.ibs_started += 1;
             }
             pm4::SURFACE_SYNC => {
                 // §9.6.7: the model's memory is coherent: the sync completes at once.
@@ -1001,6 +1088,11 @@ impl EvergreenModel {
                 // §9.6.3: CMD STORE_DATA stores DATA; the other commands read GDS / append
                 // counters the model does not have.
                 let eos = body!(event_write_eos);
+                if eos.event_index() != Ok(p::event_write_eos::EventIndex::Eos)
+                    || !EOS_EVENTS.contains(&eos.event_type())
+                {
+                    return Err(self.fail(bad, dev));
+                }
                 self.write_register(VGT_EVENT_INITIATOR, eos.event_type(), dev)?;
                 if eos.cmd() != Ok(p::event_write_eos::Cmd::StoreData) {
                     return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
@@ -1044,12 +1136,16 @@ impl EvergreenModel {
                 } else {
                     u64::from(wait.poll_register()) * 4
                 };
+                // POLL_INTERVAL: 16 * interval clocks between polls, at least 4.
+                let interval = poll_ticks(wait.poll_interval());
                 self.cp.work = Some(Work::Wait {
                     memory,
                     address: at,
                     function: function as u32,
                     reference: wait.reference(),
                     mask: wait.mask(),
+                    interval,
+                    idle: 0,
                 });
             }
             pm4::COND_EXEC => {
@@ -1231,10 +1327,15 @@ impl EvergreenModel {
         // completion before the next packet, so the end of pipe is reached when the packet is
         // parsed.
         use baregpu_regs::evergreen::packets::event_write_eop::{
-            ADDRESS_LO, Body, DataSel, IntSel,
+            ADDRESS_LO, Body, DataSel, EventIndex, IntSel,
         };
         let bad = error_code::INVALID_PACKET;
         let Ok(eop) = Body::unpack(b) else { return Err(self.fail(bad, dev)) };
+        // DW2: EVENT_INDEX 5 ("reserved for EVENT_WRITE_EOP time stamp/fence event types")
+        // with one of the three end-of-pipe events §9.6.2 lists.
+        if eop.event_index() != Ok(EventIndex::Eop) || !EOP_EVENTS.contains(&eop.event_type()) {
+            return Err(self.fail(bad, dev));
+        }
         let (Ok(data_sel), Ok(int_sel)) = (eop.data_sel(), eop.int_sel()) else {
             return Err(self.fail(bad, dev));
         };
@@ -1323,6 +1424,13 @@ impl EvergreenModel {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
         let (src, dst) = (dma.src_address().0, dma.dst_address().0);
+        // Bus address 0: never programmed (see `dma_write`).
+        if fill.is_none() && src == 0 {
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
+        if dst == 0 {
+            return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
+        }
         if bytes > 0 {
             self.cp.work = Some(Work::Dma { fill, src, dst, remaining: bytes });
         }
@@ -1406,7 +1514,14 @@ impl EvergreenModel {
     fn advance_work(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<Activity>, Failed> {
         let Some(work) = self.cp.work.take() else { return Ok(None) };
         match work {
-            Work::Wait { memory, address, function, reference, mask } => {
+            Work::Wait { memory, address, function, reference, mask, interval, idle } => {
+                if idle > 0 {
+                    let idle = idle - 1;
+                    let wait =
+                        Work::Wait { memory, address, function, reference, mask, interval, idle };
+                    self.cp.work = Some(wait);
+                    return Ok(Some(Activity::Waiting));
+                }
                 self.stats.polls += 1;
                 self.tick_units += 1;
                 let v = if memory {
@@ -1417,7 +1532,10 @@ impl EvergreenModel {
                 if compare(function, v & mask, reference) {
                     return Ok(None);
                 }
-                self.cp.work = Some(Work::Wait { memory, address, function, reference, mask });
+                let idle = interval - 1;
+                let wait =
+                    Work::Wait { memory, address, function, reference, mask, interval, idle };
+                self.cp.work = Some(wait);
                 Ok(Some(Activity::Waiting))
             }
             Work::SemaphoreWait { address } => {
@@ -1498,6 +1616,16 @@ impl EvergreenModel {
     }
 }
 
+/// GPU clocks one engine tick stands for: the shortest WAIT_REG_MEM poll interval (§9.6.8: 16
+/// clocks per POLL_INTERVAL unit, at least 4 units), so the minimum interval polls every tick.
+pub const CLOCKS_PER_TICK: u32 = 64;
+
+/// Ticks between WAIT_REG_MEM polls for a POLL_INTERVAL (§9.6.8: "A value less than 0x04 will be
+/// forced to 0x04").
+fn poll_ticks(poll_interval: u32) -> u32 {
+    (16 * poll_interval.max(4)).div_ceil(CLOCKS_PER_TICK)
+}
+
 /// §9.6.8 / §9.5.2 FUNCTION: 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 > (masked value against
 /// the reference).
 fn compare(function: u32, value: u32, reference: u32) -> bool {
@@ -1540,25 +1668,18 @@ impl ShaderMemory for DevMemory<'_, '_> {
 
 impl GpuModel for EvergreenModel {
     fn pci_identity(&self) -> PciIdentity {
-        PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS)
-            .with_bar(REGISTER_BAR as usize, BarSpec::mem32(REGISTER_BAR_SIZE))
+        BAR.present(PciIdentity::new(VENDOR_ID, self.asic.device_id(), CLASS))
     }
 
     fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
-        if self.faults.registers_all_ones {
-            return u32::MAX;
-        }
-        if bar != REGISTER_BAR {
-            return 0;
-        }
-        self.read_register(offset)
+        BAR.read(bar, self.faults.registers_all_ones, || self.read_register(offset))
     }
 
     fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
-        if self.faults.registers_all_ones || bar != REGISTER_BAR {
-            return;
-        }
-        let _ = self.write_register(offset, value, dev);
+        // A failure is recorded in the CP error and the device's error state.
+        BAR.write(bar, self.faults.registers_all_ones, || {
+            let _ = self.write_register(offset, value, dev);
+        });
     }
 
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {

@@ -19,14 +19,16 @@
 //!   `RB_RPTR_WR_ENA` + `CP_RB_RPTR_WR`; Linux radeon evergreen.c `evergreen_cp_resume`):
 //!   fetched at most [`DWORDS_PER_TICK`] dwords per tick, so a driver sees partly consumed
 //!   rings. The read pointer is written to `CP_RB_RPTR_ADDR(_HI)` every block and whenever the
-//!   ring runs empty; an address of 0 is a DMA fault, not a write to bus address 0.
+//!   ring runs empty. Bus address 0 (an address register never programmed) is a DMA fault
+//!   for every fetch and store; `RB_BUFSZ` outside 2..=22 is refused, not clamped.
 //! - **PM4** ([`pm4`], §9): type 0 writes registers (§9.1.1), type 1 is an error (§9.1.2),
 //!   type 2 is a one-dword filler (§9.1.3), type 3 by opcode with its body size checked (a
 //!   bad count or an unknown opcode is an error state). ME_INITIALIZE must come first (§9.2.1).
 //!   SET_*_REG / SET_* constants with range checks (§9.4.13-§9.4.19), INDIRECT_BUFFER up to
 //!   IB2 (§9.3.1), NOP, SURFACE_SYNC (coherent at once), EVENT_WRITE (ZPASS_DONE writes a zero
 //!   count), EVENT_WRITE_EOP (32/64-bit data, clock, INT_SEL interrupt), EVENT_WRITE_EOS
-//!   (DATA), MEM_WRITE, WAIT_REG_MEM (one poll per tick), MEM_SEMAPHORE (§9.6.4: a signal
+//!   (DATA), MEM_WRITE, WAIT_REG_MEM (a poll per POLL_INTERVAL, at most one per tick),
+//!   MEM_SEMAPHORE (§9.6.4: a signal
 //!   increments the 64-bit semaphore or writes 1 once the work before it is done; a wait
 //!   stops the CP, one poll per tick, until the semaphore is not zero, then decrements it),
 //!   COND_EXEC, PRED_EXEC (selects on the device ID ME_INITIALIZE gave:
@@ -73,5 +75,6 @@ pub mod regfile;
 pub mod shader;
 
 pub use chip::{Asic, Engine, KnownImage};
-pub use faults::{BadFault, Faults, MAX_SLOW_TICKS};
+pub use faults::{Faults, MAX_SLOW_TICKS};
 pub use gpu::*;
+pub use gpu_device_model::faults::BadFault;

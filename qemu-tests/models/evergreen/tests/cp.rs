@@ -390,7 +390,9 @@ fn unknown_microcode_runs_nothing() {
         let mut flipped = me.clone();
         flipped[100] ^= 1 << 7;
         let truncated = me[..me.len() - 16].to_vec();
-        let other_me = firmware(other, Engine::Me);
+        // As much of the other chip's image as the RAM holds (more is an overflow).
+        let mut other_me = firmware(other, Engine::Me);
+        other_me.truncate(me.len());
         for (what, image) in [
             ("reversed", reversed),
             ("flipped", flipped),
@@ -626,7 +628,8 @@ fn wait_reg_mem_waits_for_memory_and_polls_once_per_tick() {
     for asic in Asic::ALL {
         let mut b = Bench::running(asic);
         b.poke(DATA, &[0]);
-        b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 0x40, 0xF0, 10]);
+        // POLL_INTERVAL 4, the shortest: a poll per tick, so each access sees the next poll.
+        b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 0x40, 0xF0, 4]);
         b.submit(&set_config(SCRATCH_REG0, &[0x77]));
         assert_eq!(b.rd(SCRATCH_REG0), 0, "still waiting");
         b.poke(DATA, &[0x4F]);
@@ -636,7 +639,7 @@ fn wait_reg_mem_waits_for_memory_and_polls_once_per_tick() {
         b.ok();
         // MEM_SPACE 0: POLL_ADDRESS_LO 15:0 is the register's dword address (SCRATCH_REG1
         // 0x8504 >> 2); FUNCTION 5 (>=), the host writes the register later.
-        b.submit(&[t3(WAIT_REG_MEM, 6), 5, (SCRATCH_REG0 + 4) >> 2, 0, 3, 0xFF, 10]);
+        b.submit(&[t3(WAIT_REG_MEM, 6), 5, (SCRATCH_REG0 + 4) >> 2, 0, 3, 0xFF, 4]);
         b.submit(&set_config(SCRATCH_REG0 + 8, &[0x88]));
         assert_eq!(b.rd(SCRATCH_REG0 + 8), 0, "still waiting on the register");
         assert_eq!(b.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY while waiting");
@@ -653,10 +656,11 @@ fn wait_reg_mem_waits_for_memory_and_polls_once_per_tick() {
         b.submit(&[t3(WAIT_REG_MEM, 6), 1 << 4 | 7, DATA, 0, 0, 0, 10]);
         b.failed_with(ec::INVALID_PACKET);
     }
-    // Tick by tick: a failing poll is one poll per tick, reported as waiting.
+    // Tick by tick: at the shortest POLL_INTERVAL (values below 4 are forced to 4) a failing
+    // poll is one poll per tick, reported as waiting.
     let mut s = Stepper::running(Asic::Cypress);
     let mut ring = me_initialize();
-    ring.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 10]);
+    ring.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 2]);
     s.put(DATA, &[0]);
     s.put(RING, &ring);
     s.wr(RB_WPTR, ring.len() as u32);
@@ -1210,6 +1214,37 @@ fn the_cp_reports_busy_while_a_dispatch_runs() {
 }
 
 #[test]
+fn grbm_status_follows_each_block() {
+    use common::*;
+    // A dispatch that is the last packet: the CP has nothing left to parse (CP_BUSY clear)
+    // while the shader core works (GUI_ACTIVE set); idle once it is done.
+    let mut s = Stepper::running(Asic::Cypress);
+    s.put(PROG as u32, &[0, 0x0A << 22 | 1 << 31]);
+    let mut ring = me_initialize();
+    ring.extend(compute_state(64));
+    ring.extend([t3c(DISPATCH_DIRECT, 4), 4, 1, 1, 1]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    for _ in 0..200 {
+        s.dev.tick_engines(1);
+    }
+    assert!(s.dev.model().work_in_progress());
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 4, "GUI_ACTIVE without CP_BUSY");
+    // A WAIT_REG_MEM keeps the CP itself busy.
+    let mut s = Stepper::running(Asic::Cypress);
+    let mut ring = me_initialize();
+    ring.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 4]);
+    s.put(DATA, &[0]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    s.dev.tick_engines(4);
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 5, "GUI_ACTIVE and CP_BUSY while waiting");
+    s.put(DATA, &[1]);
+    s.dev.tick_engines(4);
+    assert_eq!(s.rd(GRBM_STATUS) >> 29 & 5, 0, "idle");
+}
+
+#[test]
 fn results_do_not_depend_on_the_pacing() {
     // The same submission (IB, dispatch, EOP with interrupt) under run-to-idle and three seeds:
     // the driver polls GRBM_STATUS.GUI_ACTIVE until idle and sees the same memory every time;
@@ -1521,5 +1556,154 @@ fn strmout_buffer_update_is_documented_but_not_emulated() {
         let mut b = Bench::running(asic);
         b.submit(&[t3(STRMOUT_BUFFER_UPDATE, 5), 1, DATA, 0, 0, 0]);
         b.failed_with(ec::UNSUPPORTED_PACKET);
+    }
+}
+
+// --- what the documents forbid is refused, not accepted silently (#19) -----------------------
+
+#[test]
+fn wait_reg_mem_polls_at_its_poll_interval() {
+    // §9.6.8 DW7: "Time between these is 16*Poll_Interval clocks"; a tick is 64 clocks, so
+    // POLL_INTERVAL 0x40 (1024 clocks) polls once every 16 ticks.
+    let mut s = Stepper::running(Asic::Cypress);
+    let mut ring = me_initialize();
+    ring.extend([t3(WAIT_REG_MEM, 6), 1 << 4 | 3, DATA, 0, 1, 1, 0x40]);
+    s.put(DATA, &[0]);
+    s.put(RING, &ring);
+    s.wr(RB_WPTR, ring.len() as u32);
+    s.dev.tick_engines(1);
+    for _ in 0..48 {
+        assert_eq!(s.dev.tick_engines(1), gpu_device_model::Activity::Waiting);
+    }
+    assert_eq!(s.dev.model().stats().polls, 3, "one poll per 16 ticks");
+    s.put(DATA, &[1]);
+    s.dev.tick_engines(16);
+    assert!(!s.dev.model().work_in_progress(), "the next poll sees the value");
+}
+
+#[test]
+fn event_packets_need_their_documented_event_index_and_type() {
+    for asic in Asic::ALL {
+        // §9.6.2: EVENT_INDEX 0101 is the EOP time-stamp/fence index; the EOP events are the
+        // cache-flush and bottom-of-pipe time stamps. Index 0 or type 0 is refused.
+        for dw2 in [0x014, 0x500, 0x000, 0x407] {
+            let mut b = Bench::running(asic);
+            let mut p = eop(FENCE, 1, 0, 5);
+            p[1] = dw2;
+            b.submit(&p);
+            b.failed_with(ec::INVALID_PACKET);
+        }
+        for dw2 in [0x504, 0x514, 0x515] {
+            let mut b = Bench::running(asic);
+            let mut p = eop(FENCE, 1, 0, 5);
+            p[1] = dw2;
+            b.submit(&p);
+            b.ok();
+            assert_eq!(b.peek(FENCE), 5, "{dw2:#x}");
+        }
+        // §9.6.3: EOS takes EVENT_INDEX 0110 (CS Done, PS Done).
+        let eos = |dw2: u32| vec![t3(0x48, 4), dw2, FENCE, 2 << 29, 9];
+        let mut b = Bench::running(asic);
+        b.submit(&eos(0x2F));
+        b.failed_with(ec::INVALID_PACKET);
+        let mut b = Bench::running(asic);
+        b.submit(&eos(0x62F));
+        b.ok();
+        assert_eq!(b.peek(FENCE), 9);
+    }
+}
+
+#[test]
+fn indirect_buffers_of_no_dwords_or_with_reserved_size_bits_are_refused() {
+    for asic in Asic::ALL {
+        // §9.3.1 DW4: IB_SIZE 19:0; bits 23:20 are reserved; size 0 is no buffer at all.
+        for dw4 in [0, 1 << 20, 1 << 20 | 4] {
+            let mut b = Bench::running(asic);
+            b.poke(IB, &[T2; 4]);
+            b.submit(&[t3(INDIRECT_BUFFER, 3), IB, 0, dw4]);
+            b.failed_with(ec::INVALID_PACKET);
+        }
+        // An IB at bus address 0 was never placed.
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(INDIRECT_BUFFER, 3), 0, 0, 4]);
+        b.failed_with(ec::DMA_FETCH_FAULT);
+    }
+}
+
+#[test]
+fn bus_address_zero_is_an_unprogrammed_address_everywhere() {
+    for asic in Asic::ALL {
+        let stores: [(&str, Vec<u32>); 4] = [
+            ("EOP", eop(0, 1, 0, 5)),
+            // CP_DMA fill (SRC_SEL 2 DATA) of 64 bytes to DST 0.
+            ("CP_DMA", vec![t3(CP_DMA, 5), 7, 2 << 29, 0, 0, 64]),
+            ("EOS", vec![t3(0x48, 4), 0x62F, 0, 2 << 29, 9]),
+            ("MEM_WRITE", vec![t3(MEM_WRITE, 4), 0, 1 << 18, 7, 0]),
+        ];
+        for (what, packet) in stores {
+            let mut b = Bench::running(asic);
+            b.submit(&packet);
+            assert_eq!(b.error(), (ModelState::Error, ec::DMA_WRITE_FAULT), "{asic:?} {what}");
+        }
+        let mut b = Bench::running(asic);
+        b.submit(&[t3(CP_DMA, 5), 0, 0, DATA, 0, 64]);
+        b.failed_with(ec::DMA_FETCH_FAULT);
+        // A semaphore is read before it is signalled or taken.
+        for dw3 in [6 << 29, 7 << 29] {
+            let mut b = Bench::running(asic);
+            b.submit(&semaphore(0, dw3));
+            b.failed_with(ec::DMA_FETCH_FAULT);
+        }
+        // A ring never placed: CP_RB_BASE keeps its reset value 0.
+        let mut b = Bench::new(asic);
+        b.load_microcode();
+        b.ring(9, 1);
+        b.wr(RB_BASE, 0);
+        b.wr(CP_ME_CNTL, 0);
+        b.poke(0, &me_initialize());
+        b.wr(RB_WPTR, 7);
+        b.failed_with(ec::DMA_FETCH_FAULT);
+        assert!(!b.gpu.model().me_initialized(), "{asic:?}: nothing ran from address 0");
+    }
+}
+
+#[test]
+fn ring_and_ih_sizes_outside_their_range_are_refused() {
+    for asic in Asic::ALL {
+        // RB_BUFSZ 23 (a 64 MiB ring) and 1 are outside 2..=22: refused when the CP fetches.
+        for bufsz in [1, 23] {
+            let mut b = Bench::new(asic);
+            b.load_microcode();
+            b.ring(9, 1);
+            b.wr(RB_CNTL, bufsz | 1 << 8);
+            b.ring_dwords = 1024;
+            b.wr(CP_ME_CNTL, 0);
+            b.submit(&me_initialize());
+            b.failed_with(ec::BAD_CONFIGURATION);
+        }
+        // IH_IB_SIZE 17 (log2 dwords) is past the largest IH ring.
+        let mut b = Bench::running(asic);
+        b.ih(17);
+        b.submit(&eop(FENCE, 1, 2, 5));
+        b.failed_with(ec::BAD_CONFIGURATION);
+        // An IH ring never placed.
+        let mut b = Bench::running(asic);
+        b.ih(8);
+        b.wr(IH_RB_BASE, 0);
+        b.submit(&eop(FENCE, 1, 2, 5));
+        b.failed_with(ec::DMA_WRITE_FAULT);
+    }
+}
+
+#[test]
+fn microcode_written_past_the_end_of_its_ram_is_an_error() {
+    for asic in Asic::ALL {
+        for engine in [Engine::Pfp, Engine::Me, Engine::Rlc] {
+            let b = Bench::new(asic);
+            let mut image = firmware(asic, engine);
+            image.push(0);
+            b.upload(engine, &image);
+            assert_eq!(b.error(), (ModelState::Error, ec::UCODE_OVERFLOW), "{asic:?} {engine:?}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Fault injection: ways real hardware misbehaves, switchable on the model.
 
-use std::fmt;
+use gpu_device_model::faults::{BadFault, CommonFaults, parse_fault_list};
+use gpu_mailbox::r5xx_faults as f;
 use std::str::FromStr;
 
 /// Faults to inject. All off by default; they survive a function-level reset (they are the
@@ -29,95 +30,63 @@ pub struct Faults {
 /// Largest `slow` setting (it travels in 16 bits of the inject switches).
 pub const MAX_SLOW_TICKS: u16 = u16::MAX;
 
+/// The items `--fault` accepts beyond the shared ones.
+const FAMILY_HELP: &str = "me-ram-corrupt[=ENTRY] with ENTRY 0..=255";
+
+gpu_device_model::common_faults!(Faults);
+
 impl Faults {
+    fn with_common(common: CommonFaults, me_ram_corrupt: Option<u8>) -> Faults {
+        let mut faults = Faults { me_ram_corrupt, ..Faults::default() };
+        faults.set_common(common);
+        faults
+    }
+
     /// The switches of a harness `Op::Inject` request (`gpu_mailbox::r5xx_faults` bits).
     pub fn from_switches(bits: u32) -> Faults {
-        use gpu_mailbox::r5xx_faults as f;
-        Faults {
-            cp_stall: bits & f::CP_STALL != 0,
-            registers_all_ones: bits & f::ALL_ONES != 0,
-            me_ram_corrupt: (bits & f::ME_RAM_CORRUPT != 0)
-                .then_some((bits >> f::ME_RAM_ENTRY_SHIFT) as u8),
-            dma_fault_next_fetch: bits & f::DMA_FAULT != 0,
-            slow: (bits & f::SLOW != 0).then_some(((bits >> f::SLOW_TICKS_SHIFT) as u16).max(1)),
-        }
+        let common = CommonFaults::from_switches(bits, f::SLOW_TICKS_SHIFT);
+        let entry =
+            (bits & f::ME_RAM_CORRUPT != 0).then_some((bits >> f::ME_RAM_ENTRY_SHIFT) as u8);
+        Faults::with_common(common, entry)
     }
 
     /// The inject switches for these faults (the inverse of [`from_switches`](Self::from_switches)),
     /// e.g. to apply a `--fault` option through [`GpuModel::inject`](gpu_device_model::GpuModel::inject).
     pub fn switches(&self) -> u32 {
-        use gpu_mailbox::r5xx_faults as f;
-        let bit = |on: bool, b: u32| if on { b } else { 0 };
-        bit(self.cp_stall, f::CP_STALL)
-            | bit(self.registers_all_ones, f::ALL_ONES)
+        self.common().switches(f::SLOW_TICKS_SHIFT, MAX_SLOW_TICKS)
             | self
                 .me_ram_corrupt
                 .map_or(0, |e| f::ME_RAM_CORRUPT | u32::from(e) << f::ME_RAM_ENTRY_SHIFT)
-            | bit(self.dma_fault_next_fetch, f::DMA_FAULT)
-            | self.slow.map_or(0, |n| f::SLOW | u32::from(n.max(1)) << f::SLOW_TICKS_SHIFT)
     }
 }
 
-/// A fault specification that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadFault(pub String);
-
-impl fmt::Display for BadFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown fault `{}` (known: cp-stall, all-ones, me-ram-corrupt[=ENTRY], dma-fault, \
-             slow=TICKS with TICKS 1..=65535)",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for BadFault {}
-
-/// Comma-separated names, e.g. `cp-stall,me-ram-corrupt=17` (model-server's `--fault`):
-/// `cp-stall`, `all-ones` (alias `device-gone`), `me-ram-corrupt[=ENTRY]` (entry 0 by default),
-/// `dma-fault`, `slow=TICKS` (one packet per TICKS engine ticks). Numbers are decimal or `0x`
-/// hex. The empty string is no fault.
+/// Comma-separated names, e.g. `cp-stall,me-ram-corrupt=17` (model-server's `--fault`): the
+/// shared `cp-stall`, `all-ones` (alias `device-gone`), `dma-fault`, `slow=TICKS` (one packet
+/// per TICKS engine ticks; `gpu_device_model::faults::parse_fault_list`) and
+/// `me-ram-corrupt[=ENTRY]` (entry 0 by default). Numbers are decimal or `0x` hex. The empty
+/// string is no fault.
 impl FromStr for Faults {
     type Err = BadFault;
     fn from_str(s: &str) -> Result<Self, BadFault> {
-        let mut faults = Faults::default();
-        for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let (name, arg) = match item.split_once('=') {
-                Some((n, a)) => (n, Some(a)),
-                None => (item, None),
-            };
-            match (name, arg) {
-                ("cp-stall", None) => faults.cp_stall = true,
-                ("all-ones" | "device-gone", None) => faults.registers_all_ones = true,
-                ("dma-fault", None) => faults.dma_fault_next_fetch = true,
-                ("me-ram-corrupt", None) => faults.me_ram_corrupt = Some(0),
-                ("me-ram-corrupt", Some(a)) => {
-                    let entry = parse_number(a).and_then(|n| u8::try_from(n).ok());
-                    faults.me_ram_corrupt = Some(entry.ok_or_else(|| BadFault(item.into()))?);
-                }
-                ("slow", Some(a)) => {
-                    let ticks = parse_number(a).and_then(|n| u16::try_from(n).ok());
-                    faults.slow =
-                        Some(ticks.filter(|&t| t > 0).ok_or_else(|| BadFault(item.into()))?);
-                }
-                _ => return Err(BadFault(item.into())),
+        let mut corrupt = None;
+        let common = parse_fault_list(s, MAX_SLOW_TICKS, FAMILY_HELP, |name, arg| {
+            if name != "me-ram-corrupt" {
+                return None;
             }
-        }
-        Ok(faults)
+            let entry = match arg {
+                None => Some(0),
+                Some(a) => gpu_device_model::parse_number(a).and_then(|n| u8::try_from(n).ok()),
+            };
+            corrupt = entry;
+            Some(entry.is_some())
+        })?;
+        Ok(Faults::with_common(common, corrupt))
     }
-}
-
-/// A fault argument: decimal or `0x` hex, within `u32`.
-fn parse_number(text: &str) -> Option<u32> {
-    gpu_device_model::parse_number(text).and_then(|n| u32::try_from(n).ok())
 }
 
 #[cfg(test)]
 mod switch_tests {
     use super::*;
-    use gpu_mailbox::r5xx_faults as f;
 
     #[test]
     fn inject_switches_map_to_faults() {

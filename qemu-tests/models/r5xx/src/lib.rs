@@ -23,7 +23,11 @@
 //!   effects; type 2 is skipped; type-3 NOP skips its body, WAIT_SEMAPHORE and WAIT_MEM wait,
 //!   the documented 2D/3D drawing packets are consumed (no rendering engine is emulated),
 //!   PRED_EXEC/COND_EXEC/INDX_BUFFER stop the CP with [`error_code::UNSUPPORTED_PACKET`] and
-//!   any opcode not in §6.2.1 with [`error_code::INVALID_PACKET`].
+//!   any opcode not in §6.2.1 with [`error_code::UNKNOWN_OPCODE`]. Every type-3 body count is
+//!   checked against its §6.2 table (`baregpu_regs::r5xx::packets`, [`pm4::body_len`]):
+//!   exactly the table's dwords where it lists them all, at least the dwords before an open
+//!   list, WAIT_SEMAPHORE's reset dword optional, 3D_LOAD_VBPNTR's length from
+//!   VTX_NUM_ARRAYS; anything else is [`error_code::INVALID_PACKET`].
 //! - **Indirect buffers** (§5.6, §5.10): a type-0/1 write of `CP_IB_BUFSZ` from the primary
 //!   stream starts IB1 at `CP_IB_BASE`; a write of `CP_IB2_BUFSZ` from IB1 starts IB2; each
 //!   returns to its parent when its size is exhausted. The BUFSZ write must be the last register
@@ -33,7 +37,8 @@
 //! - **Delivery modes** (§5.11, §11.1 `CP_CSQ_CNTL.CSQ_MODE`, `CP_CSQ_MODE`): each stream is
 //!   off, PIO or bus master. `CP_CSQ_MODE.CSQ_*_ENABLE` overrides `CSQ_MODE` for its stream.
 //!   CSQ_MODE 1 = primary PIO; 2 = primary BM; 3, 5, 7 = primary PIO + indirect BM; 4, 6, 8 =
-//!   primary BM + indirect BM; 15 = both PIO; 0 and the reserved 9-14 = both off. "Indirect"
+//!   primary BM + indirect BM; 15 = both PIO; 0 = both off; writing a reserved 9-14 fails the
+//!   device with [`error_code::BAD_CONFIGURATION`] (the document gives them no meaning). "Indirect"
 //!   covers IB1 and IB2. In PIO mode the apertures (`CP_CSQ_APER_PRIMARY` 0x1000-0x11FC,
 //!   `CP_CSQ_APER_INDIRECT` 0x1300-0x13FC, `CP_CSQ_APER_INDIRECT2` 0x1200-0x12FC) enqueue dwords
 //!   in write order, whatever the offset; an IB in PIO mode is still started by its BUFSZ
@@ -58,9 +63,15 @@
 //!   [`error_code::RESET_WHILE_RUNNING`].
 //! - **Scratch registers** (§5.9): a write of `SCRATCH_REGn` (by MMIO or by a packet) is copied
 //!   to guest memory at `(SCRATCH_ADDR & !3) + 4n` when `SCRATCH_UMSK` bit n is set.
-//! - **Read-pointer write-back address**: `CP_RB_RPTR_ADDR` = 0 (its reset value: never
-//!   programmed) with write-back on is a [`error_code::DMA_WRITE_FAULT`] at the first write-back
-//!   instead of a write to bus address 0, which on hardware would corrupt whatever lives there.
+//! - **Bus address 0** is an address never programmed (every address register resets to 0), a
+//!   model decision the same in every model: `CP_RB_RPTR_ADDR` and `SCRATCH_ADDR` = 0 with
+//!   write-back on are a [`error_code::DMA_WRITE_FAULT`] at the first write-back instead of a
+//!   write to bus address 0, which on hardware would corrupt whatever lives there; a ring at
+//!   `CP_RB_BASE` 0, an indirect buffer at 0 and a WAIT_MEM semaphore at 0 are a
+//!   [`error_code::DMA_FETCH_FAULT`].
+//! - **Microcode past the end**: a `CP_ME_RAM_DATAL` commit after the write address wrapped
+//!   past entry 255 (without a new `CP_ME_RAM_ADDR`) fails the device with
+//!   [`error_code::UCODE_OVERFLOW`] instead of overwriting entry 0.
 //! - **Interrupts**: mailbox line [`IRQ_LINE`] follows `GEN_INT_STATUS & GEN_INT_CNTL` for the
 //!   software interrupt and the scratch interrupt. Bits from the register database (fields from
 //!   Linux `rs600d.h`, the R5xx-class IGP header, and `radeon_reg.h`): `GEN_INT_CNTL.SW_INT_EN`
@@ -85,8 +96,9 @@
 //!
 //! - **Type-0/1 writes to holes**: offsets no database register occupies, offsets beyond the
 //!   64 KiB register space and the PIO apertures (a host-only path) are dropped without error,
-//!   like writes into a hole of the register backbone ([`Stats::writes_dropped`]; a valid
-//!   stream drops none).
+//!   like writes into a hole of the register backbone; so are writes to read-only registers
+//!   (their fields keep the hardware's value). Both are counted in [`Stats::writes_dropped`]: a
+//!   valid stream drops none.
 //! - **WAIT_MEM with a bad semaphore** (§6.2.5.2: "If both ordinal 3 (SEM_LEN) and the DWORD
 //!   in memory following the semaphore value is not equal to two, the CP micro-engine will
 //!   become confused and ultimately hang the hardware"): SEM_LEN other than 2, or a second
@@ -133,14 +145,15 @@ pub mod microcode;
 pub mod pm4;
 mod regfile;
 
-pub use faults::{BadFault, Faults, MAX_SLOW_TICKS};
+pub use faults::{Faults, MAX_SLOW_TICKS};
+pub use gpu_device_model::faults::BadFault;
 pub use me_ram::{ME_RAM_ENTRIES, ME_RAM_ENTRY_MASK, SEMAPHORE_SLOTS};
 pub use microcode::{KNOWN_IMAGES, KnownImage};
 
 use baregpu_hal::register::{Array, Register};
 use baregpu_regs::r5xx::{cp, rbbm, us};
 use ctm_model::{CtmEngine, DmaMemory};
-use gpu_device_model::{Activity, BarSpec, DeviceContext, GpuModel, PciIdentity};
+use gpu_device_model::{Activity, DeviceContext, GpuModel, PciIdentity, RegisterBar};
 use me_ram::MeRam;
 use pm4::{Class, Header};
 use regfile::{REG_SPACE, RegisterFile};
@@ -156,6 +169,8 @@ pub const CLASS: u32 = 0x03_0000;
 pub const REGISTER_BAR: u8 = 0;
 /// BAR0 size.
 pub const REGISTER_BAR_SIZE: u64 = REG_SPACE as u64;
+/// The register BAR as the framework dispatches it.
+const BAR: RegisterBar = RegisterBar::new(REGISTER_BAR, REGISTER_BAR_SIZE);
 
 /// The mailbox interrupt line the GPU drives.
 pub const IRQ_LINE: u32 = 1 << 0;
@@ -177,36 +192,45 @@ pub const COMMAND_CACHE_DOUBLE_OCTWORDS: u32 = 0x60;
 /// Dwords in a double octword (32 bytes, §11.1 `MAX_FETCH`).
 pub const DWORDS_PER_DOUBLE_OCTWORD: u32 = 8;
 
-/// Error codes in the mailbox header (`DeviceContext::fail`).
+/// Error codes in the mailbox header (`DeviceContext::fail`): the framework's shared
+/// command-processor vocabulary (`gpu_device_model::cp_error`), with what raises each here.
+/// CTM errors use `ctm_model::CtmError::code` (0x100 and up).
 pub mod error_code {
-    /// A packet the CP cannot parse: a type-3 opcode not in §6.2.1, a WAIT_SEMAPHORE/WAIT_MEM
-    /// with a bad body (§6.2.4.1, §6.2.5.2), or a packet running past the end of an indirect
-    /// buffer.
-    pub const INVALID_PACKET: u32 = 1;
-    /// A command fetch (ring, IB, WAIT_MEM semaphore) outside guest memory or with bus
-    /// mastering off; also the injected [`Faults::dma_fault_next_fetch`](crate::Faults).
-    pub const DMA_FETCH_FAULT: u32 = 2;
-    /// A write-back (read pointer, scratch register) outside guest memory or with bus
-    /// mastering off.
-    pub const DMA_WRITE_FAULT: u32 = 3;
+    /// A reserved `CP_CSQ_CNTL.CSQ_MODE` (9-14, §11.1) written.
+    pub use gpu_device_model::cp_error::BAD_CONFIGURATION;
+    /// A command fetch (ring, IB, WAIT_MEM semaphore) outside guest memory, with bus mastering
+    /// off or from an unprogrammed `CP_RB_BASE` 0; also the injected
+    /// [`Faults::dma_fault_next_fetch`](crate::Faults).
+    pub use gpu_device_model::cp_error::DMA_FETCH_FAULT;
+    /// A write-back (read pointer, scratch register) outside guest memory, with bus mastering
+    /// off, or to an unprogrammed address 0.
+    pub use gpu_device_model::cp_error::DMA_WRITE_FAULT;
     /// `CP_IB_BUFSZ` written from an indirect buffer, `CP_IB2_BUFSZ` from anywhere but IB1, or
     /// WAIT_MEM inside IB2 (§5.6, §5.10, §6.2.5.2).
-    pub const IB_NESTING: u32 = 4;
+    pub use gpu_device_model::cp_error::IB_NESTING;
     /// A BUFSZ write that is not the last register write of its type-0/1 packet (§5.10).
-    pub const IB_SEQUENCE: u32 = 5;
-    /// A documented type-3 packet the model does not emulate (PRED_EXEC, COND_EXEC,
-    /// INDX_BUFFER).
-    pub const UNSUPPORTED_PACKET: u32 = 6;
+    pub use gpu_device_model::cp_error::IB_SEQUENCE;
+    /// A packet the CP cannot parse: a WAIT_SEMAPHORE/WAIT_MEM with a bad body (§6.2.4.1,
+    /// §6.2.5.2), a body count outside the packet's table (§6.2), or a packet running past the
+    /// end of an indirect buffer.
+    pub use gpu_device_model::cp_error::INVALID_PACKET;
     /// A PIO aperture write to a full queue.
-    pub const PIO_OVERFLOW: u32 = 7;
-    /// An indirect buffer started while its stream is off (§5.11 delivery mode OFF).
-    pub const STREAM_DISABLED: u32 = 8;
-    /// A microcode entry (`CP_ME_RAM_DATAL` commit below the semaphore slots) written while a
-    /// command stream is enabled (§5.8 step 1, §5.12).
-    pub const ME_RAM_WRITE_WHILE_RUNNING: u32 = 9;
+    pub use gpu_device_model::cp_error::PIO_OVERFLOW;
     /// `RBBM_SOFT_RESET.SOFT_RESET_CP` asserted while a command stream is enabled (§5.8 step
     /// 1: disable `CP_CSQ_CNTL` and `CP_CSQ_MODE` first).
-    pub const RESET_WHILE_RUNNING: u32 = 10;
+    pub use gpu_device_model::cp_error::RESET_WHILE_RUNNING;
+    /// An indirect buffer started while its stream is off (§5.11 delivery mode OFF).
+    pub use gpu_device_model::cp_error::STREAM_DISABLED;
+    /// An ME RAM entry committed after the write address wrapped past entry 255.
+    pub use gpu_device_model::cp_error::UCODE_OVERFLOW;
+    /// A microcode entry (`CP_ME_RAM_DATAL` commit below the semaphore slots) written while a
+    /// command stream is enabled (§5.8 step 1, §5.12).
+    pub use gpu_device_model::cp_error::UCODE_WRITE_WHILE_RUNNING as ME_RAM_WRITE_WHILE_RUNNING;
+    /// A type-3 opcode not in §6.2.1.
+    pub use gpu_device_model::cp_error::UNKNOWN_OPCODE;
+    /// A documented type-3 packet the model does not emulate (PRED_EXEC, COND_EXEC,
+    /// INDX_BUFFER).
+    pub use gpu_device_model::cp_error::UNSUPPORTED_PACKET;
 }
 
 /// Why the CP hung (it stops and reports busy, with no error code, until a soft reset).
@@ -335,7 +359,7 @@ pub struct Stats {
     pub scratch_writebacks: u64,
     /// Aperture writes dropped because the stream was not in PIO mode.
     pub pio_dropped: u64,
-    /// Type-0/1 writes dropped because they hit no register (or an aperture).
+    /// Register writes dropped: a hole, a read-only register, or an aperture from a packet.
     pub writes_dropped: u64,
     /// CTM work units done (see [`CTM_UNITS_PER_TICK`]).
     pub ctm_units: u64,
@@ -891,6 +915,12 @@ impl R5xxModel {
             self.stats.writes_dropped += 1;
             return Ok(());
         }
+        if !self.regs.accepts(offset) && !matches!(offset, GEN_INT_STATUS) {
+            // A read-only register (its write has no effect, GEN_INT_STATUS's write-1-to-clear
+            // bits aside): counted, so a stream that writes one is not clean.
+            self.stats.writes_dropped += 1;
+            return Ok(());
+        }
         match offset {
             RB_WPTR => {
                 self.regs.write(offset, value);
@@ -915,7 +945,9 @@ impl R5xxModel {
             ME_RAM_DATAH => self.me.write_high(self.regs.write(offset, value)),
             ME_RAM_DATAL => {
                 let code = self.me.addresses_code();
-                self.me.write_low(self.regs.write(offset, value));
+                if !self.me.write_low(self.regs.write(offset, value)) {
+                    return Err(self.fail(error_code::UCODE_OVERFLOW, dev));
+                }
                 if code && self.streams_enabled() {
                     // §5.8 step 1 / §5.12: the ME would run a half-written RAM.
                     return Err(self.fail(error_code::ME_RAM_WRITE_WHILE_RUNNING, dev));
@@ -931,6 +963,14 @@ impl R5xxModel {
                 let size = self.regs.write(offset, value);
                 if let Source::Packet { .. } = source {
                     self.ctm_submit(size, dev)?;
+                }
+            }
+            CSQ_CNTL => {
+                self.regs.write(offset, value);
+                let mode = cp::CP_CSQ_CNTL::from_raw(self.regs.stored(CSQ_CNTL)).csq_mode_raw();
+                if (9..=14).contains(&mode) {
+                    // §11.1 lists CSQ_MODE 0-8 and 15; the rest are reserved.
+                    return Err(self.fail(error_code::BAD_CONFIGURATION, dev));
                 }
             }
             GEN_INT_CNTL => {
@@ -980,7 +1020,8 @@ impl R5xxModel {
             return Ok(());
         }
         let base = cp::SCRATCH_ADDR::from_raw(self.regs.stored(SCRATCH_ADDR)).scratch_addr();
-        let address = base.checked_offset(u64::from(n) * 4);
+        // SCRATCH_ADDR 0 is its reset value: the copy's place was never programmed.
+        let address = base.checked_offset(u64::from(n) * 4).filter(|_| base.0 != 0);
         if address.is_none_or(|a| dev.dma_write_u32(a.0, value).is_err()) {
             return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
         }
@@ -1143,7 +1184,8 @@ impl R5xxModel {
         }
         let mut bytes = [0u8; 256];
         let len = (n as usize * 4).min(bytes.len());
-        if dev.dma_read(address, &mut bytes[..len]).is_err() {
+        // Bus address 0: an indirect buffer (or ring) never placed.
+        if address == 0 || dev.dma_read(address, &mut bytes[..len]).is_err() {
             return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
         }
         let mode = self.rb_cntl().buf_swap_raw();
@@ -1164,6 +1206,10 @@ impl R5xxModel {
         let available = wptr.wrapping_sub(rptr) & (size - 1);
         let n = available.min(self.fetch_dwords()).min(size - rptr);
         let base = cp::CP_RB_BASE::from_raw(self.regs.stored(RB_BASE)).rb_base().0;
+        if base == 0 {
+            // CP_RB_BASE keeps its reset value: the ring was never placed.
+            return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+        }
         self.fetch(Stream::Primary, base + u64::from(rptr) * 4, n, dev)?;
         self.cp.rptr = (rptr + n) & (size - 1);
         self.cp.since_writeback = self.cp.since_writeback.saturating_add(n);
@@ -1305,11 +1351,15 @@ impl R5xxModel {
                     self.stats.packets[3] += 1;
                     let class = pm4::classify(opcode);
                     match class {
-                        Class::Unknown => return Err(self.fail(error_code::INVALID_PACKET, dev)),
+                        Class::Unknown => return Err(self.fail(error_code::UNKNOWN_OPCODE, dev)),
                         Class::Unsupported => {
                             return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
                         }
                         _ => {}
+                    }
+                    if !pm4::body_len(opcode).is_some_and(|len| len.accepts(count)) {
+                        // §6.2: a body that does not fit the packet's table.
+                        return Err(self.fail(error_code::INVALID_PACKET, dev));
                     }
                     self.cp.packet = Packet::Type3 {
                         opcode,
@@ -1346,6 +1396,9 @@ impl R5xxModel {
                 let remaining = remaining - 1;
                 self.cp.packet = Packet::Type3 { opcode, class, remaining, total, body };
                 if remaining == 0 {
+                    if !pm4::body_consistent(opcode, total, body[0]) {
+                        return Err(self.fail(error_code::INVALID_PACKET, dev));
+                    }
                     self.execute(class, total, body, stream, dev)?;
                     self.end_packet();
                 }
@@ -1397,7 +1450,12 @@ impl R5xxModel {
                     self.cp.hang = Some(Hang::WaitMemLength(wait.sem_len()));
                     return Ok(());
                 }
-                self.cp.wait = Some(Wait::Memory { address: wait.sem_addr().0 });
+                let address = wait.sem_addr().0;
+                if address == 0 {
+                    // SEM_ADDR 0: no semaphore was placed there.
+                    return Err(self.fail(error_code::DMA_FETCH_FAULT, dev));
+                }
+                self.cp.wait = Some(Wait::Memory { address });
             }
             Class::Unsupported | Class::Unknown => {
                 // Rejected at the header.
@@ -1491,26 +1549,18 @@ impl R5xxModel {
 
 impl GpuModel for R5xxModel {
     fn pci_identity(&self) -> PciIdentity {
-        PciIdentity::new(VENDOR_ID, DEVICE_ID, CLASS)
-            .with_bar(usize::from(REGISTER_BAR), BarSpec::mem32(REGISTER_BAR_SIZE))
+        BAR.present(PciIdentity::new(VENDOR_ID, DEVICE_ID, CLASS))
     }
 
     fn mmio_read(&mut self, bar: u8, offset: u32, _dev: &mut DeviceContext<'_>) -> u32 {
-        if self.faults.registers_all_ones {
-            return u32::MAX;
-        }
-        if bar != REGISTER_BAR {
-            return 0;
-        }
-        self.read_register(offset)
+        BAR.read(bar, self.faults.registers_all_ones, || self.read_register(offset))
     }
 
     fn mmio_write(&mut self, bar: u8, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
-        if self.faults.registers_all_ones || bar != REGISTER_BAR {
-            return;
-        }
         // A failure is recorded in the CP error and the device's error state.
-        let _ = self.write_register(offset, value, Source::Mmio, dev);
+        BAR.write(bar, self.faults.registers_all_ones, || {
+            let _ = self.write_register(offset, value, Source::Mmio, dev);
+        });
     }
 
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {

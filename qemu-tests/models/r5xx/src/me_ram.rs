@@ -35,6 +35,9 @@ pub(crate) struct MeRam {
     entries: [u64; ME_RAM_ENTRIES],
     written: [bool; ME_RAM_ENTRIES],
     address: u8,
+    /// The write path's auto-increment wrapped past the last entry since the address was set:
+    /// the next commit would land past the end of the RAM.
+    wrapped: bool,
     read_mode: bool,
     holding: u64,
     /// The known image the code entries hold (`None` inside: none), or `None` when a code
@@ -49,6 +52,7 @@ impl MeRam {
             entries: [0; ME_RAM_ENTRIES],
             written: [false; ME_RAM_ENTRIES],
             address: 0,
+            wrapped: false,
             read_mode: false,
             holding: 0,
             identity: Cell::new(Some(None)),
@@ -58,6 +62,7 @@ impl MeRam {
     /// CP soft reset: the access ports return to their reset state, the RAM keeps its contents.
     pub(crate) fn reset_ports(&mut self) {
         self.address = 0;
+        self.wrapped = false;
         self.read_mode = false;
         self.holding = 0;
     }
@@ -65,6 +70,7 @@ impl MeRam {
     /// `CP_ME_RAM_ADDR` write.
     pub(crate) fn set_write_address(&mut self, address: u8) {
         self.address = address;
+        self.wrapped = false;
         self.read_mode = false;
     }
 
@@ -97,10 +103,15 @@ impl MeRam {
         }
     }
 
-    /// `CP_ME_RAM_DATAL` write: commit and auto-increment.
-    pub(crate) fn write_low(&mut self, value: u32) {
+    /// `CP_ME_RAM_DATAL` write: commit and auto-increment. `false`: the commit would land past
+    /// the last entry (the auto-increment wrapped since `CP_ME_RAM_ADDR` was written), and
+    /// nothing is stored (a model decision: the upload ran past the end of the RAM).
+    pub(crate) fn write_low(&mut self, value: u32) -> bool {
         if self.read_mode {
-            return;
+            return true;
+        }
+        if self.wrapped {
+            return false;
         }
         self.holding = (self.holding & !0xFFFF_FFFF) | u64::from(value);
         let a = usize::from(self.address);
@@ -110,6 +121,8 @@ impl MeRam {
             self.identity.set(None);
         }
         self.address = self.address.wrapping_add(1);
+        self.wrapped = self.address == 0;
+        true
     }
 
     /// Whether the write-path address is a code entry (not a semaphore slot): the next `DATAL`

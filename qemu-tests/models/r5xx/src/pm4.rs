@@ -3,8 +3,9 @@
 //! `baregpu_regs::r5xx::packets` holds it (extracted from the document and checked against it
 //! by regdb-gen's tests, like the register database).
 
+use baregpu_regs::packet::BodyLen;
 use baregpu_regs::r5xx::packets::{
-    self, COND_EXEC, INDX_BUFFER, NOP, PRED_EXEC, WAIT_MEM, WAIT_SEMAPHORE,
+    self, _3D_LOAD_VBPNTR, COND_EXEC, INDX_BUFFER, NOP, PRED_EXEC, WAIT_MEM, WAIT_SEMAPHORE,
 };
 
 /// A decoded packet header (§6.1). Counts are body dwords (the header's COUNT + 1).
@@ -84,4 +85,30 @@ pub fn classify(op: u8) -> Class {
         p if p == PRED_EXEC || p == COND_EXEC || p == INDX_BUFFER => Class::Unsupported,
         _ => Class::Consumed,
     }
+}
+
+/// The body sizes an IT_OPCODE takes: its §6.2 table's bounds (`Packet::body_len`), with what
+/// a table cannot say: WAIT_SEMAPHORE's reset dword is "Optional" (§6.2.4.1), and
+/// 3D_LOAD_VBPNTR lists up to 12 arrays, its exact length following VTX_NUM_ARRAYS
+/// ([`vbpntr_len`], checked when the body has been read). `None`: not in §6.2.1.
+pub fn body_len(op: u8) -> Option<BodyLen> {
+    let packet = packets::ALL.iter().find(|p| p.opcode == op)?;
+    let table = packet.body_len();
+    Some(match *packet {
+        p if p == WAIT_SEMAPHORE => BodyLen { min: 1, ..table },
+        p if p == _3D_LOAD_VBPNTR => BodyLen { min: vbpntr_len(1), ..table },
+        _ => table,
+    })
+}
+
+/// §6.2.3.9: 3D_LOAD_VBPNTR's body for `arrays` vertex arrays: VTX_NUM_ARRAYS, then per pair
+/// of arrays one ATTR dword and two ADDR dwords (an odd last array: ATTR and one ADDR).
+pub const fn vbpntr_len(arrays: u32) -> u32 {
+    1 + 3 * (arrays / 2) + 2 * (arrays % 2)
+}
+
+/// Whether `opcode`'s complete body of `count` dwords, starting with `first`, is consistent
+/// with its own fields (only 3D_LOAD_VBPNTR's VTX_NUM_ARRAYS, 1..=12, is checked this way).
+pub fn body_consistent(opcode: u8, count: u32, first: u32) -> bool {
+    opcode != _3D_LOAD_VBPNTR.opcode || ((1..=12).contains(&first) && count == vbpntr_len(first))
 }

@@ -597,13 +597,13 @@ fn unknown_type3_opcode_stops_the_cp_in_an_error_state() {
     // §6.2.1 lists the opcodes; 0x77 is not one of them.
     let mut b = Bench::running();
     b.submit(&[type3(0x77, 1), 0, type0(scratch(0), 1, false), 1]);
-    assert_eq!(b.error(), (ModelState::Error, error_code::INVALID_PACKET));
+    assert_eq!(b.error(), (ModelState::Error, error_code::UNKNOWN_OPCODE));
     assert_eq!(b.rd(scratch(0)), 0, "nothing after the bad packet");
     // The hung CP shows busy (Linux r100d.h RBBM_STATUS GUI_ACTIVE / CP_CMDSTRM_BUSY).
     assert_eq!(b.rd(RBBM_STATUS), RBBM_CMDFIFO_AVAIL | RBBM_GUI_ACTIVE | RBBM_CP_CMDSTRM_BUSY);
     assert_ne!(b.rd(CP_STAT) & (1 << 31), 0, "CP_STAT.CP_BUSY");
     assert_ne!(b.rd(ME_CNTL) & (1 << 29), 0, "CP_ME_CNTL.ME_BUSY");
-    assert_eq!(b.gpu.model().cp_error(), Some(error_code::INVALID_PACKET));
+    assert_eq!(b.gpu.model().cp_error(), Some(error_code::UNKNOWN_OPCODE));
     // Documented but not emulated control flow (COND_EXEC 0x21) has its own code.
     let mut b = Bench::running();
     b.submit(&[type3(0x21, 2), 2, 0]);
@@ -1006,7 +1006,7 @@ fn soft_reset_clears_the_cp_error_and_function_reset_recovers_the_device() {
     // RBBM_SOFT_RESET clears the CP's own error (the busy status).
     let mut b = Bench::running();
     b.submit(&[type3(0x77, 1), 0]);
-    assert_eq!(b.error(), (ModelState::Error, error_code::INVALID_PACKET));
+    assert_eq!(b.error(), (ModelState::Error, error_code::UNKNOWN_OPCODE));
     b.wr(CSQ_CNTL, 0);
     b.wr(RBBM_SOFT_RESET, 1);
     b.wr(RBBM_SOFT_RESET, 0);
@@ -1475,4 +1475,99 @@ fn no_guest_input_panics() {
         b.gpu.poll();
         let _ = b.error();
     }
+}
+
+// --- what the document forbids is refused, not accepted silently (#19) -----------------------
+
+#[test]
+fn type3_bodies_must_fit_their_packet_tables() {
+    // §6.2.3.4 3D_DRAW_VBUF_2: one dword (VAP_VF_CNTL); §6.2.3 SET_SCISSORS: two; §6.2.4.1
+    // WAIT_SEMAPHORE: offset and an optional reset value; 3D_CLEAR_HIZ: three.
+    for (header, what) in [
+        (type3(0x34, 2), "3D_DRAW_VBUF_2 with 2 dwords"),
+        (type3(0x1E, 1), "SET_SCISSORS with 1"),
+        (type3(0x1E, 3), "SET_SCISSORS with 3"),
+        (type3(0x37, 40), "3D_CLEAR_HIZ with 40"),
+        (type3(0x28, 9), "3D_DRAW_VBUF with 9"),
+        (type3(0x22, 3), "WAIT_SEMAPHORE with 3"),
+        (type3(0x29, 1), "3D_DRAW_IMMD without VAP_VF_CNTL"),
+    ] {
+        let mut b = Bench::running();
+        let body = (header >> 16 & 0x3FFF) + 1;
+        let mut words = vec![header];
+        words.extend(std::iter::repeat_n(0, body as usize));
+        b.submit(&words);
+        assert_eq!(b.error(), (ModelState::Error, error_code::INVALID_PACKET), "{what}");
+    }
+    // 3D_LOAD_VBPNTR: the length follows VTX_NUM_ARRAYS (3 arrays: 1 + 3 + 2 dwords).
+    let mut b = Bench::running();
+    b.submit(&[type3(0x2F, 6), 3, 0, 0, 0, 0, 0, type0(scratch(0), 1, false), 6]);
+    assert_eq!(b.rd(scratch(0)), 6, "a consistent 3D_LOAD_VBPNTR is consumed");
+    b.submit(&[type3(0x2F, 6), 2, 0, 0, 0, 0, 0]);
+    assert_eq!(b.error(), (ModelState::Error, error_code::INVALID_PACKET), "2 arrays in 6 dwords");
+    // Open-ended packets take any body past their fixed dwords.
+    let mut b = Bench::running();
+    b.submit(&[type3(0x29, 5), 0, 0, 1, 2, 3, type0(scratch(0), 1, false), 7]);
+    assert_eq!(b.rd(scratch(0)), 7);
+    assert_eq!(b.error(), (ModelState::Ready, 0));
+}
+
+#[test]
+fn type0_writes_to_read_only_registers_are_counted_as_dropped() {
+    // §11.1: CP_STAT and CP_CSQ_STAT are read-only; a stream that writes them is not clean.
+    let mut b = Bench::running();
+    b.submit(&[type0(CP_STAT, 1, false), 0xFFFF_FFFF, type0(CSQ_STAT, 1, false), 1]);
+    assert_eq!(b.gpu.model().stats().writes_dropped, 2);
+    assert_eq!(b.error(), (ModelState::Ready, 0));
+}
+
+#[test]
+fn reserved_csq_modes_are_refused() {
+    // §11.1 CSQ_MODE: 0-8 and 15 are defined; 9-14 reserved.
+    for mode in 9..=14 {
+        let b = Bench::new();
+        b.wr(CSQ_CNTL, mode << 28);
+        assert_eq!(b.error(), (ModelState::Error, error_code::BAD_CONFIGURATION), "{mode}");
+    }
+}
+
+#[test]
+fn bus_address_zero_is_an_unprogrammed_address() {
+    // A ring never placed: CP_RB_BASE keeps its reset value 0.
+    let mut b = Bench::new();
+    b.load_microcode();
+    b.ring(5, 1, 0, PRIMARY_BM);
+    b.wr(RB_BASE, 0);
+    b.poke(0, &[type0(scratch(0), 1, false), 1]);
+    b.wr(RB_WPTR, 2);
+    assert_eq!(b.error(), (ModelState::Error, error_code::DMA_FETCH_FAULT), "ring at 0");
+    assert_eq!(b.rd(scratch(0)), 0, "nothing ran from address 0");
+    // SCRATCH_ADDR never programmed: the write-back has nowhere to go.
+    let mut b = Bench::running();
+    b.wr(SCRATCH_UMSK, 1);
+    b.submit(&[type0(scratch(0), 1, false), 5]);
+    assert_eq!(b.error(), (ModelState::Error, error_code::DMA_WRITE_FAULT), "scratch copy at 0");
+    // An indirect buffer at 0 (CP_IB_BASE's reset value) and a WAIT_MEM semaphore at 0.
+    let mut b = Bench::running();
+    b.submit(&[type0(IB_BASE, 2, false), 0, 2]);
+    assert_eq!(b.error(), (ModelState::Error, error_code::DMA_FETCH_FAULT), "IB at 0");
+    let mut b = Bench::running();
+    b.submit(&[type3(0x23, 2), 0, 2]);
+    assert_eq!(b.error(), (ModelState::Error, error_code::DMA_FETCH_FAULT), "WAIT_MEM at 0");
+}
+
+#[test]
+fn microcode_written_past_the_last_entry_is_an_error() {
+    // 256 entries fill the RAM; a 257th commit would wrap onto entry 0.
+    let b = Bench::new();
+    let mut image = r520_entries();
+    image.push(image[0]);
+    b.upload(&image);
+    assert_eq!(b.error(), (ModelState::Error, error_code::UCODE_OVERFLOW));
+    // Rewriting the address first is a new upload, not an overflow.
+    let b = Bench::new();
+    b.load_microcode();
+    b.load_microcode();
+    assert_eq!(b.error(), (ModelState::Ready, 0));
+    assert!(b.gpu.model().microcode_loaded());
 }

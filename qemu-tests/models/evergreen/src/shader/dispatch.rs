@@ -49,7 +49,7 @@ enum Status {
 /// One dispatch in flight. Groups run in x, then y, then z order, the waves of a group in
 /// order; waves run one after the other (nothing in the subset lets waves communicate except
 /// RAT atomics, which are order-independent).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Dispatch {
     state: DispatchState,
     limits: Limits,

@@ -73,7 +73,7 @@ impl Frame {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct AluRun {
     cf: AluCf,
     groups: Vec<AluGroup>,
@@ -87,7 +87,7 @@ struct AluRun {
     exec_update: Option<u64>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Phase {
     Cf,
     Alu(Box<AluRun>),
@@ -109,7 +109,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// One wave in flight.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Wave {
     /// Thread-group id.
     pub group: [u32; 3],
