@@ -83,7 +83,7 @@ fn bring_up(cfg: &impl ConfigRegionAccess, at: PciAddress) -> Option<()> {
         let mut gpu = R5xx::init(registers(probed.registers), clock(), dma, &R520_CP, cfg).ok()?;
         let fence = gpu.submit(16, |s| s.fence()).ok()?;
         gpu.wait(&fence, Duration::from_millis(100)).ok()?;
-        gpu.enable_interrupts(baregpu_radeon_r5xx::Interrupts::NONE.with_software(true));
+        gpu.enable_interrupts(baregpu_radeon_r5xx::Interrupts::NONE.with_software(true)).ok()?;
         *R5XX.lock() = Some(gpu);
     }
     let probed = baregpu_radeon_evergreen::pci::probe(cfg, at).ok()?;
