@@ -66,6 +66,15 @@ error_types! {
         baregpu_ring::ring::BadReadPointer,
         baregpu_ring::ring::WaitError,
     ],
+    "hal/gpu" + defmt => [
+        baregpu_gpu::DeviceGone,
+        baregpu_gpu::Overrun,
+        baregpu_gpu::FenceFailure,
+        baregpu_gpu::FenceError,
+        // The drivers' `TestError`s (and `DeviceGone`, `FenceError`) are these, re-exported.
+        baregpu_gpu::TestError<baregpu_radeon_r5xx::SubmitError>,
+        baregpu_gpu::TestError<baregpu_radeon_evergreen::SubmitError>,
+    ],
     "firmware-loader" + defmt => [
         baregpu_firmware::FirmwareError,
         baregpu_firmware::amd::LoadError,
@@ -73,23 +82,17 @@ error_types! {
         baregpu_firmware::amd::evergreen::LoadError,
     ],
     "drivers/radeon-r5xx" + defmt => [
-        baregpu_radeon_r5xx::DeviceGone,
         baregpu_radeon_r5xx::ConfigError,
         baregpu_radeon_r5xx::SubmitError,
-        baregpu_radeon_r5xx::FenceError,
-        baregpu_radeon_r5xx::TestError,
         baregpu_radeon_r5xx::InitError,
         baregpu_radeon_r5xx::ResetError,
         baregpu_radeon_r5xx::ctm::CtmLoadError,
         baregpu_radeon_r5xx::ctm::CtmWaitError,
     ],
     "drivers/radeon-evergreen" + defmt => [
-        baregpu_radeon_evergreen::DeviceGone,
         baregpu_radeon_evergreen::ScratchError,
         baregpu_radeon_evergreen::ConfigError,
         baregpu_radeon_evergreen::SubmitError,
-        baregpu_radeon_evergreen::FenceError,
-        baregpu_radeon_evergreen::TestError,
         baregpu_radeon_evergreen::InitError,
         baregpu_radeon_evergreen::pm4::PacketError,
         baregpu_radeon_evergreen::compute::DispatchError,
@@ -131,6 +134,7 @@ macro_rules! readme_doctests {
 readme_doctests! {
     HalReadme => "../../hal/core/README.md",
     PlatformReadme => "../../hal/platform/README.md",
+    GpuReadme => "../../hal/gpu/README.md",
     RegsReadme => "../../hal/regs/README.md",
     RingReadme => "../../ring/README.md",
     FirmwareReadme => "../../firmware-loader/README.md",

@@ -43,7 +43,7 @@ fn bring_up(io: MmioRegion, firmware: &[u8]) -> Result<(), baregpu_radeon_r5xx::
 /// What an MSI handler does: take the lock, handle, release.
 fn r5xx_interrupt() -> bool {
     let mut gpu = R5XX.lock().expect("not poisoned");
-    gpu.as_mut().is_some_and(|gpu| gpu.handle_interrupt().is_ok())
+    gpu.as_mut().is_some_and(|gpu| gpu.handle_interrupts().is_ok())
 }
 
 fn evergreen_interrupt() -> bool {

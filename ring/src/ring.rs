@@ -499,6 +499,17 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         F::doorbell(self.head)
     }
 
+    /// Forget the units written since the last [`commit`](Self::commit): the write pointer
+    /// goes back to the committed one and the grant ends. The CP never saw them (no doorbell
+    /// published them); a driver discards a submission that failed half-way this way, so
+    /// nothing of it runs with the next one. Returns the number of units discarded.
+    pub fn discard_uncommitted(&mut self) -> usize {
+        let discarded = self.pending_units();
+        self.head = self.committed;
+        self.granted = 0;
+        discarded
+    }
+
     /// [`commit`](Self::commit) and write the result to the doorbell register through `io`.
     pub fn kick(&mut self, io: &impl RegisterIo) {
         let wptr = self.commit();

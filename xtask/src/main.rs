@@ -33,6 +33,7 @@ use std::time::Instant;
 const NO_STD_CRATES: &[&str] = &[
     "baregpu-hal",
     "baregpu-platform",
+    "baregpu-gpu",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -42,6 +43,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "ctm-compute",
+    "gpu-scheduler",
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
 
@@ -50,6 +52,7 @@ const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-no
 const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-hal",
     "baregpu-platform",
+    "baregpu-gpu",
     "baregpu-regs",
     "baregpu-ring",
     "baregpu-firmware",
@@ -173,6 +176,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-platform", "defmt,x86_64,bootloader_api"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
     ("baregpu-ring", "defmt"),
+    ("baregpu-gpu", "defmt"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
@@ -297,6 +301,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_ih_ring",
     "evergreen_dispatch",
     "pci_probe",
+    "submission_closures",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
@@ -638,15 +643,17 @@ fn test_job() -> ExitCode {
         "cargo test --workspace",
         cargo().args(["test", "--workspace", "--no-fail-fast"]),
     );
-    // The R5xx and Evergreen drivers and the CTM workloads against other engine
-    // interleavings: two more seeds and run-to-idle (the default seed ran above).
+    // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
+    // in their tests/contract.rs), the CTM workloads and the scheduler example over both
+    // in-process GPUs against other engine interleavings:
+    // two more seeds and run-to-idle (the default seed ran above).
     let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
     for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
         cargo_tests(
             &mut tally,
             &format!(
                 "cargo test -p baregpu-radeon-r5xx -p baregpu-radeon-evergreen -p ctm-compute \
-                 (GPU_MODEL_PACING={pacing})"
+                 -p gpu-scheduler (GPU_MODEL_PACING={pacing})"
             ),
             cargo()
                 .args([
@@ -657,6 +664,8 @@ fn test_job() -> ExitCode {
                     "baregpu-radeon-evergreen",
                     "-p",
                     "ctm-compute",
+                    "-p",
+                    "gpu-scheduler",
                     "--no-fail-fast",
                 ])
                 .env(gpu_device_model::PACING_ENV, pacing),

@@ -106,7 +106,7 @@ fn bring_up(cfg: &impl ConfigRegionAccess, at: PciAddress) -> Option<()> {
 /// The MSI handler's work.
 pub fn gpu_interrupt() {
     if let Some(gpu) = R5XX.lock().as_mut() {
-        let _ = gpu.handle_interrupt();
+        let _ = gpu.handle_interrupts();
     }
     if let Some(gpu) = EVERGREEN.lock().as_mut() {
         let _ = gpu.handle_interrupts();

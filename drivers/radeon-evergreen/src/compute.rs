@@ -35,9 +35,9 @@ use baregpu_regs::evergreen::vgt::{
     vgt_shader_stages_en,
 };
 
-use crate::driver::{Evergreen, FENCE_DWORDS, Fence, Submission};
 use crate::error::SubmitError;
 use crate::pm4::{self, PacketError, event, opcode};
+use crate::{Evergreen, FENCE_DWORDS, Fence, Submission};
 
 /// Threads per wave (the shader core runs 64 threads per wave; Mesa r600 divides the group by
 /// 16 threads x 4 quad pipes).

@@ -3,8 +3,7 @@
 //! `IH_RB_RPTR` (registers and sequence from Linux radeon r600.c `r600_irq_init`,
 //! `evergreen_irq_process`; the document does not describe the IH).
 
-use baregpu_hal::dma::{DmaAllocator, DmaBuffer};
-use baregpu_hal::time::Clock;
+use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaBuffer, DmaRegion};
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::evergreen::cp::CP_INT_CNTL;
 use baregpu_regs::evergreen::ih::{
@@ -14,8 +13,9 @@ use baregpu_regs::evergreen::ih::{
 
 use core::fmt;
 
-use crate::driver::{Evergreen, WB_IH_WPTR_OFFSET, split_address};
+use crate::consts::{WB_IH_WPTR_OFFSET, split_address};
 use crate::error::{DeviceGone, InitError};
+use crate::liveness;
 
 /// Bytes per interrupt vector (Linux radeon: 4 dwords: source id 7:0, source data 27:0, ring
 /// id, reserved).
@@ -39,7 +39,8 @@ pub struct IhRing<'d, A: DmaAllocator + ?Sized> {
     enabled: bool,
 }
 
-/// What one [`Evergreen::handle_interrupts`] call consumed.
+/// What one [`Evergreen::handle_interrupts`](crate::Evergreen::handle_interrupts) call
+/// consumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct IrqReport {
@@ -52,9 +53,11 @@ pub struct IrqReport {
     /// The ring overflowed (the GPU wrapped over unread vectors): the oldest were lost, the
     /// read pointer skipped to the oldest valid vector and the overflow flag was cleared.
     pub overflowed: bool,
+    /// Every fence up to this sequence number is complete (read after the vectors).
+    pub completed: u64,
 }
 
-/// Why [`Evergreen::handle_interrupts`] consumed nothing.
+/// Why [`Evergreen::handle_interrupts`](crate::Evergreen::handle_interrupts) consumed nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
@@ -115,17 +118,21 @@ impl<'d, A: DmaAllocator + ?Sized> IhRing<'d, A> {
     }
 }
 
-impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A> {
+impl<A: DmaAllocator + ?Sized> IhRing<'_, A> {
     /// Set up and enable the IH ring and the CP's end-of-pipe interrupt (Linux radeon r600.c
     /// `r600_irq_init` order: disable, ring base and size with write-pointer write-back and
     /// overflow detection, pointers 0, `IH_CNTL`, enable; `CP_INT_CNTL.TIME_STAMP_INT_ENABLE`
-    /// for `EVENT_WRITE_EOP` interrupts).
-    pub(crate) fn init_ih(&mut self) -> Result<(), InitError> {
-        self.io.write(IH_CNTL::RESET);
-        self.io.write(IH_RB_CNTL::RESET);
-        let wb = self.wb_address(WB_IH_WPTR_OFFSET);
-        let _ = self.writeback().write_u32(WB_IH_WPTR_OFFSET, 0);
-        let base = self.ih.mem.bus_address();
+    /// for `EVENT_WRITE_EOP` interrupts). `writeback` is the driver's write-back page.
+    pub(crate) fn enable(
+        &mut self,
+        io: &impl RegisterIo,
+        writeback: &DmaRegion,
+    ) -> Result<(), InitError> {
+        io.write(IH_CNTL::RESET);
+        io.write(IH_RB_CNTL::RESET);
+        let wb = BusAddress(writeback.bus_address().0 + WB_IH_WPTR_OFFSET as u64);
+        let _ = writeback.write_u32(WB_IH_WPTR_OFFSET, 0);
+        let base = self.mem.bus_address();
         let bad = |_| {
             InitError::Ring(baregpu_ring::ring::RingConfigError::BadWriteback {
                 offset: WB_IH_WPTR_OFFSET,
@@ -133,95 +140,90 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
             })
         };
         // The dummy-read address (>> 8) is the write-back page (Linux uses its dummy page).
-        let page = self.writeback().bus_address();
-        self.io.write(INTERRUPT_CNTL2::RESET.try_with_interrupt_cntl2(page).map_err(bad)?);
-        self.io.write(INTERRUPT_CNTL::RESET);
-        self.io.write(IH_RB_BASE::RESET.try_with_ih_rb_base(base).map_err(bad)?);
+        let page = writeback.bus_address();
+        io.write(INTERRUPT_CNTL2::RESET.try_with_interrupt_cntl2(page).map_err(bad)?);
+        io.write(INTERRUPT_CNTL::RESET);
+        io.write(IH_RB_BASE::RESET.try_with_ih_rb_base(base).map_err(bad)?);
         // IH_IB_SIZE = log2(ring dwords) (Linux `order_base_2(ring_size / 4)`).
-        let size_log2 = (self.ih.mem.size() / 4).trailing_zeros() as u8;
+        let size_log2 = (self.mem.size() / 4).trailing_zeros() as u8;
         let cntl = IH_RB_CNTL::RESET
             .with_ih_ib_size(size_log2)
             .with_ih_wptr_overflow_enable(true)
             .with_ih_wptr_overflow_clear(true)
             .with_ih_wptr_writeback_enable(true);
-        self.io.write(cntl);
+        io.write(cntl);
         let (lo, hi) = split_address(wb);
-        self.io.write(IH_RB_WPTR_ADDR_LO::RESET.try_with_ih_rb_wptr_addr_lo(lo).map_err(bad)?);
-        self.io.write(IH_RB_WPTR_ADDR_HI::RESET.try_with_ih_rb_wptr_addr_hi(hi).map_err(bad)?);
-        self.io.write(IH_RB_RPTR::RESET);
-        self.ih.rptr = 0;
+        io.write(IH_RB_WPTR_ADDR_LO::RESET.try_with_ih_rb_wptr_addr_lo(lo).map_err(bad)?);
+        io.write(IH_RB_WPTR_ADDR_HI::RESET.try_with_ih_rb_wptr_addr_hi(hi).map_err(bad)?);
+        io.write(IH_RB_RPTR::RESET);
+        self.rptr = 0;
         // MC_WRREQ_CREDIT and MC_WR_CLEAN_CNT 0x10 (Linux), RPTR_REARM for MSI.
         let ih_cntl = IH_CNTL::RESET
             .with_mc_wrreq_credit(0x10)
             .with_mc_wr_clean_cnt(0x10)
             .with_rptr_rearm(true);
-        self.io.write(ih_cntl.with_enable_intr(true));
-        self.io.write(cntl.with_ih_wptr_overflow_clear(false).with_ih_rb_enable(true));
-        self.io.write(CP_INT_CNTL::RESET.with_time_stamp_int_enable(true));
-        self.ih.enabled = true;
+        io.write(ih_cntl.with_enable_intr(true));
+        io.write(cntl.with_ih_wptr_overflow_clear(false).with_ih_rb_enable(true));
+        io.write(CP_INT_CNTL::RESET.with_time_stamp_int_enable(true));
+        self.enabled = true;
         Ok(())
     }
 
     /// Disable the IH ring and the CP interrupts.
-    pub fn disable_interrupts(&mut self) {
-        self.io.write(CP_INT_CNTL::RESET);
-        self.io.write(IH_CNTL::RESET);
-        self.io.write(IH_RB_CNTL::RESET);
-        self.ih.enabled = false;
-    }
-
-    /// Whether the IH ring is running.
-    pub fn interrupts_enabled(&self) -> bool {
-        self.ih.enabled
+    pub(crate) fn disable(&mut self, io: &impl RegisterIo) {
+        io.write(CP_INT_CNTL::RESET);
+        io.write(IH_CNTL::RESET);
+        io.write(IH_RB_CNTL::RESET);
+        self.enabled = false;
     }
 
     /// Consume the pending interrupt vectors (at most one ring's worth: bounded), move
-    /// `IH_RB_RPTR` past them, handle an overflow. Call it from the interrupt handler or poll it.
+    /// `IH_RB_RPTR` past them, handle an overflow.
     ///
     /// The read pointer only ever moves by whole vectors: a write pointer that is not a vector
     /// boundary inside the ring is [`IrqError::BadWritePointer`] and consumes nothing (the
     /// reserved bits of `IH_RB_WPTR` are ignored, as Linux radeon masks them).
-    pub fn handle_interrupts(&mut self) -> Result<IrqReport, IrqError> {
+    pub(crate) fn process(&mut self, io: &impl RegisterIo) -> Result<IrqReport, IrqError> {
         let mut report = IrqReport::default();
-        let wptr = self.io.read::<IH_RB_WPTR>();
+        let wptr = io.read::<IH_RB_WPTR>();
         if wptr.raw() == u32::MAX {
-            self.check_alive()?;
+            liveness::check_alive(io)?;
         }
-        let ring_bytes = self.ih.mem.size();
+        let ring_bytes = self.mem.size();
         let end = wptr.wptr_offset() as usize * 4;
         if !end.is_multiple_of(VECTOR_BYTES) || end >= ring_bytes {
             // Resynchronise: the IH and the driver agree on the last vector read; an
             // overflow flag stays set for the next call to handle with a usable pointer.
-            self.write_rptr();
+            self.write_rptr(io);
             return Err(IrqError::BadWritePointer { wptr: wptr.raw(), ring_bytes });
         }
-        let mask = self.ih.mask();
+        let mask = self.mask();
         if wptr.rb_overflow() {
             // Linux radeon: the oldest valid vector is the one after the write pointer.
             report.overflowed = true;
-            self.ih.rptr = (end + VECTOR_BYTES) & mask;
-            let cntl = self.io.read::<IH_RB_CNTL>();
-            self.io.write(cntl.with_ih_wptr_overflow_clear(true));
-            self.io.write(cntl.with_ih_wptr_overflow_clear(false));
+            self.rptr = (end + VECTOR_BYTES) & mask;
+            let cntl = io.read::<IH_RB_CNTL>();
+            io.write(cntl.with_ih_wptr_overflow_clear(true));
+            io.write(cntl.with_ih_wptr_overflow_clear(false));
         }
         // `rptr` and `end` are vector boundaries inside the ring: this meets `end` within one
         // ring's worth of vectors.
-        while self.ih.rptr != end {
-            let id = self.ih.mem.read_u32(self.ih.rptr).unwrap_or(0) & 0xFF;
+        while self.rptr != end {
+            let id = self.mem.read_u32(self.rptr).unwrap_or(0) & 0xFF;
             report.vectors += 1;
             if id == source::CP_EOP {
                 report.eop += 1;
             } else {
                 report.other += 1;
             }
-            self.ih.rptr = (self.ih.rptr + VECTOR_BYTES) & mask;
+            self.rptr = (self.rptr + VECTOR_BYTES) & mask;
         }
-        self.write_rptr();
+        self.write_rptr(io);
         Ok(report)
     }
 
     /// Tell the IH the driver's read pointer (always a vector boundary inside the ring).
-    fn write_rptr(&self) {
-        self.io.write(IH_RB_RPTR::RESET.with_rptr_offset((self.ih.rptr / 4) as u16));
+    fn write_rptr(&self, io: &impl RegisterIo) {
+        io.write(IH_RB_RPTR::RESET.with_rptr_offset((self.rptr / 4) as u16));
     }
 }

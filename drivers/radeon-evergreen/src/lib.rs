@@ -21,7 +21,7 @@
 //! let fw = EvergreenFirmware::parse(ucode, pfp, me, rlc)?;
 //! // ... map `probed.registers` as `io` ...
 //! let mut gpu = Evergreen::init(io, clock, dma, probed.chip, &fw, RingConfig::default())?;
-//! let fence = gpu.submit(5 + FENCE_DWORDS, |s| {
+//! let fence = gpu.submit(6 + FENCE_DWORDS, |s| {
 //!     s.cp_dma_fill(0, dst, 4096)?;             // 4 KiB of zeros by the CP
 //!     s.fence()
 //! })?;                                          // padded to 16 dwords, one doorbell
@@ -38,17 +38,23 @@
 //!   auto-increment and read back (`baregpu_firmware::amd::evergreen::upload`: one address write
 //!   plus one write per word), the ring programmed with read-pointer write-back, `ME_INITIALIZE`
 //!   (§9.2.1) written, the engines un-halted; ring test and IB test with `SET_CONFIG_REG`
-//!   scratch writes (§9.4.14, §9.3.1); the interrupt ring set up.
-//! - Submission ([`Evergreen::submit`]): reserve with back-pressure (bounded wait on the
-//!   written-back read pointer), packets, type-2 padding to 16 dwords, one doorbell.
-//! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing a 64-bit sequence
-//!   to memory with an interrupt; [`Evergreen::wait`] is bounded and tells a hung CP from a
-//!   slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
-//! - Interrupts ([`Evergreen::handle_interrupts`]): the IH ring, EOP vectors, overflow; a
-//!   write pointer the IH could not have written is [`IrqError::BadWritePointer`].
+//!   scratch writes (§9.4.14, §9.3.1); interrupts left off (opt-in).
+//! - Submission ([`Evergreen::submit`]): `baregpu-gpu`'s all-or-nothing protocol: reserve with
+//!   back-pressure (bounded wait on the written-back read pointer), packets held to the
+//!   reservation, type-2 padding to 16 dwords, one doorbell; a failed closure leaves nothing.
+//! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing the 64-bit
+//!   sequence of the shared timeline to memory, with an interrupt only once enabled;
+//!   [`Evergreen::wait`] is bounded, checks the device while it polls and tells a hung CP
+//!   from a slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
+//! - Interrupts, opt-in ([`Evergreen::enable_interrupts`], [`Evergreen::handle_interrupts`]):
+//!   the IH ring, EOP vectors, overflow; a write pointer the IH could not have written is
+//!   [`IrqError::BadWritePointer`]. Bring-up tests the interrupt path once (a fence's EOP
+//!   vector must arrive), then leaves interrupts off.
 //! - CP DMA fill and copy, `COND_EXEC` and `SET_PREDICATION` (§9.5) on [`Submission`].
-//! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test) and
-//!   [`Evergreen::recover`] (microcode read-back, reload when it fails).
+//! - Recovery: [`Evergreen::reset`] (`GRBM_SOFT_RESET`, ring restart, ring test, then the lost
+//!   fences fail) and [`Evergreen::recover`] (microcode read-back, reload when it fails).
+//! - The family-generic interface: [`gpu::GpuQueue`] (module layout: `evergreen/` with
+//!   `bringup`, `submit`, `fences`, `interrupts`, `recovery`, as in the R5xx driver).
 //! - Compute ([`compute`]): LS/CS program, cb0 with the dispatch dimensions and arguments,
 //!   RAT 0, fetch resources, group size, LDS, `DISPATCH_DIRECT`/`DISPATCH_INDIRECT` and the
 //!   cache flushes after, in the order of Mesa r600 evergreen_compute.c; a typed
@@ -67,22 +73,28 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod compute;
-mod driver;
+mod config;
+mod consts;
 mod error;
+mod evergreen;
 pub mod irq;
-mod irq_test;
+mod liveness;
 pub mod pci;
 pub mod pm4;
 pub mod sync;
 
-pub use driver::{
-    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, Evergreen, FENCE_DWORDS, Fence, RecoverReport,
-    RingConfig, Stats, Submission, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_FENCE_OFFSET,
-    WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
+pub use baregpu_gpu::{Fence, FenceFailure, FenceStatus, ResetReport};
+pub use config::RingConfig;
+pub use consts::{
+    COHER_TC_VC_SH, COND_EXEC_MAX_DWORDS, FENCE_DWORDS, TEST_SCRATCH, TEST_SEED, TEST_VALUE,
+    WB_FENCE_OFFSET, WB_IH_WPTR_OFFSET, WB_RPTR_OFFSET, WRITEBACK_BYTES,
 };
 pub use error::{
-    ConfigError, DeviceGone, FenceError, InitError, ScratchError, SubmitError, TestError,
+    ConfigError, DeviceGone, FenceError, InitError, Overrun, ScratchError, SubmitError, TestError,
 };
+pub use evergreen::recovery::RecoverReport;
+pub use evergreen::submit::Submission;
+pub use evergreen::{Evergreen, Ring, Stats};
 pub use irq::{IrqError, IrqReport};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
@@ -94,6 +106,9 @@ pub use baregpu_firmware::FirmwareError;
 pub use baregpu_firmware::amd::evergreen::{
     EvergreenFirmware, EvergreenUcode, Image, ImageError, LoadError, UploadReport,
 };
+/// The family-generic GPU layer the driver implements (fence timeline, submission protocol,
+/// waits, recovery, the `GpuQueue` trait).
+pub use baregpu_gpu as gpu;
 /// The HAL the driver runs on (`RegisterIo`, `Clock`, `DmaAllocator`, PCI access).
 pub use baregpu_hal as hal;
 /// The Evergreen/Cayman registers, chipsets and PCI IDs, generated from the register database.

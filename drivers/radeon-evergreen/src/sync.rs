@@ -12,7 +12,7 @@ use baregpu_hal::dma::{BusAddress, DmaAllocator};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_ring::pm4::{CommandSink, SliceSink};
 
-use crate::driver::Submission;
+use crate::Submission;
 use crate::pm4::{self, PacketError, SemaphoreOp, opcode};
 
 /// Dwords of [`Submission::semaphore_signal`]: `MEM_SEMAPHORE`.
@@ -92,7 +92,7 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
         }
         let body = pm4::pred_exec(device_select, inner.len())?;
         let header = pm4::header(opcode::PRED_EXEC, body.len(), false, false)?;
-        let sink = self.sink();
+        let mut sink = self.sink();
         sink.reserve(PRED_EXEC_DWORDS + inner.len())?;
         sink.push(header)?;
         sink.push_slice(&body)?;

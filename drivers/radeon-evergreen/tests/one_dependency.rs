@@ -9,10 +9,9 @@ use baregpu_radeon_evergreen::hal::RegisterIoExt;
 use baregpu_radeon_evergreen::hal::dma::{DmaAllocator, DmaLayout};
 use baregpu_radeon_evergreen::hal::error::Chain;
 use baregpu_radeon_evergreen::regs::{Chipset, cp::CP_ME_CNTL};
-use baregpu_radeon_evergreen::ring::pm4::NoSpace;
 use baregpu_radeon_evergreen::{
     Evergreen, EvergreenFirmware, EvergreenUcode, FENCE_DWORDS, FirmwareError, Image, ImageError,
-    RingConfig, ScratchError, UploadReport, asm, compute, pci, pm4, pm4::PacketError,
+    Overrun, RingConfig, ScratchError, UploadReport, asm, compute, pci, pm4,
 };
 use evergreen_model::{Asic, EvergreenModel};
 use gpu_device_model::{InProcess, ModelClock};
@@ -69,7 +68,7 @@ fn a_kernel_drives_cypress_and_cayman_naming_only_the_driver_crate() {
         let dst = gpu.allocate(DmaLayout::new(4096, 256).expect("layout")).expect("DMA memory");
         dst.zero();
         let fence = drv
-            .submit(5 + FENCE_DWORDS, |s| {
+            .submit(6 + FENCE_DWORDS, |s| {
                 s.cp_dma_fill(0xC0FF_EE00, dst.bus_address(), 4096)?;
                 s.fence()
             })
@@ -79,19 +78,17 @@ fn a_kernel_drives_cypress_and_cayman_naming_only_the_driver_crate() {
         dst.read_slice(0, &mut words).expect("in bounds");
         assert!(words.iter().all(|&w| w == 0xC0FF_EE00), "{chip:?}: the CP filled the page");
 
-        // A packet larger than the 4 KiB ring: the ring's NoSpace is the source.
+        // A packet larger than its reservation: refused whole, the submission discarded, the
+        // overrun the source.
         let err = drv.submit(2, |s| s.packet(pm4::opcode::NOP, &[0; 2048])).unwrap_err();
-        let no_space = core::error::Error::source(&err)
-            .and_then(|packet| packet.source())
-            .and_then(|e| e.downcast_ref::<NoSpace>());
-        assert!(no_space.is_some(), "{chip:?}: {err:?}");
-        assert!(matches!(
-            err,
-            baregpu_radeon_evergreen::SubmitError::Packet(PacketError::NoSpace(_))
-        ));
+        let overrun = core::error::Error::source(&err).and_then(|e| e.downcast_ref::<Overrun>());
+        assert_eq!(overrun, Some(&Overrun { reserved: 2, attempted: 2049 }), "{chip:?}: {err:?}");
         // Each level printed once.
         let chain = Chain(&err).to_string();
-        assert_eq!(chain.matches("no room").count(), 2, "{chain}");
+        assert_eq!(chain.matches("reservation").count(), 1, "{chain}");
+        // Nothing of it stayed behind: the next fence fits and signals.
+        let next = drv.fence().expect("a fence after the refused packet");
+        drv.wait(&next, Duration::from_millis(200)).expect("signalled");
 
         assert!(matches!(drv.scratch(8), Err(ScratchError::NoSuchRegister(_))));
 

@@ -36,7 +36,7 @@ fn fences_signal_in_order_with_one_doorbell_per_batch_and_the_ring_wraps() {
 
         assert!(drv.ring().head() < 1024 && drv.stats().submissions > 32);
         drv.wait(&last, FENCE_TIMEOUT).expect("last fence");
-        assert_eq!(drv.last_signalled(), last.seq);
+        assert_eq!(drv.last_signalled(), last.seq());
         assert_eq!(drv.scratch(1), Ok(199));
         assert_clean(&gpu);
     }
@@ -80,8 +80,8 @@ fn a_hung_cp_times_out_as_hung_and_reset_recovers() {
         set_faults(&gpu, |f| f.cp_stall = true);
         let fence = drv.fence().expect("submit");
         match drv.wait(&fence, Duration::from_millis(5)) {
-            Err(FenceError::Timeout { seq, cp_progressed: false, .. }) => {
-                assert_eq!(seq, fence.seq)
+            Err(FenceError::Timeout { seq, progressed: false, .. }) => {
+                assert_eq!(seq, fence.seq())
             }
             other => panic!("{chip:?}: {other:?}"),
         }
@@ -117,7 +117,7 @@ fn a_slow_cp_is_told_apart_from_a_hung_one() {
     }
     let f = last.unwrap().unwrap();
     match drv.wait(&f, Duration::from_millis(1)) {
-        Err(FenceError::Timeout { cp_progressed: true, .. }) => {}
+        Err(FenceError::Timeout { progressed: true, .. }) => {}
         // Run-to-idle finishes every doorbell before the write returns: nothing is left slow.
         Ok(()) if !paced(&gpu) => {}
         other => panic!("{other:?}"),
@@ -131,7 +131,7 @@ fn eop_interrupts_arrive_through_the_ih_ring() {
     for (chip, asic) in CHIPS {
         let gpu = gpu(asic);
         let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
-        let _ = drv.handle_interrupts().unwrap(); // the IB test's fence
+        drv.enable_interrupts().unwrap(); // opt-in
         let mut last = None;
         for _ in 0..5 {
             last = Some(drv.fence().unwrap());
@@ -153,12 +153,51 @@ fn eop_interrupts_arrive_through_the_ih_ring() {
 }
 
 #[test]
+fn interrupts_are_opt_in_and_polled_fences_cost_none() {
+    // Issue #17 §2: bring-up used to enable the IH ring and every fence asked for an EOP
+    // interrupt, so a driver that only polls took an interrupt per fence.
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let mut drv = init(&gpu, chip, &Images::of(chip), Default::default());
+        assert!(!drv.interrupts_enabled(), "{chip:?}: off after init");
+        // Bring-up tested the interrupt path once (one vector); nothing after that.
+        let tested = gpu.model().stats().ih_entries;
+        gpu.take_interrupts();
+        let mut last = None;
+        for _ in 0..5 {
+            last = Some(drv.fence().unwrap());
+        }
+        drv.wait(&last.unwrap(), FENCE_TIMEOUT).unwrap();
+        for _ in 0..50 {
+            gpu.poll();
+        }
+        assert_eq!(gpu.model().stats().ih_entries, tested, "{chip:?}: no vector written");
+        assert_eq!(gpu.take_interrupts(), 0, "{chip:?}: no interrupt raised");
+        // Opted in, the next fences interrupt.
+        drv.enable_interrupts().unwrap();
+        let f = drv.fence().unwrap();
+        drv.wait(&f, FENCE_TIMEOUT).unwrap();
+        let mut eop = 0;
+        for _ in 0..100 {
+            eop += drv.handle_interrupts().unwrap().eop;
+            if eop >= 1 {
+                break;
+            }
+            gpu.poll();
+        }
+        assert_eq!(eop, 1, "{chip:?}: one EOP vector for the one fence after opting in");
+        assert_clean(&gpu);
+    }
+}
+
+#[test]
 fn ih_overflow_is_detected_and_cleared() {
     for (chip, asic) in CHIPS {
         let gpu = gpu(asic);
         let config =
             baregpu_radeon_evergreen::RingConfig { ih_ring_bytes: 256, ..Default::default() };
         let mut drv = init(&gpu, chip, &Images::of(chip), config);
+        drv.enable_interrupts().unwrap();
         // 256 bytes hold 16 vectors: 40 fences overflow it.
         let mut last = None;
         for _ in 0..40 {
@@ -317,11 +356,11 @@ fn recover_reloads_firmware_only_when_the_read_back_fails() {
         let r = drv.recover(&images.parse()).expect("recover");
         assert!(!r.reloaded_firmware);
         set_faults(&gpu, |f| f.ucode_corrupt = Some(3));
-        let uploads = drv.stats().uploads;
+        let uploads = drv.stats().firmware_uploads;
         // A read-back that fails reloads; the corruption stays in the read path, so the reload's
         // own verification fails too and is reported.
         assert!(drv.recover(&images.parse()).is_err());
-        assert_eq!(drv.stats().uploads, uploads, "verification failed before the count");
+        assert_eq!(drv.stats().firmware_uploads, uploads, "verification failed before the count");
         set_faults(&gpu, |f| f.ucode_corrupt = None);
         let r = drv.recover(&images.parse()).expect("recover");
         assert!(!r.reloaded_firmware);
@@ -341,10 +380,10 @@ fn after_a_function_level_reset_recover_reloads_the_firmware_and_runs_again() {
         drv.wait(&f, FENCE_TIMEOUT).unwrap();
         // Power-on state: microcode RAMs lost, engines halted, ME not initialised.
         gpu.reset();
-        let uploads = drv.stats().uploads;
+        let uploads = drv.stats().firmware_uploads;
         let r = drv.recover(&images.parse()).unwrap_or_else(|e| panic!("{chip:?}: {e}"));
         assert!(r.reloaded_firmware, "{chip:?}");
-        assert_eq!(drv.stats().uploads, uploads + 1);
+        assert_eq!(drv.stats().firmware_uploads, uploads + 1);
         assert!(gpu.model().me_initialized());
         let f = drv.submit(3 + FENCE_DWORDS, |s| {
             s.set_scratch(1, 0x600D)?;
@@ -395,7 +434,7 @@ fn a_bus_fault_on_a_command_fetch_hangs_the_cp_and_a_function_level_reset_recove
         set_faults(&gpu, |f| f.dma_fault_next_fetch = true);
         let f = drv.fence().unwrap();
         match drv.wait(&f, Duration::from_millis(5)) {
-            Err(FenceError::Timeout { seq, .. }) => assert_eq!(seq, f.seq),
+            Err(FenceError::Timeout { seq, .. }) => assert_eq!(seq, f.seq()),
             other => panic!("{chip:?}: {other:?}"),
         }
         assert_ne!(gpu.error_code(), 0, "{chip:?}: the model reports the fetch fault");

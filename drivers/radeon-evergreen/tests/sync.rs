@@ -73,7 +73,7 @@ fn a_signal_submitted_first_releases_a_later_wait_one_count_each() {
         // Two signals, after the CP has done a CP DMA fill (bottom of pipe: after that work).
         let dst = alloc(&gpu, 4096);
         let f = drv
-            .submit(5 + 2 * SEMAPHORE_SIGNAL_DWORDS + FENCE_DWORDS, |s| {
+            .submit(6 + 2 * SEMAPHORE_SIGNAL_DWORDS + FENCE_DWORDS, |s| {
                 s.cp_dma_fill(0xF111_F111, bus(&dst, 0), 4096)?;
                 s.semaphore_signal(&sem)?;
                 s.semaphore_signal(&sem)?;

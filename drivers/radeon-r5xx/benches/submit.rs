@@ -76,7 +76,7 @@ fn bench(c: &mut Criterion) {
     });
 
     g.throughput(Throughput::Elements(16));
-    let (batches, doorbells) = (drv.stats().batches, drv.stats().doorbells);
+    let (batches, doorbells) = (drv.stats().submissions, drv.stats().doorbells);
     g.bench_function("ring_batch_of_16", |b| {
         b.iter(|| {
             let f = batch_of_16(&mut drv);
@@ -84,9 +84,9 @@ fn bench(c: &mut Criterion) {
         })
     });
     let s = drv.stats();
-    let per_batch = (s.doorbells - doorbells) as f64 / (s.batches - batches) as f64;
+    let per_batch = (s.doorbells - doorbells) as f64 / (s.submissions - batches) as f64;
     println!("doorbells per batch (ring_batch_of_16): {per_batch:.3}");
-    assert_eq!(s.doorbells - doorbells, s.batches - batches);
+    assert_eq!(s.doorbells - doorbells, s.submissions - batches);
 
     g.throughput(Throughput::Elements(1));
     g.bench_function("pio_fence", |b| {

@@ -36,9 +36,8 @@ pub const PIO_PRIMARY_QUEUE_DWORDS: usize = INDIRECT1_START as usize * DWORDS_PE
 const _: () = assert!(INDIRECT1_START >= 2 * 2 && INDIRECT2_START - INDIRECT1_START >= 4);
 const _: () = assert!(INDIRECT2_START < 0x5F - 4);
 
-/// Polls between two all-ones checks while waiting on DMA memory (fences, ring space): a
-/// device that fell off the bus is reported within 64 polls instead of only at the deadline.
-pub const LIVENESS_CHECK_EVERY: u64 = 64;
+/// Polls between two all-ones checks while waiting on DMA memory (the shared layer's value).
+pub use baregpu_gpu::liveness::LIVENESS_CHECK_EVERY;
 
 /// Byte size of the writeback page (one GPU page, Linux `RADEON_GPU_PAGE_SIZE`).
 pub const WRITEBACK_BYTES: usize = 4096;

@@ -41,8 +41,8 @@ use crate::consts::FENCE_DWORDS;
 use crate::error::{FenceError, SubmitError};
 use crate::liveness;
 use crate::r5xx::R5xx;
-use crate::r5xx::fences::Fence;
 use crate::r5xx::submit::Submission;
+use baregpu_gpu::Fence;
 
 /// Ring dwords of one [`Submission::ctm_dispatch`]: five type-0 packets (US_CONFIG +
 /// US_PIXSIZE: 3, US_FC_CTRL: 2, US_CODE_ADDR..US_CODE_OFFSET: 4, FG_DEPTH_SRC: 2,
@@ -369,7 +369,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
     }
 
     /// Wait for the fence of a dispatch, at most `timeout`. A CTM error is reported as soon as
-    /// `CTM_STATUS` shows it (checked every [`crate::consts::LIVENESS_CHECK_EVERY`] polls, with the
+    /// `CTM_STATUS` shows it (checked every [`LIVENESS_CHECK_EVERY`](baregpu_gpu::liveness::LIVENESS_CHECK_EVERY) polls, with the
     /// all-ones check), not at the deadline; a fence that does not signal without a CTM error
     /// is a hung CP ([`FenceError::Timeout`]). Outputs are in memory only if the command
     /// buffer flushed the output caches (`flush_out_cache`, CTM guide §2.1.4).

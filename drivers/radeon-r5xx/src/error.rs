@@ -10,21 +10,7 @@ use baregpu_ring::ib::IbError;
 use baregpu_ring::pm4::{PadError, Pm4Error};
 use baregpu_ring::ring::{RingConfigError, WaitError};
 
-/// The device answers every register read with all-ones: it fell off the bus, its BAR is not
-/// decoded (memory decoding off), or it is powered down. Detected by a register whose
-/// documented fields cannot produce that value (see [`crate::R5xx::device_gone`]).
-///
-/// The one all-ones error of the driver: every operation's error enum wraps it in its
-/// `DeviceGone` variant (and gives it as [`source`](core::error::Error::source)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct DeviceGone;
-
-impl fmt::Display for DeviceGone {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("device is not answering (registers read 0xffffffff)")
-    }
-}
+pub use baregpu_gpu::{DeviceGone, FenceError, Overrun};
 
 /// A [`crate::RingConfig`] the CP cannot use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,8 +65,17 @@ pub enum SubmitError {
         /// How long and how often the queue was polled.
         waited: TimedOut,
     },
+    /// The submission closure wrote past its reservation: nothing beyond it was written and
+    /// the whole submission was discarded (nothing reached the CP).
+    Overrun(Overrun),
     /// The device reads all-ones.
     DeviceGone(DeviceGone),
+}
+
+impl From<Overrun> for SubmitError {
+    fn from(e: Overrun) -> Self {
+        SubmitError::Overrun(e)
+    }
 }
 
 impl From<Pm4Error> for SubmitError {
@@ -120,108 +115,22 @@ impl fmt::Display for SubmitError {
             SubmitError::PioDrainTimeout { queued, .. } => {
                 write!(f, "PIO queue still holds {queued} dwords after the submit timeout")
             }
+            SubmitError::Overrun(_) => f.write_str("submission discarded"),
             SubmitError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
 }
 
-/// A fence did not signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum FenceError {
-    /// Not signalled within the timeout: the CP is hung or stalled (§5.9 scratch writeback
-    /// never arrived). Recover with [`crate::R5xx::reset`] (or [`crate::R5xx::recover`]).
-    Timeout {
-        /// The fence waited for.
-        seq: u32,
-        /// The last sequence number the CP wrote back.
-        last_signalled: u32,
-        /// How long and how often the writeback was polled.
-        waited: TimedOut,
-    },
-    /// The device reads all-ones.
-    DeviceGone(DeviceGone),
-}
+/// The ring test or IB test (Linux r100.c `r100_ring_test` / `r100_ib_test`) failed: the
+/// shared [`baregpu_gpu::TestError`] over this driver's [`SubmitError`].
+pub type TestError = baregpu_gpu::TestError<SubmitError>;
 
-impl From<DeviceGone> for FenceError {
-    fn from(e: DeviceGone) -> Self {
-        FenceError::DeviceGone(e)
-    }
-}
-
-impl fmt::Display for FenceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FenceError::Timeout { seq, last_signalled, .. } => {
-                write!(f, "fence {seq} not signalled (last signalled {last_signalled})")
-            }
-            FenceError::DeviceGone(_) => f.write_str("device gone"),
-        }
-    }
-}
-
-/// The ring test or IB test (Linux r100.c `r100_ring_test` / `r100_ib_test`) failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum TestError {
-    /// The scratch register did not take the value the packet wrote.
-    TimedOut {
-        /// Value written by the packet.
-        expected: u32,
-        /// Value read last.
-        found: u32,
-        /// How long and how often it was polled.
-        waited: TimedOut,
-    },
-    /// The test packets could not be submitted.
-    Submit(SubmitError),
-    /// The IB test's buffer could not be allocated.
-    Dma(DmaError),
-    /// The device reads all-ones.
-    DeviceGone(DeviceGone),
-    /// The interrupt test's software interrupt, fired from the ring, never set
-    /// `GEN_INT_STATUS.SW_INT`.
-    NoInterrupt {
-        /// How long and how often it was polled.
-        waited: TimedOut,
-    },
-}
-
+// A submission failing its ring or IB test: a gone device stays `TestError::DeviceGone`.
 impl From<SubmitError> for TestError {
     fn from(e: SubmitError) -> Self {
         match e {
             SubmitError::DeviceGone(e) => TestError::DeviceGone(e),
             e => TestError::Submit(e),
-        }
-    }
-}
-
-impl From<DeviceGone> for TestError {
-    fn from(e: DeviceGone) -> Self {
-        TestError::DeviceGone(e)
-    }
-}
-
-impl From<Pm4Error> for TestError {
-    fn from(e: Pm4Error) -> Self {
-        TestError::Submit(SubmitError::Packet(e))
-    }
-}
-
-impl fmt::Display for TestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TestError::TimedOut { expected, found, .. } => {
-                write!(f, "scratch register reads {found:#x}, expected {expected:#x}")
-            }
-            TestError::Submit(_) => f.write_str("test submission failed"),
-            TestError::Dma(_) => f.write_str("DMA memory for the test"),
-            TestError::DeviceGone(_) => f.write_str("device gone"),
-            TestError::NoInterrupt { .. } => {
-                f.write_str("the software interrupt fired from the ring never arrived")
-            }
         }
     }
 }
@@ -332,7 +241,6 @@ impl fmt::Display for ResetError {
     }
 }
 
-impl core::error::Error for DeviceGone {}
 impl core::error::Error for ConfigError {}
 
 // `source()` gives the wrapped error (every one implements `core::error::Error`).
@@ -344,28 +252,9 @@ impl core::error::Error for SubmitError {
             SubmitError::Pad(e) => Some(e),
             SubmitError::Ib(e) => Some(e),
             SubmitError::PioDrainTimeout { waited, .. } => Some(waited),
+            SubmitError::Overrun(e) => Some(e),
             SubmitError::DeviceGone(e) => Some(e),
             SubmitError::PioQueueFull { .. } => None,
-        }
-    }
-}
-
-impl core::error::Error for FenceError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            FenceError::DeviceGone(e) => Some(e),
-            FenceError::Timeout { waited, .. } => Some(waited),
-        }
-    }
-}
-
-impl core::error::Error for TestError {
-    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        match self {
-            TestError::Submit(e) => Some(e),
-            TestError::DeviceGone(e) => Some(e),
-            TestError::Dma(e) => Some(e),
-            TestError::TimedOut { waited, .. } | TestError::NoInterrupt { waited } => Some(waited),
         }
     }
 }

@@ -48,7 +48,7 @@
 //! - Fences (§5.9): sequence numbers written by a type-0 packet to a scratch register, written
 //!   back by the CP to the writeback page; [`R5xx::wait`] is bounded.
 //! - Interrupts: `GEN_INT_CNTL`/`GEN_INT_STATUS` software and scratch interrupts
-//!   ([`R5xx::enable_interrupts`], [`R5xx::handle_interrupt`]).
+//!   ([`R5xx::enable_interrupts`], [`R5xx::handle_interrupts`]).
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);
 //!   [`R5xx::recover`] (full re-bring-up, reloading the microcode when its read-back fails,
 //!   e.g. after a function-level reset).
@@ -86,18 +86,18 @@ pub mod pci;
 mod pio;
 mod r5xx;
 
+pub use baregpu_gpu::{Fence, FenceFailure, FenceStatus, ResetReport};
 pub use config::RingConfig;
 pub use consts::{
     FENCE_SCRATCH, RING_TEST_SCRATCH, RING_TEST_SEED, RING_TEST_VALUE, USER_SCRATCH,
     WB_RPTR_OFFSET, WB_SCRATCH_OFFSET, WRITEBACK_BYTES,
 };
 pub use error::{
-    ConfigError, DeviceGone, FenceError, InitError, ResetError, SubmitError, TestError,
+    ConfigError, DeviceGone, FenceError, InitError, Overrun, ResetError, SubmitError, TestError,
 };
 pub use pio::{PioSession, PioSink};
-pub use r5xx::fences::Fence;
 pub use r5xx::interrupts::Interrupts;
-pub use r5xx::recovery::{RecoverReport, ResetReport};
+pub use r5xx::recovery::RecoverReport;
 pub use r5xx::submit::Submission;
 pub use r5xx::{R5xx, Ring, Stats};
 
@@ -109,6 +109,9 @@ pub use baregpu_ati_ctm as ati_ctm;
 pub use baregpu_firmware as firmware;
 pub use baregpu_firmware::FirmwareError;
 pub use baregpu_firmware::amd::{CpMicrocode, LoadError, MeRamEntry, UploadReport};
+/// The family-generic GPU layer the driver implements (fence timeline, submission protocol,
+/// waits, recovery, the `GpuQueue` trait).
+pub use baregpu_gpu as gpu;
 /// The HAL the driver runs on (`RegisterIo`, `Clock`, `DmaAllocator`, PCI access).
 pub use baregpu_hal as hal;
 /// The R5xx registers (amd-r5xx-acceleration §11), generated from the register database.

@@ -47,7 +47,8 @@ use crate::consts::PIO_PRIMARY_QUEUE_DWORDS;
 use crate::error::{DeviceGone, SubmitError};
 use crate::liveness::reads_all_ones;
 use crate::r5xx::R5xx;
-use crate::r5xx::fences::{Fence, FenceSeq};
+use crate::r5xx::fences;
+use baregpu_gpu::{Fence, Timeline};
 
 const APERTURE_SLOTS: usize = <CP_CSQ_APER_PRIMARY as Array>::COUNT;
 
@@ -176,13 +177,13 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// Run `f` on a writer and the fence sequence, counting the dwords it pushed.
     fn write<T>(
         &mut self,
-        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>>, &mut FenceSeq) -> Result<T, Pm4Error>,
+        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>>, &mut Timeline) -> Result<T, Pm4Error>,
     ) -> Result<T, SubmitError> {
         let before = self.st.written;
         let parts = self.gpu.pio_parts();
         let sink =
             PioSink { io: parts.io, clock: parts.clock, timeout: parts.timeout, st: &mut self.st };
-        let result = f(&mut Pm4Writer::new(sink), parts.fences);
+        let result = f(&mut Pm4Writer::new(sink), parts.timeline);
         *parts.pio_dwords += self.st.written - before;
         result.map_err(|e| self.map_error(e))
     }
@@ -209,7 +210,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// A fence through the aperture, the same packet as on the ring (§5.9); wait for it with
     /// [`R5xx::wait`] after [`finish`](Self::finish).
     pub fn fence(&mut self) -> Result<Fence, SubmitError> {
-        self.write(|w, fences| fences.emit(w))
+        self.write(|w, timeline| fences::emit(timeline, w))
     }
 
     /// Dwords written through the aperture in this session.

@@ -57,5 +57,5 @@ fn a_kernel_drives_the_r520_naming_only_the_driver_crate() {
         })
         .expect("submit");
     drv.wait(&fence, Duration::from_millis(50)).expect("fence signalled");
-    assert!(drv.fence_signalled(&fence));
+    assert!(drv.signalled(&fence));
 }

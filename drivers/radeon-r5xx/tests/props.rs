@@ -35,7 +35,7 @@ proptest! {
                 prop_assert_eq!(drv.scratch_writeback(USER_SCRATCH), Some(value));
             }
         }
-        prop_assert_eq!(drv.last_signalled(), sizes.len() as u32);
+        prop_assert_eq!(drv.last_signalled(), sizes.len() as u64);
         prop_assert_eq!(gpu.error_code(), 0);
     }
 }

@@ -123,7 +123,7 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
     }
 }
 
-fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u32, Error> {
+fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u64, Error> {
     let offset = boot::physical_memory_offset(boot_info).map_err(Error::Boot)?;
     let clock = TscClock::calibrate_pit(CALIBRATION_MS).map_err(Error::Clock)?;
     // SAFETY: this kernel has no frame allocator of its own: nothing else uses the pool.
@@ -166,7 +166,7 @@ fn emulated(
     clock: TscClock,
     dma: &BumpDma,
     out: &mut serial::Serial,
-) -> Result<u32, Error> {
+) -> Result<u64, Error> {
     let mailbox = harness::Mailbox::attach(boot_info, clock).map_err(Error::Device)?;
     mailbox.reset().map_err(Error::Device)?;
     let gpu_address = harness::virtual_function();
@@ -178,7 +178,7 @@ fn emulated(
 
 /// Without the harness transport there is nothing but a real board to drive.
 #[cfg(not(feature = "qemu-harness"))]
-fn emulated(_: &BootInfo, _: TscClock, _: &BumpDma, _: &mut serial::Serial) -> Result<u32, Error> {
+fn emulated(_: &BootInfo, _: TscClock, _: &BumpDma, _: &mut serial::Serial) -> Result<u64, Error> {
     Err(Error::NoBoard)
 }
 
@@ -202,7 +202,7 @@ fn drive(
     clock: TscClock,
     dma: &BumpDma,
     out: &mut serial::Serial,
-) -> Result<u32, Error> {
+) -> Result<u64, Error> {
     let mut gpu =
         R5xx::init(io, clock, dma, FIRMWARE, RingConfig::default()).map_err(Error::Init)?;
     let _ =

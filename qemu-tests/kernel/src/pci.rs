@@ -8,7 +8,8 @@ use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
 pub use baregpu_platform::pci::PortConfig;
 
 /// All configuration spaces the kernel knows: segment 0 is QEMU's bus, segment
-/// [`VIRTUAL_SEGMENT`] holds the emulated GPU behind the mailbox (if one is attached).
+/// [`VIRTUAL_SEGMENT`] holds the emulated GPU behind the mailbox (if one is attached), at its
+/// [`Mailbox::function`](crate::mailbox::Mailbox::function).
 #[derive(Clone, Copy)]
 pub struct Platform {
     /// The mailbox's virtual function, if a device model is attached.

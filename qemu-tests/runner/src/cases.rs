@@ -33,6 +33,12 @@ pub enum Outcome {
         /// How it exited.
         status: String,
     },
+    /// A model the case kills mid-run (`Model::dies`) was still alive when the kernel finished:
+    /// the case did not test what it says.
+    ModelSurvived {
+        /// The model's name.
+        model: &'static str,
+    },
     /// QEMU exited in a way the kernel never requests.
     QemuCrashed {
         /// Exit status and QEMU's last stderr lines.
@@ -56,6 +62,9 @@ impl fmt::Display for Outcome {
             Outcome::Passed { .. } => write!(f, "passed"),
             Outcome::KernelFailed { reason } => write!(f, "test kernel reported failure: {reason}"),
             Outcome::ModelDied { status } => write!(f, "device model died mid-test ({status})"),
+            Outcome::ModelSurvived { model } => {
+                write!(f, "device model {model} was to die mid-run but was still alive at the end")
+            }
             Outcome::QemuCrashed { status } => write!(f, "QEMU exited unexpectedly: {status}"),
             Outcome::TimedOut { after } => {
                 write!(f, "timed out after {} s; killed QEMU and the model", after.as_secs())
@@ -73,14 +82,35 @@ pub enum Expect {
     Fail(fn(&Outcome) -> bool),
 }
 
+/// One device-model process beside QEMU, behind its own `ivshmem-doorbell` function (the
+/// guest finds the functions in this order on the PCI bus).
+#[derive(Debug, Clone, Copy)]
+pub struct Model {
+    /// `model-server --model` name.
+    pub name: &'static str,
+    /// Extra model-server arguments.
+    pub args: &'static [&'static str],
+    /// The model is made to abort mid-run (`--die-after-requests` in `args`): its death is part
+    /// of the case, not a failure, and the case fails if it is still alive at the end.
+    pub dies: bool,
+}
+
+impl Model {
+    /// A model that must live until QEMU exits.
+    pub const fn new(name: &'static str, args: &'static [&'static str]) -> Model {
+        Model { name, args, dies: false }
+    }
+}
+
 /// What runs in a case.
 pub enum Kind {
-    /// The x86_64 test kernel with `case=<kernel_case>`, beside a device model if named.
+    /// The x86_64 test kernel with `case=<kernel_case>`, beside the named device models (none,
+    /// one, or one per emulated GPU of a multi-GPU case).
     X86 {
         /// Kernel test case name (the kernel's command line).
         kernel_case: &'static str,
-        /// Device model to run, with extra model-server arguments.
-        model: Option<(&'static str, &'static [&'static str])>,
+        /// Device models to run, each behind its own ivshmem function.
+        models: &'static [Model],
         /// Environment overrides for the runner itself (negative tests).
         qemu_override: Option<&'static str>,
     },
@@ -107,21 +137,21 @@ pub struct Case {
     pub demo: bool,
 }
 
-const SELFTEST: Option<(&str, &[&str])> = Some(("selftest", &[]));
+const SELFTEST: &[Model] = &[Model::new("selftest", &[])];
 /// The emulated R520 under model-server's default engine pacing: `GPU_MODEL_PACING` if set,
 /// else seeded with the framework's default seed (never run-to-idle unless asked): the driver
 /// in the guest sees partly consumed rings and fences in flight.
-const R5XX: Option<(&str, &[&str])> = Some(("r5xx", &[]));
+pub const R5XX: &[Model] = &[Model::new("r5xx", &[])];
 /// The emulated R520 with its engines on model-server's engine thread, 100 ticks per ms of
 /// wall time (up to 1,600 ring dwords/ms at the driver's MAX_FETCH), as hardware runs.
-const R5XX_THREADED: Option<(&str, &[&str])> = Some(("r5xx", &["--pacing", "threaded:100"]));
+const R5XX_THREADED: &[Model] = &[Model::new("r5xx", &["--pacing", "threaded:100"])];
 
 /// An R5xx case: the test kernel's `r5xx-*` case beside the emulated R520.
 const fn r5xx(name: &'static str, summary: &'static str, demo: bool) -> Case {
     Case {
         name,
         summary,
-        kind: Kind::X86 { kernel_case: name, model: R5XX, qemu_override: None },
+        kind: Kind::X86 { kernel_case: name, models: R5XX, qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(60),
         demo,
@@ -129,34 +159,38 @@ const fn r5xx(name: &'static str, summary: &'static str, demo: bool) -> Case {
 }
 
 /// The emulated Cypress / Cayman under model-server's default engine pacing.
-const CYPRESS: Option<(&str, &[&str])> = Some(("evergreen-cypress", &[]));
-const CAYMAN: Option<(&str, &[&str])> = Some(("evergreen-cayman", &[]));
+const CYPRESS: &[Model] = &[Model::new("evergreen-cypress", &[])];
+const CAYMAN: &[Model] = &[Model::new("evergreen-cayman", &[])];
 
 /// An Evergreen case: the test kernel's `evergreen-*` case beside one chip's model (the kernel
 /// finds the chip by probing).
 const fn evergreen(
     name: &'static str,
     kernel_case: &'static str,
-    model: Option<(&'static str, &'static [&'static str])>,
+    models: &'static [Model],
     summary: &'static str,
     demo: bool,
 ) -> Case {
     Case {
         name,
         summary,
-        kind: Kind::X86 { kernel_case, model, qemu_override: None },
+        kind: Kind::X86 { kernel_case, models, qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(90),
         demo,
     }
 }
 
+/// Two GPUs in one guest: the R520 and the Cypress, each its own model process and ivshmem
+/// function (the guest tells them apart by probing).
+const R520_CYPRESS: &[Model] = &[Model::new("r5xx", &[]), Model::new("evergreen-cypress", &[])];
+
 /// Every case, in run order.
 pub static CASES: &[Case] = &[
     Case {
         name: "x86-boot",
         summary: "long mode, heap, DMA allocator, clock, exception handling",
-        kind: Kind::X86 { kernel_case: "boot", model: None, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "boot", models: &[], qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(30),
         demo: true,
@@ -164,7 +198,11 @@ pub static CASES: &[Case] = &[
     Case {
         name: "selftest-registers",
         summary: "probe the virtual PCI function; registers with side effects",
-        kind: Kind::X86 { kernel_case: "selftest-registers", model: SELFTEST, qemu_override: None },
+        kind: Kind::X86 {
+            kernel_case: "selftest-registers",
+            models: SELFTEST,
+            qemu_override: None,
+        },
         expect: Expect::Pass,
         timeout: Duration::from_secs(30),
         demo: true,
@@ -172,7 +210,7 @@ pub static CASES: &[Case] = &[
     Case {
         name: "selftest-dma",
         summary: "DMA both directions, DMA fault -> model error state -> reset",
-        kind: Kind::X86 { kernel_case: "selftest-dma", model: SELFTEST, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "selftest-dma", models: SELFTEST, qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(30),
         demo: false,
@@ -180,7 +218,7 @@ pub static CASES: &[Case] = &[
     Case {
         name: "selftest-irq",
         summary: "device interrupts reach the guest handler (MSI-X)",
-        kind: Kind::X86 { kernel_case: "selftest-irq", model: SELFTEST, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "selftest-irq", models: SELFTEST, qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(30),
         demo: false,
@@ -188,7 +226,7 @@ pub static CASES: &[Case] = &[
     Case {
         name: "selftest-bench",
         summary: "mailbox round trips/s and DMA bandwidth (reported, not asserted)",
-        kind: Kind::X86 { kernel_case: "selftest-bench", model: SELFTEST, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "selftest-bench", models: SELFTEST, qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(60),
         demo: false,
@@ -202,7 +240,7 @@ pub static CASES: &[Case] = &[
     Case {
         name: "r5xx-stress-threaded",
         summary: "r5xx-stress with the R520's engines on their own thread (wall clock)",
-        kind: Kind::X86 { kernel_case: "r5xx-stress", model: R5XX_THREADED, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "r5xx-stress", models: R5XX_THREADED, qemu_override: None },
         expect: Expect::Pass,
         timeout: Duration::from_secs(60),
         demo: false,
@@ -348,6 +386,53 @@ pub static CASES: &[Case] = &[
         true,
     ),
     Case {
+        name: "multi-gpu-probe",
+        summary: "an R520 and a Cypress in one guest, each beside its own model: both found by \
+                  probing, own mailbox, BARs and MSI-X vector; each one's interrupt on its own",
+        kind: Kind::X86 {
+            kernel_case: "multi-gpu-probe",
+            models: R520_CYPRESS,
+            qemu_override: None,
+        },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(90),
+        demo: false,
+    },
+    Case {
+        name: "multi-gpu-schedule",
+        summary: "examples/gpu-scheduler over the R520 and the Cypress in one guest: submissions \
+                  interleaved, completion by interrupt, every scratch write and CP DMA fill \
+                  checked by the CPU",
+        kind: Kind::X86 {
+            kernel_case: "multi-gpu-schedule",
+            models: R520_CYPRESS,
+            qemu_override: None,
+        },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(120),
+        demo: false,
+    },
+    Case {
+        name: "multi-gpu-one-dies",
+        summary: "the R520's model aborts mid-run: the Cypress's jobs all complete by interrupt, \
+                  the R520's fences fail with DeviceGone (none pending), in bounded time",
+        kind: Kind::X86 {
+            kernel_case: "multi-gpu-one-dies",
+            // The Cypress first: the guest must tell them apart by probing, not by bus order.
+            // The R520's bring-up takes ~1,100 requests and its 400 jobs ~570 more: it dies
+            // about halfway through its jobs (the kernel fails if it dies during bring-up, the
+            // runner if it survives).
+            models: &[
+                Model::new("evergreen-cypress", &[]),
+                Model { name: "r5xx", args: &["--die-after-requests", "1380"], dies: true },
+            ],
+            qemu_override: None,
+        },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(120),
+        demo: false,
+    },
+    Case {
         name: "bootloader-r5xx",
         summary: "examples/bootloader-r5xx from a bootloader 0.11 disk image: PCI probe, R5xx \
                   init with R520_cp.bin, a fence submitted, waited for and printed",
@@ -361,7 +446,7 @@ pub static CASES: &[Case] = &[
         summary: "the device model aborts mid-test: a clean failure naming it, no hang",
         kind: Kind::X86 {
             kernel_case: "selftest-bench",
-            model: Some(("selftest", &["--die-after-requests", "200"])),
+            models: &[Model::new("selftest", &["--die-after-requests", "200"])],
             qemu_override: None,
         },
         expect: Expect::Fail(
@@ -371,9 +456,24 @@ pub static CASES: &[Case] = &[
         demo: false,
     },
     Case {
+        name: "negative-model-survives",
+        summary: "a model the case was to kill mid-run is still alive at the end: a failure, so \
+                  a multi-GPU death case cannot pass without its death",
+        kind: Kind::X86 {
+            kernel_case: "selftest-registers",
+            models: &[Model { name: "selftest", args: &[], dies: true }],
+            qemu_override: None,
+        },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::ModelSurvived { model } if *model == "selftest"),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
         name: "negative-kernel-panic",
         summary: "a panic in the test kernel is a failure reported with its location",
-        kind: Kind::X86 { kernel_case: "fail-panic", model: None, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "fail-panic", models: &[], qemu_override: None },
         expect: Expect::Fail(
             |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("panic at") && reason.contains(".rs:")),
         ),
@@ -383,7 +483,7 @@ pub static CASES: &[Case] = &[
     Case {
         name: "negative-kernel-exception",
         summary: "a CPU exception in the test kernel is a failure with its report",
-        kind: Kind::X86 { kernel_case: "fail-exception", model: None, qemu_override: None },
+        kind: Kind::X86 { kernel_case: "fail-exception", models: &[], qemu_override: None },
         expect: Expect::Fail(|o| matches!(o, Outcome::KernelFailed { .. })),
         timeout: Duration::from_secs(30),
         demo: false,
@@ -393,7 +493,7 @@ pub static CASES: &[Case] = &[
         summary: "QEMU not installed: a clear message naming the set-up command",
         kind: Kind::X86 {
             kernel_case: "boot",
-            model: None,
+            models: &[],
             qemu_override: Some("/nonexistent/qemu-system-x86_64"),
         },
         expect: Expect::Fail(
@@ -420,12 +520,12 @@ pub fn run(case: &Case, images: &Images) -> Outcome {
         return Outcome::Setup { reason: format!("cannot create {}: {e}", dir.display()) };
     }
     match &case.kind {
-        Kind::X86 { kernel_case, model, qemu_override } => {
+        Kind::X86 { kernel_case, models, qemu_override } => {
             let Some(kernel) = &images.kernel else {
                 return Outcome::Setup { reason: "the test kernel was not built".into() };
             };
             let boot = crate::x86::Boot::Pvh { kernel, case: kernel_case };
-            crate::x86::run(case, boot, *model, *qemu_override, images, &dir)
+            crate::x86::run(case, boot, models, *qemu_override, images, &dir)
         }
         Kind::BootloaderR5xx => {
             let Some(image) = &images.bootloader_r5xx else {

@@ -39,7 +39,7 @@ pub fn build(cases: &[&Case]) -> Result<Images, String> {
     let needs_x86 = cases.iter().any(|c| matches!(c.kind, Kind::X86 { .. }));
     let needs_bootloader = cases.iter().any(|c| matches!(c.kind, Kind::BootloaderR5xx));
     let needs_model = needs_bootloader
-        || cases.iter().any(|c| matches!(c.kind, Kind::X86 { model: Some(_), .. }));
+        || cases.iter().any(|c| matches!(c.kind, Kind::X86 { models, .. } if !models.is_empty()));
     let needs_raspi = cases.iter().any(|c| matches!(c.kind, Kind::RaspiFramebuffer));
     let mut images =
         Images { kernel: None, model_server: None, kernel8: None, bootloader_r5xx: None };

@@ -19,7 +19,7 @@ mod process;
 mod raspi;
 mod x86;
 
-use cases::{CASES, Case, Expect, Outcome};
+use cases::{CASES, Case, Expect, Kind, Outcome};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -34,10 +34,19 @@ pub fn output_dir() -> PathBuf {
     repo_root().join("target/qemu-tests")
 }
 
-/// The model server's line naming the engine pacing a case ran under (how to reproduce it).
-fn model_pacing(case: &Case) -> Option<String> {
-    let log = std::fs::read_to_string(output_dir().join(case.name).join("model.log")).ok()?;
-    log.lines().find(|l| l.contains("engine pacing")).map(str::to_owned)
+/// The model servers' lines naming the engine pacing a case ran under (how to reproduce it),
+/// one per model (`model.log`, or `model-<name>.log` in a multi-GPU case).
+fn model_pacing(case: &Case) -> Vec<String> {
+    let models = match &case.kind {
+        Kind::X86 { models, .. } => models,
+        Kind::BootloaderR5xx => cases::R5XX,
+        Kind::RaspiFramebuffer => return Vec::new(),
+    };
+    let dir = output_dir().join(case.name);
+    (0..models.len())
+        .filter_map(|i| std::fs::read_to_string(x86::model_log(&dir, models, i)).ok())
+        .filter_map(|log| log.lines().find(|l| l.contains("engine pacing")).map(str::to_owned))
+        .collect()
 }
 
 /// Result of one case, as reported.
@@ -80,8 +89,10 @@ fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
                 _ => String::new(),
             }
         );
-        if !passed && let Some(pacing) = model_pacing(case) {
-            println!("    {pacing}");
+        if !passed {
+            for pacing in model_pacing(case) {
+                println!("    {pacing}");
+            }
         }
         if show_logs && passed {
             let log = output_dir().join(case.name).join("log.txt");

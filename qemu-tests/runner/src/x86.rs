@@ -2,7 +2,7 @@
 //! QEMU (TCG) booting the test kernel through PVH (or an example's BIOS disk image), supervised
 //! until one of them ends.
 
-use crate::cases::{Bench, Case, Outcome};
+use crate::cases::{Bench, Case, Model, Outcome};
 use crate::defmt_log::Decoder;
 use crate::images::Images;
 use crate::process::{Supervised, describe, find_program};
@@ -23,16 +23,33 @@ const MODEL_READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// After QEMU exits, the model should notice the hang-up and exit by itself within this.
 const MODEL_EXIT_GRACE: Duration = Duration::from_secs(2);
 
-/// Files of one case that must not outlive it.
+/// Files of one case that must not outlive it: guest RAM and one socket per model.
 struct Scratch {
     ram: PathBuf,
-    socket: PathBuf,
+    sockets: Vec<PathBuf>,
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.ram);
-        let _ = std::fs::remove_file(&self.socket);
+        for socket in &self.sockets {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+/// A started model process and what the case expects of it.
+struct RunningModel {
+    model: Model,
+    process: Supervised,
+}
+
+/// A model's log file in the case folder: `model.log` when it runs alone, else named after it.
+pub fn model_log(dir: &Path, models: &[Model], index: usize) -> PathBuf {
+    if models.len() == 1 {
+        dir.join("model.log")
+    } else {
+        dir.join(format!("model-{}.log", models[index].name))
     }
 }
 
@@ -58,7 +75,7 @@ pub enum Boot<'a> {
 pub fn run(
     case: &Case,
     boot: Boot<'_>,
-    model: Option<(&str, &[&str])>,
+    models: &[Model],
     qemu_override: Option<&str>,
     images: &Images,
     dir: &Path,
@@ -76,7 +93,9 @@ pub fn run(
     let unique = format!("gpu-qemu-tests-{}-{}", std::process::id(), case.name);
     let scratch = Scratch {
         ram: PathBuf::from("/dev/shm").join(&unique),
-        socket: std::env::temp_dir().join(format!("{unique}.sock")),
+        sockets: (0..models.len())
+            .map(|i| std::env::temp_dir().join(format!("{unique}-{i}.sock")))
+            .collect(),
     };
     if let Err(e) = File::create(&scratch.ram).and_then(|f| f.set_len(RAM_BYTES)) {
         return Outcome::Setup {
@@ -84,13 +103,14 @@ pub fn run(
         };
     }
 
-    let mut model_proc = None;
-    if let Some((name, extra)) = model {
+    let mut running = Vec::new();
+    for (i, model) in models.iter().enumerate() {
         let Some(server) = &images.model_server else {
             return Outcome::Setup { reason: "the model server was not built".into() };
         };
-        match start_model(server, name, extra, &scratch, dir) {
-            Ok(p) => model_proc = Some(p),
+        let log = model_log(dir, models, i);
+        match start_model(server, model, &scratch.sockets[i], &scratch.ram, &log) {
+            Ok(process) => running.push(RunningModel { model: *model, process }),
             Err(outcome) => return outcome,
         }
     }
@@ -119,11 +139,13 @@ pub fn run(
                 .arg(format!("format=raw,snapshot=on,file={}", image.display()));
         }
     }
-    if model.is_some() {
+    // One ivshmem function per model, in the models' order (QEMU gives them increasing slots,
+    // so the guest's bus scan meets them in this order).
+    for (i, socket) in scratch.sockets.iter().enumerate() {
         cmd.arg("-chardev")
-            .arg(format!("socket,path={},id=ivs", scratch.socket.display()))
+            .arg(format!("socket,path={},id=ivs{i}", socket.display()))
             .arg("-device")
-            .arg(format!("ivshmem-doorbell,chardev=ivs,vectors={}", gpu_mailbox::VECTORS));
+            .arg(format!("ivshmem-doorbell,chardev=ivs{i},vectors={}", gpu_mailbox::VECTORS));
     }
     let qemu_log = match File::create(dir.join("qemu.log")) {
         Ok(f) => f,
@@ -139,14 +161,14 @@ pub fn run(
         }
     };
 
-    let outcome = supervise(case, &mut qemu_proc, model_proc.as_mut(), start, dir);
+    let outcome = supervise(case, &mut qemu_proc, &mut running, start, dir);
     qemu_proc.kill();
-    if let Some(m) = model_proc.as_mut() {
-        let end = Instant::now() + MODEL_EXIT_GRACE;
-        while m.poll().is_none() && Instant::now() < end {
+    let end = Instant::now() + MODEL_EXIT_GRACE;
+    for m in &mut running {
+        while m.process.poll().is_none() && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(10));
         }
-        m.kill();
+        m.process.kill();
     }
     let Boot::Pvh { kernel, .. } = boot else {
         return text_outcome(outcome, dir);
@@ -196,32 +218,33 @@ fn find_program_at(path: &str) -> Result<PathBuf, crate::process::MissingProgram
     }
 }
 
-/// Start the model server and wait for its "ready" line.
+/// Start the model server on `socket` and wait for its "ready" line.
 fn start_model(
     server: &Path,
-    name: &str,
-    extra: &[&str],
-    scratch: &Scratch,
-    dir: &Path,
+    model: &Model,
+    socket: &Path,
+    ram: &Path,
+    log: &Path,
 ) -> Result<Supervised, Outcome> {
-    let log = File::create(dir.join("model.log"))
-        .map_err(|e| Outcome::Setup { reason: format!("cannot create model.log: {e}") })?;
+    let name = model.name;
+    let log_file = File::create(log)
+        .map_err(|e| Outcome::Setup { reason: format!("cannot create {}: {e}", log.display()) })?;
     let mut cmd = Command::new(server);
     cmd.args(["--model", name, "--socket"])
-        .arg(&scratch.socket)
+        .arg(socket)
         .arg("--guest-ram")
-        .arg(&scratch.ram)
+        .arg(ram)
         .args(["--ram-size", &RAM_BYTES.to_string()])
-        .args(extra)
+        .args(model.args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(log);
+        .stderr(log_file);
     let mut proc = Supervised::spawn(&mut cmd).map_err(|e| Outcome::Setup {
         reason: format!("cannot start {}: {e}", server.display()),
     })?;
     let stdout = proc.child_mut().stdout.take();
     let (tx, rx) = mpsc::channel();
-    let model_log = dir.join("model.stdout");
+    let model_log = log.with_extension("stdout");
     std::thread::spawn(move || {
         let Some(stdout) = stdout else { return };
         let mut out = File::create(model_log).ok();
@@ -243,28 +266,30 @@ fn start_model(
                 reason: format!(
                     "device model {name} did not report ready within {} s ({status}); see {}",
                     MODEL_READY_TIMEOUT.as_secs(),
-                    dir.join("model.log").display()
+                    log.display()
                 ),
             })
         }
     }
 }
 
-/// Watch QEMU and the model until one ends the case or the timeout passes.
+/// Watch QEMU and the models until one ends the case or the timeout passes. A model the case
+/// kills (`Model::dies`) may abort; any other model's death ends the case.
 fn supervise(
     case: &Case,
     qemu: &mut Supervised,
-    mut model: Option<&mut Supervised>,
+    models: &mut [RunningModel],
     start: Instant,
     dir: &Path,
 ) -> Outcome {
     loop {
-        // The model first: a dead model makes the guest time out and fail a little later,
+        // The models first: a dead model makes the guest time out and fail a little later,
         // and the report must name the real cause.
-        if let Some(m) = model.as_deref_mut()
-            && let Some(status) = m.poll()
-            && qemu.poll().is_none()
-        {
+        for m in models.iter_mut() {
+            let Some(status) = m.process.poll() else { continue };
+            if qemu.poll().is_some() || (m.model.dies && aborted(status)) {
+                continue;
+            }
             // A clean exit is the model seeing QEMU hang up: QEMU closes its sockets before it
             // finishes exiting, so give it a moment to become reapable.
             let end = Instant::now() + MODEL_EXIT_GRACE;
@@ -272,13 +297,24 @@ fn supervise(
                 std::thread::sleep(Duration::from_millis(5));
             }
             if !status.success() || qemu.poll().is_none() {
-                return Outcome::ModelDied { status: describe(status) };
+                return Outcome::ModelDied {
+                    status: format!("{} {}", m.model.name, describe(status)),
+                };
             }
         }
         if let Some(status) = qemu.poll() {
             let boot_to_exit = Some(start.elapsed());
             return match status.code() {
-                Some(EXIT_SUCCESS) => Outcome::Passed { boot_to_exit, bench: None },
+                Some(EXIT_SUCCESS) => {
+                    let survivor = models.iter_mut().find_map(|m| {
+                        let alive = !m.process.poll().is_some_and(aborted);
+                        (m.model.dies && alive).then_some(m.model.name)
+                    });
+                    match survivor {
+                        Some(model) => Outcome::ModelSurvived { model },
+                        None => Outcome::Passed { boot_to_exit, bench: None },
+                    }
+                }
                 Some(EXIT_FAILURE) => Outcome::KernelFailed { reason: String::new() },
                 _ => Outcome::QemuCrashed {
                     status: format!("{}; {}", describe(status), tail(&dir.join("qemu.log"), 5)),
@@ -290,6 +326,12 @@ fn supervise(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The model aborted, as `--die-after-requests` makes it.
+fn aborted(status: std::process::ExitStatus) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal() == Some(libc::SIGABRT)
 }
 
 fn tail(path: &Path, lines: usize) -> String {
@@ -386,6 +428,16 @@ mod tests {
             matches!(&failed, Outcome::KernelFailed { reason } if reason.contains("Init(Microcode)"))
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_lone_model_logs_to_model_log_and_several_by_name() {
+        let dir = Path::new("/case");
+        let one = [Model::new("r5xx", &[])];
+        assert_eq!(model_log(dir, &one, 0), dir.join("model.log"));
+        let two = [Model::new("r5xx", &[]), Model::new("evergreen-cypress", &[])];
+        assert_eq!(model_log(dir, &two, 0), dir.join("model-r5xx.log"));
+        assert_eq!(model_log(dir, &two, 1), dir.join("model-evergreen-cypress.log"));
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub fn driver<'g>(gpu: &'g Gpu, io: &'g PlantedWptr<'g>, chip: Chipset) -> Hosti
     let fw = Images::of(chip);
     let mut drv =
         Evergreen::init(io, ModelClock::new(gpu), gpu, chip, &fw.parse(), config).expect("init");
+    drv.enable_interrupts().expect("interrupts (opt-in)");
     let f = drv.fence().unwrap();
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
     for _ in 0..10 {

@@ -8,12 +8,14 @@ pub mod ih;
 use std::cell::Cell;
 use std::time::Duration;
 
-use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
-use baregpu_hal::RegisterIo;
-use baregpu_hal::dma::{DmaBuffer, DmaLayout};
-use baregpu_radeon_evergreen::{Evergreen, RingConfig};
-use baregpu_regs::evergreen::Chipset;
+use baregpu_radeon_evergreen::hal::RegisterIo;
+use baregpu_radeon_evergreen::hal::dma::{DmaBuffer, DmaLayout};
+use baregpu_radeon_evergreen::pm4::PacketError;
+use baregpu_radeon_evergreen::regs::Chipset;
+use baregpu_radeon_evergreen::{Evergreen, RingConfig, Submission};
+use baregpu_radeon_evergreen::{EvergreenFirmware, EvergreenUcode};
 use evergreen_model::{Asic, EvergreenModel, Faults};
+use gpu_contract::Fixture;
 use gpu_device_model::{InProcess, Pacing};
 
 /// The emulated device.
@@ -127,7 +129,7 @@ impl<'a> Counting<'a> {
     }
 
     /// Writes to register `R`.
-    pub fn writes_to<R: baregpu_hal::Register>(&self) -> usize {
+    pub fn writes_to<R: baregpu_radeon_evergreen::hal::Register>(&self) -> usize {
         self.per_offset.borrow().get(&R::OFFSET).copied().unwrap_or(0)
     }
 }
@@ -141,5 +143,63 @@ impl RegisterIo for Counting<'_> {
         self.writes.set(self.writes.get() + 1);
         *self.per_offset.borrow_mut().entry(offset).or_default() += 1;
         self.inner.write32(offset, value)
+    }
+}
+
+/// The scratch register the suite writes (the ring and IB tests use 0).
+const MARKER_SCRATCH: usize = 1;
+
+/// The driver over its model, for the family-generic contract suite (`gpu-contract`) and the
+/// `submission_closures` fuzz target.
+pub struct EvergreenFixture<'a> {
+    pub gpu: &'a Gpu,
+    pub drv: Driver<'a>,
+}
+
+impl<'a> Fixture for EvergreenFixture<'a> {
+    type Queue = Driver<'a>;
+
+    fn queue(&mut self) -> &mut Driver<'a> {
+        &mut self.drv
+    }
+    fn set_stalled(&self, stalled: bool) {
+        set_faults(self.gpu, |f| f.cp_stall = stalled);
+    }
+    fn set_gone(&self, gone: bool) {
+        set_faults(self.gpu, |f| f.registers_all_ones = gone);
+    }
+    fn run_device(&self) {
+        self.gpu.poll();
+    }
+    fn take_interrupts(&self) -> u32 {
+        // As the platform's handler would: acknowledge the latched lines, so the next
+        // interrupt is delivered again.
+        let delivered = self.gpu.take_interrupts();
+        self.gpu.ack_irq(u32::MAX);
+        delivered
+    }
+    /// `SET_CONFIG_REG` of a scratch register (§9.4.14): header, offset, value.
+    const MARKER_UNITS: usize = 3;
+    fn write_marker(s: &mut Submission<'_, 'a, Gpu>, value: u32) -> Result<(), PacketError> {
+        s.set_scratch(MARKER_SCRATCH, value)
+    }
+    fn read_marker(&self) -> u32 {
+        self.drv.scratch(MARKER_SCRATCH).expect("a scratch register")
+    }
+    fn closure_error() -> PacketError {
+        PacketError::BadLength { dwords: 0 }
+    }
+    fn ring_units(&self) -> usize {
+        self.drv.ring().size_dwords()
+    }
+    const TIMEOUT: Duration = FENCE_TIMEOUT;
+}
+
+/// Run `test` on a fresh Cypress and a fresh Cayman with their drivers (small ring).
+pub fn with_evergreen(test: impl Fn(&mut EvergreenFixture<'_>)) {
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let drv = init(&gpu, chip, &Images::of(chip), small_ring());
+        test(&mut EvergreenFixture { gpu: &gpu, drv });
     }
 }

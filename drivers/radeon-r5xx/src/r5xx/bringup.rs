@@ -2,6 +2,7 @@
 //! ring and IB tests, shutdown.
 
 use baregpu_firmware::amd::{CpMicrocode, LoadError, UploadReport, r5xx as fw};
+use baregpu_gpu::Timeline;
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaLayout};
 use baregpu_hal::time::{Clock, poll_until};
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -14,7 +15,6 @@ use baregpu_ring::ib::IndirectBuffer;
 use baregpu_ring::r5xx::{IB_PACKET_DWORDS, SUBMIT_ALIGN};
 use baregpu_ring::ring::{CommandRing, RingConfigError};
 
-use super::fences::FenceSeq;
 use super::interrupts::Interrupts;
 use super::{R5xx, Stats};
 use crate::config::RingConfig;
@@ -81,7 +81,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
             config,
             ring,
             scratch_addr,
-            fences: FenceSeq::default(),
+            timeline: Timeline::new(),
             interrupts: Interrupts::default(),
             upload: UploadReport { entries: 0, load_writes: 0, verify_writes: 0, reads: 0 },
             stats: Stats::default(),
@@ -199,13 +199,13 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
         let layout = DmaLayout::new(SUBMIT_ALIGN * 4, SUBMIT_ALIGN * 4).map_err(TestError::Dma)?;
         let buffer = DmaBuffer::allocate(self.dma, layout).map_err(TestError::Dma)?;
         let mut ib = IndirectBuffer::new(&*buffer).map_err(SubmitError::Ib)?;
-        ib.writer().write_reg_at(RING_TEST_SCRATCH, test_value())?;
+        ib.writer().write_reg_at(RING_TEST_SCRATCH, test_value()).map_err(SubmitError::Packet)?;
         ib.pad_to(SUBMIT_ALIGN).map_err(SubmitError::Pad)?;
         let descriptor = ib.descriptor().map_err(SubmitError::Ib)?;
         self.seed_test_scratch();
         self.submit(IB_PACKET_DWORDS, |s| s.indirect_buffer(descriptor))?;
         let result = self.poll_test_scratch();
-        if matches!(result, Err(TestError::TimedOut { .. })) {
+        if matches!(result, Err(TestError::Mismatch { .. })) {
             // The CP may still fetch the buffer: leak it rather than free it under the device.
             buffer.into_raw();
         }
@@ -234,7 +234,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
             Ok(r) => r,
             Err(waited) => {
                 self.check_alive()?;
-                Err(TestError::TimedOut { expected: RING_TEST_VALUE, found, waited })
+                Err(TestError::Mismatch { expected: RING_TEST_VALUE, found, waited })
             }
         }
     }

@@ -1,9 +1,12 @@
-//! Fences (§5.9): sequence numbers written by a type-0 packet to the fence scratch register
-//! and written back by the CP to the writeback page; bounded waits that watch the device's
-//! health while they poll.
+//! Fences (§5.9): sequence numbers of the shared 64-bit [`Timeline`], written (low 32 bits) by
+//! a type-0 packet to the fence scratch register and written back by the CP to the writeback
+//! page, extended back to 64 bits ([`Timeline::extend32`]); the shared bounded wait, which
+//! watches the device's health while it polls.
 
 use core::time::Duration;
 
+use baregpu_gpu::wait::{self, FenceSource};
+use baregpu_gpu::{Fence, FenceStatus, Timeline};
 use baregpu_hal::barrier::dma_rmb;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
@@ -12,75 +15,49 @@ use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use baregpu_ring::pm4::{CommandSink, Pm4Error, Pm4Writer};
 
 use super::R5xx;
-use crate::consts::{FENCE_SCRATCH, SCRATCH_COUNT, WB_SCRATCH_OFFSET};
-use crate::error::FenceError;
-use crate::liveness::{Unfinished, poll_healthy};
+use crate::consts::{FENCE_SCRATCH, SCRATCH_COUNT, WB_RPTR_OFFSET, WB_SCRATCH_OFFSET};
+use crate::error::{DeviceGone, FenceError};
 
-/// A point in the command stream: done once the CP wrote `seq` back from the fence scratch
-/// register (§5.9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Fence {
-    seq: u32,
-}
-
-impl Fence {
-    /// Sequence number (monotonically increasing, wrapping).
-    pub const fn seq(&self) -> u32 {
-        self.seq
-    }
-}
-
-/// `true` if `seq` is at or before `last` in wrapping order (fewer than 2^31 apart).
-const fn seq_reached(last: u32, seq: u32) -> bool {
-    (last.wrapping_sub(seq) as i32) >= 0
-}
-
-/// The fence sequence: the one place fences are written, for the ring and for PIO alike.
-#[derive(Debug, Default)]
-pub(crate) struct FenceSeq {
-    last: u32,
-    emitted: u64,
-}
-
-impl FenceSeq {
-    /// The last sequence number emitted.
-    pub(crate) fn last(&self) -> u32 {
-        self.last
-    }
-
-    /// Fences emitted so far.
-    pub(crate) fn emitted(&self) -> u64 {
-        self.emitted
-    }
-
-    /// Write the next fence into `w`: a type-0 write of the next sequence number to
-    /// `SCRATCH_REG<FENCE_SCRATCH>` (2 dwords, §5.9). The number is taken only if the packet
-    /// was written.
-    pub(crate) fn emit<S: CommandSink>(&mut self, w: &mut Pm4Writer<S>) -> Result<Fence, Pm4Error> {
-        let seq = self.last.wrapping_add(1);
-        w.write_reg_at(FENCE_SCRATCH, SCRATCH_REG0::RESET.with_scratch_reg0(seq))?;
-        self.last = seq;
-        self.emitted += 1;
-        Ok(Fence { seq })
-    }
+/// Write the next fence of `timeline` into `w`: a type-0 write of the low 32 bits of the next
+/// sequence number to `SCRATCH_REG<FENCE_SCRATCH>` (2 dwords, §5.9). The number is taken only
+/// if the packet was written. The one place fences are written, for the ring and for PIO.
+pub(crate) fn emit<S: CommandSink>(
+    timeline: &mut Timeline,
+    w: &mut Pm4Writer<S>,
+) -> Result<Fence, Pm4Error> {
+    // The scratch register holds the low 32 bits; `extend32` restores the rest.
+    let low = timeline.peek_next() as u32;
+    w.write_reg_at(FENCE_SCRATCH, SCRATCH_REG0::RESET.with_scratch_reg0(low))?;
+    Ok(timeline.emit())
 }
 
 impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
     /// The written-back value of `SCRATCH_REG<n>` (`n` < 8, §5.9: `SCRATCH_ADDR + 4n`).
     fn writeback_scratch(&self, n: usize) -> u32 {
+        self.writeback_dword(WB_SCRATCH_OFFSET + 4 * n)
+    }
+
+    fn writeback_dword(&self, offset: usize) -> u32 {
         let (wb, _) = self.ring.writeback();
-        // In bounds: `n` < SCRATCH_COUNT and the area fits the page (checked at compile time
+        // In bounds: the scratch area and the RPTR dword fit the page (checked at compile time
         // in `consts`), and the page is WRITEBACK_BYTES long (allocated by `init`).
-        let value = wb.read_u32(WB_SCRATCH_OFFSET + 4 * n);
-        debug_assert!(value.is_ok(), "scratch writeback {n} outside the writeback page");
+        let value = wb.read_u32(offset);
+        debug_assert!(value.is_ok(), "writeback offset {offset} outside the writeback page");
         dma_rmb();
         value.unwrap_or(0)
     }
 
     /// The last fence sequence number the CP wrote back (§5.9: `SCRATCH_ADDR + 4n`), read from
-    /// DMA memory (no register access).
-    pub fn last_signalled(&self) -> u32 {
-        self.writeback_scratch(FENCE_SCRATCH)
+    /// DMA memory (no register access), extended to 64 bits, recorded on the timeline.
+    pub fn last_signalled(&self) -> u64 {
+        self.poll_completed();
+        self.timeline.last_signalled()
+    }
+
+    /// Read the fence write-back, record it on the timeline, return the completed-up-to mark
+    /// (fences a reset completed with an error count as complete).
+    pub fn poll_completed(&self) -> u64 {
+        self.timeline.observe(self.read_completed())
     }
 
     /// The value the CP last wrote back from `SCRATCH_REG<n>` (§5.9: `SCRATCH_ADDR + 4n`), read
@@ -91,74 +68,118 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
     }
 
     /// The last fence sequence number emitted.
-    pub fn last_emitted(&self) -> u32 {
-        self.fences.last()
+    pub fn last_emitted(&self) -> u64 {
+        self.timeline.last_emitted()
     }
 
-    /// Whether the CP has passed `fence` (wrapping comparison: valid while fewer than 2^31
-    /// fences are outstanding).
-    pub fn fence_signalled(&self, fence: &Fence) -> bool {
-        seq_reached(self.last_signalled(), fence.seq)
+    /// The fence timeline (emitted, completed, lost).
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// Where `fence` is: pending, signalled, or completed with an error by a reset.
+    pub fn fence_status(&self, fence: &Fence) -> FenceStatus {
+        wait::poll_status(self, &self.timeline, fence)
+    }
+
+    /// Whether the CP has passed `fence` (a fence a reset completed with an error did not).
+    pub fn signalled(&self, fence: &Fence) -> bool {
+        self.fence_status(fence) == FenceStatus::Signalled
     }
 
     /// Wait for `fence`, at most `timeout` (the caller's budget for the work before it).
     ///
     /// [`FenceError::Timeout`] carries the last signalled sequence number: the CP is hung or
-    /// stalled, call [`reset`](Self::reset). [`FenceError::DeviceGone`] if the registers read
-    /// all-ones (checked every [`LIVENESS_CHECK_EVERY`](crate::consts::LIVENESS_CHECK_EVERY)
-    /// polls and at the deadline).
+    /// stalled, call [`reset`](Self::reset). [`FenceError::Failed`] if a reset discarded its
+    /// work. [`FenceError::DeviceGone`] if the registers read all-ones (checked every
+    /// [`LIVENESS_CHECK_EVERY`](baregpu_gpu::liveness::LIVENESS_CHECK_EVERY) polls and at the
+    /// deadline).
     pub fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        self.wait_with(fence, timeout, || self.check_alive().err().map(FenceError::from))
+        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 
-    /// The fence wait behind [`wait`](Self::wait): `health` runs every
-    /// [`LIVENESS_CHECK_EVERY`](crate::consts::LIVENESS_CHECK_EVERY) polls and at the deadline,
-    /// and ends the wait with its error (device gone, an engine's fault); otherwise the
-    /// deadline gives [`FenceError::Timeout`].
+    /// The fence wait behind [`wait`](Self::wait) with the caller's health check (device gone,
+    /// an engine's fault), run every few polls and at the deadline.
+    #[cfg_attr(not(feature = "ctm"), allow(dead_code))]
     pub(crate) fn wait_with<E: From<FenceError>>(
         &self,
         fence: &Fence,
         timeout: Duration,
-        health: impl Fn() -> Option<E>,
+        health: impl FnMut() -> Option<E>,
     ) -> Result<(), E> {
-        let signalled = || self.fence_signalled(fence).then_some(());
-        match poll_healthy(&self.clock, timeout, signalled, health) {
-            Ok(()) => Ok(()),
-            Err(Unfinished::Unhealthy(e)) => Err(e),
-            Err(Unfinished::TimedOut(waited)) => Err(FenceError::Timeout {
-                seq: fence.seq,
-                last_signalled: self.last_signalled(),
-                waited,
-            }
-            .into()),
-        }
+        wait::wait_with(self, &self.timeline, &self.clock, fence, timeout, health)
     }
 
-    /// Make every emitted fence read as signalled (after a reset discarded the ring): the fence
-    /// scratch register and its writeback both take the last emitted sequence number. Returns
-    /// (last signalled before, last emitted).
-    pub(super) fn force_fence_completion(&mut self) -> (u32, u32) {
-        let completed = self.last_signalled();
-        let last = self.fences.last();
-        let value = SCRATCH_REG0::RESET.with_scratch_reg0(last);
-        self.io.write_nth::<SCRATCH_REG0, FENCE_SCRATCH>(value);
+    /// After a reset emptied the ring: the fence scratch register and its writeback take the
+    /// last emitted number, so the hardware's value and the timeline agree again.
+    pub(super) fn sync_fence_scratch(&mut self) {
+        let last = self.timeline.last_emitted() as u32;
+        self.io
+            .write_nth::<SCRATCH_REG0, FENCE_SCRATCH>(SCRATCH_REG0::RESET.with_scratch_reg0(last));
         let (wb, _) = self.ring.writeback();
         let written = wb.write_u32(WB_SCRATCH_OFFSET + 4 * FENCE_SCRATCH, last);
         debug_assert!(written.is_ok(), "the fence writeback lies in the writeback page");
-        (completed, last)
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> FenceSource for R5xx<'_, IO, C, A> {
+    fn read_completed(&self) -> u64 {
+        self.timeline.extend32(self.writeback_scratch(FENCE_SCRATCH))
+    }
+
+    fn progress_marker(&self) -> u64 {
+        // The CP's written-back read pointer (memory, §5.4).
+        self.writeback_dword(WB_RPTR_OFFSET).into()
+    }
+
+    fn check_alive(&self) -> Result<(), DeviceGone> {
+        crate::liveness::check_alive(&self.io)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    extern crate std;
 
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::RingConfig;
+    use gpu_device_model::{InProcess, ModelClock};
+    use r5xx_model::R5xxModel;
+
+    /// Issue #17 §1: R5xx fences were 32-bit (`Fence::seq() -> u32`) and wrapped to 0 after
+    /// 2^32 - 1; the timeline is 64-bit and the scratch write-back's 32 bits are extended.
+    /// The driver starts 3 fences below 2^32 (emitting 4 billion fences is not a unit test).
     #[test]
-    fn fence_order_wraps() {
-        assert!(seq_reached(5, 5));
-        assert!(seq_reached(6, 5));
-        assert!(!seq_reached(4, 5));
-        assert!(seq_reached(2, u32::MAX), "2 comes after 0xffffffff");
-        assert!(!seq_reached(u32::MAX, 2));
+    fn fences_cross_2_pow_32_and_keep_their_order() {
+        let firmware = std::fs::read("/lib/firmware/radeon/R520_cp.bin").expect("R520_cp.bin");
+        let gpu = InProcess::new(R5xxModel::new()).expect("in-process R5xx");
+        let mut drv =
+            R5xx::init(&gpu, ModelClock::new(&gpu), &gpu, &firmware, RingConfig::default())
+                .expect("init");
+        drv.timeline = Timeline::starting_at((1 << 32) - 3);
+        drv.sync_fence_scratch();
+        let timeout = Duration::from_millis(50);
+        let mut fences = Vec::new();
+        for _ in 0..6 {
+            let fence = drv.emit_fence().expect("fence");
+            drv.wait(&fence, timeout).expect("signalled");
+            assert_eq!(drv.last_signalled(), fence.seq());
+            fences.push(fence);
+        }
+        let seqs: Vec<u64> = fences.iter().map(Fence::seq).collect();
+        assert_eq!(
+            seqs,
+            [(1 << 32) - 2, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, (1 << 32) + 2, (1 << 32) + 3]
+        );
+        assert!(fences.iter().all(|f| drv.signalled(f)));
+        // A later fence is pending, not "signalled" by the wrapped low bits of an earlier one.
+        drv.wait(fences.last().expect("fences"), timeout).expect("signalled");
+        let stuck = {
+            drv.io.write(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::RESET); // streams off: the CP stops
+            drv.emit_fence().expect("fence")
+        };
+        assert_eq!(drv.fence_status(&stuck), FenceStatus::Pending);
     }
 }

@@ -86,7 +86,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
 
     /// The interrupt handler: read `GEN_INT_STATUS`, acknowledge (write 1) the enabled sources
     /// that fired, and return them. Sources not enabled are neither reported nor acknowledged.
-    pub fn handle_interrupt(&mut self) -> Result<Interrupts, DeviceGone> {
+    pub fn handle_interrupts(&mut self) -> Result<Interrupts, DeviceGone> {
         let status = self.io.read::<GEN_INT_STATUS>();
         if status.raw() == u32::MAX {
             // Bits 31:27 are not status bits (Linux rs600d.h); all-ones is a dead bus, which

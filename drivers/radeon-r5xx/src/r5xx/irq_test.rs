@@ -29,7 +29,8 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
             Ok(r) => r?,
             Err(waited) => {
                 self.check_alive()?;
-                return Err(TestError::NoInterrupt { waited });
+                let source = GEN_INT_STATUS::RESET.with_sw_int(true).raw().trailing_zeros();
+                return Err(TestError::NoInterrupt { source, waited });
             }
         }
         self.io.write(GEN_INT_STATUS::RESET.with_sw_int(true));

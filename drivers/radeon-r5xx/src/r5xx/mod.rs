@@ -8,12 +8,14 @@ pub(crate) mod bringup;
 pub(crate) mod fences;
 pub(crate) mod interrupts;
 mod irq_test;
+mod queue;
 pub(crate) mod recovery;
 pub(crate) mod submit;
 
 use core::time::Duration;
 
 use baregpu_firmware::amd::UploadReport;
+use baregpu_gpu::Timeline;
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -24,7 +26,6 @@ use crate::config::RingConfig;
 use crate::error::DeviceGone;
 use crate::liveness;
 
-use fences::FenceSeq;
 use interrupts::Interrupts;
 
 /// The ring type the driver owns: ring memory and the writeback page (RPTR dword at
@@ -33,26 +34,11 @@ use interrupts::Interrupts;
 /// the ring is dropped.
 pub type Ring<'d, A> = CommandRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 
-/// Counters for tests, benchmarks and logs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Flushed submissions (batches) that carried packets.
-    pub batches: u64,
-    /// `CP_RB_WPTR` doorbell writes (one per batch; the §5.8 pointer resets are not counted).
-    pub doorbells: u64,
-    /// Fences emitted (ring and PIO).
-    pub fences: u64,
-    /// IB1 packets emitted from the ring.
-    pub indirect_buffers: u64,
-    /// Type-2 padding dwords written to the ring.
-    pub padding_dwords: u64,
-    /// Dwords written through the PIO aperture.
-    pub pio_dwords: u64,
-    /// Successful [`R5xx::reset`]s.
-    pub resets: u64,
-    /// Successful [`R5xx::recover`]s.
-    pub recoveries: u64,
-}
+/// Counters for tests, benchmarks and logs: the shared [`baregpu_gpu::Stats`] (`submissions`
+/// counts batches that carried packets, `doorbells` the `CP_RB_WPTR` writes (the §5.8 pointer
+/// resets are not counted), `padding_units` the type-2 dwords, `direct_units` the dwords
+/// written through the PIO aperture, `resets`/`recoveries` the successful ones).
+pub use baregpu_gpu::Stats;
 
 /// A running R5xx command processor.
 ///
@@ -68,7 +54,7 @@ pub struct R5xx<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
     ring: Ring<'d, A>,
     /// `SCRATCH_ADDR` for the writeback page's scratch area (checked at `init`).
     scratch_addr: SCRATCH_ADDR,
-    fences: FenceSeq,
+    timeline: Timeline,
     interrupts: Interrupts,
     upload: UploadReport,
     stats: Stats,
@@ -80,7 +66,7 @@ pub(crate) struct PioParts<'g, IO, C> {
     pub(crate) io: &'g IO,
     pub(crate) clock: &'g C,
     pub(crate) timeout: Duration,
-    pub(crate) fences: &'g mut FenceSeq,
+    pub(crate) timeline: &'g mut Timeline,
     pub(crate) pio_dwords: &'g mut u64,
 }
 
@@ -89,7 +75,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> core::fmt::Debug for R5
         f.debug_struct("R5xx")
             .field("config", &self.config)
             .field("ring", &self.ring)
-            .field("seq", &self.fences.last())
+            .field("timeline", &self.timeline)
             .field("interrupts", &self.interrupts)
             .field("upload", &self.upload)
             .field("stats", &self.stats())
@@ -130,7 +116,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
 
     /// Counters.
     pub fn stats(&self) -> Stats {
-        Stats { doorbells: self.ring.commits(), fences: self.fences.emitted(), ..self.stats }
+        Stats { doorbells: self.ring.commits(), fences: self.timeline.last_emitted(), ..self.stats }
     }
 
     /// Whether the device reads all-ones (one read of `CP_RB_RPTR`, whose bits 31:23 are not
@@ -149,8 +135,8 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
             io: &self.io,
             clock: &self.clock,
             timeout: self.config.submit_timeout,
-            fences: &mut self.fences,
-            pio_dwords: &mut self.stats.pio_dwords,
+            timeline: &mut self.timeline,
+            pio_dwords: &mut self.stats.direct_units,
         }
     }
 

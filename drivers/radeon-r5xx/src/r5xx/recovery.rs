@@ -2,24 +2,15 @@
 //! reload when the MicroEngine RAM lost it.
 
 use baregpu_firmware::amd::{CpMicrocode, LoadError, r5xx as fw};
+use baregpu_gpu::recovery::{self, Recovery};
+use baregpu_gpu::wait::FenceSource;
+use baregpu_gpu::{ResetReport, Timeline};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
 
 use super::R5xx;
-use crate::error::{DeviceGone, InitError, ResetError};
-
-/// What [`R5xx::reset`] did to the fences in flight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ResetReport {
-    /// The last fence the CP signalled before the reset: fences up to here completed.
-    pub completed: u32,
-    /// The last fence emitted before the reset. Fences in `completed + 1..=abandoned_until`
-    /// were **abandoned** (their packets were discarded with the ring contents); they now
-    /// read as signalled so no waiter blocks forever (Linux `radeon_fence_driver_force_completion`
-    /// does the same). Equal to `completed` when nothing was lost.
-    pub abandoned_until: u32,
-}
+use crate::error::{DeviceGone, InitError, ResetError, TestError};
 
 /// What [`R5xx::recover`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +18,7 @@ pub struct ResetReport {
 pub struct RecoverReport {
     /// Whether the MicroEngine RAM failed its read-back (§5.13) and was reloaded.
     pub microcode_reloaded: bool,
-    /// Fences, as for [`R5xx::reset`].
+    /// What happened to the fences in flight, as for [`R5xx::reset`].
     pub fences: ResetReport,
 }
 
@@ -41,16 +32,18 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
     ///    interrupt registers).
     ///
     /// The host ring restarts at 0, the unexecuted ring contents are discarded, the ring test
-    /// runs, and once it passed the emitted fences are forced signalled (see [`ResetReport`]).
+    /// runs, and only once it passed every fence of the discarded work completes with
+    /// [`FenceFailure::Lost`](baregpu_gpu::FenceFailure::Lost) (see [`ResetReport`]); a failed
+    /// reset leaves them pending.
     /// The microcode is kept (§5.8 has no reload). If the ring test fails, the CP did not come
     /// back: use a function-level reset of the device and [`recover`](Self::recover).
     pub fn reset(&mut self) -> Result<ResetReport, ResetError> {
-        self.check_alive()?;
-        self.stop_and_soft_reset();
-        self.program();
-        self.ring_test()?;
-        // Only once the CP is back: a failed reset leaves the fences honest (unsignalled).
-        let report = self.abandon_fences();
+        let ((), report) = recovery::recover(self, |gpu: &mut Self| {
+            gpu.stop_and_soft_reset();
+            gpu.program();
+            Ok::<(), ResetError>(())
+        })?;
+        self.after_recovery(&report);
         self.stats.resets += 1;
         Ok(report)
     }
@@ -60,30 +53,53 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
     /// Parses `firmware` first (a malformed image touches nothing), stops and soft-resets the
     /// CP, waits for the ME to idle, reads the MicroEngine RAM back (§5.13) and reloads the
     /// microcode if it differs (e.g. after a function-level reset powered it off, or a
-    /// corrupted RAM), reprograms the ring, runs the ring test and then forces the emitted
-    /// fences signalled.
+    /// corrupted RAM), reprograms the ring, runs the ring test and then completes the lost
+    /// fences with an error, as [`reset`](Self::reset) does.
     pub fn recover(&mut self, firmware: &[u8]) -> Result<RecoverReport, InitError> {
         let microcode = CpMicrocode::parse(firmware)?;
-        self.check_alive()?;
-        self.stop_and_soft_reset();
-        self.wait_me_idle()?;
-        let microcode_reloaded = match fw::verify(&self.io, &microcode) {
-            Ok(()) => false,
-            Err(LoadError::DeviceGone { .. }) => return Err(DeviceGone.into()),
-            Err(_) => {
-                self.upload = fw::upload(&self.io, &microcode)?;
-                true
-            }
-        };
-        self.program();
-        self.ring_test()?;
-        let fences = self.abandon_fences();
+        let (microcode_reloaded, fences) = recovery::recover(self, |gpu: &mut Self| {
+            gpu.stop_and_soft_reset();
+            gpu.wait_me_idle()?;
+            let reloaded = match fw::verify(&gpu.io, &microcode) {
+                Ok(()) => false,
+                Err(LoadError::DeviceGone { .. }) => return Err(DeviceGone.into()),
+                Err(_) => {
+                    gpu.upload = fw::upload(&gpu.io, &microcode)?;
+                    true
+                }
+            };
+            gpu.program();
+            Ok::<bool, InitError>(reloaded)
+        })?;
+        self.after_recovery(&fences);
         self.stats.recoveries += 1;
         Ok(RecoverReport { microcode_reloaded, fences })
     }
 
-    fn abandon_fences(&mut self) -> ResetReport {
-        let (completed, abandoned_until) = self.force_fence_completion();
-        ResetReport { completed, abandoned_until }
+    /// Once the ring test passed and the lost fences failed: the fence scratch register and
+    /// its writeback take the last emitted number again.
+    fn after_recovery(&mut self, report: &ResetReport) {
+        self.sync_fence_scratch();
+        self.stats.failed_fences += report.lost.map_or(0, |r| r.count());
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Recovery for R5xx<'_, IO, C, A> {
+    type TestError = TestError;
+
+    fn check_alive(&self) -> Result<(), DeviceGone> {
+        crate::liveness::check_alive(&self.io)
+    }
+
+    fn ring_test(&mut self) -> Result<(), TestError> {
+        R5xx::ring_test(self)
+    }
+
+    fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    fn read_completed(&self) -> u64 {
+        FenceSource::read_completed(self)
     }
 }

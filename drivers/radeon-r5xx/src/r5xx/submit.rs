@@ -1,7 +1,11 @@
 //! Submission on the ring (§5.4): reserve space with back-pressure, write packets with
 //! `baregpu-ring`'s [`Pm4Writer`], pad to 16 dwords with type-2 packets, one doorbell
-//! (`CP_RB_WPTR`) per batch.
+//! (`CP_RB_WPTR`) per batch. [`R5xx::submit`] is the shared all-or-nothing protocol
+//! ([`baregpu_gpu::submit`]) over this family's [`Batch`]: a closure is held to its
+//! reservation, and one that fails or overruns leaves nothing in the ring.
 
+use baregpu_gpu::submit::{self as protocol, Allowance, Batch, Budget};
+use baregpu_gpu::{Checkpoint, Fence, Overrun};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
@@ -10,34 +14,48 @@ use baregpu_ring::pm4::{Pm4Writer, pad_count};
 use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, SUBMIT_ALIGN};
 use baregpu_ring::ring::WaitError;
 
-use super::fences::Fence;
-use super::{R5xx, Ring};
+use super::{R5xx, Ring, fences};
 use crate::consts::{FENCE_DWORDS, REG_WRITE_DWORDS};
 use crate::error::{DeviceGone, SubmitError};
-use crate::liveness::{Unfinished, poll_healthy};
+use baregpu_gpu::liveness::{Unfinished, poll_healthy};
 
 impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> {
-    /// Start a batch: packets written through the returned [`Submission`] go to the ring and
+    /// Start an open-ended batch: each packet method (and each [`Submission::reserve`])
+    /// reserves ring space with back-pressure and adds it to what the batch may write; packets
     /// reach the CP with one doorbell at [`Submission::flush`] (or when it is dropped).
     pub fn begin(&mut self) -> Submission<'_, 'd, IO, C, A> {
-        Submission { gpu: self, flushed: false }
+        let checkpoint = self.timeline.checkpoint();
+        Submission {
+            gpu: self,
+            allowance: Allowance::new(0),
+            fixed: false,
+            checkpoint,
+            flushed: false,
+        }
     }
 
-    /// One batch: reserve `dwords` of ring space (blocking up to `submit_timeout`), let `build`
-    /// emit packets, pad to 16 dwords and ring the doorbell once.
+    /// One batch, all or nothing: reserve `dwords` of ring space (blocking up to
+    /// `submit_timeout`), let `build` emit packets within them, pad to 16 dwords and ring the
+    /// doorbell once.
     ///
-    /// If `build` fails, the whole packets it already wrote are still submitted (a ring never
-    /// holds half a packet); reserve enough to make that impossible.
+    /// `build` is held to `dwords`: a write past them writes nothing and the submission fails
+    /// with [`SubmitError::Overrun`]. If `build` fails or overruns, nothing it wrote reaches
+    /// the CP: the ring's write pointer goes back to where the batch began, its fence numbers
+    /// are taken back, and no doorbell is rung.
     pub fn submit<T>(
         &mut self,
         dwords: usize,
         build: impl FnOnce(&mut Submission<'_, 'd, IO, C, A>) -> Result<T, SubmitError>,
     ) -> Result<T, SubmitError> {
-        let mut s = self.begin();
-        s.reserve(dwords)?;
-        let value = build(&mut s)?;
-        s.flush()?;
-        Ok(value)
+        let checkpoint = self.timeline.checkpoint();
+        let mut s = Submission {
+            gpu: self,
+            allowance: Allowance::new(0),
+            fixed: true,
+            checkpoint,
+            flushed: false,
+        };
+        protocol::submit(&mut s, dwords, build)
     }
 
     /// A batch holding just a fence.
@@ -81,24 +99,53 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
 
 /// A batch of packets on the ring: reserve space, write packets, [`flush`](Self::flush) once.
 ///
-/// Every packet method reserves its own room with back-pressure (blocking up to
-/// `submit_timeout`); packets written directly through [`writer`](Self::writer) use the room
+/// In [`R5xx::submit`] the batch holds the closure to the dwords it reserved: every packet
+/// method and [`reserve`](Self::reserve) take from them, and a packet that does not fit fails
+/// and fails the submission ([`SubmitError::Overrun`]). In an open-ended batch
+/// ([`R5xx::begin`]) each packet method reserves its own room with back-pressure (blocking up to
+/// `submit_timeout`), and packets written through [`writer`](Self::writer) use the room
 /// granted by [`reserve`](Self::reserve) (a packet that does not fit fails with
 /// [`Pm4Error::NoSpace`](baregpu_ring::pm4::Pm4Error::NoSpace) and writes nothing).
 ///
-/// Dropping an unflushed submission flushes it (ignoring errors), so emitted fences always
-/// reach the CP.
+/// Dropping an unflushed open-ended batch flushes it (ignoring errors), so emitted fences
+/// always reach the CP.
 pub struct Submission<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
     gpu: &'a mut R5xx<'d, IO, C, A>,
+    /// What the batch may still write.
+    allowance: Allowance,
+    /// `R5xx::submit`: the reservation is fixed at the start.
+    fixed: bool,
+    /// The fence timeline where the batch began (rolled back when it is discarded).
+    checkpoint: Checkpoint,
     flushed: bool,
 }
 
 impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, IO, C, A> {
-    /// Wait (up to `submit_timeout`) until `dwords` plus the type-2 padding after them are free,
-    /// then grant them to the writer.
-    /// Never overwrites dwords the CP has not consumed: on timeout the ring is untouched and
-    /// the error is [`SubmitError::RingFull`] (or [`SubmitError::DeviceGone`]).
+    /// Room for `dwords` more. In [`R5xx::submit`]: whether they fit in what is left of the
+    /// reservation ([`SubmitError::Overrun`] otherwise, and the submission fails). In an
+    /// open-ended batch: wait (up to `submit_timeout`) until `dwords` plus the type-2 padding
+    /// after them are free and add them to the batch. Never overwrites dwords the CP has not
+    /// consumed: on timeout the ring is untouched and the error is [`SubmitError::RingFull`]
+    /// (or [`SubmitError::DeviceGone`]).
     pub fn reserve(&mut self, dwords: usize) -> Result<(), SubmitError> {
+        if self.fixed {
+            self.allowance.check(dwords).map_err(|_| self.overrun_error(dwords))?;
+            // Grant them for `push` (the ring space was reserved when the batch opened).
+            return self.gpu.ring.reserve(dwords).map_err(|e| SubmitError::Packet(e.into()));
+        }
+        self.reserve_ring(dwords)?;
+        self.allowance.grow(dwords);
+        Ok(())
+    }
+
+    fn overrun_error(&self, dwords: usize) -> SubmitError {
+        let attempted = self.allowance.written() + dwords;
+        let reserved = self.allowance.written() + self.allowance.left();
+        self.allowance.overrun().unwrap_or(Overrun { reserved, attempted }).into()
+    }
+
+    /// Wait until `dwords` plus the padding after them are free in the ring.
+    fn reserve_ring(&mut self, dwords: usize) -> Result<(), SubmitError> {
         let gpu = &mut *self.gpu;
         // Room for the type-2 padding that follows `dwords` too, so a batch that stays within
         // its reservations can always be flushed (never left half-padded in the ring).
@@ -113,14 +160,20 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
         }
     }
 
+    /// Whether fence interrupts are on (the software interrupt enabled), for the
+    /// [`GpuQueue`](baregpu_gpu::GpuQueue) fence.
+    pub(crate) fn fence_interrupts(&self) -> bool {
+        self.gpu.interrupts.software
+    }
+
     /// The ring (e.g. its head, to count the dwords a packet took).
     pub fn ring(&self) -> &Ring<'d, A> {
         &self.gpu.ring
     }
 
-    /// A PM4 writer on the ring (use the room from [`reserve`](Self::reserve)).
-    pub fn writer(&mut self) -> Pm4Writer<&mut Ring<'d, A>> {
-        self.gpu.ring.writer()
+    /// A PM4 writer on the ring, held to what the batch may still write.
+    pub fn writer(&mut self) -> Pm4Writer<Budget<&mut Ring<'d, A>, &mut Allowance>> {
+        Pm4Writer::new(Budget::with_allowance(&mut self.gpu.ring, &mut self.allowance))
     }
 
     /// Start `ib` as indirect buffer 1: one type-0 packet writing `CP_IB_BASE` then
@@ -132,12 +185,14 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
         Ok(())
     }
 
-    /// A fence: the next sequence number written to `SCRATCH_REG1` by a type-0 packet (2
-    /// dwords), which the CP writes back to the writeback page when it parses it (§5.9).
+    /// A fence: the next sequence number's low 32 bits written to `SCRATCH_REG1` by a type-0
+    /// packet (2 dwords), which the CP writes back to the writeback page when it parses it
+    /// (§5.9).
     pub fn fence(&mut self) -> Result<Fence, SubmitError> {
         self.reserve(FENCE_DWORDS)?;
         let gpu = &mut *self.gpu;
-        Ok(gpu.fences.emit(&mut gpu.ring.writer())?)
+        let mut w = Pm4Writer::new(Budget::with_allowance(&mut gpu.ring, &mut self.allowance));
+        Ok(fences::emit(&mut gpu.timeline, &mut w)?)
     }
 
     /// Fire the software interrupt when the CP gets here: a type-0 write of
@@ -163,17 +218,43 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
         if self.gpu.ring.pending_dwords() == 0 {
             return Ok(());
         }
-        let head = self.gpu.ring.head() as usize;
-        let pad = pad_count(head, SUBMIT_ALIGN.min(self.gpu.ring.size_dwords()))?;
-        if pad > 0 {
-            self.reserve(pad)?;
-        }
+        // The padding was reserved with the packets: this finds the room at once.
+        self.reserve_ring(0)?;
         let written = self.gpu.ring.pad_to(SUBMIT_ALIGN)?;
         let gpu = &mut *self.gpu;
         gpu.ring.kick(&gpu.io);
-        gpu.stats.padding_dwords += written as u64;
-        gpu.stats.batches += 1;
+        gpu.stats.padding_units += written as u64;
+        gpu.stats.submissions += 1;
         Ok(())
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Batch for Submission<'_, '_, IO, C, A> {
+    type Error = SubmitError;
+
+    fn open(&mut self, units: usize) -> Result<(), SubmitError> {
+        // No register read on the submit path: a gone device shows in the bounded waits (ring
+        // space, fences), which check liveness while they poll.
+        self.reserve_ring(units)?;
+        self.allowance = Allowance::new(units);
+        self.checkpoint = self.gpu.timeline.checkpoint();
+        Ok(())
+    }
+
+    fn overrun(&self) -> Option<Overrun> {
+        self.allowance.overrun()
+    }
+
+    fn discard(&mut self) {
+        self.flushed = true;
+        let gpu = &mut *self.gpu;
+        gpu.ring.discard_uncommitted();
+        gpu.timeline.rollback(self.checkpoint);
+        gpu.stats.discarded += 1;
+    }
+
+    fn commit(&mut self) -> Result<(), SubmitError> {
+        self.finish()
     }
 }
 

@@ -5,8 +5,11 @@
 use std::cell::Cell;
 use std::time::Duration;
 
-use baregpu_hal::RegisterIo;
-use baregpu_radeon_r5xx::{R5xx, RingConfig};
+use baregpu_radeon_r5xx::hal::RegisterIo;
+use baregpu_radeon_r5xx::regs::cp::SCRATCH_REG0;
+use baregpu_radeon_r5xx::ring::pm4::{NoSpace, Pm4Error};
+use baregpu_radeon_r5xx::{R5xx, RingConfig, Submission, SubmitError, USER_SCRATCH};
+use gpu_contract::Fixture;
 use gpu_device_model::{InProcess, InProcessOptions, Pacing};
 use r5xx_model::{Faults, R5xxModel};
 
@@ -122,4 +125,62 @@ pub fn assert_clean(gpu: &Gpu) {
     let dropped = gpu.model().stats().writes_dropped;
     assert_eq!(dropped, 0, "the model dropped {dropped} register writes of a valid stream");
     assert_eq!(gpu.error_code(), 0, "device error state");
+}
+
+/// The driver over its model, for the family-generic contract suite (`gpu-contract`) and the
+/// `submission_closures` fuzz target.
+pub struct R5xxFixture<'a> {
+    pub gpu: &'a Gpu,
+    pub drv: Driver<'a>,
+}
+
+impl<'a> Fixture for R5xxFixture<'a> {
+    type Queue = Driver<'a>;
+
+    fn queue(&mut self) -> &mut Driver<'a> {
+        &mut self.drv
+    }
+    fn set_stalled(&self, stalled: bool) {
+        set_faults(self.gpu, |f| f.cp_stall = stalled);
+    }
+    fn set_gone(&self, gone: bool) {
+        set_faults(self.gpu, |f| f.registers_all_ones = gone);
+    }
+    fn run_device(&self) {
+        self.gpu.poll();
+    }
+    fn take_interrupts(&self) -> u32 {
+        // As the platform's handler would: acknowledge the latched lines, so the next
+        // interrupt is delivered again.
+        let delivered = self.gpu.take_interrupts();
+        self.gpu.ack_irq(u32::MAX);
+        delivered
+    }
+    /// A type-0 write of the user scratch register (written back, §5.9).
+    const MARKER_UNITS: usize = 2;
+    fn write_marker(
+        s: &mut Submission<'_, 'a, &'a Gpu, ModelClock<'a>, Gpu>,
+        value: u32,
+    ) -> Result<(), SubmitError> {
+        s.reserve(2)?;
+        s.writer().write_reg_at(USER_SCRATCH, SCRATCH_REG0::RESET.with_scratch_reg0(value))?;
+        Ok(())
+    }
+    fn read_marker(&self) -> u32 {
+        self.drv.scratch_writeback(USER_SCRATCH).expect("a scratch register")
+    }
+    fn closure_error() -> SubmitError {
+        SubmitError::Packet(Pm4Error::NoSpace(NoSpace { needed: 1, free: 0 }))
+    }
+    fn ring_units(&self) -> usize {
+        self.drv.ring().size_dwords()
+    }
+    const TIMEOUT: Duration = FENCE_TIMEOUT;
+}
+
+/// Run `test` on a fresh R520 and driver (small ring).
+pub fn with_r5xx(test: impl Fn(&mut R5xxFixture<'_>)) {
+    let gpu = gpu();
+    let drv = init(&gpu, small_ring());
+    test(&mut R5xxFixture { gpu: &gpu, drv });
 }

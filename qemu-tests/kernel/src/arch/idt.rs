@@ -9,8 +9,9 @@ use spin::Once;
 use x86_64::registers::control::Cr2;
 use x86_64::structures::idt::{InterruptDescriptorTable, InterruptStackFrame, PageFaultErrorCode};
 
-/// IDT vector of the ivshmem MSI-X entry [`gpu_mailbox::VECTOR_IRQ`] (device interrupts).
-pub const MAILBOX_VECTOR: u8 = 0x40;
+/// IDT vectors of the ivshmem functions' MSI-X entry [`gpu_mailbox::VECTOR_IRQ`] (device
+/// interrupts), one per mailbox slot: each emulated GPU interrupts on its own vector.
+pub const MAILBOX_VECTORS: [u8; crate::mailbox::MAX_MAILBOXES] = [0x40, 0x41];
 
 static IDT: Once<InterruptDescriptorTable> = Once::new();
 static BREAKPOINTS: AtomicU32 = AtomicU32::new(0);
@@ -94,8 +95,13 @@ extern "x86-interrupt" fn page_fault(frame: InterruptStackFrame, code: PageFault
     fatal(14, "#PF page fault", Some(code.bits()), &frame)
 }
 
-extern "x86-interrupt" fn mailbox_irq(_frame: InterruptStackFrame) {
-    crate::mailbox::handle_interrupt();
+extern "x86-interrupt" fn mailbox0_irq(_frame: InterruptStackFrame) {
+    crate::mailbox::handle_interrupt(0);
+    lapic::eoi();
+}
+
+extern "x86-interrupt" fn mailbox1_irq(_frame: InterruptStackFrame) {
+    crate::mailbox::handle_interrupt(1);
     lapic::eoi();
 }
 
@@ -151,7 +157,8 @@ pub fn init() {
         for vector in pic::PIC_VECTOR_BASE..pic::PIC_VECTOR_BASE + 16 {
             idt[vector].set_handler_fn(pic_spurious);
         }
-        idt[MAILBOX_VECTOR].set_handler_fn(mailbox_irq);
+        idt[MAILBOX_VECTORS[0]].set_handler_fn(mailbox0_irq);
+        idt[MAILBOX_VECTORS[1]].set_handler_fn(mailbox1_irq);
         idt[lapic::SPURIOUS_VECTOR].set_handler_fn(lapic_spurious);
         idt
     });

@@ -3,6 +3,7 @@
 mod boot;
 mod ctm;
 mod evergreen;
+mod multi_gpu;
 mod r5xx;
 mod selftest;
 
@@ -129,6 +130,9 @@ const CASES: &[(&str, Case)] = &[
     ("evergreen-faults", evergreen::faults),
     ("evergreen-compute", evergreen::compute),
     ("evergreen-demo", evergreen::demo),
+    ("multi-gpu-probe", multi_gpu::probe),
+    ("multi-gpu-schedule", multi_gpu::schedule),
+    ("multi-gpu-one-dies", multi_gpu::one_dies),
     ("fail-panic", fail_panic),
     ("fail-exception", fail_exception),
 ];

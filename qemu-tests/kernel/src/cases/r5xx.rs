@@ -267,7 +267,7 @@ static SOFTWARE_IRQS: AtomicU32 = AtomicU32::new(0);
 fn on_interrupt(_lines: u32) {
     if let Some(mut guard) = GPU.try_lock()
         && let Some(gpu) = guard.as_mut()
-        && let Ok(fired) = gpu.handle_interrupt()
+        && let Ok(fired) = gpu.handle_interrupts()
         && fired.software
     {
         SOFTWARE_IRQS.fetch_add(1, Ordering::SeqCst);
@@ -286,10 +286,7 @@ fn wait_irqs(count: u32) -> Result<(), CaseError> {
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let mailbox = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
-    check(
-        "r5xx: interrupt test",
-        gpu.enable_interrupts(Interrupts::NONE.with_software(true)),
-    )?;
+    check("r5xx: interrupt test", gpu.enable_interrupts(Interrupts::NONE.with_software(true)))?;
     *GPU.lock() = Some(gpu);
     mailbox::set_irq_handler(Some(on_interrupt));
     x86_64::instructions::interrupts::enable();
@@ -427,7 +424,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     defmt::info!("unknown microcode: {}", Debug2Format(&unknown.as_ref().err()));
     expect(
         "unknown microcode: ring-test timeout",
-        matches!(unknown, Err(InitError::RingTest(TestError::TimedOut { .. }))),
+        matches!(unknown, Err(InitError::RingTest(TestError::Mismatch { .. }))),
     )?;
     mailbox.reset()?;
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
@@ -464,7 +461,7 @@ pub fn demo(kernel: &Kernel) -> Result<(), CaseError> {
     let fence = check("fence", gpu.emit_fence())?;
     check("fence wait", gpu.wait(&fence, FENCE_TIMEOUT))?;
     defmt::info!(
-        "r5xx-demo: fence {=u32} signalled; {}",
+        "r5xx-demo: fence {=u64} signalled; {}",
         gpu.last_signalled(),
         Debug2Format(&gpu.stats())
     );

@@ -1,5 +1,6 @@
-//! The ivshmem-doorbell PCI function that carries the mailbox: discovery on QEMU's bus, BAR
-//! placement, memory + bus-master enable, and MSI-X delivery of [`VECTOR_IRQ`] to the LAPIC.
+//! The ivshmem-doorbell PCI functions that carry the mailboxes (one per emulated GPU, in bus
+//! order): discovery on QEMU's bus, BAR placement, memory + bus-master enable, and MSI-X
+//! delivery of [`VECTOR_IRQ`] to the LAPIC, each function on its own IDT vector.
 //!
 //! BAR placement: the kernel identity-maps only the first 4 GiB (3..4 GiB uncached). SeaBIOS
 //! places ivshmem's BARs there (BAR2, 64-bit prefetchable 1 MiB, lands near 0xFEA0_0000). A BAR
@@ -34,8 +35,17 @@ const COMMAND_IO: u32 = 1 << 0;
 /// Why the ivshmem function cannot carry the mailbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]
 pub enum IvshmemError {
-    /// No 1af4:1110 function on the scanned buses (QEMU started without `-device ivshmem-doorbell`).
-    NotFound,
+    /// No 1af4:1110 function number `index` (counting from 0 in bus order) on the scanned
+    /// buses (QEMU started without that many `-device ivshmem-doorbell`).
+    NotFound {
+        /// The function asked for.
+        index: usize,
+    },
+    /// Only [`MAX_MAILBOXES`](super::MAX_MAILBOXES) ivshmem functions have an IDT vector.
+    TooMany {
+        /// The function asked for.
+        index: usize,
+    },
     /// Probing the function failed.
     Probe(pci::PciError),
     /// A BAR the mailbox needs is missing or not a memory BAR.
@@ -49,15 +59,16 @@ pub enum IvshmemError {
         /// BAR size.
         size: u64,
     },
-    /// The function has no MSI-X capability, its table does not fit its BAR, or it has fewer
-    /// entries than [`VECTORS`].
+    /// The function has no MSI-X capability, or fewer entries than [`VECTORS`].
     NoMsix,
-    /// [`VECTOR_IRQ`] is past the MSI-X table.
+    /// The MSI-X table does not fit its BAR.
     BadMsixTable,
 }
 
 /// The ivshmem function, enabled, with its register BAR and shared memory mapped.
 pub struct Ivshmem {
+    /// Which ivshmem function (0 = first in bus order); selects its IDT vector and mailbox slot.
+    pub index: usize,
     /// BAR0: IVPOSITION, DOORBELL.
     pub registers: MmioRegion,
     /// BAR2: the shared memory holding the mailbox.
@@ -75,14 +86,25 @@ fn cfg_write(address: PciAddress, offset: u16, value: u32) {
     unsafe { PortConfig.write(address, offset, value) }
 }
 
-/// Find the ivshmem function, place and enable it, route MSI-X vector [`VECTOR_IRQ`] to
-/// [`idt::MAILBOX_VECTOR`] on this CPU.
+/// Find the first ivshmem function, place and enable it, route MSI-X vector [`VECTOR_IRQ`] to
+/// [`idt::MAILBOX_VECTORS`]`[0]` on this CPU.
 pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
+    attach_nth(0, force_relocate)
+}
+
+/// [`attach`] for ivshmem function `index` (in bus order: QEMU's `-device` order), whose
+/// MSI-X vector goes to [`idt::MAILBOX_VECTORS`]`[index]`.
+pub fn attach_nth(index: usize, force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
+    let vector = *idt::MAILBOX_VECTORS.get(index).ok_or(IvshmemError::TooMany { index })?;
     let mut found = None;
+    let mut seen = 0;
     let mut used = UsedRanges { ranges: [(0, 0); MAX_USED_RANGES], len: 0 };
     pci::scan(&PortConfig, LAST_BUS, |f| {
-        if (f.vendor, f.device) == (IVSHMEM_VENDOR, IVSHMEM_DEVICE) && found.is_none() {
-            found = Some(f);
+        if (f.vendor, f.device) == (IVSHMEM_VENDOR, IVSHMEM_DEVICE) {
+            if seen == index {
+                found = Some(f);
+            }
+            seen += 1;
         }
         for slot in 0..6 {
             if let Some((address, size)) = f.memory_bar(slot) {
@@ -90,9 +112,10 @@ pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
             }
         }
     });
-    let mut function = found.ok_or(IvshmemError::NotFound)?;
+    let mut function = found.ok_or(IvshmemError::NotFound { index })?;
     defmt::info!(
-        "ivshmem: found {=u16:04x}:{=u16:04x} at {=u8:02x}:{=u8:02x}.{=u8}",
+        "ivshmem {=usize}: found {=u16:04x}:{=u16:04x} at {=u8:02x}:{=u8:02x}.{=u8}",
+        index,
         function.vendor,
         function.device,
         function.address.bus(),
@@ -129,14 +152,19 @@ pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
         return Err(IvshmemError::SharedMemoryTooSmall(bar2_size));
     }
     defmt::info!(
-        "ivshmem: BAR0 {=u64:#x}+{=u64:#x}, BAR2 {=u64:#x}+{=u64:#x}",
+        "ivshmem {=usize}: BAR0 {=u64:#x}+{=u64:#x}, BAR2 {=u64:#x}+{=u64:#x}",
+        index,
         bar0,
         bar0_size,
         bar2,
         bar2_size
     );
-    setup_msix(&function)?;
-    Ok(Ivshmem { registers: map(bar0, bar0_size, 0)?, shared: map(bar2, SHMEM_SIZE as u64, 2)? })
+    setup_msix(&function, index, vector)?;
+    Ok(Ivshmem {
+        index,
+        registers: map(bar0, bar0_size, 0)?,
+        shared: map(bar2, SHMEM_SIZE as u64, 2)?,
+    })
 }
 
 /// Bound on the memory BARs remembered while scanning (6 per function; QEMU's q35 bus has a
@@ -198,21 +226,22 @@ fn move_bar(address: PciAddress, slot: u8, new: u64) {
 }
 
 /// Enable MSI-X with every entry masked except [`VECTOR_IRQ`], which targets this CPU's LAPIC
-/// at [`idt::MAILBOX_VECTOR`]. QEMU drops ivshmem interrupts while MSI-X is disabled (no INTx),
-/// so this runs before any device interrupt is enabled.
-fn setup_msix(function: &PciFunction) -> Result<(), IvshmemError> {
+/// at IDT `vector`. QEMU drops ivshmem interrupts while MSI-X is disabled (no INTx), so this
+/// runs before any device interrupt is enabled.
+fn setup_msix(function: &PciFunction, index: usize, vector: u8) -> Result<(), IvshmemError> {
     let mut msix = Msix::find(&PortConfig, function).map_err(|_| IvshmemError::NoMsix)?;
     if msix.entries() < VECTORS as u16 {
         return Err(IvshmemError::NoMsix);
     }
     let table = map(msix.table_address(), msix.table_bytes() as u64, 0)?;
-    let route = (VECTOR_IRQ as u16, lapic::msi_message(idt::MAILBOX_VECTOR));
+    let route = (VECTOR_IRQ as u16, lapic::msi_message(vector));
     msix.enable(&PortConfig, &table, &[route]).map_err(|_| IvshmemError::BadMsixTable)?;
     defmt::info!(
-        "ivshmem: MSI-X enabled ({=u16} entries), vector {=u32} -> IDT {=u8:#x} on APIC {=u8}",
+        "ivshmem {=usize}: MSI-X enabled ({=u16} entries), vector {=u32} -> IDT {=u8:#x} on APIC {=u8}",
+        index,
         msix.entries(),
         VECTOR_IRQ,
-        idt::MAILBOX_VECTOR,
+        vector,
         lapic::id()
     );
     Ok(())

@@ -2,8 +2,13 @@
 //!
 //! [`Mailbox::request`] posts one request and polls its completion; [`MailboxIo`] turns that
 //! into a [`RegisterIo`] for one BAR of the emulated device, [`MailboxConfig`] into the
-//! configuration space of a virtual PCI function at [`virtual_function`], and
+//! configuration space of a virtual PCI function at [`Mailbox::function`], and
 //! [`handle_interrupt`] is the MSI-X path for device interrupts.
+//!
+//! Up to [`MAX_MAILBOXES`] emulated devices (one model process and one ivshmem function each,
+//! in bus order) are reached at once: mailbox `i` answers at virtual device `i`
+//! ([`virtual_function_of`]) and interrupts on its own IDT vector with its own handler. The
+//! single-device cases use slot 0 ([`attach`], [`virtual_function`], [`set_irq_handler`]).
 //!
 //! Failure semantics follow a PCI master abort: a request that times out or completes with a
 //! status other than `Ok` makes a read return all-ones and drops a write; the event is logged.
@@ -12,7 +17,7 @@
 
 mod ivshmem;
 
-pub use ivshmem::{IvshmemError, attach};
+pub use ivshmem::{IvshmemError, attach, attach_nth};
 
 use crate::clock::TscClock;
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
@@ -28,9 +33,19 @@ use x86_64::instructions::interrupts::without_interrupts;
 /// PCI segment on which the emulated device's configuration space appears.
 pub const VIRTUAL_SEGMENT: u16 = 1;
 
-/// Address of the emulated device: segment [`VIRTUAL_SEGMENT`], bus 0, device 0, function 0.
+/// Emulated devices reachable at once (one ivshmem function and IDT vector each).
+pub const MAX_MAILBOXES: usize = 2;
+
+/// Address of the (first) emulated device: segment [`VIRTUAL_SEGMENT`], bus 0, device 0,
+/// function 0.
 pub fn virtual_function() -> PciAddress {
-    PciAddress::new(VIRTUAL_SEGMENT, 0, 0, 0)
+    virtual_function_of(0)
+}
+
+/// Address of the emulated device behind mailbox `index`: device `index` on bus 0 of
+/// [`VIRTUAL_SEGMENT`].
+pub fn virtual_function_of(index: usize) -> PciAddress {
+    PciAddress::new(VIRTUAL_SEGMENT, 0, index as u8, 0)
 }
 
 /// Completion timeout of one request. The model answers in ~10 µs under TCG (spike: 100k-180k
@@ -57,6 +72,8 @@ pub enum MailboxError {
     NotReady(u32),
     /// The model speaks another protocol version.
     Version(u32),
+    /// The ivshmem function's index has no mailbox slot (more than [`MAX_MAILBOXES`]).
+    NoSlot,
 }
 
 /// Name of a raw completion status.
@@ -84,6 +101,8 @@ fn op_name(op: Op) -> &'static str {
 
 /// The mailbox in ivshmem BAR2 plus the doorbell in BAR0.
 pub struct Mailbox {
+    /// Slot (= ivshmem function in bus order).
+    index: usize,
     registers: MmioRegion,
     shared: MmioRegion,
     /// Sequence number of the last posted request; the lock serialises requests.
@@ -91,15 +110,18 @@ pub struct Mailbox {
     dead: AtomicBool,
     requests: AtomicU64,
     failures: AtomicU32,
+    interrupts: AtomicU32,
 }
 
-static MAILBOX: Once<Mailbox> = Once::new();
-static IRQ_HANDLER: Mutex<Option<fn(u32)>> = Mutex::new(None);
+static MAILBOXES: [Once<Mailbox>; MAX_MAILBOXES] = [const { Once::new() }; MAX_MAILBOXES];
+/// A device's interrupt handler slot.
+type IrqHandler = Mutex<Option<fn(u32)>>;
+static IRQ_HANDLERS: [IrqHandler; MAX_MAILBOXES] = [const { Mutex::new(None) }; MAX_MAILBOXES];
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 
 impl Mailbox {
-    /// Wait for the model's header on an attached ivshmem function and install the global
-    /// mailbox (used by the interrupt path).
+    /// Wait for the model's header on an attached ivshmem function and install it as mailbox
+    /// `device.index` (the interrupt path finds it there).
     pub fn connect(device: ivshmem::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
         let shared = device.shared;
         let seq = guest::connect(&shared, &TscClock, READY_TIMEOUT).map_err(|e| match e {
@@ -107,26 +129,51 @@ impl Mailbox {
             ConnectError::Version(version) => MailboxError::Version(version),
         })?;
         defmt::info!(
-            "mailbox: model ready (magic {=u32:#x}, version {=u32}, state {=u32}), guest is ivshmem peer {=u32}, next seq {=u32}",
+            "mailbox {=usize}: model ready (magic {=u32:#x}, version {=u32}, state {=u32}), guest is ivshmem peer {=u32}, next seq {=u32}",
+            device.index,
             MAGIC,
             VERSION,
             shared.read32(header::STATE),
             device.registers.read32(IVSHMEM_IVPOSITION),
             seq.wrapping_add(1)
         );
-        Ok(MAILBOX.call_once(|| Mailbox {
+        let slot = MAILBOXES.get(device.index).ok_or(MailboxError::NoSlot)?;
+        Ok(slot.call_once(|| Mailbox {
+            index: device.index,
             registers: device.registers,
             shared,
             seq: Mutex::new(seq),
             dead: AtomicBool::new(false),
             requests: AtomicU64::new(0),
             failures: AtomicU32::new(0),
+            interrupts: AtomicU32::new(0),
         }))
     }
 
-    /// The installed mailbox, if [`connect`](Self::connect) succeeded.
+    /// The first installed mailbox, if [`connect`](Self::connect) succeeded.
     pub fn get() -> Option<&'static Mailbox> {
-        MAILBOX.get()
+        MAILBOXES[0].get()
+    }
+
+    /// Its slot: which ivshmem function (in bus order) and virtual device it is.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Address of its emulated device on the virtual segment ([`virtual_function_of`]).
+    pub fn function(&self) -> PciAddress {
+        virtual_function_of(self.index)
+    }
+
+    /// Install (or remove) the interrupt handler of this mailbox's device (see
+    /// [`set_irq_handler`]).
+    pub fn set_irq_handler(&self, handler: Option<fn(u32)>) {
+        without_interrupts(|| *IRQ_HANDLERS[self.index].lock() = handler);
+    }
+
+    /// MSI-X interrupts this mailbox's device raised so far.
+    pub fn interrupts(&self) -> u32 {
+        self.interrupts.load(Ordering::SeqCst)
     }
 
     /// Post one request and wait for its completion; returns the completion value.
@@ -168,7 +215,8 @@ impl Mailbox {
                     _ => "-",
                 };
                 defmt::warn!(
-                    "mailbox: {=str} bar={=u32} address={=u32:#x} value={=u32:#x} failed: {} (status {=str})",
+                    "mailbox {=usize}: {=str} bar={=u32} address={=u32:#x} value={=u32:#x} failed: {} (status {=str})",
+                    self.index,
                     op_name(op),
                     bar,
                     address,
@@ -177,7 +225,10 @@ impl Mailbox {
                     status
                 );
                 if n == LOGGED_FAILURES {
-                    defmt::warn!("mailbox: not logging further failed accesses");
+                    defmt::warn!(
+                        "mailbox {=usize}: not logging further failed accesses",
+                        self.index
+                    );
                 }
                 None
             }
@@ -205,7 +256,7 @@ impl Mailbox {
         MailboxIo { mailbox: self, bar }
     }
 
-    /// Configuration space of the emulated device (at [`virtual_function`]).
+    /// Configuration space of the emulated device (at [`function`](Self::function)).
     pub fn config(&'static self) -> MailboxConfig {
         MailboxConfig { mailbox: self }
     }
@@ -241,8 +292,8 @@ impl RegisterIo for MailboxIo {
     }
 }
 
-/// The emulated device's configuration space. Only [`virtual_function`] answers; every other
-/// address reads all-ones and ignores writes, like an empty slot.
+/// The emulated device's configuration space. Only its [`Mailbox::function`] answers; every
+/// other address reads all-ones and ignores writes, like an empty slot.
 #[derive(Clone, Copy)]
 pub struct MailboxConfig {
     mailbox: &'static Mailbox,
@@ -250,41 +301,47 @@ pub struct MailboxConfig {
 
 impl ConfigRegionAccess for MailboxConfig {
     unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
-        if address != virtual_function() {
+        if address != self.mailbox.function() {
             return u32::MAX;
         }
         self.mailbox.logged(Op::ConfigRead, 0, u32::from(offset & !3), 0).unwrap_or(u32::MAX)
     }
 
     unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
-        if address == virtual_function() {
+        if address == self.mailbox.function() {
             self.mailbox.logged(Op::ConfigWrite, 0, u32::from(offset & !3), value);
         }
     }
 }
 
-/// Install (or remove) the device interrupt handler. It runs in interrupt context with the
-/// asserted mailbox lines as argument, must acknowledge the interrupt in the device's own
-/// registers, and must not allocate.
+/// Install (or remove) the interrupt handler of the first mailbox's device. It runs in
+/// interrupt context with the asserted mailbox lines as argument, must acknowledge the interrupt
+/// in the device's own registers, and must not allocate.
 pub fn set_irq_handler(handler: Option<fn(u32)>) {
-    without_interrupts(|| *IRQ_HANDLER.lock() = handler);
+    without_interrupts(|| *IRQ_HANDLERS[0].lock() = handler);
 }
 
-/// MSI-X interrupts taken so far.
+/// MSI-X interrupts taken so far, from every mailbox's device.
 pub fn interrupts() -> u32 {
     INTERRUPTS.load(Ordering::SeqCst)
 }
 
-/// The MSI-X vector's work (called by the IDT stub, which sends the LAPIC EOI): read the
-/// asserted lines, run the device handler, then clear the lines with [`Op::IrqAck`].
-pub fn handle_interrupt() {
+/// Mailbox `index`'s MSI-X vector's work (called by its IDT stub, which sends the LAPIC EOI):
+/// read the asserted lines, run that device's handler, then clear the lines with
+/// [`Op::IrqAck`].
+pub fn handle_interrupt(index: usize) {
     INTERRUPTS.fetch_add(1, Ordering::SeqCst);
-    let Some(mailbox) = MAILBOX.get() else { return };
+    let Some(mailbox) = MAILBOXES.get(index).and_then(Once::get) else { return };
+    mailbox.interrupts.fetch_add(1, Ordering::SeqCst);
     let lines = mailbox.irq_lines();
-    let handler = *IRQ_HANDLER.lock();
+    let handler = *IRQ_HANDLERS[index].lock();
     match handler {
         Some(handler) => handler(lines),
-        None => defmt::warn!("mailbox: interrupt (lines {=u32:#x}) with no handler", lines),
+        None => defmt::warn!(
+            "mailbox {=usize}: interrupt (lines {=u32:#x}) with no handler",
+            index,
+            lines
+        ),
     }
     if lines != 0 {
         mailbox.logged(Op::IrqAck, 0, 0, lines);

@@ -1,0 +1,96 @@
+//! Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing the 64-bit sequence
+//! number of the shared [`Timeline`] to the write-back page, with an interrupt only when the
+//! caller enabled interrupts; the shared bounded wait, which checks the device's health while
+//! it polls (not only at the deadline).
+
+use core::time::Duration;
+
+use baregpu_gpu::wait::{self, FenceSource};
+use baregpu_gpu::{Fence, FenceStatus, Timeline};
+use baregpu_hal::dma::DmaAllocator;
+use baregpu_hal::time::Clock;
+use baregpu_hal::{RegisterIo, RegisterIoExt};
+use baregpu_regs::evergreen::cp::CP_RB_RPTR;
+
+use super::Evergreen;
+use super::submit::Submission;
+use crate::consts::{COHER_TC_VC_SH, FENCE_DWORDS, WB_FENCE_OFFSET};
+use crate::error::{DeviceGone, FenceError};
+use crate::pm4::{self, PacketError, opcode};
+
+impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
+    /// A fence: `SURFACE_SYNC` of the texture, vertex and shader caches (§9.6.7), then
+    /// `EVENT_WRITE_EOP` writing the next 64-bit sequence number to the write-back page
+    /// (§9.6.2), INT_SEL asking for an interrupt only when interrupts are enabled (polled
+    /// fences cost none). [`FENCE_DWORDS`] dwords, written whole or not at all.
+    pub fn fence(&mut self) -> Result<Fence, PacketError> {
+        let (timeline, fence_addr, irq) = self.fence_parts();
+        let eop = pm4::eop_fence(fence_addr, timeline.peek_next(), irq)?;
+        self.sink_reserve(FENCE_DWORDS)?;
+        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH)?)?;
+        self.packet(opcode::EVENT_WRITE_EOP, &eop)?;
+        Ok(self.emit_fence())
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A> {
+    /// Submit a fence alone.
+    pub fn fence(&mut self) -> Result<Fence, crate::error::SubmitError> {
+        self.submit(FENCE_DWORDS, |s| s.fence())
+    }
+
+    fn fence_writeback(&self) -> u64 {
+        let wb = self.writeback();
+        let lo = wb.read_u32(WB_FENCE_OFFSET).unwrap_or(0) as u64;
+        let hi = wb.read_u32(WB_FENCE_OFFSET + 4).unwrap_or(0) as u64;
+        (hi << 32) | lo
+    }
+
+    /// The last sequence number the CP wrote back, recorded on the timeline.
+    pub fn last_signalled(&self) -> u64 {
+        self.poll_completed();
+        self.timeline.last_signalled()
+    }
+
+    /// Read the fence write-back, record it on the timeline, return the completed-up-to mark
+    /// (fences a reset completed with an error count as complete).
+    pub fn poll_completed(&self) -> u64 {
+        self.timeline.observe(self.fence_writeback())
+    }
+
+    /// The fence timeline (emitted, completed, lost).
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// Where `fence` is: pending, signalled, or completed with an error by a reset.
+    pub fn fence_status(&self, fence: &Fence) -> FenceStatus {
+        wait::poll_status(self, &self.timeline, fence)
+    }
+
+    /// Whether `fence` has signalled (a fence a reset completed with an error has not).
+    pub fn signalled(&self, fence: &Fence) -> bool {
+        self.fence_status(fence) == FenceStatus::Signalled
+    }
+
+    /// Wait for `fence`, at most `timeout`, checking every few polls that the device still
+    /// answers. On a timeout, tells a slow CP (read pointer or fences moved) from a hung one;
+    /// [`FenceError::Failed`] if a reset discarded its work.
+    pub fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
+        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
+    }
+}
+
+impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> FenceSource for Evergreen<'_, IO, C, A> {
+    fn read_completed(&self) -> u64 {
+        self.fence_writeback()
+    }
+
+    fn progress_marker(&self) -> u64 {
+        self.io.read::<CP_RB_RPTR>().raw().into()
+    }
+
+    fn check_alive(&self) -> Result<(), DeviceGone> {
+        crate::liveness::check_alive(&self.io)
+    }
+}
