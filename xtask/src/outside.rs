@@ -158,8 +158,10 @@ pub fn prepare(root: &Path, packages: &[PathBuf]) -> Result<PathBuf, String> {
     let mut members = Vec::new();
     let mut patches = String::new();
     for package in packages {
+        // `m`: files get the time of unpacking, not the archive's, so cargo rebuilds a
+        // package whose sources changed since the last run (same path, same version).
         let status = Command::new("tar")
-            .arg("xzf")
+            .arg("xzmf")
             .arg(package)
             .arg("-C")
             .arg(&crates)
