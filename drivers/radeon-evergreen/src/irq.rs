@@ -42,6 +42,7 @@ pub struct IhRing<'d, A: DmaAllocator + ?Sized> {
 /// What one [`Evergreen::handle_interrupts`](crate::Evergreen::handle_interrupts) call
 /// consumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct IrqReport {
     /// Vectors consumed.
     pub vectors: usize,

@@ -71,6 +71,8 @@
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
 //! bounded by a [`baregpu_hal::time::Clock`].
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 

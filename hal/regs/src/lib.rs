@@ -157,6 +157,8 @@
 //! (A register of another family in an R5xx PM4 stream is rejected by `baregpu-ring`'s
 //! `Pm4Writer`, whose own documentation has that check.)
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 /// The trait implementations of one generated register, its `Default`, `Debug`,

@@ -50,7 +50,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         firmware: &EvergreenFirmware<'_>,
         config: RingConfig,
     ) -> Result<Self, InitError> {
-        if firmware.chip() != EvergreenUcode::of(chip) {
+        if EvergreenUcode::of(chip) != Some(firmware.chip()) {
             return Err(InitError::WrongChip { device: chip, firmware: firmware.chip().chip() });
         }
         config.validate().map_err(InitError::Config)?;

@@ -45,7 +45,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
         &mut self,
         firmware: &EvergreenFirmware<'_>,
     ) -> Result<RecoverReport, InitError> {
-        if firmware.chip() != EvergreenUcode::of(self.chip) {
+        if EvergreenUcode::of(self.chip) != Some(firmware.chip()) {
             return Err(InitError::WrongChip {
                 device: self.chip,
                 firmware: firmware.chip().chip(),

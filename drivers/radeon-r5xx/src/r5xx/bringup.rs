@@ -39,7 +39,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
     /// 6. upload the microcode (1 + 512 writes) and verify it by read-back
     ///    ([`InitError::Microcode`] on a mismatch);
     /// 7. program the ring, writeback and scratch registers and enable primary + indirect bus
-    ///    mastering (the Linux order, see [`program`](Self::program));
+    ///    mastering (the Linux order: Linux r100.c `r100_cp_init`);
     /// 8. ring test (Linux r100.c `r100_ring_test`): `SCRATCH_REG0` = 0xCAFEDEAD by MMIO, then
     ///    a type-0 write of 0xDEADBEEF through the ring, polled (bounded by
     ///    `config.test_timeout`).

@@ -14,6 +14,7 @@ use crate::error::{DeviceGone, InitError, ResetError, TestError};
 
 /// What [`R5xx::recover`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecoverReport {
     /// Whether the MicroEngine RAM failed its read-back (§5.13) and was reloaded.
     pub microcode_reloaded: bool,
