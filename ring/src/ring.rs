@@ -53,8 +53,9 @@ use core::time::Duration;
 
 use baregpu_hal::barrier::{dma_rmb, dma_wmb};
 use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::io::Accepts;
 use baregpu_hal::time::{Clock, TimedOut, poll_until};
-use baregpu_hal::{Absolute, Register, RegisterIo, RegisterIoExt, Scalar, Writable};
+use baregpu_hal::{Absolute, Register, RegisterIoExt, Scalar, Writable};
 
 use crate::pm4::{PadError, pad_count};
 use crate::r5xx::R5xx;
@@ -510,8 +511,13 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         discarded
     }
 
-    /// [`commit`](Self::commit) and write the result to the doorbell register through `io`.
-    pub fn kick(&mut self, io: &impl RegisterIo) {
+    /// [`commit`](Self::commit) and write the result to the doorbell register through `io`
+    /// (a bare register window, or one bound to the doorbell's family).
+    pub fn kick<IO>(&mut self, io: &IO)
+    where
+        IO: RegisterIoExt<Base = Absolute> + ?Sized,
+        IO::Family: Accepts<<F::Doorbell as Register>::Family>,
+    {
         let wptr = self.commit();
         io.write(wptr);
     }

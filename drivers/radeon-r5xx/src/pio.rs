@@ -46,15 +46,15 @@ use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Writer};
 use crate::consts::PIO_PRIMARY_QUEUE_DWORDS;
 use crate::error::{DeviceGone, SubmitError};
 use crate::liveness::reads_all_ones;
-use crate::r5xx::R5xx;
 use crate::r5xx::fences;
+use crate::r5xx::{Bar, R5xx};
 use baregpu_gpu::{Fence, Timeline};
 
 const APERTURE_SLOTS: usize = <CP_CSQ_APER_PRIMARY as Array>::COUNT;
 
 /// Dwords still queued for the CP by one `CP_CSQ_AVAIL` read (see the module documentation),
 /// or [`DeviceGone`] when it reads all-ones and the device is gone.
-fn queued(io: &impl RegisterIo) -> Result<usize, DeviceGone> {
+fn queued(io: &Bar<impl RegisterIo>) -> Result<usize, DeviceGone> {
     let avail = io.read::<CP_CSQ_AVAIL>();
     if avail.raw() == u32::MAX && reads_all_ones(io) {
         return Err(DeviceGone);
@@ -78,7 +78,7 @@ struct PioState {
 
 /// A [`CommandSink`] writing to the primary PIO aperture (see the module documentation).
 pub struct PioSink<'s, IO: RegisterIo, C: Clock> {
-    io: &'s IO,
+    io: &'s Bar<IO>,
     clock: &'s C,
     timeout: Duration,
     st: &'s mut PioState,

@@ -139,10 +139,7 @@ pub trait RegisterIoExt {
 
     /// Write instance `I` of a register array, `I` checked against the documented count at
     /// compile time.
-    fn write_nth<R: Writable + Array + RegisterOf<Self>, const I: usize>(
-        &self,
-        value: R,
-    ) {
+    fn write_nth<R: Writable + Array + RegisterOf<Self>, const I: usize>(&self, value: R) {
         const { assert!(I < R::COUNT, "register array index out of range") };
         let (io, base) = self.window();
         io.write32(base + R::OFFSET + I * R::STRIDE, value.to_raw());

@@ -18,7 +18,7 @@ use baregpu_ring::evergreen::{Evergreen as EvergreenFamily, EvergreenIb, IB_PACK
 use baregpu_ring::pm4::Pm4Writer;
 use baregpu_ring::ring::CommandRing;
 
-use super::{Evergreen, Stats};
+use super::{Bar, Evergreen, Stats};
 use crate::config::RingConfig;
 use crate::consts::{
     FENCE_DWORDS, SOFT_RESET_HOLD, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_RPTR_OFFSET,
@@ -54,6 +54,8 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
             return Err(InitError::WrongChip { device: chip, firmware: firmware.chip().chip() });
         }
         config.validate().map_err(InitError::Config)?;
+        // From here on the BAR takes only Evergreen registers.
+        let io = Bar::new(io);
         crate::liveness::check_alive(&io)?;
         // Each buffer goes back to `dma` on an early return (DmaBuffer's drop).
         let allocate = |bytes| {
@@ -112,7 +114,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         firmware: &EvergreenFirmware<'_>,
     ) -> Result<(), InitError> {
         // Halted ME/PFP and a stopped RLC before any RAM write; left halted for ME_INITIALIZE.
-        self.upload = evergreen::upload(&self.io, firmware)?;
+        self.upload = evergreen::upload(self.io.raw(), firmware)?;
         self.stats.firmware_uploads += 1;
         // Linux radeon evergreen.c `evergreen_rlc_resume`: start the RLC after its upload.
         self.io.write(RLC_CNTL::RESET.with_rlc_enable(true));
