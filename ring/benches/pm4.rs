@@ -8,10 +8,10 @@
 //!   (vector stores, which no dword-by-dword builder can approach);
 //! - `encode_slice_large` vs `copy_from_slice_large`: 5 × 3D_DRAW_IMMD_2 of 511 body
 //!   dwords (also 10 KiB), where the per-packet cost is amortised;
-//! - `encode_ring` (Pm4Writer into a CommandRing over DMA memory, volatile stores, one commit,
-//!   simulated CP write-back) vs `volatile_store_dma` (the batch stored one volatile `u32` at a
-//!   time into the same DMA memory: the floor for the ring path) and `copy_into_dma`
-//!   (`DmaRegion::write_slice` of the batch).
+//! - `encode_ring` (Pm4Writer into a CommandRing over DMA memory, one reservation and one run
+//!   of stores per packet, one commit, simulated CP write-back) vs `volatile_store_dma` (the
+//!   batch stored one `u32` at a time with `DmaRegion::write_u32` into the same DMA memory: the
+//!   floor for the ring path) and `copy_into_dma` (`DmaRegion::write_slice` of the batch).
 //!
 //! Quick by design: 20 samples, 1 s measurement: `cargo bench -p baregpu-ring` takes seconds.
 
@@ -25,13 +25,13 @@ use std::time::Duration;
 use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, SCRATCH_REG0};
 use baregpu_regs::r5xx::packets;
 use baregpu_ring::pm4::{CommandSink, Pm4Error, Pm4Writer, SliceSink};
-use baregpu_ring::ring::CommandRing;
+use baregpu_ring::r5xx::{R5xx, R5xxRing};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const PACKETS: u32 = 256;
 const DWORDS: usize = PACKETS as usize * 10;
 
-fn batch<S: CommandSink>(w: &mut Pm4Writer<S>, seed: u32) -> Result<(), Pm4Error> {
+fn batch<S: CommandSink>(w: &mut Pm4Writer<S, R5xx>, seed: u32) -> Result<(), Pm4Error> {
     for i in 0..PACKETS {
         let v = seed.wrapping_add(i);
         w.write_regs((CP_IB_BASE::from_raw(v << 2), CP_IB_BUFSZ::from_raw(16)))?;
@@ -84,7 +84,7 @@ fn bench(c: &mut Criterion) {
     // Large bodies (vertex data in 3D_DRAW_IMMD_2): 5 packets of 1 + 511 dwords, the same
     // 10 KiB; here encoding is a header plus a copy of the body.
     let vertices: Vec<u32> = (0..511).collect();
-    let encode_large = |w: &mut Pm4Writer<SliceSink<'_>>| -> Result<(), Pm4Error> {
+    let encode_large = |w: &mut Pm4Writer<SliceSink<'_>, R5xx>| -> Result<(), Pm4Error> {
         for _ in 0..5 {
             w.packet(packets::_3D_DRAW_IMMD_2, black_box(&vertices))?;
         }
@@ -109,7 +109,7 @@ fn bench(c: &mut Criterion) {
     });
 
     let mut ring =
-        CommandRing::new(common::region(4096, 0x10_0000), common::region(1, 0), 0).expect("ring");
+        R5xxRing::new(common::region(4096, 0x10_0000), common::region(1, 0), 0).expect("ring");
     g.bench_function("encode_ring", |b| {
         b.iter(|| {
             batch(&mut ring.writer(), black_box(7)).unwrap();

@@ -28,7 +28,7 @@
 //! ```compile_fail,E0271
 //! use baregpu_ring::pm4::{Pm4Writer, SliceSink};
 //! let mut buf = [0u32; 4];
-//! let mut w = Pm4Writer::new(SliceSink::new(&mut buf));
+//! let mut w = Pm4Writer::<_, baregpu_ring::r5xx::R5xx>::with_family(SliceSink::new(&mut buf));
 //! // An Evergreen register in an R5xx command stream:
 //! let _ = w.write_reg(baregpu_regs::evergreen::cp::CP_RB_CNTL::from_raw(0));
 //! ```
@@ -37,7 +37,9 @@ use core::borrow::Borrow;
 
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_regs::evergreen;
-use baregpu_regs::evergreen::cp::{CP_RB_BASE, CP_RB_RPTR_ADDR, CP_RB_RPTR_ADDR_HI, CP_RB_WPTR};
+use baregpu_regs::evergreen::cp::{
+    CP_RB_BASE, CP_RB_RPTR, CP_RB_RPTR_ADDR, CP_RB_RPTR_ADDR_HI, CP_RB_WPTR,
+};
 use baregpu_regs::evergreen::packets;
 use baregpu_regs::packet::Packet;
 
@@ -46,14 +48,17 @@ use crate::pm4::{
     CommandSink, MAX_BODY_DWORDS, Opcode, Pm4Error, Pm4Family, Pm4Writer, RegisterWrite, TYPE2,
     check_count, type3_header,
 };
-use crate::ring::{CommandProcessorRing, CommandRing};
+use crate::ring::{
+    CommandProcessorRing, CommandRing, RegisterRptrFamily, WritebackFamily, WritebackRptr,
+};
 
 /// The Evergreen/Cayman family (Cypress … Cayman).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Evergreen {}
 
-/// An Evergreen/Cayman command ring over DMA memory.
-pub type EvergreenRing<B = DmaRegion, W = DmaRegion> = CommandRing<B, W, Evergreen>;
+/// An Evergreen/Cayman command ring over DMA memory whose read pointer the CP writes back.
+pub type EvergreenRing<B = DmaRegion, W = DmaRegion> =
+    CommandRing<B, WritebackRptr<W, Evergreen>, Evergreen>;
 
 /// An Evergreen/Cayman indirect buffer in DMA memory.
 pub type EvergreenIb<B = DmaRegion> = IndirectBuffer<B, Evergreen>;
@@ -88,7 +93,6 @@ pub struct RptrWriteback {
 impl CommandProcessorRing for Evergreen {
     type Unit = u32;
     type Base = CP_RB_BASE;
-    type Writeback = RptrWriteback;
     type Doorbell = CP_RB_WPTR;
 
     const MIN_UNITS: usize = MIN_RING_DWORDS;
@@ -106,6 +110,20 @@ impl CommandProcessorRing for Evergreen {
             .filter(|_| address.fits_below(bytes as u64, BUS_LIMIT))
     }
 
+    /// CP_RB_CNTL.RB_BUFSZ: log2 of the size in quadwords (Linux evergreen.c cp_resume:
+    /// `order_base_2(ring_size / 8)`).
+    fn size_field(units: usize) -> u8 {
+        (units.trailing_zeros() - 1) as u8
+    }
+
+    fn doorbell(wptr: u32) -> CP_RB_WPTR {
+        CP_RB_WPTR::RESET.with_cp_rb_wptr(wptr)
+    }
+}
+
+impl WritebackFamily for Evergreen {
+    type Writeback = RptrWriteback;
+
     /// Dword-aligned, below 1 TiB: bits 31:2 in CP_RB_RPTR_ADDR, 39:32 in CP_RB_RPTR_ADDR_HI.
     fn writeback(address: BusAddress) -> Option<RptrWriteback> {
         if !address.fits_below(4, BUS_LIMIT) {
@@ -119,19 +137,18 @@ impl CommandProcessorRing for Evergreen {
             .ok()?;
         Some(RptrWriteback { low, high })
     }
+}
 
-    /// CP_RB_CNTL.RB_BUFSZ: log2 of the size in quadwords (Linux evergreen.c cp_resume:
-    /// `order_base_2(ring_size / 8)`).
-    fn size_field(units: usize) -> u8 {
-        (units.trailing_zeros() - 1) as u8
-    }
+/// A ring may also poll CP_RB_RPTR (Linux radeon evergreend.h), an MMIO read per refresh.
+impl RegisterRptrFamily for Evergreen {
+    type Rptr = CP_RB_RPTR;
 
-    fn doorbell(wptr: u32) -> CP_RB_WPTR {
-        CP_RB_WPTR::RESET.with_cp_rb_wptr(wptr)
+    fn rptr_index(value: CP_RB_RPTR) -> u32 {
+        value.cp_rb_rptr()
     }
 }
 
-impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, Evergreen> {
+impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> EvergreenRing<B, W> {
     /// CP_RB_BASE for this ring (address bits 39:8).
     pub fn cp_rb_base(&self) -> CP_RB_BASE {
         self.base_registers()
@@ -206,7 +223,9 @@ pub const SET_RANGES: [SetRange; 7] = [
 /// `TYPE-0` packets should be used" (§9.1.1).
 pub const SYSTEM_REGISTERS_END: usize = 0x8000;
 
-/// The `SET_*` range holding byte `offset`, if any.
+/// The `SET_*` range holding byte `offset`, if any (inlined: for a constant offset the search
+/// folds away).
+#[inline]
 pub fn set_range(offset: usize) -> Option<&'static SetRange> {
     SET_RANGES.iter().find(|r| (r.start..r.end).contains(&offset))
 }

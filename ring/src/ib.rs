@@ -4,7 +4,7 @@
 //! [`IndirectBuffer`] builds a stream in a [`DmaRegion`] with the same
 //! [`Pm4Writer`] as the ring; [`IndirectBuffer::descriptor`] describes
 //! the finished buffer as the family's [`IndirectBuffers::Descriptor`], which the family's
-//! writer emits (R5xx: [`IbDescriptor`](crate::r5xx::IbDescriptor), a type-0 write of
+//! writer emits (R5xx: `r5xx::IbDescriptor`, a type-0 write of
 //! CP_IB_BASE/CP_IB_BUFSZ; Evergreen: an `INDIRECT_BUFFER` packet).
 //!
 //! The CP reads an indirect buffer when it gets to it, not when it is emitted: keep the buffer
@@ -17,7 +17,6 @@ use core::marker::PhantomData;
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 
 use crate::pm4::{PadError, Pm4Family, Pm4Writer, TYPE2, pad_count};
-use crate::r5xx::R5xx;
 use crate::stream::{CommandSink, NoSpace};
 
 /// What a family's CP accepts as an indirect buffer: one implementation per family.
@@ -75,9 +74,9 @@ impl fmt::Display for IbError {
 impl core::error::Error for IbError {}
 
 /// An indirect buffer being built in DMA memory (owned, or borrowed as `&DmaRegion`), for
-/// family `F` ([`R5xx`] by default: [`IndirectBuffer::new`]).
+/// family `F` (no default: `r5xx::R5xxIb`, `evergreen::EvergreenIb`).
 #[derive(Debug)]
-pub struct IndirectBuffer<B = DmaRegion, F: IndirectBuffers = R5xx> {
+pub struct IndirectBuffer<B, F: IndirectBuffers> {
     region: B,
     capacity: usize,
     len: usize,

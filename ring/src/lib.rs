@@ -5,21 +5,24 @@
 //!   PM4 and pushbuffers, `u8` for byte records such as VideoCore IV control lists), the
 //!   reserve-then-push [`CommandSink`](stream::CommandSink) and [`SliceSink`](stream::SliceSink).
 //! - [`ring`]: the [`CommandRing`](ring::CommandRing) over a
-//!   [`DmaRegion`](baregpu_hal::dma::DmaRegion): cached read pointer refreshed from the CP's
-//!   write-back dword, typed back-pressure, wrap, filler padding, one doorbell per
-//!   [`commit`](ring::CommandRing::commit); generic over the family's
-//!   [`CommandProcessorRing`](ring::CommandProcessorRing) (doorbell, write-back and base
-//!   registers, size encoding, alignment, filler).
+//!   [`DmaRegion`](baregpu_hal::dma::DmaRegion): cached read pointer refreshed through a
+//!   [`ReadPointer`](ring::ReadPointer) policy (the CP's write-back dword, or a register),
+//!   typed back-pressure, wrap, filler padding, one doorbell per
+//!   [`commit`](ring::CommandRing::commit), written to an absolute register or one in a block
+//!   instance (a channel's USER area); generic over the family's
+//!   [`CommandProcessorRing`](ring::CommandProcessorRing) (doorbell and base registers, size
+//!   encoding, alignment, filler). The generic modules name no family; every family module is
+//!   behind its feature, like `baregpu-regs`'.
 //! - [`pm4`]: AMD PM4 packet encoders and the [`Pm4Writer`](pm4::Pm4Writer) that writes whole
 //!   packets of typed register values into a sink, generic over the family's
 //!   [`Pm4Family`](pm4::Pm4Family) (which packet writes a register); type-3 packets come from
 //!   the generated, document-checked tables (`baregpu_regs::<family>::packets`).
 //! - [`ib`]: indirect buffers built in DMA memory, generic over the family's
 //!   [`IndirectBuffers`](ib::IndirectBuffers).
-//! - [`r5xx`]: the Radeon R5xx implementations (amd-r5xx-acceleration §5, §6): CP_RB_* ring
-//!   registers, type-0/type-1 register writes, IB1/IB2 through CP_IB_BASE/CP_IB_BUFSZ. The
-//!   default family of every generic type, so `CommandRing::new`, `Pm4Writer::new` and
-//!   `IndirectBuffer::new` are R5xx's.
+//! - `r5xx` (feature `r5xx`): the Radeon R5xx implementations (amd-r5xx-acceleration §5, §6):
+//!   CP_RB_* ring registers, type-0/type-1 register writes, IB1/IB2 through
+//!   CP_IB_BASE/CP_IB_BUFSZ; its shorthands `R5xxRing`, `R5xxIb`, `CommandRing::new`,
+//!   `Pm4Writer::new` and `IndirectBuffer::new`.
 //! - `evergreen` (feature `evergreen`): the Evergreen/Cayman implementations
 //!   (amd-evergreen-cayman-acceleration §9): 40-bit CP_RB_* setup, `SET_*_REG` register writes
 //!   by range, `INDIRECT_BUFFER`.
@@ -29,7 +32,7 @@
 //! bounds-checked volatile accessors.
 //!
 //! ```
-//! # fn f(ring: &mut baregpu_ring::ring::CommandRing, io: &impl baregpu_hal::RegisterIo,
+//! # fn f(ring: &mut baregpu_ring::r5xx::R5xxRing, io: &impl baregpu_hal::RegisterIo,
 //! #      ib: baregpu_ring::r5xx::IbDescriptor) -> Result<(), baregpu_ring::pm4::Pm4Error> {
 //! use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 //! let mut w = ring.writer();
@@ -50,6 +53,7 @@ extern crate std;
 pub mod evergreen;
 pub mod ib;
 pub mod pm4;
+#[cfg(feature = "r5xx")]
 pub mod r5xx;
 pub mod ring;
 pub mod stream;

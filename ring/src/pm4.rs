@@ -4,9 +4,11 @@
 //! or a plain [`SliceSink`]).
 //!
 //! The writer is generic over the family's [`Pm4Family`]: how its stream writes a register.
-//! R5xx ([`R5xx`], the default) uses type-0 packets (and type-1 pairs,
-//! `ONE_REG_WR` data ports); Evergreen/Cayman (`Evergreen`, feature `evergreen`) uses type-3
-//! `SET_*_REG` packets chosen by the register's range.
+//! R5xx (`R5xx`, feature `r5xx`) uses type-0 packets (and type-1 pairs, `ONE_REG_WR` data
+//! ports); Evergreen/Cayman (`Evergreen`, feature `evergreen`) uses type-3 `SET_*_REG` packets
+//! chosen by the register's range. This module names no family: a writer's type says its
+//! family (`Pm4Writer<S, R5xx>`), made by [`Pm4Writer::with_family`] or a family's shorthand
+//! (`Pm4Writer::new` for R5xx, `ring.writer()`).
 //!
 //! # Packet layouts (§6.1)
 //!
@@ -73,13 +75,11 @@ use baregpu_hal::register::Family;
 use baregpu_hal::{Absolute, Array, IndexOutOfRange, Register, Scalar, Writable};
 use baregpu_regs::packet::{BodyError, Packet};
 
-use crate::r5xx::R5xx;
-pub use crate::r5xx::R5xxRegister;
 pub use crate::stream::{CommandSink, NoSpace, SliceSink};
 
 /// A family's PM4 dialect: whose registers its stream writes and with which packet (the packet
 /// that writes `count` consecutive registers from a byte offset). One implementation per family
-/// ([`R5xx`]: type 0, `Evergreen`: type-3 `SET_*` by range).
+/// (`R5xx`: type 0, `Evergreen`: type-3 `SET_*` by range).
 pub trait Pm4Family: 'static {
     /// The generated register family (`baregpu_regs::<family>::Family`) the stream writes.
     type Registers: Family;
@@ -412,10 +412,10 @@ register_run!(8: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// Writes whole PM4 packets into a [`CommandSink`]; each method emits one packet or nothing.
 ///
-/// `F` is the family whose registers the stream writes ([`R5xx`] by default:
-/// [`Pm4Writer::new`]); [`Pm4Writer::with_family`] makes a writer for any family.
+/// `F` is the family whose registers the stream writes (no default);
+/// [`Pm4Writer::with_family`] makes a writer for any family.
 #[derive(Debug)]
-pub struct Pm4Writer<S, F: Pm4Family = R5xx> {
+pub struct Pm4Writer<S, F: Pm4Family> {
     sink: S,
     family: PhantomData<F>,
 }
@@ -441,7 +441,7 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
         self.sink
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn emit(&mut self, header: u32, body: &[u32]) -> Result<(), Pm4Error> {
         Ok(self.sink.write_packet(header, body)?)
     }
@@ -452,12 +452,7 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
     fn emit_registers(&mut self, write: RegisterWrite, values: &[u32]) -> Result<(), Pm4Error> {
         match write.index {
             None => self.emit(write.header, values),
-            Some(index) => {
-                self.sink.reserve(2 + values.len())?;
-                self.sink.push(write.header)?;
-                self.sink.push(index)?;
-                Ok(self.sink.push_slice(values)?)
-            }
+            Some(index) => Ok(self.sink.write_parts(&[write.header, index], values)?),
         }
     }
 
@@ -567,13 +562,6 @@ impl<S: CommandSink, F: Pm4Family> Pm4Writer<S, F> {
     #[inline]
     pub fn nop(&mut self, body: &[u32]) -> Result<(), Pm4Error> {
         self.packet3(F::NOP, body)
-    }
-}
-
-impl<S: CommandSink> Pm4Writer<S> {
-    /// An R5xx writer over `sink` (usually `&mut ring` or `&mut ib`).
-    pub const fn new(sink: S) -> Self {
-        Pm4Writer::with_family(sink)
     }
 }
 

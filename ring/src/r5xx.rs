@@ -9,7 +9,8 @@ use baregpu_hal::register::{AddressFieldError, AddressProblem};
 use baregpu_hal::{Absolute, Array, Register, Scalar, Writable};
 use baregpu_regs::r5xx;
 use baregpu_regs::r5xx::cp::{
-    CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ, CP_RB_BASE, CP_RB_RPTR_ADDR, CP_RB_WPTR,
+    CP_IB_BASE, CP_IB_BUFSZ, CP_IB2_BASE, CP_IB2_BUFSZ, CP_RB_BASE, CP_RB_RPTR, CP_RB_RPTR_ADDR,
+    CP_RB_WPTR,
 };
 
 use crate::ib::{IbError, IndirectBuffer, IndirectBuffers};
@@ -17,12 +18,22 @@ use crate::pm4::{
     CommandSink, Opcode, Pm4Error, Pm4Family, Pm4Writer, RegisterWrite, TYPE2, type0_header,
     type1_header,
 };
-use crate::ring::{CommandProcessorRing, CommandRing, RingConfigError, ring_units};
+use crate::ring::{
+    CommandProcessorRing, CommandRing, RegisterRptrFamily, RingConfigError, WritebackFamily,
+    WritebackRptr, ring_units,
+};
 
-/// The R5xx family (R520 … R580): the default family of [`CommandRing`], [`Pm4Writer`] and
-/// [`IndirectBuffer`].
+/// The R5xx family (R520 … R580), the family parameter of [`CommandRing`], [`Pm4Writer`] and
+/// [`IndirectBuffer`] for R5xx streams; [`R5xxRing`], [`R5xxIb`] and the constructors
+/// `CommandRing::new`, `Pm4Writer::new` and `IndirectBuffer::new` name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum R5xx {}
+
+/// An R5xx command ring over DMA memory whose read pointer the CP writes back (§5.4).
+pub type R5xxRing<B = DmaRegion, W = DmaRegion> = CommandRing<B, WritebackRptr<W, R5xx>, R5xx>;
+
+/// An R5xx indirect buffer in DMA memory.
+pub type R5xxIb<B = DmaRegion> = IndirectBuffer<B, R5xx>;
 
 /// A register an R5xx PM4 stream can write: one of the R5xx family's registers at a fixed
 /// offset of the register window (implemented for every such generated register).
@@ -50,7 +61,6 @@ pub const fn ring_dwords(bytes: usize) -> Result<usize, RingConfigError> {
 impl CommandProcessorRing for R5xx {
     type Unit = u32;
     type Base = CP_RB_BASE;
-    type Writeback = CP_RB_RPTR_ADDR;
     type Doorbell = CP_RB_WPTR;
 
     const MIN_UNITS: usize = MIN_RING_DWORDS;
@@ -67,11 +77,6 @@ impl CommandProcessorRing for R5xx {
             .filter(|_| address.fits_below(bytes as u64, 1 << 32))
     }
 
-    /// CP_RB_RPTR_ADDR holds address bits 31:2 (no swap).
-    fn writeback(address: BusAddress) -> Option<CP_RB_RPTR_ADDR> {
-        CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(address).ok()
-    }
-
     /// CP_RB_CNTL.RB_BUFSZ: log2 of the size in quadwords ("a value of 2 to 22 will give a ring
     /// buffer 2^(RB_BUFSZ+1)" dwords, §11.1).
     fn size_field(units: usize) -> u8 {
@@ -83,7 +88,26 @@ impl CommandProcessorRing for R5xx {
     }
 }
 
-impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, R5xx> {
+impl WritebackFamily for R5xx {
+    type Writeback = CP_RB_RPTR_ADDR;
+
+    /// CP_RB_RPTR_ADDR holds address bits 31:2 (no swap).
+    fn writeback(address: BusAddress) -> Option<CP_RB_RPTR_ADDR> {
+        CP_RB_RPTR_ADDR::RESET.try_with_rb_rptr_addr(address).ok()
+    }
+}
+
+/// A ring may also poll CP_RB_RPTR (§11.1), at the cost of an MMIO read per refresh instead
+/// of a cached write-back dword (§5.4 recommends the write-back).
+impl RegisterRptrFamily for R5xx {
+    type Rptr = CP_RB_RPTR;
+
+    fn rptr_index(value: CP_RB_RPTR) -> u32 {
+        value.rb_rptr()
+    }
+}
+
+impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> R5xxRing<B, W> {
     /// An R5xx ring over all of `buffer` (a power of two of 8..=2^23 dwords, dword-aligned below
     /// 4 GiB), whose read pointer the CP writes back to byte `writeback_offset` of `writeback`
     /// (§5.4, §11.1).
@@ -109,8 +133,16 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> CommandRing<B, W, R5xx> {
     }
 
     /// A PM4 writer appending to this ring.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, R5xx> {
         Pm4Writer::new(self)
+    }
+}
+
+impl<S: CommandSink> Pm4Writer<S, R5xx> {
+    /// An R5xx writer over `sink` (usually `&mut ring` or `&mut ib`):
+    /// [`with_family`](Pm4Writer::with_family) for [`R5xx`].
+    pub const fn new(sink: S) -> Self {
+        Pm4Writer::with_family(sink)
     }
 }
 
@@ -280,7 +312,7 @@ impl<B: Borrow<DmaRegion>> IndirectBuffer<B, R5xx> {
     }
 
     /// A PM4 writer appending to this buffer.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, R5xx> {
         Pm4Writer::new(self)
     }
 }

@@ -10,14 +10,22 @@
 //! (R5xx §5.4): [`CommandRing::free_units`] is `size - 1 - used` and at most `size - 1` units
 //! are ever outstanding.
 //!
-//! The host's read pointer is the value the CP writes back by bus mastering to the family's
-//! write-back address register every `RB_BLKSZ` quadwords and when it runs empty (§5.4). The
-//! ring caches it and re-reads the write-back dword (normal DMA memory, never an MMIO register)
-//! only when the cached free space is too small for a request, as §5.4 recommends ("check them
-//! once, calculate an amount of free space, and then decrement a local copy"). A written-back
-//! value outside the window the CP may legally have reached (between the cached read pointer
-//! and the last committed write pointer) is ignored, so a stale or corrupted write-back can
-//! never make the ring overwrite units the CP has not fetched yet.
+//! Where the host learns the CP's read pointer is a [`ReadPointer`] policy, the ring's second
+//! type parameter:
+//!
+//! - [`WritebackRptr`]: the dword the CP writes back by bus mastering to the family's
+//!   write-back address register every `RB_BLKSZ` quadwords and when it runs empty (R5xx §5.4;
+//!   normal DMA memory, no MMIO read). The AMD families use it.
+//! - [`RegisterRptr`]: a register read through a [`RegisterIoExt`] (absolute, or a block
+//!   instance such as an nVidia channel's USER area, whose `DMA_GET` reports the pushbuffer's
+//!   get pointer, envytools §2.8.3).
+//!
+//! The ring caches the read pointer and asks the policy again only when the cached free space
+//! is too small for a request, as §5.4 recommends ("check them once, calculate an amount of
+//! free space, and then decrement a local copy"). A reported value outside the window the CP
+//! may legally have reached (between the cached read pointer and the last committed write
+//! pointer) is ignored, so a stale or corrupted report can never make the ring overwrite units
+//! the CP has not fetched yet.
 //!
 //! # Wrap-around
 //!
@@ -32,17 +40,32 @@
 //! The ring does not own registers. [`CommandRing::commit`] issues [`dma_wmb`] and returns the
 //! family's typed write-pointer register value the driver writes (`io.write(ring.commit())`),
 //! so many packets share one doorbell; [`CommandRing::kick`] does both for a driver that passes
-//! its `RegisterIo`. [`CommandRing::commits`] counts doorbells for tests and benchmarks.
+//! the register access the doorbell lives in: the `RegisterIo` for an absolute doorbell
+//! (AMD `CP_RB_WPTR`), a [`BlockIo`](baregpu_hal::BlockIo) of the channel for a doorbell in a
+//! per-channel block (`bar0.at_index::<UserG80>(ch)?`, nVidia `DMA_PUT`). The doorbell
+//! register's `Base` says which, so a wrong one does not build. [`CommandRing::commits`]
+//! counts doorbells for tests and benchmarks.
+//!
+//! ```compile_fail,E0271
+//! # fn f(ring: &mut baregpu_ring::r5xx::R5xxRing, bar0: &impl baregpu_hal::RegisterIo) {
+//! use baregpu_hal::RegisterIoExt;
+//! use baregpu_regs::nvidia::pfifo_user::UserG80;
+//! // CP_RB_WPTR is an absolute register, not one of a channel's USER block:
+//! ring.kick(&bar0.at_index::<UserG80>(3).unwrap());
+//! # }
+//! ```
 //!
 //! # Families
 //!
 //! What differs between command processors is one small trait, [`CommandProcessorRing`]: the
-//! unit the ring holds, the base and write-back register values (their alignment and reach),
-//! the size limits and encoding, the doorbell register and the filler used for padding. The
-//! ring itself (space, back-pressure, wrap, write-back validation, doorbell counting) is
-//! written once over it. Implementations: [`R5xx`] (the default type
-//! parameter, so `CommandRing::new` builds an R5xx ring) and `Evergreen` (module `evergreen`,
-//! feature `evergreen`).
+//! unit the ring holds, the base register value (its alignment and reach), the size limits and
+//! encoding, the doorbell register and the filler used for padding; a family whose CP writes
+//! its read pointer back implements [`WritebackFamily`] (the write-back address register), one
+//! that reports it in a register [`RegisterRptrFamily`]. The ring itself (space,
+//! back-pressure, wrap, read-pointer validation, doorbell counting) is written once over
+//! them and names no family: every ring type says its family (`CommandRing<B, P, R5xx>`, or
+//! the aliases `r5xx::R5xxRing`, `evergreen::EvergreenRing`). Implementations: `R5xx` (module
+//! `r5xx`, feature `r5xx`) and `Evergreen` (module `evergreen`, feature `evergreen`).
 //!
 //! Nothing here allocates: the crate is `no_std` without `alloc`.
 
@@ -55,10 +78,9 @@ use baregpu_hal::barrier::{dma_rmb, dma_wmb};
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_hal::io::Accepts;
 use baregpu_hal::time::{Clock, TimedOut, poll_until};
-use baregpu_hal::{Absolute, Register, RegisterIoExt, Scalar, Writable};
+use baregpu_hal::{Readable, Register, RegisterIoExt, Scalar, Writable};
 
 use crate::pm4::{PadError, pad_count};
-use crate::r5xx::R5xx;
 use crate::stream::{CommandSink, NoSpace, StreamUnit};
 
 /// The ring has no room for a request; nothing was written. `free` is the free space after
@@ -66,16 +88,15 @@ use crate::stream::{CommandSink, NoSpace, StreamUnit};
 pub type RingFull = NoSpace;
 
 /// What a family's command processor asks of its ring: one implementation per family
-/// ([`R5xx`], `Evergreen`), used by [`CommandRing`].
+/// (`R5xx`, `Evergreen`), used by [`CommandRing`].
 pub trait CommandProcessorRing: 'static {
     /// What the ring holds (`u32` for PM4).
     type Unit: StreamUnit;
     /// The ring's base address as the CP's base register(s) hold it.
     type Base: Copy + fmt::Debug;
-    /// The read-pointer write-back address as the CP's write-back register(s) hold it.
-    type Writeback: Copy + fmt::Debug;
-    /// The write-pointer register (the doorbell).
-    type Doorbell: Writable + Scalar + Register<Base = Absolute>;
+    /// The write-pointer register (the doorbell): absolute (AMD `CP_RB_WPTR`) or in a block
+    /// instance (a channel's USER area); [`CommandRing::kick`] takes the matching access.
+    type Doorbell: Writable + Scalar + Register;
 
     /// Smallest ring, in units (a power of two).
     const MIN_UNITS: usize;
@@ -89,12 +110,131 @@ pub trait CommandProcessorRing: 'static {
     /// The base register value for a ring of `bytes` bytes at `address`, or `None` when the
     /// CP cannot reach or align it.
     fn base(address: BusAddress, bytes: usize) -> Option<Self::Base>;
-    /// The write-back register value for the read-pointer dword at `address`, or `None`.
-    fn writeback(address: BusAddress) -> Option<Self::Writeback>;
     /// The size field for a ring of `units` units (a power of two within the limits).
     fn size_field(units: usize) -> u8;
     /// The doorbell value publishing write pointer `wptr` (a unit index).
     fn doorbell(wptr: u32) -> Self::Doorbell;
+}
+
+/// A family whose CP writes its read pointer (a unit index) back to a dword of DMA memory
+/// whose address the driver programs ([`WritebackRptr`]).
+pub trait WritebackFamily: CommandProcessorRing {
+    /// The read-pointer write-back address as the CP's write-back register(s) hold it.
+    type Writeback: Copy + fmt::Debug;
+    /// The write-back register value for the read-pointer dword at `address`, or `None`.
+    fn writeback(address: BusAddress) -> Option<Self::Writeback>;
+}
+
+/// A family whose CP reports its read pointer in a register ([`RegisterRptr`]).
+pub trait RegisterRptrFamily: CommandProcessorRing {
+    /// The register holding the read pointer: absolute, or in a block instance.
+    type Rptr: Readable + Scalar + Register;
+    /// The unit index a value of the register stands for (not yet validated by the ring: any
+    /// value is allowed, the ring ignores one the CP cannot have reached).
+    fn rptr_index(value: Self::Rptr) -> u32;
+}
+
+/// Where a [`CommandRing`] of family `F` learns how far the CP has read: a policy, the ring's
+/// second type parameter ([`WritebackRptr`], [`RegisterRptr`]).
+pub trait ReadPointer<F: CommandProcessorRing> {
+    /// The read pointer as the CP last reported it, a unit index (the ring validates it).
+    fn read(&self) -> u32;
+    /// Forget the last report when the CP's pointers are set back to 0 (a write-back dword is
+    /// zeroed; a register needs nothing).
+    fn reset(&mut self) {}
+}
+
+/// The read pointer the CP writes back to byte `offset` of a DMA region (R5xx §5.4: the
+/// `CP_RB_RPTR_ADDR` write-back). `W` is the region, owned ([`DmaRegion`],
+/// [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)) or borrowed, so the dword can share a page with
+/// other write-back data (the scratch registers, R5xx §5.9).
+#[derive(Debug)]
+pub struct WritebackRptr<W, F: WritebackFamily> {
+    region: W,
+    offset: usize,
+    /// The address as the family's write-back register(s) hold it, checked when made.
+    registers: F::Writeback,
+}
+
+impl<W: Borrow<DmaRegion>, F: WritebackFamily> WritebackRptr<W, F> {
+    /// The dword at byte `offset` of `region`, zeroed, if the family's write-back register can
+    /// address it; else [`RingConfigError::BadWriteback`] (and `region` is dropped: a
+    /// [`DmaBuffer`](baregpu_hal::dma::DmaBuffer) goes back to its allocator).
+    pub fn new(region: W, offset: usize) -> Result<Self, RingConfigError> {
+        let wb = region.borrow();
+        // A checked sum: a region near the top of the bus space must be refused, not wrapped
+        // into a small write-back address.
+        let address = wb.bus_address().checked_offset(offset as u64);
+        let bad = RingConfigError::BadWriteback { offset, address };
+        let registers = address.and_then(F::writeback).ok_or(bad)?;
+        wb.write_u32(offset, 0).map_err(|_| bad)?;
+        Ok(WritebackRptr { region, offset, registers })
+    }
+
+    /// The region holding the dword.
+    pub fn region(&self) -> &DmaRegion {
+        self.region.borrow()
+    }
+
+    /// The dword's byte offset in the region.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The write-back address as the family's write-back register(s) hold it.
+    pub fn registers(&self) -> F::Writeback {
+        self.registers
+    }
+
+    /// Give the region back.
+    pub fn into_region(self) -> W {
+        self.region
+    }
+}
+
+impl<W: Borrow<DmaRegion>, F: WritebackFamily> ReadPointer<F> for WritebackRptr<W, F> {
+    #[inline]
+    fn read(&self) -> u32 {
+        // The offset was checked in `new`, so the read cannot fail; a failure reads as an
+        // out-of-range pointer, which the ring ignores.
+        self.region.borrow().read_u32(self.offset).unwrap_or(u32::MAX)
+    }
+
+    fn reset(&mut self) {
+        let _ = self.region.borrow().write_u32(self.offset, 0);
+    }
+}
+
+/// The read pointer read from the family's register ([`RegisterRptrFamily::Rptr`]) through
+/// `IO`: a [`RegisterIo`](baregpu_hal::RegisterIo) for an absolute register, a
+/// [`BlockIo`](baregpu_hal::BlockIo) for one in a block instance (a channel's USER area).
+#[derive(Debug, Clone, Copy)]
+pub struct RegisterRptr<IO> {
+    io: IO,
+}
+
+impl<IO> RegisterRptr<IO> {
+    /// Read the pointer through `io`.
+    pub const fn new(io: IO) -> Self {
+        RegisterRptr { io }
+    }
+
+    /// The register access.
+    pub fn io(&self) -> &IO {
+        &self.io
+    }
+}
+
+impl<IO, F> ReadPointer<F> for RegisterRptr<IO>
+where
+    F: RegisterRptrFamily,
+    IO: RegisterIoExt<Base = <F::Rptr as Register>::Base>,
+    IO::Family: Accepts<<F::Rptr as Register>::Family>,
+{
+    #[inline]
+    fn read(&self) -> u32 {
+        F::rptr_index(self.io.read::<F::Rptr>())
+    }
 }
 
 /// A ring or write-back location the CP cannot use.
@@ -148,8 +288,8 @@ impl core::error::Error for RingConfigError {}
 
 /// The size in units of a ring of family `F` over `bytes` of memory: a power of two of
 /// `F::MIN_UNITS..=F::MAX_UNITS` units, else [`RingConfigError::BadSize`].
-/// [`CommandRing::with_family`] applies it; drivers check a configured size with it before
-/// allocating (R5xx: [`ring_dwords`](crate::r5xx::ring_dwords)).
+/// The ring's constructors apply it; drivers check a configured size with it before
+/// allocating (R5xx: `r5xx::ring_dwords`).
 pub const fn ring_units<F: CommandProcessorRing>(bytes: usize) -> Result<usize, RingConfigError> {
     let units = bytes / F::Unit::BYTES;
     if bytes.is_multiple_of(F::Unit::BYTES)
@@ -234,28 +374,26 @@ impl core::error::Error for WaitError {
     }
 }
 
-/// A command processor's ring buffer over DMA memory, with the host's copy of the read pointer
-/// in a second DMA location (see the module documentation).
+/// A command processor's ring buffer over DMA memory (see the module documentation).
 ///
-/// `B` and `W` are the ring and write-back storage: an owned [`DmaRegion`] or a borrow of one
-/// (`&DmaRegion`), so the write-back dword can share a page with, e.g., the scratch write-back
-/// area (R5xx §5.9). `F` is the family ([`R5xx`] by default).
+/// `B` is the ring storage: an owned [`DmaRegion`] (or
+/// [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)) or a borrow of one. `P` is where the CP's read
+/// pointer is learnt, a [`ReadPointer`] policy ([`WritebackRptr`], [`RegisterRptr`]). `F` is
+/// the family; there is no default.
 #[derive(Debug)]
-pub struct CommandRing<B = DmaRegion, W = DmaRegion, F: CommandProcessorRing = R5xx> {
+pub struct CommandRing<B, P, F: CommandProcessorRing> {
     buffer: B,
-    writeback: W,
-    writeback_offset: usize,
-    /// The ring's base and write-back address as the CP registers hold them, checked by their
-    /// bus-address setters when the ring was made.
+    read_pointer: P,
+    /// The ring's base address as the CP registers hold it, checked by their bus-address
+    /// setters when the ring was made.
     base: F::Base,
-    writeback_address: F::Writeback,
     /// Size in units minus one.
     mask: u32,
     /// Next unit the host writes.
     head: u32,
     /// Last write pointer handed to the CP.
     committed: u32,
-    /// Cached read pointer (last valid write-back value).
+    /// Cached read pointer (last valid reported value).
     rptr: u32,
     /// Pushes left in the current grant.
     granted: usize,
@@ -265,42 +403,35 @@ pub struct CommandRing<B = DmaRegion, W = DmaRegion, F: CommandProcessorRing = R
     family: PhantomData<F>,
 }
 
-impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> CommandRing<B, W, F> {
+/// The ring's size in units and base register value, or why the CP cannot use `buffer`.
+fn check_buffer<F: CommandProcessorRing>(
+    buffer: &DmaRegion,
+) -> Result<(usize, F::Base), RingConfigError> {
+    let bytes = buffer.size();
+    let units = ring_units::<F>(bytes)?;
+    let address = buffer.bus_address();
+    let base = F::base(address, bytes).ok_or(RingConfigError::BadBase { address })?;
+    Ok((units, base))
+}
+
+impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandRing<B, P, F> {
     /// A ring of family `F` over all of `buffer` (a power of two of `F::MIN_UNITS..=
-    /// F::MAX_UNITS` units the family's base register can hold), whose read pointer the CP
-    /// writes back to byte `writeback_offset` of `writeback`. [`CommandRing::new`] is this for
-    /// the default family, [`R5xx`].
+    /// F::MAX_UNITS` units the family's base register can hold), learning the CP's read
+    /// pointer from `read_pointer`.
     ///
     /// Both pointers start at 0, matching a CP whose write (and read) pointer were just set to
-    /// 0 (R5xx §5.8); the write-back dword is zeroed.
-    ///
-    /// The ring owns `buffer` and `writeback`: pass [`DmaBuffer`](baregpu_hal::dma::DmaBuffer)s
-    /// and both are given back to their allocator when construction fails or the ring is
-    /// dropped.
-    pub fn with_family(
-        buffer: B,
-        writeback: W,
-        writeback_offset: usize,
-    ) -> Result<Self, RingConfigError> {
-        let region = buffer.borrow();
-        let bytes = region.size();
-        let units = ring_units::<F>(bytes)?;
-        let address = region.bus_address();
-        let base = F::base(address, bytes).ok_or(RingConfigError::BadBase { address })?;
-        // A checked sum: a region near the top of the bus space must be refused, not wrapped
-        // into a small write-back address.
-        let wb = writeback.borrow();
-        let wb_address = wb.bus_address().checked_offset(writeback_offset as u64);
-        let bad_wb =
-            RingConfigError::BadWriteback { offset: writeback_offset, address: wb_address };
-        let writeback_address = wb_address.and_then(F::writeback).ok_or(bad_wb)?;
-        wb.write_u32(writeback_offset, 0).map_err(|_| bad_wb)?;
-        Ok(CommandRing {
+    /// 0 (R5xx §5.8). The ring owns `buffer` and the policy: DMA buffers are given back to
+    /// their allocator when construction fails or the ring is dropped.
+    pub fn with_read_pointer(buffer: B, read_pointer: P) -> Result<Self, RingConfigError> {
+        let (units, base) = check_buffer::<F>(buffer.borrow())?;
+        Ok(Self::from_parts(buffer, read_pointer, units, base))
+    }
+
+    fn from_parts(buffer: B, read_pointer: P, units: usize, base: F::Base) -> Self {
+        CommandRing {
             buffer,
-            writeback,
-            writeback_offset,
+            read_pointer,
             base,
-            writeback_address,
             mask: units as u32 - 1,
             head: 0,
             committed: 0,
@@ -310,7 +441,7 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
             rptr_reads: 0,
             partial_reads: 0,
             family: PhantomData,
-        })
+        }
     }
 
     /// Ring size in units.
@@ -334,24 +465,19 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         self.base
     }
 
-    /// The write-back address as the family's write-back register(s) hold it.
-    pub fn writeback_registers(&self) -> F::Writeback {
-        self.writeback_address
-    }
-
     /// The ring memory.
     pub fn buffer(&self) -> &DmaRegion {
         self.buffer.borrow()
     }
 
-    /// The region holding the write-back dword, and the dword's byte offset in it.
-    pub fn writeback(&self) -> (&DmaRegion, usize) {
-        (self.writeback.borrow(), self.writeback_offset)
+    /// The read-pointer policy.
+    pub fn read_pointer(&self) -> &P {
+        &self.read_pointer
     }
 
-    /// Give the storage back.
-    pub fn into_parts(self) -> (B, W) {
-        (self.buffer, self.writeback)
+    /// Give the storage and the read-pointer policy back.
+    pub fn into_parts(self) -> (B, P) {
+        (self.buffer, self.read_pointer)
     }
 
     /// Next unit index the host writes (the write pointer the next [`commit`](Self::commit)
@@ -385,26 +511,25 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         self.commits
     }
 
-    /// Number of times the write-back read pointer was read.
+    /// Number of times the read pointer was asked of the policy (a write-back read or a
+    /// register read).
     pub fn rptr_reads(&self) -> u64 {
         self.rptr_reads
     }
 
-    /// Reads of the write-back read pointer that found the CP part-way: it had moved past the
-    /// cached read pointer but not yet reached the committed write pointer (the CP was still
-    /// consuming). Tests use it to show the driver ran against an engine that works on its own
-    /// time, not one that finished every doorbell before the write returned.
+    /// Reads of the read pointer that found the CP part-way: it had moved past the cached read
+    /// pointer but not yet reached the committed write pointer (the CP was still consuming).
+    /// Tests use it to show the driver ran against an engine that works on its own time, not
+    /// one that finished every doorbell before the write returned.
     pub fn partial_reads(&self) -> u64 {
         self.partial_reads
     }
 
-    /// Re-read the written-back read pointer and cache it if the CP could have reached it
+    /// Ask the policy for the read pointer again and cache it if the CP could have reached it
     /// (between the cached read pointer and the last commit); otherwise keep the cached one.
     pub fn refresh_rptr(&mut self) -> Result<u32, BadReadPointer> {
         self.rptr_reads += 1;
-        // The offset was checked in `with_family`, so the read cannot fail; a failure reads as
-        // "no progress".
-        let raw = self.writeback.borrow().read_u32(self.writeback_offset).unwrap_or(self.rptr);
+        let raw = self.read_pointer.read();
         // Order the pointer read before anything that depends on it (§5.4 snooped write-back).
         dma_rmb();
         let advanced = raw.wrapping_sub(self.rptr) & self.mask;
@@ -424,23 +549,24 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
     /// when there is no room; ring memory is not touched.
     #[inline]
     pub fn reserve(&mut self, units: usize) -> Result<(), RingFull> {
-        if units > self.free_units() {
-            return self.reserve_after_refresh(units);
-        }
+        self.make_room(units)?;
         self.granted = units;
         Ok(())
     }
 
+    /// Room for `units` more, re-reading the read pointer only if the cached free space is too
+    /// small; the grant is left alone.
+    #[inline(always)]
+    fn make_room(&mut self, units: usize) -> Result<(), RingFull> {
+        if units > self.free_units() { self.make_room_after_refresh(units) } else { Ok(()) }
+    }
+
     #[cold]
-    fn reserve_after_refresh(&mut self, units: usize) -> Result<(), RingFull> {
+    fn make_room_after_refresh(&mut self, units: usize) -> Result<(), RingFull> {
         // A bad write-back value keeps the cached pointer: treated as no progress.
         let _ = self.refresh_rptr();
         let free = self.free_units();
-        if units > free {
-            return Err(RingFull { needed: units, free });
-        }
-        self.granted = units;
-        Ok(())
+        if units > free { Err(RingFull { needed: units, free }) } else { Ok(()) }
     }
 
     /// [`reserve`](Self::reserve), polling the write-back read pointer until the CP has
@@ -511,11 +637,13 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         discarded
     }
 
-    /// [`commit`](Self::commit) and write the result to the doorbell register through `io`
-    /// (a bare register window, or one bound to the doorbell's family).
+    /// [`commit`](Self::commit) and write the result to the doorbell register through `io`:
+    /// the register window for an absolute doorbell, the block instance holding it otherwise
+    /// (`bar0.at_index::<UserG80>(channel)?`); a window bound to a family
+    /// ([`FamilyIo`](baregpu_hal::FamilyIo)) must be the doorbell's.
     pub fn kick<IO>(&mut self, io: &IO)
     where
-        IO: RegisterIoExt<Base = Absolute> + ?Sized,
+        IO: RegisterIoExt<Base = <F::Doorbell as Register>::Base> + ?Sized,
         IO::Family: Accepts<<F::Doorbell as Register>::Family>,
     {
         let wptr = self.commit();
@@ -523,9 +651,9 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
     }
 
     /// Forget all contents after a CP soft reset (R5xx §5.8): both pointers back to 0 (the
-    /// driver writes a zero write pointer), the write-back dword zeroed.
+    /// driver writes a zero write pointer), the policy reset (a write-back dword zeroed).
     pub fn reset(&mut self) {
-        let _ = self.writeback.borrow().write_u32(self.writeback_offset, 0);
+        self.read_pointer.reset();
         self.head = 0;
         self.committed = 0;
         self.rptr = 0;
@@ -537,11 +665,78 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         // `index <= mask` and the region is exactly `mask + 1` units: always in bounds.
         F::Unit::store(self.buffer.borrow(), index as usize, unit);
     }
+
+    /// Store `first` then `then` from the head on and advance it: one run of stores, split in
+    /// two where it passes the end of the ring (§5.4: placement "starts from the beginning
+    /// again"), so the wrap is decided once per packet, never per unit. The caller checked
+    /// the space.
+    #[inline(always)]
+    fn store_at_head(&mut self, first: &[F::Unit], then: &[F::Unit]) {
+        let head = self.head as usize;
+        let n = first.len() + then.len();
+        if n <= self.size_units() - head {
+            F::Unit::store_run(self.buffer.borrow(), head, first, then);
+        } else {
+            self.store_wrapped(first, then);
+        }
+        self.head = ((head + n) & self.mask as usize) as u32;
+    }
+
+    /// The run of [`store_at_head`](Self::store_at_head) that passes the end: out of line,
+    /// so the common contiguous case stays a few instructions at each call site.
+    #[cold]
+    #[inline(never)]
+    fn store_wrapped(&self, first: &[F::Unit], then: &[F::Unit]) {
+        let head = self.head as usize;
+        let to_end = self.size_units() - head;
+        let region = self.buffer.borrow();
+        if to_end <= first.len() {
+            let (before, after) = first.split_at(to_end);
+            F::Unit::store_run(region, head, before, &[]);
+            F::Unit::store_run(region, 0, after, then);
+        } else {
+            let (before, after) = then.split_at(to_end - first.len());
+            F::Unit::store_run(region, head, first, before);
+            F::Unit::store_run(region, 0, after, &[]);
+        }
+    }
+}
+
+/// Rings whose CP writes its read pointer back to DMA memory ([`WritebackRptr`]).
+impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: WritebackFamily>
+    CommandRing<B, WritebackRptr<W, F>, F>
+{
+    /// A ring of family `F` over all of `buffer` (a power of two of `F::MIN_UNITS..=
+    /// F::MAX_UNITS` units the family's base register can hold), whose read pointer the CP
+    /// writes back to byte `writeback_offset` of `writeback`: [`with_read_pointer`] with a
+    /// [`WritebackRptr`]. The buffer is checked first, then the write-back dword, which is
+    /// zeroed.
+    ///
+    /// [`with_read_pointer`]: CommandRing::with_read_pointer
+    pub fn with_family(
+        buffer: B,
+        writeback: W,
+        writeback_offset: usize,
+    ) -> Result<Self, RingConfigError> {
+        let (units, base) = check_buffer::<F>(buffer.borrow())?;
+        let read_pointer = WritebackRptr::new(writeback, writeback_offset)?;
+        Ok(Self::from_parts(buffer, read_pointer, units, base))
+    }
+
+    /// The write-back address as the family's write-back register(s) hold it.
+    pub fn writeback_registers(&self) -> F::Writeback {
+        self.read_pointer.registers()
+    }
+
+    /// The region holding the write-back dword, and the dword's byte offset in it.
+    pub fn writeback(&self) -> (&DmaRegion, usize) {
+        (self.read_pointer.region(), self.read_pointer.offset())
+    }
 }
 
 /// Dword names for rings of dwords (PM4): the same as the `_units` accessors.
-impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing<Unit = u32>>
-    CommandRing<B, W, F>
+impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing<Unit = u32>>
+    CommandRing<B, P, F>
 {
     /// Ring size in dwords.
     pub fn size_dwords(&self) -> usize {
@@ -559,34 +754,27 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing<Unit = 
     }
 }
 
-impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> CommandSink<F::Unit>
-    for CommandRing<B, W, F>
+impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandSink<F::Unit>
+    for CommandRing<B, P, F>
 {
     #[inline]
     fn reserve(&mut self, units: usize) -> Result<(), NoSpace> {
         CommandRing::reserve(self, units)
     }
 
-    #[inline]
+    #[inline(always)]
     fn write_packet(&mut self, header: F::Unit, body: &[F::Unit]) -> Result<(), NoSpace> {
-        let n = 1 + body.len();
-        CommandRing::reserve(self, n)?;
-        let head = self.head as usize;
-        if head + n <= self.size_units() {
-            // Contiguous: in bounds because `head + n <= size` (region = size units).
-            let region = self.buffer.borrow();
-            F::Unit::store(region, head, header);
-            F::Unit::store_slice(region, head + 1, body);
-            self.head = ((head + n) & self.mask as usize) as u32;
-        } else {
-            // Straddles the end: unit by unit modulo the size (§5.4).
-            self.write_at(self.head, header);
-            self.head = (self.head + 1) & self.mask;
-            for &d in body {
-                self.write_at(self.head, d);
-                self.head = (self.head + 1) & self.mask;
-            }
-        }
+        self.write_parts(&[header], body)
+    }
+
+    /// Reserve once, store the run (wrap handled once), no per-unit grant checks. Always
+    /// inlined: at the writers' call sites the lengths are constants, so the run becomes
+    /// plain stores.
+    #[inline(always)]
+    fn write_parts(&mut self, prefix: &[F::Unit], body: &[F::Unit]) -> Result<(), NoSpace> {
+        self.make_room(prefix.len() + body.len())?;
+        self.store_at_head(prefix, body);
+        // As `reserve` and the pushes would: no grant left over.
         self.granted = 0;
         Ok(())
     }
@@ -602,14 +790,12 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>, F: CommandProcessorRing> Comman
         Ok(())
     }
 
+    #[inline]
     fn push_slice(&mut self, units: &[F::Unit]) -> Result<(), NoSpace> {
         if units.len() > self.granted {
             return Err(NoSpace { needed: units.len(), free: self.granted });
         }
-        for &d in units {
-            self.write_at(self.head, d);
-            self.head = (self.head + 1) & self.mask;
-        }
+        self.store_at_head(units, &[]);
         self.granted -= units.len();
         Ok(())
     }

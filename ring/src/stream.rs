@@ -8,6 +8,7 @@
 //! written once for every unit.
 
 use core::fmt;
+use core::sync::atomic::Ordering;
 
 use baregpu_hal::dma::DmaRegion;
 
@@ -29,6 +30,16 @@ pub trait StreamUnit: Copy + Default + PartialEq + fmt::Debug + 'static {
         }
     }
 
+    /// Store `first` then `then` as one run from unit `index` on (all or nothing when out of
+    /// bounds): a packet's prefix and body, written by the caller's one reservation.
+    #[inline]
+    fn store_run(region: &DmaRegion, index: usize, first: &[Self], then: &[Self]) {
+        if (index + first.len() + then.len()) * Self::BYTES <= region.size() {
+            Self::store_slice(region, index, first);
+            Self::store_slice(region, index + first.len(), then);
+        }
+    }
+
     /// Load unit `index` of `region` (`None` out of bounds).
     fn load(region: &DmaRegion, index: usize) -> Option<Self>;
 }
@@ -44,6 +55,20 @@ impl StreamUnit for u32 {
     #[inline]
     fn store_slice(region: &DmaRegion, index: usize, values: &[u32]) {
         let _ = region.write_slice(index * 4, values);
+    }
+
+    /// One bounds check for the run, then one store per dword (`DmaRegion::words`).
+    #[inline(always)]
+    fn store_run(region: &DmaRegion, index: usize, first: &[u32], then: &[u32]) {
+        if let Ok(slots) = region.words(index * 4, first.len() + then.len()) {
+            let (a, b) = slots.split_at(first.len());
+            for (slot, &v) in a.iter().zip(first) {
+                slot.store(v, Ordering::Relaxed);
+            }
+            for (slot, &v) in b.iter().zip(then) {
+                slot.store(v, Ordering::Relaxed);
+            }
+        }
     }
 
     #[inline]
@@ -112,8 +137,17 @@ pub trait CommandSink<U: StreamUnit = u32> {
     /// `reserve(1 + body.len())` and the pushes; sinks override it with a faster path.
     #[inline]
     fn write_packet(&mut self, header: U, body: &[U]) -> Result<(), NoSpace> {
-        self.reserve(1 + body.len())?;
-        self.push(header)?;
+        self.write_parts(&[header], body)
+    }
+
+    /// Append a whole packet given in two parts (a header and the dwords the packet puts before
+    /// its values, then the values), or nothing ([`NoSpace`]): one reservation, one run of
+    /// stores. Same effect as `reserve(prefix.len() + body.len())` and the pushes; sinks
+    /// override it with a faster path.
+    #[inline]
+    fn write_parts(&mut self, prefix: &[U], body: &[U]) -> Result<(), NoSpace> {
+        self.reserve(prefix.len() + body.len())?;
+        self.push_slice(prefix)?;
         self.push_slice(body)
     }
 
@@ -138,9 +172,13 @@ impl<U: StreamUnit, S: CommandSink<U> + ?Sized> CommandSink<U> for &mut S {
     fn push_slice(&mut self, units: &[U]) -> Result<(), NoSpace> {
         (**self).push_slice(units)
     }
-    #[inline]
+    #[inline(always)]
     fn write_packet(&mut self, header: U, body: &[U]) -> Result<(), NoSpace> {
         (**self).write_packet(header, body)
+    }
+    #[inline(always)]
+    fn write_parts(&mut self, prefix: &[U], body: &[U]) -> Result<(), NoSpace> {
+        (**self).write_parts(prefix, body)
     }
 }
 
@@ -191,6 +229,21 @@ impl<U: StreamUnit> CommandSink<U> for SliceSink<'_, U> {
         let dst = &mut self.buf[self.len..self.len + n];
         dst[0] = header;
         dst[1..].copy_from_slice(body);
+        self.len += n;
+        self.granted = 0;
+        Ok(())
+    }
+
+    #[inline]
+    fn write_parts(&mut self, prefix: &[U], body: &[U]) -> Result<(), NoSpace> {
+        let n = prefix.len() + body.len();
+        let free = self.buf.len() - self.len;
+        if n > free {
+            return Err(NoSpace { needed: n, free });
+        }
+        let (a, b) = self.buf[self.len..self.len + n].split_at_mut(prefix.len());
+        a.copy_from_slice(prefix);
+        b.copy_from_slice(body);
         self.len += n;
         self.granted = 0;
         Ok(())

@@ -26,7 +26,9 @@ use baregpu_ring::evergreen::{
 };
 use baregpu_ring::ib::IbError;
 use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Family, Pm4Writer, SliceSink, TYPE2};
-use baregpu_ring::ring::{CommandProcessorRing, CommandRing, RingConfigError, RingFull};
+use baregpu_ring::ring::{
+    CommandProcessorRing, CommandRing, RingConfigError, RingFull, WritebackFamily, WritebackRptr,
+};
 use common::{dwords, region};
 
 /// Above 4 GiB: the Evergreen CP reaches 40-bit bus addresses.
@@ -37,7 +39,10 @@ fn ring(dw: usize) -> EvergreenRing {
     EvergreenRing::with_family(region(dw, RING_BUS), region(4, WB_BUS), 4).unwrap()
 }
 
-fn publish<F: CommandProcessorRing>(ring: &CommandRing<DmaRegion, DmaRegion, F>, rptr: u32) {
+fn publish<F: WritebackFamily>(
+    ring: &CommandRing<DmaRegion, WritebackRptr<DmaRegion, F>, F>,
+    rptr: u32,
+) {
     let (wb, off) = ring.writeback();
     wb.write_u32(off, rptr).unwrap();
 }
@@ -162,6 +167,33 @@ fn wrap_and_back_pressure() {
     publish(&r, 7);
     assert!(r.refresh_rptr().is_err());
     assert_eq!(r.cached_rptr(), 996);
+}
+
+/// A register write whose two-dword prefix (header, REG_OFFSET) passes the end of the ring:
+/// the header is the last dword, REG_OFFSET and the value continue at dword 0 (the one run of
+/// stores is split once, inside the prefix).
+#[test]
+fn a_packet_prefix_straddles_the_end() {
+    let mut r = ring(1024);
+    r.writer().filler(1023).unwrap();
+    r.commit();
+    publish(&r, 1023);
+    r.writer().write_reg_at(2, SCRATCH_REG0::from_raw(0xAB)).unwrap();
+    let mem = dwords(r.buffer());
+    // SET_CONFIG_REG (0x68), COUNT 1; SCRATCH_REG2 at 0x8508: (0x8508 - 0x8000) / 4 = 0x142.
+    assert_eq!((mem[1023], mem[0], mem[1]), (0xC001_6800, 0x142, 0xAB));
+    assert_eq!(r.head(), 2);
+    // And a run whose body passes the end after a whole prefix: the two prefix dwords at 1021
+    // and 1022, the body from 1023 on, continuing at 0.
+    let mut r = ring(1024);
+    r.writer().filler(1021).unwrap();
+    r.commit();
+    publish(&r, 1021);
+    r.write_parts(&[0xC003_6800, 0x140], &[1, 2, 3]).unwrap();
+    let mem = dwords(r.buffer());
+    assert_eq!(&mem[1021..], &[0xC003_6800, 0x140, 1]);
+    assert_eq!(&mem[..2], &[2, 3]);
+    assert_eq!(r.head(), 2);
 }
 
 #[test]
@@ -291,7 +323,6 @@ enum ByteRecords {}
 impl CommandProcessorRing for ByteRecords {
     type Unit = u8;
     type Base = BusAddress;
-    type Writeback = BusAddress;
     type Doorbell = Doorbell;
     const MIN_UNITS: usize = 16;
     const MAX_UNITS: usize = 1 << 16;
@@ -300,14 +331,18 @@ impl CommandProcessorRing for ByteRecords {
     fn base(address: BusAddress, _bytes: usize) -> Option<BusAddress> {
         Some(address)
     }
-    fn writeback(address: BusAddress) -> Option<BusAddress> {
-        address.0.is_multiple_of(4).then_some(address)
-    }
     fn size_field(units: usize) -> u8 {
         units.trailing_zeros() as u8
     }
     fn doorbell(wptr: u32) -> Doorbell {
         Doorbell(wptr)
+    }
+}
+
+impl WritebackFamily for ByteRecords {
+    type Writeback = BusAddress;
+    fn writeback(address: BusAddress) -> Option<BusAddress> {
+        address.0.is_multiple_of(4).then_some(address)
     }
 }
 
@@ -339,7 +374,7 @@ impl baregpu_hal::Scalar for Doorbell {}
 #[test]
 fn the_same_core_over_byte_records() {
     let io = Recorder::default();
-    let mut r: CommandRing<DmaRegion, DmaRegion, ByteRecords> =
+    let mut r: CommandRing<DmaRegion, WritebackRptr<DmaRegion, ByteRecords>, ByteRecords> =
         CommandRing::with_family(region(4, 0x1000), region(1, 0x2000), 0).unwrap();
     assert_eq!((r.size_units(), r.capacity()), (16, 15));
     r.write_packet(0x70, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();

@@ -13,7 +13,7 @@ use baregpu_hal::{Register, RegisterIo};
 use baregpu_regs::r5xx::cp::{CP_RB_WPTR, SCRATCH_REG0};
 use baregpu_regs::r5xx::packets;
 use baregpu_ring::pm4::{CommandSink, NoSpace, PadError, Pm4Error, TYPE2};
-use baregpu_ring::r5xx::SUBMIT_ALIGN;
+use baregpu_ring::r5xx::{R5xxRing, SUBMIT_ALIGN};
 use baregpu_ring::ring::{BadReadPointer, CommandRing, RingConfigError, RingFull, WaitError};
 use common::{dwords, region};
 use proptest::prelude::*;
@@ -21,12 +21,12 @@ use proptest::prelude::*;
 const RING_BUS: u64 = 0x10_0000;
 const WB_BUS: u64 = 0x20_0000;
 
-fn ring(dw: usize) -> CommandRing<DmaRegion, DmaRegion> {
+fn ring(dw: usize) -> R5xxRing {
     CommandRing::new(region(dw, RING_BUS), region(4, WB_BUS), 4).unwrap()
 }
 
 /// The simulated CP publishing its read pointer.
-fn publish(ring: &CommandRing, rptr: u32) {
+fn publish(ring: &R5xxRing, rptr: u32) {
     let (wb, off) = ring.writeback();
     wb.write_u32(off, rptr).unwrap();
 }

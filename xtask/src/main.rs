@@ -26,7 +26,7 @@ use regdb_gen::{Database, FAMILIES, database_path};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Library crates that must build for bare-metal targets (no_std).
 const NO_STD_CRATES: &[&str] = &[
@@ -82,9 +82,12 @@ fn package_crates() -> Command {
     cmd
 }
 
-/// Build the published crates with the stable toolchain of the declared `rust-version` for
-/// `target` (`scripts/setup.sh` installs it); every register family and `defmt` on.
-fn msrv_build(version: &str, target: &str) -> Command {
+/// Build the no_std crates (the published ones and `ctm-compute`) with the stable toolchain of
+/// the declared `rust-version` (`scripts/setup.sh` installs it) for both bare-metal targets in
+/// one invocation; every register family and `defmt` on ([`BARE_METAL_FEATURES`]). This is
+/// also the bare-metal build check for those targets: a second build with the nightly would
+/// compile the same crates again.
+fn msrv_build(version: &str) -> Command {
     // The rustup proxy with the toolchain named, not `$CARGO` (the pinned nightly's cargo),
     // and nothing inherited from the nightly that runs xtask.
     let mut cmd = Command::new("cargo");
@@ -94,18 +97,13 @@ fn msrv_build(version: &str, target: &str) -> Command {
         .env_remove("RUSTUP_TOOLCHAIN")
         .arg(format!("+{version}"))
         .arg("build");
-    for c in PUBLISHED_CRATES {
+    for c in NO_STD_CRATES {
         cmd.args(["-p", c]);
     }
-    cmd.args([
-        "--features",
-        "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia",
-        "--target",
-        target,
-        "--target-dir",
-        "target/msrv",
-    ]);
+    cmd.args(["--features", BARE_METAL_FEATURES, "--target-dir", "target/msrv"]);
+    for t in BARE_METAL_TARGETS {
+        cmd.args(["--target", t]);
+    }
     cmd
 }
 
@@ -119,6 +117,12 @@ fn cargo() -> Command {
     cmd
 }
 
+/// Every register and ring family and `defmt`, so each generated module is checked for bare
+/// metal (dependents enable only their own).
+const BARE_METAL_FEATURES: &str = "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,\
+     baregpu-regs/vc4,baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,\
+     baregpu-ring/evergreen,baregpu-ring/defmt";
+
 /// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
 fn bare_metal_build(target: Option<&str>) -> Command {
     let mut cmd = cargo();
@@ -126,13 +130,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     for c in NO_STD_CRATES {
         cmd.args(["-p", c]);
     }
-    // Every register family, so each generated module is checked for bare metal (dependents
-    // enable only their own).
-    cmd.args([
-        "--features",
-        "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,baregpu-regs/vc4,\
-         baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/evergreen,baregpu-ring/defmt",
-    ]);
+    cmd.args(["--features", BARE_METAL_FEATURES]);
     match target {
         Some(t) => {
             cmd.args(["--target", t]);
@@ -144,13 +142,14 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd
 }
 
-/// Library crates with a `defmt` feature, each built alone with it (so a feature that forgets
-/// to forward `defmt` to a dependency fails), and `api-check`, whose build with `defmt`
-/// checks that every public error type is `defmt::Format`.
+/// Library crates with a `defmt` feature, each checked alone with it (so a feature that
+/// forgets to forward `defmt` to a dependency fails), and `api-check`, whose check with `defmt`
+/// finds any public error type that is not `defmt::Format`. Type checks: `cargo check` finds
+/// both without generating code for each crate's own feature set again.
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt"),
+    ("baregpu-ring", "defmt,r5xx,evergreen"),
     ("baregpu-gpu", "defmt"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
@@ -161,10 +160,10 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("api-check", "defmt"),
 ];
 
-/// `cargo build -p <crate> --features <defmt...> --target x86_64-unknown-none`.
-fn defmt_build(krate: &str, features: &str) -> Command {
+/// `cargo check -p <crate> --features <defmt...> --target x86_64-unknown-none`.
+fn defmt_check(krate: &str, features: &str) -> Command {
     let mut cmd = cargo();
-    cmd.args(["build", "-p", krate, "--features", features, "--target", "x86_64-unknown-none"]);
+    cmd.args(["check", "-p", krate, "--features", features, "--target", "x86_64-unknown-none"]);
     cmd
 }
 
@@ -374,6 +373,8 @@ fn miri_tests(tally: &mut Tally) {
             "address_overflow",
             "--test",
             "evergreen",
+            "--test",
+            "channel",
         ]),
     );
     cargo_tests(
@@ -503,9 +504,43 @@ struct Tally {
     failures: Vec<String>,
     /// Where `gpu_docs` records the tests it skipped.
     skip_log: PathBuf,
+    /// Wall time per phase, for the closing table.
+    phases: Phases,
     /// `PROPTEST_RNG_SEED` of every test run (see [`proptest_seed`]).
     proptest_seed: String,
 }
+
+/// Wall time per phase of `cargo xtask test`, printed as a table at its end. A phase is named
+/// where it runs (`tally.phase("Miri", |t| miri_tests(t))`): times add up per name and rows
+/// keep the order phases first ran, so a new step joins the table by being wrapped, nothing
+/// else to edit.
+#[derive(Default)]
+struct Phases(Vec<(&'static str, Duration)>);
+
+impl Phases {
+    fn add(&mut self, name: &'static str, took: Duration) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, total)) => *total += took,
+            None => self.0.push((name, took)),
+        }
+    }
+
+    /// The table: one row per phase, then the total.
+    fn table(&self) -> String {
+        let width = self.0.iter().map(|(n, _)| n.len()).max().unwrap_or(0).max("total".len());
+        let mut out = format!("{:<width$}  wall time\n", "phase");
+        for (name, took) in &self.0 {
+            out += &format!("{name:<width$}  {:>7.1} s\n", took.as_secs_f64());
+        }
+        let total: Duration = self.0.iter().map(|(_, t)| *t).sum();
+        out += &format!("{:<width$}  {:>7.1} s\n", "total", total.as_secs_f64());
+        out
+    }
+}
+
+/// Seconds `scripts/test.sh` spent in `scripts/setup.sh` before starting xtask (it sets this;
+/// absent when `cargo xtask test` is run directly).
+const SETUP_SECONDS_ENV: &str = "XTASK_SETUP_SECONDS";
 
 impl Tally {
     fn new() -> Self {
@@ -517,8 +552,17 @@ impl Tally {
             skipped_doc_checks: 0,
             failures: Vec::new(),
             skip_log: dir.join("doc-checks-skipped.log"),
+            phases: Phases::default(),
             proptest_seed: proptest_seed(std::env::var(PROPTEST_SEED_ENV).ok().as_deref()),
         }
+    }
+
+    /// Run `f` as (part of) phase `name` of the closing table.
+    fn phase<T>(&mut self, name: &'static str, f: impl FnOnce(&mut Tally) -> T) -> T {
+        let started = Instant::now();
+        let out = f(self);
+        self.phases.add(name, started.elapsed());
+        out
     }
 
     fn check(&mut self, name: &str, ok: bool) {
@@ -556,9 +600,87 @@ fn parse_libtest(output: &str) -> (u64, u64) {
 /// each gives the engines a different, reproducible interleaving with the driver.
 const EXTRA_SEEDS: [u64; 2] = [0x00DD_BA11, 0xC0FF_EE00];
 
+/// The packages the pacing reruns test again (their tests drive the device models).
+/// The drivers' tests include the family-generic contract suite (`gpu-contract`, in their
+/// tests/contract.rs); the scheduler example runs over both in-process GPUs.
+const PACED_PACKAGES: &[&str] = &[
+    "drivers/radeon-r5xx",
+    "drivers/radeon-evergreen",
+    "examples/ctm-compute",
+    "examples/gpu-scheduler",
+];
+
+/// A test executable the workspace build made, and the directory of its package's manifest.
+struct TestBinary {
+    executable: PathBuf,
+    package_dir: PathBuf,
+}
+
+/// Build every test target of the workspace once (`cargo test --workspace --no-run`) and list
+/// the executables. The pacing reruns run these again instead of `cargo test -p ...`, whose
+/// smaller package selection unifies features differently and rebuilt the register crate and
+/// everything above it.
+fn build_workspace_tests(tally: &mut Tally) -> Vec<TestBinary> {
+    eprintln!("xtask: cargo test --workspace --no-run");
+    let out = cargo()
+        .args(["test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("xtask: cannot run cargo test --no-run: {e}");
+            tally.check("workspace-test-build", false);
+            return Vec::new();
+        }
+    };
+    let binaries = test_binaries(&String::from_utf8_lossy(&out.stdout));
+    tally.check("workspace-test-build", out.status.success());
+    binaries
+}
+
+/// The test executables in cargo's JSON messages (`compiler-artifact`, test profile).
+fn test_binaries(messages: &str) -> Vec<TestBinary> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["profile"]["test"] == true)
+        .filter_map(|m| {
+            let executable = PathBuf::from(m["executable"].as_str()?);
+            let package_dir = Path::new(m["manifest_path"].as_str()?).parent()?.to_path_buf();
+            Some(TestBinary { executable, package_dir })
+        })
+        .collect()
+}
+
+/// Run the test executables of `packages` (directories under the repository root) with
+/// `GPU_MODEL_PACING=pacing`, as `cargo test` runs them (in the package directory).
+fn rerun_paced(tally: &mut Tally, binaries: &[TestBinary], packages: &[&str], pacing: &str) {
+    let root = repo_root().canonicalize().unwrap_or_else(|_| repo_root());
+    for b in binaries {
+        let paced = packages.iter().any(|p| b.package_dir == root.join(p));
+        if !paced {
+            continue;
+        }
+        let name = b.executable.file_name().unwrap_or_default().to_string_lossy();
+        cargo_tests(
+            tally,
+            &format!("{name} (GPU_MODEL_PACING={pacing})"),
+            Command::new(&b.executable)
+                .current_dir(&b.package_dir)
+                .env("CARGO_MANIFEST_DIR", &b.package_dir)
+                .env(gpu_device_model::PACING_ENV, pacing),
+        );
+    }
+}
+
 fn test_job() -> ExitCode {
     let start = Instant::now();
     let mut tally = Tally::new();
+    if let Some(setup) = std::env::var(SETUP_SECONDS_ENV).ok().and_then(|s| s.parse::<f64>().ok()) {
+        tally.phases.add("set-up (scripts/setup.sh)", Duration::from_secs_f64(setup.max(0.0)));
+    }
     eprintln!(
         "xtask: property tests run with {PROPTEST_SEED_ENV}={} (set it to generate other cases)",
         tally.proptest_seed
@@ -571,132 +693,121 @@ fn test_job() -> ExitCode {
     }
 
     // 1. The committed databases are exactly what the extractors produce from the documents.
-    for family in FAMILIES {
-        let Some(dir) = &docs else {
-            tally.skipped_doc_checks += 1;
-            continue;
-        };
-        let ok = run(
-            &format!("database {family} is up to date with its extraction"),
-            Command::new("python3")
-                .current_dir(repo_root())
-                .env(gpu_docs::DOCS_DIR_ENV, dir)
-                .args(["hal/regdb/extract/extract.py", "--check", family]),
-        );
-        tally.check(&format!("regdb-extraction-{family}"), ok);
-    }
+    tally.phase("database extraction checks", |tally| {
+        for family in FAMILIES {
+            let Some(dir) = &docs else {
+                tally.skipped_doc_checks += 1;
+                continue;
+            };
+            let ok = run(
+                &format!("database {family} is up to date with its extraction"),
+                Command::new("python3")
+                    .current_dir(repo_root())
+                    .env(gpu_docs::DOCS_DIR_ENV, dir)
+                    .args(["hal/regdb/extract/extract.py", "--check", family]),
+            );
+            tally.check(&format!("regdb-extraction-{family}"), ok);
+        }
+    });
 
     // 2. Host unit, integration and doc tests of the whole workspace, and the host-testable
     //    parts of the bare-metal images (own packages, outside the workspace).
-    cargo_tests(
-        &mut tally,
-        "cargo test --workspace",
-        cargo().args(["test", "--workspace", "--no-fail-fast"]),
-    );
-    // The R5xx and Evergreen drivers (with the family-generic contract suite, `gpu-contract`,
-    // in their tests/contract.rs), the CTM workloads and the scheduler example over both
-    // in-process GPUs against other engine interleavings:
-    // two more seeds and run-to-idle (the default seed ran above).
-    let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
-    for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
+    let binaries = tally.phase("workspace build", build_workspace_tests);
+    tally.phase("workspace tests", |tally| {
         cargo_tests(
-            &mut tally,
-            &format!(
-                "cargo test -p baregpu-radeon-r5xx -p baregpu-radeon-evergreen -p ctm-compute \
-                 -p gpu-scheduler (GPU_MODEL_PACING={pacing})"
-            ),
-            cargo()
-                .args([
-                    "test",
-                    "-p",
-                    "baregpu-radeon-r5xx",
-                    "-p",
-                    "baregpu-radeon-evergreen",
-                    "-p",
-                    "ctm-compute",
-                    "-p",
-                    "gpu-scheduler",
-                    "--no-fail-fast",
-                ])
-                .env(gpu_device_model::PACING_ENV, pacing),
+            tally,
+            "cargo test --workspace",
+            cargo().args(["test", "--workspace", "--no-fail-fast"]),
         );
-    }
-    cargo_tests(
-        &mut tally,
-        "cargo test (qemu-tests/rpi, host)",
-        cargo().current_dir(repo_root().join("qemu-tests/rpi")).args([
-            "test",
-            "--lib",
-            "--target-dir",
-            "../../target/rpi",
-        ]),
-    );
+        cargo_tests(
+            tally,
+            "cargo test (qemu-tests/rpi, host)",
+            cargo().current_dir(repo_root().join("qemu-tests/rpi")).args([
+                "test",
+                "--lib",
+                "--target-dir",
+                "../../target/rpi",
+            ]),
+        );
+    });
+    // The R5xx and Evergreen drivers, the CTM workloads and the scheduler example against other
+    // engine interleavings: two more seeds and run-to-idle (the default seed ran above), with the
+    // executables built above.
+    tally.phase("pacing reruns", |tally| {
+        let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
+        for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
+            rerun_paced(tally, &binaries, PACED_PACKAGES, pacing);
+        }
+    });
 
     // 3. The QEMU cases: test kernel and Pi image beside their emulated devices.
-    eprintln!("xtask: qemu-runner test");
-    match qemu_runner("test").stdout(Stdio::piped()).stderr(Stdio::inherit()).output() {
-        Ok(out) => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            print!("{text}");
-            match parse_summary(&text) {
-                Some((p, f)) => {
-                    tally.passed += p;
-                    tally.failed += f;
-                    if f > 0 {
-                        tally.failures.push("qemu cases".into());
+    tally.phase("QEMU cases", |tally| {
+        eprintln!("xtask: qemu-runner test");
+        match qemu_runner("test").stdout(Stdio::piped()).stderr(Stdio::inherit()).output() {
+            Ok(out) => {
+                let text = String::from_utf8_lossy(&out.stdout);
+                print!("{text}");
+                match parse_summary(&text) {
+                    Some((p, f)) => {
+                        tally.passed += p;
+                        tally.failed += f;
+                        if f > 0 {
+                            tally.failures.push("qemu cases".into());
+                        }
                     }
+                    None => tally.check("qemu-runner", false),
                 }
-                None => tally.check("qemu-runner", false),
+            }
+            Err(e) => {
+                eprintln!("xtask: cannot run qemu-runner: {e}");
+                tally.check("qemu-runner", false);
             }
         }
-        Err(e) => {
-            eprintln!("xtask: cannot run qemu-runner: {e}");
-            tally.check("qemu-runner", false);
-        }
-    }
+    });
 
     // 4. Library crates build for bare-metal targets, with defmt, and for the kernel target.
-    for t in BARE_METAL_TARGETS {
-        let ok = run(&format!("no_std build for {t}"), &mut bare_metal_build(Some(t)));
-        tally.check(&format!("no-std-build-{t}"), ok);
-    }
-    let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
-    tally.check("no-std-build-x86_64-target.json", ok);
-    for (krate, features) in DEFMT_CRATES {
-        let ok = run(
-            &format!("{krate} with --features {features} for x86_64-unknown-none"),
-            &mut defmt_build(krate, features),
-        );
-        tally.check(&format!("defmt-build-{krate}"), ok);
-    }
+    // (The built-in bare-metal targets are built by the MSRV build of `publish_checks`.)
+    tally.phase("no_std and defmt builds", |tally| {
+        let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
+        tally.check("no-std-build-x86_64-target.json", ok);
+        for (krate, features) in DEFMT_CRATES {
+            let ok = run(
+                &format!("{krate} with --features {features} for x86_64-unknown-none"),
+                &mut defmt_check(krate, features),
+            );
+            tally.check(&format!("defmt-build-{krate}"), ok);
+        }
+    });
     publish_checks(&mut tally);
 
     // 5. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
-    fuzz_smoke(&mut tally);
-    miri_tests(&mut tally);
+    tally.phase("fuzz smoke", fuzz_smoke);
+    tally.phase("Miri", miri_tests);
 
     // 6. Formatting and lints.
-    let ok = run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]));
-    tally.check("rustfmt", ok);
-    let ok = run(
-        "cargo fmt --check (fuzz)",
-        cargo().current_dir(repo_root().join("fuzz")).args(["fmt", "--check"]),
-    );
-    tally.check("rustfmt-fuzz", ok);
-    for image in IMAGE_PACKAGES {
+    tally.phase("clippy and rustfmt", |tally| {
+        let ok = run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]));
+        tally.check("rustfmt", ok);
         let ok = run(
-            &format!("cargo fmt --check ({})", image.dir),
-            cargo().current_dir(repo_root().join(image.dir)).args(["fmt", "--check"]),
+            "cargo fmt --check (fuzz)",
+            cargo().current_dir(repo_root().join("fuzz")).args(["fmt", "--check"]),
         );
-        tally.check(&format!("rustfmt-{}", image.dir), ok);
-        let ok = run(&format!("cargo clippy ({})", image.dir), &mut image_clippy(image));
-        tally.check(&format!("clippy-{}", image.dir), ok);
-    }
-    let ok = run(
-        "cargo clippy",
-        cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
-    );
-    tally.check("clippy", ok);
+        tally.check("rustfmt-fuzz", ok);
+        for image in IMAGE_PACKAGES {
+            let ok = run(
+                &format!("cargo fmt --check ({})", image.dir),
+                cargo().current_dir(repo_root().join(image.dir)).args(["fmt", "--check"]),
+            );
+            tally.check(&format!("rustfmt-{}", image.dir), ok);
+            let ok = run(&format!("cargo clippy ({})", image.dir), &mut image_clippy(image));
+            tally.check(&format!("clippy-{}", image.dir), ok);
+        }
+        let ok = run(
+            "cargo clippy",
+            cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
+        );
+        tally.check("clippy", ok);
+    });
 
     println!();
     if !tally.failures.is_empty() {
@@ -716,6 +827,7 @@ fn test_job() -> ExitCode {
             gpu_docs::expected_dir().display()
         );
     }
+    print!("{}", tally.phases.table());
     println!("test run took {:.1} s", start.elapsed().as_secs_f64());
     println!(
         "{} passed, {} failed, {} skipped",
@@ -728,26 +840,27 @@ fn test_job() -> ExitCode {
 /// targets (the nightly pin is for the test kernel only), then packaged as crates.io would
 /// receive them and verified.
 fn publish_checks(tally: &mut Tally) {
-    match declared_rust_version() {
+    tally.phase("MSRV builds", |tally| match declared_rust_version() {
         Some(version) => {
-            for t in BARE_METAL_TARGETS {
-                let ok = run(
-                    &format!("published crates with Rust {version} for {t}"),
-                    &mut msrv_build(&version, t),
-                );
-                tally.check(&format!("msrv-{version}-{t}"), ok);
-            }
+            let ok = run(
+                &format!("no_std crates with Rust {version} for {}", BARE_METAL_TARGETS.join(", ")),
+                &mut msrv_build(&version),
+            );
+            tally.check(&format!("msrv-{version}"), ok);
         }
         None => tally.check("rust-version declared in Cargo.toml", false),
-    }
-    let ok = run("cargo package (published crates, verified)", &mut package_crates());
-    tally.check("cargo-package", ok);
+    });
+    tally.phase("packaging", |tally| {
+        let ok = run("cargo package (published crates, verified)", &mut package_crates());
+        tally.check("cargo-package", ok);
+    });
 }
 
 /// `cargo xtask package`: only [`publish_checks`] (part of `cargo xtask test`).
 fn package_job() -> ExitCode {
     let mut tally = Tally::new();
     publish_checks(&mut tally);
+    print!("{}", tally.phases.table());
     println!("{} passed, {} failed", tally.passed, tally.failed);
     if tally.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
@@ -851,6 +964,34 @@ mod tests {
         assert_eq!(super::proptest_seed(None), fixed);
         assert_eq!(super::proptest_seed(Some("")), fixed);
         assert_eq!(super::proptest_seed(Some(" 7 ")), "7");
+    }
+
+    #[test]
+    fn phase_times_add_up_per_name_in_first_run_order() {
+        use std::time::Duration;
+        let mut p = super::Phases::default();
+        p.add("workspace build", Duration::from_millis(1500));
+        p.add("QEMU cases", Duration::from_secs(60));
+        p.add("workspace build", Duration::from_millis(500));
+        let table = p.table();
+        let rows: Vec<&str> = table.lines().collect();
+        assert_eq!(rows.len(), 4, "{table}");
+        assert!(rows[1].starts_with("workspace build") && rows[1].ends_with("  2.0 s"), "{table}");
+        assert!(rows[2].starts_with("QEMU cases") && rows[2].ends_with(" 60.0 s"), "{table}");
+        assert!(rows[3].starts_with("total") && rows[3].ends_with(" 62.0 s"), "{table}");
+    }
+
+    #[test]
+    fn test_executables_are_found_in_cargos_messages() {
+        let messages = r#"{"reason":"compiler-artifact","manifest_path":"/r/drivers/radeon-r5xx/Cargo.toml","profile":{"test":true},"executable":"/r/target/debug/deps/driver-1"}
+{"reason":"compiler-artifact","manifest_path":"/r/hal/core/Cargo.toml","profile":{"test":false},"executable":null}
+{"reason":"compiler-artifact","manifest_path":"/r/examples/register-tour/Cargo.toml","profile":{"test":false},"executable":"/r/target/debug/register-tour"}
+{"reason":"build-finished","success":true}
+not json"#;
+        let found = super::test_binaries(messages);
+        assert_eq!(found.len(), 1, "only test-profile executables");
+        assert_eq!(found[0].executable, Path::new("/r/target/debug/deps/driver-1"));
+        assert_eq!(found[0].package_dir, Path::new("/r/drivers/radeon-r5xx"));
     }
 
     #[test]

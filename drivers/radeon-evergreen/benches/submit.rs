@@ -1,7 +1,7 @@
 //! Evergreen/Cayman driver figures through the in-process emulated Cypress: submissions and
 //! dispatches per second, doorbells per batch, overhead dwords per fence and per IB, MMIO
 //! writes per firmware upload, and the driver's own cost per batch against a null
-//! `RegisterIo`.
+//! `RegisterIo` beside the floor for the same dwords (plain stores into the same ring memory).
 //!
 //! The model runs to idle here (`GPU_MODEL_PACING` is not consulted): these are throughput
 //! figures; the tests exercise the paced interleavings. Quick by design: 10 samples, 1 s.
@@ -129,6 +129,17 @@ fn bench(c: &mut Criterion) {
             black_box(batch_of_16(&mut drv));
             let (wb, offset) = drv.ring().writeback();
             wb.write_u32(offset, drv.ring().committed()).unwrap();
+        })
+    });
+    // Its floor, in the same run: the batch's dwords (16 x (3 + FENCE_DWORDS)) stored one
+    // at a time into the same ring memory, as `DmaRegion::write_u32` stores them.
+    let stream: Vec<u32> = (0..16 * (3 + FENCE_DWORDS) as u32).collect();
+    g.bench_function("store_floor_batch_of_16", |b| {
+        b.iter(|| {
+            let region = drv.ring().buffer();
+            for (i, &dword) in black_box(&stream).iter().enumerate() {
+                let _ = region.write_u32(i * 4, dword);
+            }
         })
     });
     assert!(io.dropped() > 0, "one doorbell per batch reached the null interface");

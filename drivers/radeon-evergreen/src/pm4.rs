@@ -52,6 +52,7 @@ pub mod field {
 
 /// Type-3 header (§9.1.4): the ring's header (TYPE 3, COUNT = body dwords - 1, IT_OPCODE)
 /// with SHADER_TYPE (bit 1, 1 = compute) and PREDICATE (bit 0).
+#[inline]
 pub fn header(
     op: EvergreenPacket,
     body_dwords: usize,
@@ -175,6 +176,7 @@ impl<R: Register<Family = Family, Base = Absolute>> EvergreenRegister for R {}
 /// Write `values` to consecutive registers from byte offset `first` with the `SET_*` packet
 /// whose range holds them (the ring's `SET_RANGES`; body dw1 = (first - range start) >> 2,
 /// §9.4.14-§9.4.18), with SHADER_TYPE compute when `compute`.
+#[inline]
 pub fn set_regs(
     sink: &mut impl CommandSink,
     first: usize,
@@ -188,10 +190,8 @@ pub fn set_regs(
     }
     let n = values.len() + 1;
     let h = header(range.packet, n, compute, false)?;
-    sink.reserve(1 + n)?;
-    sink.push(h)?;
-    sink.push(((first - range.start) >> 2) as u32)?;
-    sink.push_slice(values)?;
+    // One reservation and one run of stores.
+    sink.write_parts(&[h, ((first - range.start) >> 2) as u32], values)?;
     Ok(())
 }
 
@@ -205,6 +205,7 @@ pub fn set_reg<R: EvergreenRegister + Writable + Scalar>(
 }
 
 /// Write a type-3 packet; its body must fit the packet's layout ([`PacketError::Body`]).
+#[inline]
 pub fn packet(
     sink: &mut impl CommandSink,
     op: EvergreenPacket,
@@ -219,6 +220,7 @@ pub fn packet(
 }
 
 /// Check that `address` fits the 40-bit address of the packets (ADDRESS_HI 7:0) and `align`.
+#[inline]
 pub fn address40(address: BusAddress, align: u64) -> Result<(u32, u32), PacketError> {
     if address.0 >> 40 != 0 || !address.0.is_multiple_of(align) {
         return Err(PacketError::BadAddress { address: address.0, align });
@@ -264,6 +266,7 @@ pub fn event_write(
 
 /// §9.6.2 `EVENT_WRITE_EOP` with 64-bit data (DATA_SEL DATA64, quadword-aligned address) and
 /// INT_SEL ON_CONFIRM (interrupt when the write is confirmed) or NONE.
+#[inline]
 pub fn eop_fence(address: BusAddress, seq: u64, interrupt: bool) -> Result<[u32; 5], PacketError> {
     use p::event_write_eop::{Body, DataSel, EventIndex, IntSel};
     // 64-bit data needs a quadword address (§9.6.2 ADDRESS_LO).
@@ -281,6 +284,7 @@ pub fn eop_fence(address: BusAddress, seq: u64, interrupt: bool) -> Result<[u32;
 
 /// §9.6.7 `SURFACE_SYNC` body: ENGINE ME, `coher_cntl`, COHER_SIZE 0xFFFFFFFF (all),
 /// COHER_BASE 0, POLL_INTERVAL 10 (Linux radeon evergreen.c fence emission).
+#[inline]
 pub fn surface_sync_all(coher_cntl: u32) -> Result<[u32; 4], PacketError> {
     use p::surface_sync::{Body, Engine};
     let body = Body::new()

@@ -91,11 +91,12 @@ pub struct Lane<Q: GpuQueue, W, const DEPTH: usize> {
 impl<Q: GpuQueue, W: Work<Q>, const DEPTH: usize> Lane<Q, W, DEPTH> {
     /// A lane over `queue`: completion by interrupt (turns the queue's fence interrupts on) or
     /// polled; a job not finished `timeout` after its submission makes the lane check its GPU.
+    /// Turning interrupts on runs the family's interrupt test: its failure is the error.
     pub fn new(
         mut queue: Q,
         completion: Completion,
         timeout: Duration,
-    ) -> Result<Self, DeviceGone> {
+    ) -> Result<Self, Q::ResetError> {
         queue.set_fence_interrupts(completion == Completion::Interrupt)?;
         Ok(Lane {
             queue,

@@ -340,7 +340,7 @@ impl GpuQueue for ResetUnsticks {
     fn wait(&self, f: &baregpu_gpu::Fence, t: Duration) -> Result<(), baregpu_gpu::FenceError> {
         GpuQueue::wait(&self.0, f, t)
     }
-    fn set_fence_interrupts(&mut self, on: bool) -> Result<(), baregpu_gpu::DeviceGone> {
+    fn set_fence_interrupts(&mut self, on: bool) -> Result<(), Self::ResetError> {
         GpuQueue::set_fence_interrupts(&mut self.0, on)
     }
     fn handle_interrupts(&mut self) -> Result<u64, baregpu_gpu::DeviceGone> {

@@ -137,6 +137,15 @@ impl<U: StreamUnit, S: CommandSink<U>, A: BorrowMut<Allowance>> CommandSink<U> f
         self.sink.push_slice(units)?;
         self.allowance.borrow_mut().take(units.len())
     }
+
+    #[inline]
+    fn write_parts(&mut self, prefix: &[U], body: &[U]) -> Result<(), NoSpace> {
+        let n = prefix.len() + body.len();
+        self.allowance.borrow_mut().check(n)?;
+        // The inner sink's one-reservation path (the ring's store run).
+        self.sink.write_parts(prefix, body)?;
+        self.allowance.borrow_mut().take(n)
+    }
 }
 
 /// What the submission protocol needs from a family: implemented by the family's submission

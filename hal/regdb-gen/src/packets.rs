@@ -282,7 +282,7 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
         );
         let _ = writeln!(
             out,
-            "            /// All fields zero.\n            pub const fn new() -> Self {{ Body([0; {n}]) }}"
+            "            /// All fields zero.\n            #[inline]\n            pub const fn new() -> Self {{ Body([0; {n}]) }}"
         );
         let _ = writeln!(
             out,
@@ -306,7 +306,7 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
                 let ty = camel(&f.name);
                 let _ = writeln!(
                     out,
-                    "            /// {0} (DW{1} {2}:{3}).\n            pub const fn with_{4}(mut self, v: {ty}) -> Self {{ self.0[{5}] = {0}.spec.set(self.0[{5}], v as u32); self }}\n            /// {0}, or the raw value when the table does not list it.\n            pub const fn {id}(&self) -> Result<{ty}, InvalidEnumValue> {{ let raw = {0}.spec.get(self.0[{5}]); match {ty}::from_raw(raw) {{ Some(v) => Ok(v), None => Err(InvalidEnumValue {{ register: {6:?}, field: {0:?}, value: raw }}) }} }}",
+                    "            /// {0} (DW{1} {2}:{3}).\n            #[inline]\n            pub const fn with_{4}(mut self, v: {ty}) -> Self {{ self.0[{5}] = {0}.spec.set(self.0[{5}], v as u32); self }}\n            /// {0}, or the raw value when the table does not list it.\n            pub const fn {id}(&self) -> Result<{ty}, InvalidEnumValue> {{ let raw = {0}.spec.get(self.0[{5}]); match {ty}::from_raw(raw) {{ Some(v) => Ok(v), None => Err(InvalidEnumValue {{ register: {6:?}, field: {0:?}, value: raw }}) }} }}",
                     f.name,
                     f.dword,
                     f.msb,
@@ -318,7 +318,7 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
             } else if f.width() == 1 {
                 let _ = writeln!(
                     out,
-                    "            /// {0} (DW{1} bit {2}).\n            pub const fn with_{3}(mut self, v: bool) -> Self {{ self.0[{4}] = {0}.spec.set(self.0[{4}], v as u32); self }}\n            /// {0}.\n            pub const fn {id}(&self) -> bool {{ {0}.spec.get(self.0[{4}]) != 0 }}",
+                    "            /// {0} (DW{1} bit {2}).\n            #[inline]\n            pub const fn with_{3}(mut self, v: bool) -> Self {{ self.0[{4}] = {0}.spec.set(self.0[{4}], v as u32); self }}\n            /// {0}.\n            pub const fn {id}(&self) -> bool {{ {0}.spec.get(self.0[{4}]) != 0 }}",
                     f.name,
                     f.dword,
                     f.msb,
@@ -328,7 +328,7 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
             } else {
                 let _ = writeln!(
                     out,
-                    "            /// {0} (DW{1} {2}:{3}); an error when `v` does not fit.\n            pub const fn with_{4}(mut self, v: u32) -> Result<Self, FieldOverflow> {{ match {0}.spec.try_set({6:?}, self.0[{5}], v) {{ Ok(raw) => {{ self.0[{5}] = raw; Ok(self) }} Err(e) => Err(e) }} }}\n            /// {0}.\n            pub const fn {id}(&self) -> u32 {{ {0}.spec.get(self.0[{5}]) }}",
+                    "            /// {0} (DW{1} {2}:{3}); an error when `v` does not fit.\n            #[inline]\n            pub const fn with_{4}(mut self, v: u32) -> Result<Self, FieldOverflow> {{ match {0}.spec.try_set({6:?}, self.0[{5}], v) {{ Ok(raw) => {{ self.0[{5}] = raw; Ok(self) }} Err(e) => Err(e) }} }}\n            /// {0}.\n            pub const fn {id}(&self) -> u32 {{ {0}.spec.get(self.0[{5}]) }}",
                     f.name,
                     f.dword,
                     f.msb,
@@ -350,7 +350,7 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
             let plain = g.to_lowercase();
             let _ = writeln!(
                 out,
-                "            /// The address in {0}; an error when it is not aligned to the lowest bit they hold or beyond the highest.\n            pub fn with_{1}(mut self, address: BusAddress) -> Result<Self, AddressFieldError> {{ put_address({2:?}, &[{0}], &mut self.0, address)?; Ok(self) }}\n            /// The address in {0}.\n            pub fn {id}(&self) -> BusAddress {{ get_address(&[{0}], &self.0) }}",
+                "            /// The address in {0}; an error when it is not aligned to the lowest bit they hold or beyond the highest.\n            #[inline]\n            pub fn with_{1}(mut self, address: BusAddress) -> Result<Self, AddressFieldError> {{ put_address({2:?}, &[{0}], &mut self.0, address)?; Ok(self) }}\n            /// The address in {0}.\n            pub fn {id}(&self) -> BusAddress {{ get_address(&[{0}], &self.0) }}",
                 parts.join(", "),
                 plain,
                 p.name

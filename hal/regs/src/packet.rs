@@ -317,7 +317,9 @@ pub fn get_address(parts: &[BodyField], body: &[u32]) -> BusAddress {
 }
 
 /// Set the address fields `parts` of `body` to `address`: an error when `address` is not
-/// aligned to the lowest bit the fields hold, or beyond the highest.
+/// aligned to the lowest bit the fields hold, or beyond the highest. Inlined: writers build
+/// bodies per packet (a fence's address), and for a constant field list the loops fold.
+#[inline]
 pub fn put_address(
     packet: &'static str,
     parts: &[BodyField],

@@ -11,6 +11,7 @@ use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::evergreen::cp::CP_RB_RPTR;
+use baregpu_ring::stream::CommandSink;
 
 use super::Evergreen;
 use super::submit::Submission;
@@ -25,10 +26,13 @@ impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
     /// fences cost none). [`FENCE_DWORDS`] dwords, written whole or not at all.
     pub fn fence(&mut self) -> Result<Fence, PacketError> {
         let (timeline, fence_addr, irq) = self.fence_parts();
-        let eop = pm4::eop_fence(fence_addr, timeline.peek_next(), irq)?;
-        self.sink_reserve(FENCE_DWORDS)?;
-        self.packet(opcode::SURFACE_SYNC, &pm4::surface_sync_all(COHER_TC_VC_SH)?)?;
-        self.packet(opcode::EVENT_WRITE_EOP, &eop)?;
+        let [e0, e1, e2, e3, e4] = pm4::eop_fence(fence_addr, timeline.peek_next(), irq)?;
+        let [s0, s1, s2, s3] = pm4::surface_sync_all(COHER_TC_VC_SH)?;
+        let sync = pm4::header(opcode::SURFACE_SYNC, 4, false, false)?;
+        let eop = pm4::header(opcode::EVENT_WRITE_EOP, 5, false, false)?;
+        // Both packets as one reservation and one run of stores.
+        let fence: [u32; FENCE_DWORDS] = [sync, s0, s1, s2, s3, eop, e0, e1, e2, e3, e4];
+        self.sink().write_parts(&fence, &[])?;
         Ok(self.emit_fence())
     }
 }

@@ -125,11 +125,6 @@ impl<'d, A: DmaAllocator + ?Sized> Submission<'_, 'd, A> {
         (self.timeline, self.fence_addr, self.fence_irq)
     }
 
-    /// Check that `dwords` fit what is left of the reservation (the overrun is recorded).
-    pub(super) fn sink_reserve(&mut self, dwords: usize) -> Result<(), PacketError> {
-        Ok(self.sink().reserve(dwords)?)
-    }
-
     /// Take the next fence number (its packet was written).
     pub(super) fn emit_fence(&mut self) -> baregpu_gpu::Fence {
         self.timeline.emit()

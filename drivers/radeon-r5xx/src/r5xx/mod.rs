@@ -21,7 +21,7 @@ use baregpu_hal::time::Clock;
 use baregpu_hal::{FamilyIo, RegisterIo, RegisterIoExt};
 use baregpu_regs::r5xx::Family;
 use baregpu_regs::r5xx::cp::{CP_CSQ_CNTL, CP_CSQ_MODE, SCRATCH_ADDR};
-use baregpu_ring::ring::CommandRing;
+use baregpu_ring::r5xx::R5xxRing;
 
 use crate::config::RingConfig;
 use crate::error::DeviceGone;
@@ -33,7 +33,7 @@ use interrupts::Interrupts;
 /// [`WB_RPTR_OFFSET`](crate::WB_RPTR_OFFSET), scratch area at
 /// [`WB_SCRATCH_OFFSET`](crate::WB_SCRATCH_OFFSET)), both given back to their allocator when
 /// the ring is dropped.
-pub type Ring<'d, A> = CommandRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
+pub type Ring<'d, A> = R5xxRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 
 /// Counters for tests, benchmarks and logs: the shared [`baregpu_gpu::Stats`] (`submissions`
 /// counts batches that carried packets, `doorbells` the `CP_RB_WPTR` writes (the §5.8 pointer

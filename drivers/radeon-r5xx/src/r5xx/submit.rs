@@ -11,7 +11,7 @@ use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
 use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
 use baregpu_ring::pm4::{Pm4Writer, pad_count};
-use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, SUBMIT_ALIGN};
+use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, R5xx as R5xxFamily, SUBMIT_ALIGN};
 use baregpu_ring::ring::WaitError;
 
 use super::{R5xx, Ring, fences};
@@ -172,7 +172,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
     }
 
     /// A PM4 writer on the ring, held to what the batch may still write.
-    pub fn writer(&mut self) -> Pm4Writer<Budget<&mut Ring<'d, A>, &mut Allowance>> {
+    pub fn writer(&mut self) -> Pm4Writer<Budget<&mut Ring<'d, A>, &mut Allowance>, R5xxFamily> {
         Pm4Writer::new(Budget::with_allowance(&mut self.gpu.ring, &mut self.allowance))
     }
 

@@ -8586,6 +8586,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 6;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 6]) }
             /// The body of a `ME_INITIALIZE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -8597,30 +8598,37 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DEFAULT_RESET_CONTROL (DW2 bit 0).
+            #[inline]
             pub const fn with_default_reset_control(mut self, v: bool) -> Self { self.0[0] = DEFAULT_RESET_CONTROL.spec.set(self.0[0], v as u32); self }
             /// DEFAULT_RESET_CONTROL.
             pub const fn default_reset_control(&self) -> bool { DEFAULT_RESET_CONTROL.spec.get(self.0[0]) != 0 }
             /// RESERVED (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_reserved(mut self, v: u32) -> Result<Self, FieldOverflow> { match RESERVED.spec.try_set("ME_INITIALIZE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// RESERVED.
             pub const fn reserved(&self) -> u32 { RESERVED.spec.get(self.0[1]) }
             /// MAX_CONTEXT (DW4 2:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_max_context(mut self, v: u32) -> Result<Self, FieldOverflow> { match MAX_CONTEXT.spec.try_set("ME_INITIALIZE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// MAX_CONTEXT.
             pub const fn max_context(&self) -> u32 { MAX_CONTEXT.spec.get(self.0[2]) }
             /// DEVICE_ID (DW5 23:16); an error when `v` does not fit.
+            #[inline]
             pub const fn with_device_id(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_ID.spec.try_set("ME_INITIALIZE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DEVICE_ID.
             pub const fn device_id(&self) -> u32 { DEVICE_ID.spec.get(self.0[3]) }
             /// EXTERNAL_MEM_SWAP (DW5 1:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_external_mem_swap(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXTERNAL_MEM_SWAP.spec.try_set("ME_INITIALIZE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EXTERNAL_MEM_SWAP.
             pub const fn external_mem_swap(&self) -> u32 { EXTERNAL_MEM_SWAP.spec.get(self.0[3]) }
             /// HEADER_DUMP_BASE (DW6 31:4); an error when `v` does not fit.
+            #[inline]
             pub const fn with_header_dump_base(mut self, v: u32) -> Result<Self, FieldOverflow> { match HEADER_DUMP_BASE.spec.try_set("ME_INITIALIZE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// HEADER_DUMP_BASE.
             pub const fn header_dump_base(&self) -> u32 { HEADER_DUMP_BASE.spec.get(self.0[4]) }
             /// HEADER_DUMP_ENABLE (DW7 bit 31).
+            #[inline]
             pub const fn with_header_dump_enable(mut self, v: bool) -> Self { self.0[5] = HEADER_DUMP_ENABLE.spec.set(self.0[5], v as u32); self }
             /// HEADER_DUMP_ENABLE.
             pub const fn header_dump_enable(&self) -> bool { HEADER_DUMP_ENABLE.spec.get(self.0[5]) != 0 }
@@ -8678,6 +8686,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `PREAMBLE_CNTL` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -8689,6 +8698,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// CMD (DW2 31:28).
+            #[inline]
             pub const fn with_cmd(mut self, v: Cmd) -> Self { self.0[0] = CMD.spec.set(self.0[0], v as u32); self }
             /// CMD, or the raw value when the table does not list it.
             pub const fn cmd(&self) -> Result<Cmd, InvalidEnumValue> { let raw = CMD.spec.get(self.0[0]); match Cmd::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "PREAMBLE_CNTL", field: "CMD", value: raw }) } }
@@ -8730,6 +8740,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 3;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 3]) }
             /// The body of a `INDIRECT_BUFFER` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -8741,14 +8752,17 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// VMID (DW4 31:24); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vmid(mut self, v: u32) -> Result<Self, FieldOverflow> { match VMID.spec.try_set("INDIRECT_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VMID.
             pub const fn vmid(&self) -> u32 { VMID.spec.get(self.0[2]) }
             /// IB_SIZE (DW4 19:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_ib_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match IB_SIZE.spec.try_set("INDIRECT_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// IB_SIZE.
             pub const fn ib_size(&self) -> u32 { IB_SIZE.spec.get(self.0[2]) }
             /// The address in IB_BASE_LO, IB_BASE_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_ib_base(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("INDIRECT_BUFFER", &[IB_BASE_LO, IB_BASE_HI], &mut self.0, address)?; Ok(self) }
             /// The address in IB_BASE_LO, IB_BASE_HI.
             pub fn ib_base(&self) -> BusAddress { get_address(&[IB_BASE_LO, IB_BASE_HI], &self.0) }
@@ -8790,6 +8804,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 4;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 4]) }
             /// The body of a `DRAW_INDEX` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -8801,18 +8816,22 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// INDEX_BASE_LO (DW2 30:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_base_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_LO.spec.try_set("DRAW_INDEX", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_BASE_LO.
             pub const fn index_base_lo(&self) -> u32 { INDEX_BASE_LO.spec.get(self.0[0]) }
             /// INDEX_BASE_HI (DW3 7:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_base_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_HI.spec.try_set("DRAW_INDEX", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_BASE_HI.
             pub const fn index_base_hi(&self) -> u32 { INDEX_BASE_HI.spec.get(self.0[1]) }
             /// INDEX_COUNT (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_COUNT.
             pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[2]) }
             /// DRAW_INITIATOR (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DRAW_INITIATOR.
             pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[3]) }
@@ -8857,6 +8876,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 5;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 5]) }
             /// The body of a `DRAW_INDEX_2` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -8868,22 +8888,27 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// MAX_SIZE (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_max_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match MAX_SIZE.spec.try_set("DRAW_INDEX_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// MAX_SIZE.
             pub const fn max_size(&self) -> u32 { MAX_SIZE.spec.get(self.0[0]) }
             /// INDEX_BASE_LO (DW3 30:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_base_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_LO.spec.try_set("DRAW_INDEX_2", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_BASE_LO.
             pub const fn index_base_lo(&self) -> u32 { INDEX_BASE_LO.spec.get(self.0[1]) }
             /// INDEX_BASE_HI (DW4 7:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_base_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_HI.spec.try_set("DRAW_INDEX_2", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_BASE_HI.
             pub const fn index_base_hi(&self) -> u32 { INDEX_BASE_HI.spec.get(self.0[2]) }
             /// INDEX_COUNT (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_2", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_COUNT.
             pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[3]) }
             /// DRAW_INITIATOR (DW6 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_2", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DRAW_INITIATOR.
             pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[4]) }
@@ -8919,6 +8944,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `DRAW_INDEX_AUTO` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -8930,10 +8956,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// INDEX_COUNT (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_AUTO", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_COUNT.
             pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[0]) }
             /// DRAW_INITIATOR (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_AUTO", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DRAW_INITIATOR.
             pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[1]) }
@@ -8997,6 +9025,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 3;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 3]) }
             /// The body of a `DRAW_INDEX_OFFSET` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9008,14 +9037,17 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// INDEX_OFFSET (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_OFFSET.spec.try_set("DRAW_INDEX_OFFSET", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_OFFSET.
             pub const fn index_offset(&self) -> u32 { INDEX_OFFSET.spec.get(self.0[0]) }
             /// INDEX_COUNT (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_OFFSET", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_COUNT.
             pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[1]) }
             /// DRAW_INITIATOR (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_OFFSET", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DRAW_INITIATOR.
             pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[2]) }
@@ -9057,6 +9089,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 4;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 4]) }
             /// The body of a `DRAW_INDEX_OFFSET_2` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9068,18 +9101,22 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// MAX_SIZE (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_max_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match MAX_SIZE.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// MAX_SIZE.
             pub const fn max_size(&self) -> u32 { MAX_SIZE.spec.get(self.0[0]) }
             /// INDEX_OFFSET (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_OFFSET.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_OFFSET.
             pub const fn index_offset(&self) -> u32 { INDEX_OFFSET.spec.get(self.0[1]) }
             /// INDEX_COUNT (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_COUNT.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_COUNT.
             pub const fn index_count(&self) -> u32 { INDEX_COUNT.spec.get(self.0[2]) }
             /// DRAW_INITIATOR (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_draw_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DRAW_INITIATOR.spec.try_set("DRAW_INDEX_OFFSET_2", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DRAW_INITIATOR.
             pub const fn draw_initiator(&self) -> u32 { DRAW_INITIATOR.spec.get(self.0[3]) }
@@ -9115,6 +9152,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `INDEX_BASE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9126,10 +9164,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// INDEX_BASE_LO (DW2 30:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_base_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_LO.spec.try_set("INDEX_BASE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_BASE_LO.
             pub const fn index_base_lo(&self) -> u32 { INDEX_BASE_LO.spec.get(self.0[0]) }
             /// INDEX_BASE_HI (DW3 7:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_index_base_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match INDEX_BASE_HI.spec.try_set("INDEX_BASE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// INDEX_BASE_HI.
             pub const fn index_base_hi(&self) -> u32 { INDEX_BASE_HI.spec.get(self.0[1]) }
@@ -9183,6 +9223,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `INDEX_TYPE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9194,10 +9235,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// SWAP_MODE (DW2 3:2); an error when `v` does not fit.
+            #[inline]
             pub const fn with_swap_mode(mut self, v: u32) -> Result<Self, FieldOverflow> { match SWAP_MODE.spec.try_set("INDEX_TYPE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SWAP_MODE.
             pub const fn swap_mode(&self) -> u32 { SWAP_MODE.spec.get(self.0[0]) }
             /// INDEX_TYPE (DW2 0:0).
+            #[inline]
             pub const fn with_index_type(mut self, v: IndexType) -> Self { self.0[0] = INDEX_TYPE.spec.set(self.0[0], v as u32); self }
             /// INDEX_TYPE, or the raw value when the table does not list it.
             pub const fn index_type(&self) -> Result<IndexType, InvalidEnumValue> { let raw = INDEX_TYPE.spec.get(self.0[0]); match IndexType::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "INDEX_TYPE", field: "INDEX_TYPE", value: raw }) } }
@@ -9230,6 +9273,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `NUM_INSTANCES` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9241,6 +9285,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// NUM_INSTANCES (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_num_instances(mut self, v: u32) -> Result<Self, FieldOverflow> { match NUM_INSTANCES.spec.try_set("NUM_INSTANCES", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// NUM_INSTANCES.
             pub const fn num_instances(&self) -> u32 { NUM_INSTANCES.spec.get(self.0[0]) }
@@ -9307,6 +9352,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 4;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 4]) }
             /// The body of a `DISPATCH_DIRECT` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9318,18 +9364,22 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DIM_X (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dim_x(mut self, v: u32) -> Result<Self, FieldOverflow> { match DIM_X.spec.try_set("DISPATCH_DIRECT", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DIM_X.
             pub const fn dim_x(&self) -> u32 { DIM_X.spec.get(self.0[0]) }
             /// DIM_Y (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dim_y(mut self, v: u32) -> Result<Self, FieldOverflow> { match DIM_Y.spec.try_set("DISPATCH_DIRECT", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DIM_Y.
             pub const fn dim_y(&self) -> u32 { DIM_Y.spec.get(self.0[1]) }
             /// DIM_Z (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dim_z(mut self, v: u32) -> Result<Self, FieldOverflow> { match DIM_Z.spec.try_set("DISPATCH_DIRECT", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DIM_Z.
             pub const fn dim_z(&self) -> u32 { DIM_Z.spec.get(self.0[2]) }
             /// DISPATCH_INITIATOR (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dispatch_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DISPATCH_INITIATOR.spec.try_set("DISPATCH_DIRECT", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DISPATCH_INITIATOR.
             pub const fn dispatch_initiator(&self) -> u32 { DISPATCH_INITIATOR.spec.get(self.0[3]) }
@@ -9365,6 +9415,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `DISPATCH_INDIRECT` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9376,10 +9427,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DATA_OFFSET (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_data_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_OFFSET.spec.try_set("DISPATCH_INDIRECT", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DATA_OFFSET.
             pub const fn data_offset(&self) -> u32 { DATA_OFFSET.spec.get(self.0[0]) }
             /// DISPATCH_INITIATOR (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dispatch_initiator(mut self, v: u32) -> Result<Self, FieldOverflow> { match DISPATCH_INITIATOR.spec.try_set("DISPATCH_INDIRECT", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DISPATCH_INITIATOR.
             pub const fn dispatch_initiator(&self) -> u32 { DISPATCH_INITIATOR.spec.get(self.0[1]) }
@@ -9412,6 +9465,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `CLEAR_STATE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9423,6 +9477,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DUMMY (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dummy(mut self, v: u32) -> Result<Self, FieldOverflow> { match DUMMY.spec.try_set("CLEAR_STATE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DUMMY.
             pub const fn dummy(&self) -> u32 { DUMMY.spec.get(self.0[0]) }
@@ -9455,6 +9510,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `DEALLOC_STATE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9466,6 +9522,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DUMMY (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dummy(mut self, v: u32) -> Result<Self, FieldOverflow> { match DUMMY.spec.try_set("DEALLOC_STATE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DUMMY.
             pub const fn dummy(&self) -> u32 { DUMMY.spec.get(self.0[0]) }
@@ -9498,6 +9555,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `MODE_CONTROL` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9509,6 +9567,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// CMD (DW2 2:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_cmd(mut self, v: u32) -> Result<Self, FieldOverflow> { match CMD.spec.try_set("MODE_CONTROL", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// CMD.
             pub const fn cmd(&self) -> u32 { CMD.spec.get(self.0[0]) }
@@ -9544,6 +9603,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `CONTEXT_CONTROL` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9555,10 +9615,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// LOAD_CONTROL (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_load_control(mut self, v: u32) -> Result<Self, FieldOverflow> { match LOAD_CONTROL.spec.try_set("CONTEXT_CONTROL", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// LOAD_CONTROL.
             pub const fn load_control(&self) -> u32 { LOAD_CONTROL.spec.get(self.0[0]) }
             /// SHADOW_ENABLE (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_shadow_enable(mut self, v: u32) -> Result<Self, FieldOverflow> { match SHADOW_ENABLE.spec.try_set("CONTEXT_CONTROL", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SHADOW_ENABLE.
             pub const fn shadow_enable(&self) -> u32 { SHADOW_ENABLE.spec.get(self.0[1]) }
@@ -9765,6 +9827,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 3;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 3]) }
             /// The body of a `COND_EXEC` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9776,10 +9839,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// EXEC_COUNT (DW4 13:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("COND_EXEC", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EXEC_COUNT.
             pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[2]) }
             /// The address in BOOL_ADDR_LO, BOOL_ADDR_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_bool_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("COND_EXEC", &[BOOL_ADDR_LO, BOOL_ADDR_HI], &mut self.0, address)?; Ok(self) }
             /// The address in BOOL_ADDR_LO, BOOL_ADDR_HI.
             pub fn bool_addr(&self) -> BusAddress { get_address(&[BOOL_ADDR_LO, BOOL_ADDR_HI], &self.0) }
@@ -9915,6 +9980,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 8;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 8]) }
             /// The body of a `COND_WRITE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -9926,42 +9992,52 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// WRITE_SPACE (DW2 8:8).
+            #[inline]
             pub const fn with_write_space(mut self, v: WriteSpace) -> Self { self.0[0] = WRITE_SPACE.spec.set(self.0[0], v as u32); self }
             /// WRITE_SPACE, or the raw value when the table does not list it.
             pub const fn write_space(&self) -> Result<WriteSpace, InvalidEnumValue> { let raw = WRITE_SPACE.spec.get(self.0[0]); match WriteSpace::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "COND_WRITE", field: "WRITE_SPACE", value: raw }) } }
             /// POLL_SPACE (DW2 4:4).
+            #[inline]
             pub const fn with_poll_space(mut self, v: PollSpace) -> Self { self.0[0] = POLL_SPACE.spec.set(self.0[0], v as u32); self }
             /// POLL_SPACE, or the raw value when the table does not list it.
             pub const fn poll_space(&self) -> Result<PollSpace, InvalidEnumValue> { let raw = POLL_SPACE.spec.get(self.0[0]); match PollSpace::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "COND_WRITE", field: "POLL_SPACE", value: raw }) } }
             /// FUNCTION (DW2 2:0).
+            #[inline]
             pub const fn with_function(mut self, v: Function) -> Self { self.0[0] = FUNCTION.spec.set(self.0[0], v as u32); self }
             /// FUNCTION, or the raw value when the table does not list it.
             pub const fn function(&self) -> Result<Function, InvalidEnumValue> { let raw = FUNCTION.spec.get(self.0[0]); match Function::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "COND_WRITE", field: "FUNCTION", value: raw }) } }
             /// POLL_REGISTER (DW3 15:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_poll_register(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_REGISTER.spec.try_set("COND_WRITE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// POLL_REGISTER.
             pub const fn poll_register(&self) -> u32 { POLL_REGISTER.spec.get(self.0[1]) }
             /// REFERENCE (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_reference(mut self, v: u32) -> Result<Self, FieldOverflow> { match REFERENCE.spec.try_set("COND_WRITE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// REFERENCE.
             pub const fn reference(&self) -> u32 { REFERENCE.spec.get(self.0[3]) }
             /// MASK (DW6 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("COND_WRITE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// MASK.
             pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[4]) }
             /// WRITE_REGISTER (DW7 15:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_write_register(mut self, v: u32) -> Result<Self, FieldOverflow> { match WRITE_REGISTER.spec.try_set("COND_WRITE", self.0[5], v) { Ok(raw) => { self.0[5] = raw; Ok(self) } Err(e) => Err(e) } }
             /// WRITE_REGISTER.
             pub const fn write_register(&self) -> u32 { WRITE_REGISTER.spec.get(self.0[5]) }
             /// WRITE_DATA (DW9 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_write_data(mut self, v: u32) -> Result<Self, FieldOverflow> { match WRITE_DATA.spec.try_set("COND_WRITE", self.0[7], v) { Ok(raw) => { self.0[7] = raw; Ok(self) } Err(e) => Err(e) } }
             /// WRITE_DATA.
             pub const fn write_data(&self) -> u32 { WRITE_DATA.spec.get(self.0[7]) }
             /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_poll_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("COND_WRITE", &[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI.
             pub fn poll_address(&self) -> BusAddress { get_address(&[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &self.0) }
             /// The address in WRITE_ADDRESS_LO, WRITE_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_write_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("COND_WRITE", &[WRITE_ADDRESS_LO, WRITE_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in WRITE_ADDRESS_LO, WRITE_ADDRESS_HI.
             pub fn write_address(&self) -> BusAddress { get_address(&[WRITE_ADDRESS_LO, WRITE_ADDRESS_HI], &self.0) }
@@ -10031,6 +10107,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `SET_PREDICATION` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10042,22 +10119,27 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// CONTINUE (DW3 bit 31).
+            #[inline]
             pub const fn with_continue(mut self, v: bool) -> Self { self.0[1] = CONTINUE.spec.set(self.0[1], v as u32); self }
             /// CONTINUE.
             pub const fn r#continue(&self) -> bool { CONTINUE.spec.get(self.0[1]) != 0 }
             /// PRED_OP (DW3 18:16).
+            #[inline]
             pub const fn with_pred_op(mut self, v: PredOp) -> Self { self.0[1] = PRED_OP.spec.set(self.0[1], v as u32); self }
             /// PRED_OP, or the raw value when the table does not list it.
             pub const fn pred_op(&self) -> Result<PredOp, InvalidEnumValue> { let raw = PRED_OP.spec.get(self.0[1]); match PredOp::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "SET_PREDICATION", field: "PRED_OP", value: raw }) } }
             /// HINT (DW3 bit 12).
+            #[inline]
             pub const fn with_hint(mut self, v: bool) -> Self { self.0[1] = HINT.spec.set(self.0[1], v as u32); self }
             /// HINT.
             pub const fn hint(&self) -> bool { HINT.spec.get(self.0[1]) != 0 }
             /// PREDICATION_BOOLEAN (DW3 bit 8).
+            #[inline]
             pub const fn with_predication_boolean(mut self, v: bool) -> Self { self.0[1] = PREDICATION_BOOLEAN.spec.set(self.0[1], v as u32); self }
             /// PREDICATION_BOOLEAN.
             pub const fn predication_boolean(&self) -> bool { PREDICATION_BOOLEAN.spec.get(self.0[1]) != 0 }
             /// The address in START_ADDR_LO, START_ADDR_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_start_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("SET_PREDICATION", &[START_ADDR_LO, START_ADDR_HI], &mut self.0, address)?; Ok(self) }
             /// The address in START_ADDR_LO, START_ADDR_HI.
             pub fn start_addr(&self) -> BusAddress { get_address(&[START_ADDR_LO, START_ADDR_HI], &self.0) }
@@ -10092,6 +10174,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `PRED_EXEC` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10103,10 +10186,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DEVICE_SELECT (DW2 31:24); an error when `v` does not fit.
+            #[inline]
             pub const fn with_device_select(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_SELECT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DEVICE_SELECT.
             pub const fn device_select(&self) -> u32 { DEVICE_SELECT.spec.get(self.0[0]) }
             /// EXEC_COUNT (DW2 13:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EXEC_COUNT.
             pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[0]) }
@@ -10289,6 +10374,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 5;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 5]) }
             /// The body of a `EVENT_WRITE_EOP` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10300,30 +10386,37 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// EVENT_INDEX (DW2 11:8).
+            #[inline]
             pub const fn with_event_index(mut self, v: EventIndex) -> Self { self.0[0] = EVENT_INDEX.spec.set(self.0[0], v as u32); self }
             /// EVENT_INDEX, or the raw value when the table does not list it.
             pub const fn event_index(&self) -> Result<EventIndex, InvalidEnumValue> { let raw = EVENT_INDEX.spec.get(self.0[0]); match EventIndex::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOP", field: "EVENT_INDEX", value: raw }) } }
             /// EVENT_TYPE (DW2 5:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_event_type(mut self, v: u32) -> Result<Self, FieldOverflow> { match EVENT_TYPE.spec.try_set("EVENT_WRITE_EOP", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EVENT_TYPE.
             pub const fn event_type(&self) -> u32 { EVENT_TYPE.spec.get(self.0[0]) }
             /// DATA_SEL (DW4 31:29).
+            #[inline]
             pub const fn with_data_sel(mut self, v: DataSel) -> Self { self.0[2] = DATA_SEL.spec.set(self.0[2], v as u32); self }
             /// DATA_SEL, or the raw value when the table does not list it.
             pub const fn data_sel(&self) -> Result<DataSel, InvalidEnumValue> { let raw = DATA_SEL.spec.get(self.0[2]); match DataSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOP", field: "DATA_SEL", value: raw }) } }
             /// INT_SEL (DW4 25:24).
+            #[inline]
             pub const fn with_int_sel(mut self, v: IntSel) -> Self { self.0[2] = INT_SEL.spec.set(self.0[2], v as u32); self }
             /// INT_SEL, or the raw value when the table does not list it.
             pub const fn int_sel(&self) -> Result<IntSel, InvalidEnumValue> { let raw = INT_SEL.spec.get(self.0[2]); match IntSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOP", field: "INT_SEL", value: raw }) } }
             /// DATA_LO (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_data_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_LO.spec.try_set("EVENT_WRITE_EOP", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DATA_LO.
             pub const fn data_lo(&self) -> u32 { DATA_LO.spec.get(self.0[3]) }
             /// DATA_HI (DW6 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_data_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_HI.spec.try_set("EVENT_WRITE_EOP", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DATA_HI.
             pub const fn data_hi(&self) -> u32 { DATA_HI.spec.get(self.0[4]) }
             /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("EVENT_WRITE_EOP", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in ADDRESS_LO, ADDRESS_HI.
             pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
@@ -10408,6 +10501,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 4;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 4]) }
             /// The body of a `EVENT_WRITE_EOS` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10419,22 +10513,27 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// EVENT_INDEX (DW2 11:8).
+            #[inline]
             pub const fn with_event_index(mut self, v: EventIndex) -> Self { self.0[0] = EVENT_INDEX.spec.set(self.0[0], v as u32); self }
             /// EVENT_INDEX, or the raw value when the table does not list it.
             pub const fn event_index(&self) -> Result<EventIndex, InvalidEnumValue> { let raw = EVENT_INDEX.spec.get(self.0[0]); match EventIndex::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOS", field: "EVENT_INDEX", value: raw }) } }
             /// EVENT_TYPE (DW2 5:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_event_type(mut self, v: u32) -> Result<Self, FieldOverflow> { match EVENT_TYPE.spec.try_set("EVENT_WRITE_EOS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EVENT_TYPE.
             pub const fn event_type(&self) -> u32 { EVENT_TYPE.spec.get(self.0[0]) }
             /// CMD (DW4 31:29).
+            #[inline]
             pub const fn with_cmd(mut self, v: Cmd) -> Self { self.0[2] = CMD.spec.set(self.0[2], v as u32); self }
             /// CMD, or the raw value when the table does not list it.
             pub const fn cmd(&self) -> Result<Cmd, InvalidEnumValue> { let raw = CMD.spec.get(self.0[2]); match Cmd::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "EVENT_WRITE_EOS", field: "CMD", value: raw }) } }
             /// DATA (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_data(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA.spec.try_set("EVENT_WRITE_EOS", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DATA.
             pub const fn data(&self) -> u32 { DATA.spec.get(self.0[3]) }
             /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("EVENT_WRITE_EOS", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in ADDRESS_LO, ADDRESS_HI.
             pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
@@ -10504,6 +10603,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `MEM_SEMAPHORE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10515,26 +10615,32 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// SEM_SEL (DW3 31:29).
+            #[inline]
             pub const fn with_sem_sel(mut self, v: SemSel) -> Self { self.0[1] = SEM_SEL.spec.set(self.0[1], v as u32); self }
             /// SEM_SEL, or the raw value when the table does not list it.
             pub const fn sem_sel(&self) -> Result<SemSel, InvalidEnumValue> { let raw = SEM_SEL.spec.get(self.0[1]); match SemSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "MEM_SEMAPHORE", field: "SEM_SEL", value: raw }) } }
             /// CLIENT_CODE (DW3 25:24); an error when `v` does not fit.
+            #[inline]
             pub const fn with_client_code(mut self, v: u32) -> Result<Self, FieldOverflow> { match CLIENT_CODE.spec.try_set("MEM_SEMAPHORE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// CLIENT_CODE.
             pub const fn client_code(&self) -> u32 { CLIENT_CODE.spec.get(self.0[1]) }
             /// SIGNAL_TYPE (DW3 bit 20).
+            #[inline]
             pub const fn with_signal_type(mut self, v: bool) -> Self { self.0[1] = SIGNAL_TYPE.spec.set(self.0[1], v as u32); self }
             /// SIGNAL_TYPE.
             pub const fn signal_type(&self) -> bool { SIGNAL_TYPE.spec.get(self.0[1]) != 0 }
             /// USE_MAILBOX (DW3 bit 16).
+            #[inline]
             pub const fn with_use_mailbox(mut self, v: bool) -> Self { self.0[1] = USE_MAILBOX.spec.set(self.0[1], v as u32); self }
             /// USE_MAILBOX.
             pub const fn use_mailbox(&self) -> bool { USE_MAILBOX.spec.get(self.0[1]) != 0 }
             /// WAIT_ON_SIGNAL (DW3 bit 12).
+            #[inline]
             pub const fn with_wait_on_signal(mut self, v: bool) -> Self { self.0[1] = WAIT_ON_SIGNAL.spec.set(self.0[1], v as u32); self }
             /// WAIT_ON_SIGNAL.
             pub const fn wait_on_signal(&self) -> bool { WAIT_ON_SIGNAL.spec.get(self.0[1]) != 0 }
             /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("MEM_SEMAPHORE", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in ADDRESS_LO, ADDRESS_HI.
             pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
@@ -10567,6 +10673,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `PFP_SYNC_ME` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10578,6 +10685,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DUMMY (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dummy(mut self, v: u32) -> Result<Self, FieldOverflow> { match DUMMY.spec.try_set("PFP_SYNC_ME", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DUMMY.
             pub const fn dummy(&self) -> u32 { DUMMY.spec.get(self.0[0]) }
@@ -10624,6 +10732,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 5;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 5]) }
             /// The body of a `STRMOUT_BUFFER_UPDATE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10635,26 +10744,32 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// CONTROL (DW2 9:8); an error when `v` does not fit.
+            #[inline]
             pub const fn with_control(mut self, v: u32) -> Result<Self, FieldOverflow> { match CONTROL.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// CONTROL.
             pub const fn control(&self) -> u32 { CONTROL.spec.get(self.0[0]) }
             /// DST_ADDRESS_LO (DW3 31:2); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dst_address_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match DST_ADDRESS_LO.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DST_ADDRESS_LO.
             pub const fn dst_address_lo(&self) -> u32 { DST_ADDRESS_LO.spec.get(self.0[1]) }
             /// DST_ADDRESS_HI (DW4 7:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_dst_address_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DST_ADDRESS_HI.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DST_ADDRESS_HI.
             pub const fn dst_address_hi(&self) -> u32 { DST_ADDRESS_HI.spec.get(self.0[2]) }
             /// BUFFER_OFFSET (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_buffer_offset(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_OFFSET.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// BUFFER_OFFSET.
             pub const fn buffer_offset(&self) -> u32 { BUFFER_OFFSET.spec.get(self.0[3]) }
             /// SRC_ADDRESS_LO (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_src_address_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match SRC_ADDRESS_LO.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SRC_ADDRESS_LO.
             pub const fn src_address_lo(&self) -> u32 { SRC_ADDRESS_LO.spec.get(self.0[3]) }
             /// SRC_ADDRESS_HI (DW6 7:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_src_address_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match SRC_ADDRESS_HI.spec.try_set("STRMOUT_BUFFER_UPDATE", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SRC_ADDRESS_HI.
             pub const fn src_address_hi(&self) -> u32 { SRC_ADDRESS_HI.spec.get(self.0[4]) }
@@ -10721,6 +10836,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 4;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 4]) }
             /// The body of a `SURFACE_SYNC` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10732,26 +10848,32 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// ENGINE (DW2 31:31).
+            #[inline]
             pub const fn with_engine(mut self, v: Engine) -> Self { self.0[0] = ENGINE.spec.set(self.0[0], v as u32); self }
             /// ENGINE, or the raw value when the table does not list it.
             pub const fn engine(&self) -> Result<Engine, InvalidEnumValue> { let raw = ENGINE.spec.get(self.0[0]); match Engine::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "SURFACE_SYNC", field: "ENGINE", value: raw }) } }
             /// COHER_CNTL (DW2 28:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_coher_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match COHER_CNTL.spec.try_set("SURFACE_SYNC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// COHER_CNTL.
             pub const fn coher_cntl(&self) -> u32 { COHER_CNTL.spec.get(self.0[0]) }
             /// COHER_SIZE (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_coher_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match COHER_SIZE.spec.try_set("SURFACE_SYNC", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// COHER_SIZE.
             pub const fn coher_size(&self) -> u32 { COHER_SIZE.spec.get(self.0[1]) }
             /// COHER_BASE (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_coher_base(mut self, v: u32) -> Result<Self, FieldOverflow> { match COHER_BASE.spec.try_set("SURFACE_SYNC", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// COHER_BASE.
             pub const fn coher_base(&self) -> u32 { COHER_BASE.spec.get(self.0[2]) }
             /// VMID (DW5 31:24); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vmid(mut self, v: u32) -> Result<Self, FieldOverflow> { match VMID.spec.try_set("SURFACE_SYNC", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VMID.
             pub const fn vmid(&self) -> u32 { VMID.spec.get(self.0[3]) }
             /// POLL_INTERVAL (DW5 15:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_poll_interval(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_INTERVAL.spec.try_set("SURFACE_SYNC", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// POLL_INTERVAL.
             pub const fn poll_interval(&self) -> u32 { POLL_INTERVAL.spec.get(self.0[3]) }
@@ -10879,6 +11001,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 6;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 6]) }
             /// The body of a `WAIT_REG_MEM` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10890,34 +11013,42 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// ENGINE (DW2 8:8).
+            #[inline]
             pub const fn with_engine(mut self, v: Engine) -> Self { self.0[0] = ENGINE.spec.set(self.0[0], v as u32); self }
             /// ENGINE, or the raw value when the table does not list it.
             pub const fn engine(&self) -> Result<Engine, InvalidEnumValue> { let raw = ENGINE.spec.get(self.0[0]); match Engine::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "WAIT_REG_MEM", field: "ENGINE", value: raw }) } }
             /// MEM_SPACE (DW2 4:4).
+            #[inline]
             pub const fn with_mem_space(mut self, v: MemSpace) -> Self { self.0[0] = MEM_SPACE.spec.set(self.0[0], v as u32); self }
             /// MEM_SPACE, or the raw value when the table does not list it.
             pub const fn mem_space(&self) -> Result<MemSpace, InvalidEnumValue> { let raw = MEM_SPACE.spec.get(self.0[0]); match MemSpace::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "WAIT_REG_MEM", field: "MEM_SPACE", value: raw }) } }
             /// FUNCTION (DW2 2:0).
+            #[inline]
             pub const fn with_function(mut self, v: Function) -> Self { self.0[0] = FUNCTION.spec.set(self.0[0], v as u32); self }
             /// FUNCTION, or the raw value when the table does not list it.
             pub const fn function(&self) -> Result<Function, InvalidEnumValue> { let raw = FUNCTION.spec.get(self.0[0]); match Function::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "WAIT_REG_MEM", field: "FUNCTION", value: raw }) } }
             /// POLL_REGISTER (DW3 15:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_poll_register(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_REGISTER.spec.try_set("WAIT_REG_MEM", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// POLL_REGISTER.
             pub const fn poll_register(&self) -> u32 { POLL_REGISTER.spec.get(self.0[1]) }
             /// REFERENCE (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_reference(mut self, v: u32) -> Result<Self, FieldOverflow> { match REFERENCE.spec.try_set("WAIT_REG_MEM", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// REFERENCE.
             pub const fn reference(&self) -> u32 { REFERENCE.spec.get(self.0[3]) }
             /// MASK (DW6 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("WAIT_REG_MEM", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// MASK.
             pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[4]) }
             /// POLL_INTERVAL (DW7 15:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_poll_interval(mut self, v: u32) -> Result<Self, FieldOverflow> { match POLL_INTERVAL.spec.try_set("WAIT_REG_MEM", self.0[5], v) { Ok(raw) => { self.0[5] = raw; Ok(self) } Err(e) => Err(e) } }
             /// POLL_INTERVAL.
             pub const fn poll_interval(&self) -> u32 { POLL_INTERVAL.spec.get(self.0[5]) }
             /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_poll_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("WAIT_REG_MEM", &[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in POLL_ADDRESS_LO, POLL_ADDRESS_HI.
             pub fn poll_address(&self) -> BusAddress { get_address(&[POLL_ADDRESS_LO, POLL_ADDRESS_HI], &self.0) }
@@ -10986,6 +11117,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 4;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 4]) }
             /// The body of a `MEM_WRITE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -10997,30 +11129,37 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// SWAP (DW2 1:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_swap(mut self, v: u32) -> Result<Self, FieldOverflow> { match SWAP.spec.try_set("MEM_WRITE", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SWAP.
             pub const fn swap(&self) -> u32 { SWAP.spec.get(self.0[0]) }
             /// DATA32 (DW3 bit 18).
+            #[inline]
             pub const fn with_data32(mut self, v: bool) -> Self { self.0[1] = DATA32.spec.set(self.0[1], v as u32); self }
             /// DATA32.
             pub const fn data32(&self) -> bool { DATA32.spec.get(self.0[1]) != 0 }
             /// WR_CONFIRM (DW3 bit 17).
+            #[inline]
             pub const fn with_wr_confirm(mut self, v: bool) -> Self { self.0[1] = WR_CONFIRM.spec.set(self.0[1], v as u32); self }
             /// WR_CONFIRM.
             pub const fn wr_confirm(&self) -> bool { WR_CONFIRM.spec.get(self.0[1]) != 0 }
             /// CNTR_SEL (DW3 16:16).
+            #[inline]
             pub const fn with_cntr_sel(mut self, v: CntrSel) -> Self { self.0[1] = CNTR_SEL.spec.set(self.0[1], v as u32); self }
             /// CNTR_SEL, or the raw value when the table does not list it.
             pub const fn cntr_sel(&self) -> Result<CntrSel, InvalidEnumValue> { let raw = CNTR_SEL.spec.get(self.0[1]); match CntrSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "MEM_WRITE", field: "CNTR_SEL", value: raw }) } }
             /// DATA_LO (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_data_lo(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_LO.spec.try_set("MEM_WRITE", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DATA_LO.
             pub const fn data_lo(&self) -> u32 { DATA_LO.spec.get(self.0[2]) }
             /// DATA_HI (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_data_hi(mut self, v: u32) -> Result<Self, FieldOverflow> { match DATA_HI.spec.try_set("MEM_WRITE", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DATA_HI.
             pub const fn data_hi(&self) -> u32 { DATA_HI.spec.get(self.0[3]) }
             /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("MEM_WRITE", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in ADDRESS_LO, ADDRESS_HI.
             pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
@@ -11091,6 +11230,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 3;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 3]) }
             /// The body of a `SET_BASE` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -11102,10 +11242,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// BASE_INDEX (DW2 3:0).
+            #[inline]
             pub const fn with_base_index(mut self, v: BaseIndex) -> Self { self.0[0] = BASE_INDEX.spec.set(self.0[0], v as u32); self }
             /// BASE_INDEX, or the raw value when the table does not list it.
             pub const fn base_index(&self) -> Result<BaseIndex, InvalidEnumValue> { let raw = BASE_INDEX.spec.get(self.0[0]); match BaseIndex::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "SET_BASE", field: "BASE_INDEX", value: raw }) } }
             /// The address in ADDRESS_LO, ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("SET_BASE", &[ADDRESS_LO, ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in ADDRESS_LO, ADDRESS_HI.
             pub fn address(&self) -> BusAddress { get_address(&[ADDRESS_LO, ADDRESS_HI], &self.0) }
@@ -11194,6 +11336,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 5;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 5]) }
             /// The body of a `CP_DMA` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -11205,30 +11348,37 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// CP_SYNC (DW3 bit 31).
+            #[inline]
             pub const fn with_cp_sync(mut self, v: bool) -> Self { self.0[1] = CP_SYNC.spec.set(self.0[1], v as u32); self }
             /// CP_SYNC.
             pub const fn cp_sync(&self) -> bool { CP_SYNC.spec.get(self.0[1]) != 0 }
             /// SRC_SEL (DW3 30:29).
+            #[inline]
             pub const fn with_src_sel(mut self, v: SrcSel) -> Self { self.0[1] = SRC_SEL.spec.set(self.0[1], v as u32); self }
             /// SRC_SEL, or the raw value when the table does not list it.
             pub const fn src_sel(&self) -> Result<SrcSel, InvalidEnumValue> { let raw = SRC_SEL.spec.get(self.0[1]); match SrcSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "CP_DMA", field: "SRC_SEL", value: raw }) } }
             /// DST_SEL (DW3 21:20).
+            #[inline]
             pub const fn with_dst_sel(mut self, v: DstSel) -> Self { self.0[1] = DST_SEL.spec.set(self.0[1], v as u32); self }
             /// DST_SEL, or the raw value when the table does not list it.
             pub const fn dst_sel(&self) -> Result<DstSel, InvalidEnumValue> { let raw = DST_SEL.spec.get(self.0[1]); match DstSel::from_raw(raw) { Some(v) => Ok(v), None => Err(InvalidEnumValue { register: "CP_DMA", field: "DST_SEL", value: raw }) } }
             /// COMMAND_FLAGS (DW6 29:26); an error when `v` does not fit.
+            #[inline]
             pub const fn with_command_flags(mut self, v: u32) -> Result<Self, FieldOverflow> { match COMMAND_FLAGS.spec.try_set("CP_DMA", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// COMMAND_FLAGS.
             pub const fn command_flags(&self) -> u32 { COMMAND_FLAGS.spec.get(self.0[4]) }
             /// BYTE_COUNT (DW6 20:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_byte_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match BYTE_COUNT.spec.try_set("CP_DMA", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// BYTE_COUNT.
             pub const fn byte_count(&self) -> u32 { BYTE_COUNT.spec.get(self.0[4]) }
             /// The address in SRC_ADDRESS_LO, SRC_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_src_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("CP_DMA", &[SRC_ADDRESS_LO, SRC_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in SRC_ADDRESS_LO, SRC_ADDRESS_HI.
             pub fn src_address(&self) -> BusAddress { get_address(&[SRC_ADDRESS_LO, SRC_ADDRESS_HI], &self.0) }
             /// The address in DST_ADDRESS_LO, DST_ADDRESS_HI; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_dst_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("CP_DMA", &[DST_ADDRESS_LO, DST_ADDRESS_HI], &mut self.0, address)?; Ok(self) }
             /// The address in DST_ADDRESS_LO, DST_ADDRESS_HI.
             pub fn dst_address(&self) -> BusAddress { get_address(&[DST_ADDRESS_LO, DST_ADDRESS_HI], &self.0) }

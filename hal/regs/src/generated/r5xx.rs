@@ -31387,6 +31387,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `SET_SCISSORS` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31398,18 +31399,22 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// TOP (DW2 29:16); an error when `v` does not fit.
+            #[inline]
             pub const fn with_top(mut self, v: u32) -> Result<Self, FieldOverflow> { match TOP.spec.try_set("SET_SCISSORS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// TOP.
             pub const fn top(&self) -> u32 { TOP.spec.get(self.0[0]) }
             /// LEFT (DW2 13:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_left(mut self, v: u32) -> Result<Self, FieldOverflow> { match LEFT.spec.try_set("SET_SCISSORS", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// LEFT.
             pub const fn left(&self) -> u32 { LEFT.spec.get(self.0[0]) }
             /// BOTTOM (DW3 29:16); an error when `v` does not fit.
+            #[inline]
             pub const fn with_bottom(mut self, v: u32) -> Result<Self, FieldOverflow> { match BOTTOM.spec.try_set("SET_SCISSORS", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// BOTTOM.
             pub const fn bottom(&self) -> u32 { BOTTOM.spec.get(self.0[1]) }
             /// RIGHT (DW3 13:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_right(mut self, v: u32) -> Result<Self, FieldOverflow> { match RIGHT.spec.try_set("SET_SCISSORS", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// RIGHT.
             pub const fn right(&self) -> u32 { RIGHT.spec.get(self.0[1]) }
@@ -31444,6 +31449,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `PRED_EXEC` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31455,10 +31461,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// DEVICE_SELECT (DW2 31:24); an error when `v` does not fit.
+            #[inline]
             pub const fn with_device_select(mut self, v: u32) -> Result<Self, FieldOverflow> { match DEVICE_SELECT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DEVICE_SELECT.
             pub const fn device_select(&self) -> u32 { DEVICE_SELECT.spec.get(self.0[0]) }
             /// EXEC_COUNT (DW2 22:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("PRED_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EXEC_COUNT.
             pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[0]) }
@@ -31494,6 +31502,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `COND_EXEC` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31505,10 +31514,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// TWO (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_two(mut self, v: u32) -> Result<Self, FieldOverflow> { match TWO.spec.try_set("COND_EXEC", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// TWO.
             pub const fn two(&self) -> u32 { TWO.spec.get(self.0[0]) }
             /// EXEC_COUNT (DW3 22:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_exec_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match EXEC_COUNT.spec.try_set("COND_EXEC", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// EXEC_COUNT.
             pub const fn exec_count(&self) -> u32 { EXEC_COUNT.spec.get(self.0[1]) }
@@ -31568,6 +31579,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `WAIT_MEM` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31579,10 +31591,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// SEM_LEN (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_sem_len(mut self, v: u32) -> Result<Self, FieldOverflow> { match SEM_LEN.spec.try_set("WAIT_MEM", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SEM_LEN.
             pub const fn sem_len(&self) -> u32 { SEM_LEN.spec.get(self.0[1]) }
             /// The address in SEM_ADDR; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_sem_addr(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("WAIT_MEM", &[SEM_ADDR], &mut self.0, address)?; Ok(self) }
             /// The address in SEM_ADDR.
             pub fn sem_addr(&self) -> BusAddress { get_address(&[SEM_ADDR], &self.0) }
@@ -31618,6 +31632,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 2;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 2]) }
             /// The body of a `3D_DRAW_VBUF` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31629,10 +31644,12 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// VAP_VTX_FMT (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vap_vtx_fmt(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VTX_FMT.spec.try_set("3D_DRAW_VBUF", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VAP_VTX_FMT.
             pub const fn vap_vtx_fmt(&self) -> u32 { VAP_VTX_FMT.spec.get(self.0[0]) }
             /// VAP_VF_CNTL (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vap_vf_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VF_CNTL.spec.try_set("3D_DRAW_VBUF", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VAP_VF_CNTL.
             pub const fn vap_vf_cntl(&self) -> u32 { VAP_VF_CNTL.spec.get(self.0[1]) }
@@ -31798,6 +31815,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 19;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 19]) }
             /// The body of a `3D_LOAD_VBPNTR` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31809,78 +31827,97 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// VTX_NUM_ARRAYS (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_num_arrays(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_NUM_ARRAYS.spec.try_set("3D_LOAD_VBPNTR", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_NUM_ARRAYS.
             pub const fn vtx_num_arrays(&self) -> u32 { VTX_NUM_ARRAYS.spec.get(self.0[0]) }
             /// VTX_AOS_ATTR01 (DW3 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_attr01(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR01.spec.try_set("3D_LOAD_VBPNTR", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ATTR01.
             pub const fn vtx_aos_attr01(&self) -> u32 { VTX_AOS_ATTR01.spec.get(self.0[1]) }
             /// VTX_AOS_ADDR0 (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr0(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR0.spec.try_set("3D_LOAD_VBPNTR", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR0.
             pub const fn vtx_aos_addr0(&self) -> u32 { VTX_AOS_ADDR0.spec.get(self.0[2]) }
             /// VTX_AOS_ADDR1 (DW5 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr1(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR1.spec.try_set("3D_LOAD_VBPNTR", self.0[3], v) { Ok(raw) => { self.0[3] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR1.
             pub const fn vtx_aos_addr1(&self) -> u32 { VTX_AOS_ADDR1.spec.get(self.0[3]) }
             /// VTX_AOS_ATTR23 (DW6 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_attr23(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR23.spec.try_set("3D_LOAD_VBPNTR", self.0[4], v) { Ok(raw) => { self.0[4] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ATTR23.
             pub const fn vtx_aos_attr23(&self) -> u32 { VTX_AOS_ATTR23.spec.get(self.0[4]) }
             /// VTX_AOS_ADDR2 (DW7 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr2(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR2.spec.try_set("3D_LOAD_VBPNTR", self.0[5], v) { Ok(raw) => { self.0[5] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR2.
             pub const fn vtx_aos_addr2(&self) -> u32 { VTX_AOS_ADDR2.spec.get(self.0[5]) }
             /// VTX_AOS_ADDR3 (DW8 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr3(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR3.spec.try_set("3D_LOAD_VBPNTR", self.0[6], v) { Ok(raw) => { self.0[6] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR3.
             pub const fn vtx_aos_addr3(&self) -> u32 { VTX_AOS_ADDR3.spec.get(self.0[6]) }
             /// VTX_AOS_ATTR45 (DW9 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_attr45(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR45.spec.try_set("3D_LOAD_VBPNTR", self.0[7], v) { Ok(raw) => { self.0[7] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ATTR45.
             pub const fn vtx_aos_attr45(&self) -> u32 { VTX_AOS_ATTR45.spec.get(self.0[7]) }
             /// VTX_AOS_ADDR4 (DW10 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr4(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR4.spec.try_set("3D_LOAD_VBPNTR", self.0[8], v) { Ok(raw) => { self.0[8] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR4.
             pub const fn vtx_aos_addr4(&self) -> u32 { VTX_AOS_ADDR4.spec.get(self.0[8]) }
             /// VTX_AOS_ADDR5 (DW11 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr5(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR5.spec.try_set("3D_LOAD_VBPNTR", self.0[9], v) { Ok(raw) => { self.0[9] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR5.
             pub const fn vtx_aos_addr5(&self) -> u32 { VTX_AOS_ADDR5.spec.get(self.0[9]) }
             /// VTX_AOS_ATTR67 (DW12 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_attr67(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR67.spec.try_set("3D_LOAD_VBPNTR", self.0[10], v) { Ok(raw) => { self.0[10] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ATTR67.
             pub const fn vtx_aos_attr67(&self) -> u32 { VTX_AOS_ATTR67.spec.get(self.0[10]) }
             /// VTX_AOS_ADDR6 (DW13 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr6(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR6.spec.try_set("3D_LOAD_VBPNTR", self.0[11], v) { Ok(raw) => { self.0[11] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR6.
             pub const fn vtx_aos_addr6(&self) -> u32 { VTX_AOS_ADDR6.spec.get(self.0[11]) }
             /// VTX_AOS_ADDR7 (DW14 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr7(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR7.spec.try_set("3D_LOAD_VBPNTR", self.0[12], v) { Ok(raw) => { self.0[12] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR7.
             pub const fn vtx_aos_addr7(&self) -> u32 { VTX_AOS_ADDR7.spec.get(self.0[12]) }
             /// VTX_AOS_ATTR89 (DW15 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_attr89(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR89.spec.try_set("3D_LOAD_VBPNTR", self.0[13], v) { Ok(raw) => { self.0[13] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ATTR89.
             pub const fn vtx_aos_attr89(&self) -> u32 { VTX_AOS_ATTR89.spec.get(self.0[13]) }
             /// VTX_AOS_ADDR8 (DW16 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr8(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR8.spec.try_set("3D_LOAD_VBPNTR", self.0[14], v) { Ok(raw) => { self.0[14] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR8.
             pub const fn vtx_aos_addr8(&self) -> u32 { VTX_AOS_ADDR8.spec.get(self.0[14]) }
             /// VTX_AOS_ADDR9 (DW17 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr9(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR9.spec.try_set("3D_LOAD_VBPNTR", self.0[15], v) { Ok(raw) => { self.0[15] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR9.
             pub const fn vtx_aos_addr9(&self) -> u32 { VTX_AOS_ADDR9.spec.get(self.0[15]) }
             /// VTX_AOS_ATTR1011 (DW18 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_attr1011(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ATTR1011.spec.try_set("3D_LOAD_VBPNTR", self.0[16], v) { Ok(raw) => { self.0[16] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ATTR1011.
             pub const fn vtx_aos_attr1011(&self) -> u32 { VTX_AOS_ATTR1011.spec.get(self.0[16]) }
             /// VTX_AOS_ADDR10 (DW19 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr10(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR10.spec.try_set("3D_LOAD_VBPNTR", self.0[17], v) { Ok(raw) => { self.0[17] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR10.
             pub const fn vtx_aos_addr10(&self) -> u32 { VTX_AOS_ADDR10.spec.get(self.0[17]) }
             /// VTX_AOS_ADDR11 (DW20 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vtx_aos_addr11(mut self, v: u32) -> Result<Self, FieldOverflow> { match VTX_AOS_ADDR11.spec.try_set("3D_LOAD_VBPNTR", self.0[18], v) { Ok(raw) => { self.0[18] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VTX_AOS_ADDR11.
             pub const fn vtx_aos_addr11(&self) -> u32 { VTX_AOS_ADDR11.spec.get(self.0[18]) }
@@ -31925,6 +31962,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 3;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 3]) }
             /// The body of a `INDX_BUFFER` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31936,22 +31974,27 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// ONE_REG_WR (DW2 bit 31).
+            #[inline]
             pub const fn with_one_reg_wr(mut self, v: bool) -> Self { self.0[0] = ONE_REG_WR.spec.set(self.0[0], v as u32); self }
             /// ONE_REG_WR.
             pub const fn one_reg_wr(&self) -> bool { ONE_REG_WR.spec.get(self.0[0]) != 0 }
             /// SKIP_COUNT (DW2 18:16); an error when `v` does not fit.
+            #[inline]
             pub const fn with_skip_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match SKIP_COUNT.spec.try_set("INDX_BUFFER", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// SKIP_COUNT.
             pub const fn skip_count(&self) -> u32 { SKIP_COUNT.spec.get(self.0[0]) }
             /// DESTINATION (DW2 12:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_destination(mut self, v: u32) -> Result<Self, FieldOverflow> { match DESTINATION.spec.try_set("INDX_BUFFER", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// DESTINATION.
             pub const fn destination(&self) -> u32 { DESTINATION.spec.get(self.0[0]) }
             /// BUFFER_SIZE (DW4 22:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_buffer_size(mut self, v: u32) -> Result<Self, FieldOverflow> { match BUFFER_SIZE.spec.try_set("INDX_BUFFER", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// BUFFER_SIZE.
             pub const fn buffer_size(&self) -> u32 { BUFFER_SIZE.spec.get(self.0[2]) }
             /// The address in BUFFER_BASE; an error when it is not aligned to the lowest bit they hold or beyond the highest.
+            #[inline]
             pub fn with_buffer_base(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { put_address("INDX_BUFFER", &[BUFFER_BASE], &mut self.0, address)?; Ok(self) }
             /// The address in BUFFER_BASE.
             pub fn buffer_base(&self) -> BusAddress { get_address(&[BUFFER_BASE], &self.0) }
@@ -31984,6 +32027,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `3D_DRAW_VBUF_2` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -31995,6 +32039,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// VAP_VF_CNTL (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_vap_vf_cntl(mut self, v: u32) -> Result<Self, FieldOverflow> { match VAP_VF_CNTL.spec.try_set("3D_DRAW_VBUF_2", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// VAP_VF_CNTL.
             pub const fn vap_vf_cntl(&self) -> u32 { VAP_VF_CNTL.spec.get(self.0[0]) }
@@ -32077,6 +32122,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 3;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 3]) }
             /// The body of a `3D_CLEAR_HIZ` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -32088,14 +32134,17 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// START (DW2 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_start(mut self, v: u32) -> Result<Self, FieldOverflow> { match START.spec.try_set("3D_CLEAR_HIZ", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// START.
             pub const fn start(&self) -> u32 { START.spec.get(self.0[0]) }
             /// COUNT (DW3 13:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_count(mut self, v: u32) -> Result<Self, FieldOverflow> { match COUNT.spec.try_set("3D_CLEAR_HIZ", self.0[1], v) { Ok(raw) => { self.0[1] = raw; Ok(self) } Err(e) => Err(e) } }
             /// COUNT.
             pub const fn count(&self) -> u32 { COUNT.spec.get(self.0[1]) }
             /// CLEAR_VALUE (DW4 31:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_clear_value(mut self, v: u32) -> Result<Self, FieldOverflow> { match CLEAR_VALUE.spec.try_set("3D_CLEAR_HIZ", self.0[2], v) { Ok(raw) => { self.0[2] = raw; Ok(self) } Err(e) => Err(e) } }
             /// CLEAR_VALUE.
             pub const fn clear_value(&self) -> u32 { CLEAR_VALUE.spec.get(self.0[2]) }
@@ -32150,6 +32199,7 @@ pub mod packets {
             /// Body dwords.
             pub const DWORDS: usize = 1;
             /// All fields zero.
+            #[inline]
             pub const fn new() -> Self { Body([0; 1]) }
             /// The body of a `MPEG_INDEX` packet in a stream, or why it is not one.
             pub fn unpack(body: &[u32]) -> Result<Self, BodyError> {
@@ -32161,6 +32211,7 @@ pub mod packets {
             /// The body dwords, for a writer.
             pub const fn dwords(&self) -> &[u32] { &self.0 }
             /// MASK (DW2 15:0); an error when `v` does not fit.
+            #[inline]
             pub const fn with_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { match MASK.spec.try_set("MPEG_INDEX", self.0[0], v) { Ok(raw) => { self.0[0] = raw; Ok(self) } Err(e) => Err(e) } }
             /// MASK.
             pub const fn mask(&self) -> u32 { MASK.spec.get(self.0[0]) }
