@@ -63,9 +63,12 @@
 //! its read pointer back implements [`WritebackFamily`] (the write-back address register), one
 //! that reports it in a register [`RegisterRptrFamily`]. The ring itself (space,
 //! back-pressure, wrap, read-pointer validation, doorbell counting) is written once over
-//! them and names no family: every ring type says its family (`CommandRing<B, P, R5xx>`, or
-//! the aliases `r5xx::R5xxRing`, `evergreen::EvergreenRing`). Implementations: `R5xx` (module
-//! `r5xx`, feature `r5xx`) and `Evergreen` (module `evergreen`, feature `evergreen`).
+//! them and names no family: every ring type says its family
+//! (`CommandRing<B, P, r5xx::Family>`, or the aliases `r5xx::R5xxRing`,
+//! `evergreen::EvergreenRing`). The family is the register database's marker
+//! (`baregpu_regs::r5xx::Family`, re-exported as `r5xx::Family`), the same type that types
+//! the family's registers. Implementations: `r5xx::Family` (feature `r5xx`) and
+//! `evergreen::Family` (feature `evergreen`).
 //!
 //! Nothing here allocates: the crate is `no_std` without `alloc`.
 
@@ -88,7 +91,7 @@ use crate::stream::{CommandSink, NoSpace, StreamUnit};
 pub type RingFull = NoSpace;
 
 /// What a family's command processor asks of its ring: one implementation per family
-/// (`R5xx`, `Evergreen`), used by [`CommandRing`].
+/// (`r5xx::Family`, `evergreen::Family`), used by [`CommandRing`].
 pub trait CommandProcessorRing: 'static {
     /// What the ring holds (`u32` for PM4).
     type Unit: StreamUnit;

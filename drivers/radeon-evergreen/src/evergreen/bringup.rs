@@ -7,14 +7,14 @@ use baregpu_gpu::liveness::{Unfinished, poll_healthy};
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
-use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::cp::{
     CP_DEBUG, CP_ME_CNTL, CP_RB_CNTL, CP_RB_RPTR_WR, CP_RB_WPTR, CP_RB_WPTR_DELAY,
     CP_SEM_WAIT_TIMER, SCRATCH_REG0, SCRATCH_UMSK,
 };
 use baregpu_regs::evergreen::grbm::GRBM_SOFT_RESET;
 use baregpu_regs::evergreen::rlc::RLC_CNTL;
-use baregpu_ring::evergreen::{Evergreen as EvergreenFamily, EvergreenIb, IB_PACKET_DWORDS};
+use baregpu_regs::evergreen::{Chipset, Family};
+use baregpu_ring::evergreen::{EvergreenIb, IB_PACKET_DWORDS};
 use baregpu_ring::pm4::Pm4Writer;
 use baregpu_ring::ring::CommandRing;
 
@@ -252,7 +252,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     fn submit_ib_test(&mut self, region: &DmaRegion) -> Result<Fence, TestError> {
         let bad = PacketError::BadAddress { address: region.bus_address().0, align: 4 };
         let mut ib = EvergreenIb::with_family(region).map_err(|_| SubmitError::Packet(bad))?;
-        Pm4Writer::<_, EvergreenFamily>::with_family(&mut ib)
+        Pm4Writer::<_, Family>::with_family(&mut ib)
             .write_reg_at(TEST_SCRATCH, SCRATCH_REG0::from_raw(TEST_VALUE))
             .map_err(|e| SubmitError::Packet(e.into()))?;
         let desc = ib.descriptor().map_err(|_| SubmitError::Packet(bad))?;

@@ -167,7 +167,7 @@ impl<'d, A: DmaAllocator + ?Sized> Submission<'_, 'd, A> {
     /// `INDIRECT_BUFFER` (§9.3.1, the ring's writer): the CP runs `ib`, then continues here.
     pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), PacketError> {
         let mut sink = self.sink();
-        Ok(baregpu_ring::pm4::Pm4Writer::<_, baregpu_ring::evergreen::Evergreen>::with_family(
+        Ok(baregpu_ring::pm4::Pm4Writer::<_, baregpu_regs::evergreen::Family>::with_family(
             &mut sink,
         )
         .indirect_buffer(ib)?)
