@@ -39,6 +39,20 @@ pub type Ring<'d, A> = EvergreenRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 
 /// The register BAR as the driver holds it: bound to the Evergreen family, so a register of
 /// another family (R5xx's `CP_RB_CNTL`) does not compile against it.
+///
+/// ```
+/// # use baregpu_radeon_evergreen::{Bar, hal::{RegisterIo, RegisterIoExt}, regs};
+/// fn ring_control(bar: &Bar<impl RegisterIo>) -> regs::cp::CP_RB_CNTL {
+///     bar.read::<regs::cp::CP_RB_CNTL>()
+/// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// # use baregpu_radeon_evergreen::{Bar, hal::{RegisterIo, RegisterIoExt}};
+/// fn ring_control(bar: &Bar<impl RegisterIo>) -> baregpu_regs::r5xx::cp::CP_RB_CNTL {
+///     bar.read::<baregpu_regs::r5xx::cp::CP_RB_CNTL>()
+/// }
+/// ```
 pub type Bar<IO> = FamilyIo<Family, IO>;
 
 /// A Radeon Evergreen (Cypress) or Cayman, brought up and running its ring.

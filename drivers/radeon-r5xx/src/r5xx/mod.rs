@@ -43,6 +43,20 @@ pub use baregpu_gpu::Stats;
 
 /// The register BAR as the driver holds it: bound to the R5xx family, so a register of
 /// another family (Evergreen's `CP_RB_CNTL`) does not compile against it.
+///
+/// ```
+/// # use baregpu_radeon_r5xx::{Bar, hal::{RegisterIo, RegisterIoExt}, regs};
+/// fn reset_ring_control(bar: &Bar<impl RegisterIo>) {
+///     bar.write(regs::cp::CP_RB_CNTL::RESET);
+/// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// # use baregpu_radeon_r5xx::{Bar, hal::{RegisterIo, RegisterIoExt}};
+/// fn reset_ring_control(bar: &Bar<impl RegisterIo>) {
+///     bar.write(baregpu_regs::evergreen::cp::CP_RB_CNTL::RESET);
+/// }
+/// ```
 pub type Bar<IO> = FamilyIo<Family, IO>;
 
 /// A running R5xx command processor.
