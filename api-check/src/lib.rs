@@ -48,6 +48,7 @@ error_types! {
     // Generated register code returns the HAL's errors; packet bodies have their own.
     "hal/regs" + defmt => [
         baregpu_regs::packet::BodyError,
+        baregpu_regs::packet::RecordError,
     ],
     "ring" + defmt => [
         baregpu_ring::pm4::NoSpace,
@@ -57,6 +58,8 @@ error_types! {
         baregpu_ring::ring::RingConfigError,
         baregpu_ring::ring::BadReadPointer,
         baregpu_ring::ring::WaitError,
+        baregpu_ring::vc4::ControlListError,
+        baregpu_ring::vc4::RelocationError,
     ],
     "hal/gpu" + defmt => [
         baregpu_gpu::DeviceGone,
@@ -104,6 +107,12 @@ error_types! {
         baregpu_evergreen_asm::Error,
         baregpu_evergreen_asm::isa::EncodeError,
         baregpu_evergreen_asm::abi::AbiError,
+    ],
+    "drivers/falcon-asm" + defmt => [
+        baregpu_falcon_asm::AsmError,
+        baregpu_falcon_asm::BuildError,
+        baregpu_falcon_asm::isa::EncodeError,
+        baregpu_falcon_asm::isa::DecodeError,
     ],
 }
 

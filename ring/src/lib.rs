@@ -26,6 +26,9 @@
 //! - `evergreen` (feature `evergreen`): the Evergreen/Cayman implementations
 //!   (amd-evergreen-cayman-acceleration §9): 40-bit CP_RB_* setup, `SET_*_REG` register writes
 //!   by range, `INDIRECT_BUFFER`.
+//! - `vc4` (feature `vc4`): the VideoCore IV control-list writer (broadcom-videocore-iv-3d
+//!   §9) over the `u8` stream unit: records packed from the generated record table, the list
+//!   buffer bounds-checked, every address field through one caller-implemented relocation hook.
 //!
 //! No allocation anywhere: the crate is `no_std` and does not link `alloc`, so no submit path
 //! can allocate. No `unsafe` either: DMA memory is reached through `DmaRegion`'s safe,
@@ -57,3 +60,5 @@ pub mod pm4;
 pub mod r5xx;
 pub mod ring;
 pub mod stream;
+#[cfg(feature = "vc4")]
+pub mod vc4;

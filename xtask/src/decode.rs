@@ -1,12 +1,13 @@
 //! `cargo xtask decode <family> <file>`: a captured ring or indirect buffer (binary dwords,
 //! little-endian) printed as named packets and fields, from the family's packet table
-//! (`baregpu_regs::packet::decode`).
+//! (`baregpu_regs::packet::decode`); for `vc4`, a control list (bytes) printed as named records
+//! and fields (`baregpu_regs::packet::decode_records`).
 
 use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;
 
-use baregpu_regs::packet::decode;
+use baregpu_regs::packet::{decode, decode_records};
 
 /// Why a capture could not be decoded.
 #[derive(Debug)]
@@ -23,7 +24,7 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeError::UnknownFamily(name) => {
-                write!(f, "no packet table for family {name:?} (known: r5xx, evergreen)")
+                write!(f, "no packet table for family {name:?} (known: r5xx, evergreen, vc4)")
             }
             DecodeError::Read(e) => write!(f, "cannot read the capture: {e}"),
             DecodeError::NotDwords(n) => write!(f, "{n} bytes is not a whole number of dwords"),
@@ -50,13 +51,20 @@ pub fn render(family: &str, dwords: &[u32]) -> Result<String, DecodeError> {
 
 fn run(family: &str, file: &Path) -> Result<String, DecodeError> {
     let bytes = std::fs::read(file).map_err(DecodeError::Read)?;
+    if family == "vc4" {
+        // Control lists are byte streams: any length is whole records or a cut one.
+        return Ok(decode_records(baregpu_regs::vc4::packets::ALL, &bytes).to_string());
+    }
     render(family, &dwords(&bytes)?)
 }
 
 /// The `decode` command.
 pub fn decode_job(args: &[String]) -> ExitCode {
     let [family, file] = args else {
-        eprintln!("usage: cargo xtask decode <r5xx|evergreen> <file of little-endian dwords>");
+        eprintln!(
+            "usage: cargo xtask decode <r5xx|evergreen> <file of little-endian dwords>\n       \
+             cargo xtask decode vc4 <control list bytes>"
+        );
         return ExitCode::from(2);
     };
     match run(family, Path::new(file)) {
@@ -123,9 +131,26 @@ mod tests {
     }
 
     #[test]
+    fn a_vc4_control_list_reads_as_named_records() {
+        // Tile Coordinates (3, 1), Branch to Sub-list, Store Multi-sample Resolved Tile Color
+        // Buffer (§9 Table 38), as a rendering list holds them for one tile.
+        let list = [115, 3, 1, 17, 0x20, 0x01, 0x00, 0x10, 24];
+        let path = std::env::temp_dir().join(format!("xtask-decode-vc4-{}", std::process::id()));
+        std::fs::write(&path, list).unwrap();
+        let text = run("vc4", &path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            text,
+            "    0: TILE_COORDINATES TILE_COLUMN_NUMBER=0x3 TILE_ROW_NUMBER=0x1\n\
+             \x20   3: BRANCH_TO_SUB_LIST ABSOLUTE_BRANCH_ADDRESS=0x10000120\n\
+             \x20   8: STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER\n"
+        );
+    }
+
+    #[test]
     fn bad_captures_are_refused() {
         assert!(matches!(dwords(&[1, 2, 3]), Err(DecodeError::NotDwords(3))));
-        assert!(matches!(render("vc4", &[]), Err(DecodeError::UnknownFamily(_))));
+        assert!(matches!(render("nvidia", &[]), Err(DecodeError::UnknownFamily(_))));
         let missing = std::env::temp_dir().join("xtask-decode-no-such-file");
         assert!(matches!(run("r5xx", &missing), Err(DecodeError::Read(_))));
     }

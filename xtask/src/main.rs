@@ -40,6 +40,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
+    "baregpu-falcon-asm",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -58,6 +59,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
+    "baregpu-falcon-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -121,7 +123,7 @@ fn cargo() -> Command {
 /// metal (dependents enable only their own).
 const BARE_METAL_FEATURES: &str = "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,\
      baregpu-regs/vc4,baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,\
-     baregpu-ring/evergreen,baregpu-ring/defmt";
+     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/defmt";
 
 /// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
 fn bare_metal_build(target: Option<&str>) -> Command {
@@ -149,7 +151,7 @@ fn bare_metal_build(target: Option<&str>) -> Command {
 const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt,r5xx,evergreen"),
+    ("baregpu-ring", "defmt,r5xx,evergreen,vc4"),
     ("baregpu-gpu", "defmt"),
     ("baregpu-firmware", "defmt"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
@@ -157,6 +159,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
+    ("baregpu-falcon-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -276,6 +279,9 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_dispatch",
     "pci_probe",
     "submission_closures",
+    "vc4_control_list",
+    "falcon_asm_text",
+    "falcon_instruction_round_trip",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
@@ -600,6 +606,16 @@ fn parse_libtest(output: &str) -> (u64, u64) {
 /// each gives the engines a different, reproducible interleaving with the driver.
 const EXTRA_SEEDS: [u64; 2] = [0x00DD_BA11, 0xC0FF_EE00];
 
+/// The threaded pacing the driver tests also run under: an engine thread ticks each in-process
+/// device on the wall clock beside the test (not reproducible; closest to hardware). 1000 ticks
+/// per millisecond keeps the run about as long as a seeded one.
+const THREADED_PACING: &str = "threaded:1000";
+
+/// The packages the threaded rerun tests (the scheduler example's timing tests assume
+/// request-paced engines).
+const THREADED_PACKAGES: &[&str] =
+    &["drivers/radeon-r5xx", "drivers/radeon-evergreen", "examples/ctm-compute"];
+
 /// The packages the pacing reruns test again (their tests drive the device models).
 /// The drivers' tests include the family-generic contract suite (`gpu-contract`, in their
 /// tests/contract.rs); the scheduler example runs over both in-process GPUs.
@@ -731,13 +747,14 @@ fn test_job() -> ExitCode {
         );
     });
     // The R5xx and Evergreen drivers, the CTM workloads and the scheduler example against other
-    // engine interleavings: two more seeds and run-to-idle (the default seed ran above), with the
-    // executables built above.
+    // engine interleavings: two more seeds and run-to-idle (the default seed ran above), and
+    // the drivers and CTM workloads threaded, with the executables built above.
     tally.phase("pacing reruns", |tally| {
         let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
         for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
             rerun_paced(tally, &binaries, PACED_PACKAGES, pacing);
         }
+        rerun_paced(tally, &binaries, THREADED_PACKAGES, THREADED_PACING);
     });
 
     // 3. The QEMU cases: test kernel and Pi image beside their emulated devices.

@@ -368,7 +368,7 @@ fn fences_signal_one_after_another_while_the_cp_works_through_a_batch() {
     });
     polled.unwrap();
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "in order: {seen:?}");
-    if paced(&gpu) {
+    if stepwise(&gpu) {
         assert!(seen[0] < last.seq(), "in flight when the doorbell write returned: {seen:?}");
         assert!(seen.len() > 3, "signalled a few at a time, not all at once: {seen:?}");
     }
@@ -396,7 +396,7 @@ fn a_batch_rings_one_doorbell_and_is_padded_to_16_dwords() {
     }
     assert_eq!(s.ring().pending_dwords(), 80);
     s.flush().unwrap();
-    if paced(&gpu) {
+    if stepwise(&gpu) {
         // The doorbell write advanced the CP by at most three 16-dword fetches.
         assert!(!drv.signalled(fences.last().unwrap()), "in flight after the doorbell");
     }

@@ -18,6 +18,68 @@ pub struct PacketTable {
     /// Packets, in document order.
     #[serde(default, rename = "packet")]
     pub packets: Vec<Packet>,
+    /// Byte-oriented control records (VideoCore IV), in document order.
+    #[serde(default, rename = "record")]
+    pub records: Vec<Record>,
+}
+
+/// One control record of a byte stream (VideoCore IV §9): an id byte, then fields at byte and
+/// bit positions, little-endian.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// UPPER_SNAKE name (the document's, without its remarks).
+    pub name: String,
+    /// The name as the document writes it.
+    pub doc_name: String,
+    /// The id byte.
+    pub opcode: u8,
+    /// The document section (its record table).
+    pub section: String,
+    /// Which list may hold it: `binning`, `rendering` or `both`.
+    pub lists: String,
+    /// Size in bytes with the id byte (the fewest, for an open-ended record).
+    pub bytes: usize,
+    /// An escape-terminated list follows the fixed part.
+    #[serde(default)]
+    pub open_ended: bool,
+    /// For a fact the document omits or gets wrong: where it comes from.
+    pub source: Option<String>,
+    /// The record's fields.
+    #[serde(default, rename = "field")]
+    pub fields: Vec<RecordField>,
+}
+
+/// One field of a control record.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordField {
+    /// UPPER_SNAKE name.
+    pub name: String,
+    /// The byte it starts in (the id byte is 0).
+    pub byte: usize,
+    /// Highest bit, counted from bit 0 of `byte` (may reach into the following bytes).
+    pub msb: u32,
+    /// Lowest bit within `byte`.
+    pub lsb: u32,
+    /// For an address field: the lowest address bit it holds (its shift).
+    pub address_lsb: Option<u32>,
+    /// `sint` or `float` where the document types the field so; otherwise inferred (enum
+    /// values, address, one bit: bool, else uint).
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+    /// For a correction: where the fact comes from.
+    pub source: Option<String>,
+    /// Enumerated values.
+    #[serde(default, rename = "value")]
+    pub values: Vec<FieldValue>,
+}
+
+impl RecordField {
+    /// Width in bits.
+    pub fn width(&self) -> u32 {
+        self.msb - self.lsb + 1
+    }
 }
 
 /// Family-level facts of a packet table.
@@ -232,39 +294,12 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
             field_kind(f)
         );
     }
-    let names: Vec<&str> = p.fields.iter().map(|f| f.name.as_str()).collect();
-    let _ = writeln!(
+    render_field_list(
         out,
-        "        /// Every field, by dword.\n        pub const FIELDS: &[BodyField] = &[{}];",
-        names.join(", ")
+        "by dword",
+        "BodyField",
+        p.fields.iter().map(|f| (f.name.as_str(), f.values.as_slice())),
     );
-    for f in p.fields.iter().filter(|f| !f.values.is_empty()) {
-        let ty = camel(&f.name);
-        let _ = writeln!(out, "        /// Values of [`{}`].", f.name);
-        out.push_str(
-            "        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\n        #[repr(u32)]\n",
-        );
-        let _ = writeln!(out, "        pub enum {ty} {{");
-        for v in &f.values {
-            let _ = writeln!(out, "            /// {} ({}).", v.name, v.value);
-            let _ = writeln!(out, "            {} = {:#x},", camel(&v.name), v.value);
-        }
-        out.push_str("        }\n");
-        let _ = writeln!(out, "        impl {ty} {{");
-        out.push_str("            /// The value for a raw field value the table lists.\n");
-        out.push_str("            pub const fn from_raw(raw: u32) -> Option<Self> {\n                match raw {\n");
-        for v in &f.values {
-            let _ = writeln!(
-                out,
-                "                    {:#x} => Some(Self::{}),",
-                v.value,
-                camel(&v.name)
-            );
-        }
-        out.push_str(
-            "                    _ => None,\n                }\n            }\n        }\n",
-        );
-    }
     if p.is_fixed() && !p.fields.is_empty() {
         let n = p.min_dwords;
         let _ = writeln!(
@@ -361,8 +396,248 @@ fn render_packet_module(out: &mut String, p: &Packet, label: &str) {
     out.push_str("    }\n");
 }
 
+fn record_field_kind(f: &RecordField) -> String {
+    if let Some(lsb) = f.address_lsb {
+        format!("FieldKind::Address {{ address_lsb: {lsb} }}")
+    } else if !f.values.is_empty() {
+        let values: Vec<String> = f
+            .values
+            .iter()
+            .map(|v| format!("EnumEntry {{ name: {:?}, value: {:#x} }}", v.name, v.value))
+            .collect();
+        format!("FieldKind::Enum(&[{}])", values.join(", "))
+    } else if f.ty.as_deref() == Some("float") {
+        "FieldKind::Float".into()
+    } else if f.ty.as_deref() == Some("sint") {
+        "FieldKind::Sint".into()
+    } else if f.width() == 1 {
+        "FieldKind::Bool".into()
+    } else {
+        "FieldKind::Uint".into()
+    }
+}
+
+fn lists_variant(lists: &str) -> &'static str {
+    match lists {
+        "binning" => "Lists::Binning",
+        "rendering" => "Lists::Rendering",
+        _ => "Lists::Both",
+    }
+}
+
+/// A packet's or record's `FIELDS` list (`ty` constants in `order`) and an enum with
+/// `from_raw` for each enumerated field (`camel(name)`).
+fn render_field_list<'a>(
+    out: &mut String,
+    order: &str,
+    ty: &str,
+    fields: impl Iterator<Item = (&'a str, &'a [FieldValue])> + Clone,
+) {
+    let names: Vec<&str> = fields.clone().map(|(name, _)| name).collect();
+    let _ = writeln!(
+        out,
+        "        /// Every field, {order}.\n        pub const FIELDS: &[{ty}] = &[{}];",
+        names.join(", ")
+    );
+    for (name, values) in fields.filter(|(_, v)| !v.is_empty()) {
+        let ty = camel(name);
+        let _ = writeln!(out, "        /// Values of [`{name}`].");
+        out.push_str(
+            "        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]\n        #[repr(u32)]\n",
+        );
+        let _ = writeln!(out, "        pub enum {ty} {{");
+        for v in values {
+            let _ = writeln!(out, "            /// {} ({}).", v.name, v.value);
+            let _ = writeln!(out, "            {} = {:#x},", camel(&v.name), v.value);
+        }
+        out.push_str("        }\n");
+        let _ = writeln!(out, "        impl {ty} {{");
+        out.push_str("            /// The value for a raw field value the table lists.\n");
+        out.push_str("            pub const fn from_raw(raw: u32) -> Option<Self> {\n                match raw {\n");
+        for v in values {
+            let _ = writeln!(
+                out,
+                "                    {:#x} => Some(Self::{}),",
+                v.value,
+                camel(&v.name)
+            );
+        }
+        out.push_str(
+            "                    _ => None,\n                }\n            }\n        }\n",
+        );
+    }
+}
+
+/// The module of one control record: field constants, enums and, for a fixed-size record, a
+/// typed `Body` (the whole record, id byte first).
+fn render_record_module(out: &mut String, r: &Record, label: &str) {
+    let m = module_name(&r.name);
+    let _ = writeln!(
+        out,
+        "\n    /// Fields of [`{}`]{}.",
+        const_name(&r.name),
+        if r.open_ended { "" } else { " and its typed body" }
+    );
+    let _ = writeln!(out, "    pub mod {m} {{");
+    out.push_str("        #[allow(unused_imports)]\n        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};\n");
+    out.push_str("        #[allow(unused_imports)]\n        use baregpu_hal::dma::BusAddress;\n");
+    out.push_str("        #[allow(unused_imports)]\n        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};\n");
+    for f in &r.fields {
+        let origin = f.source.clone().unwrap_or_else(|| format!("{label} §{}", r.section));
+        let _ = writeln!(
+            out,
+            "        /// Byte {} bits {}:{} ({origin}).\n        pub const {}: RecordField = RecordField::new({:?}, {}, {}, {}, {});",
+            f.byte,
+            f.msb,
+            f.lsb,
+            f.name,
+            f.name,
+            f.byte,
+            f.msb,
+            f.lsb,
+            record_field_kind(f)
+        );
+    }
+    render_field_list(
+        out,
+        "by byte",
+        "RecordField",
+        r.fields.iter().map(|f| (f.name.as_str(), f.values.as_slice())),
+    );
+    if !r.open_ended {
+        let n = r.bytes;
+        let _ = writeln!(
+            out,
+            "        /// A `{}` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.",
+            r.name
+        );
+        out.push_str("        #[derive(Debug, Clone, Copy, PartialEq, Eq)]\n");
+        let _ = writeln!(out, "        pub struct Body(pub [u8; {n}]);");
+        out.push_str("        impl Default for Body {\n            fn default() -> Self { Self::new() }\n        }\n");
+        out.push_str("        impl Body {\n");
+        let _ = writeln!(
+            out,
+            "            /// Record bytes, with the id byte.\n            pub const BYTES: usize = {n};"
+        );
+        let _ = writeln!(
+            out,
+            "            /// The id byte, every field zero.\n            pub const fn new() -> Self {{ let mut b = [0; {n}]; b[0] = {:#04x}; Body(b) }}",
+            r.opcode
+        );
+        let _ = writeln!(
+            out,
+            "            /// The record at the start of `bytes` (which must be exactly one `{0}`), or why it is not one.\n            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {{\n                super::{1}.check(bytes)?;\n                let mut b = [0; {n}];\n                b.copy_from_slice(bytes);\n                Ok(Body(b))\n            }}",
+            r.name,
+            const_name(&r.name)
+        );
+        out.push_str("            /// The record's bytes, for a writer.\n            pub const fn bytes(&self) -> &[u8] { &self.0 }\n");
+        for f in &r.fields {
+            let id = ident(&f.name);
+            let plain = f.name.to_lowercase();
+            let at = format!("byte {} bits {}:{}", f.byte, f.msb, f.lsb);
+            let code = if f.address_lsb.is_some() {
+                format!(
+                    "            /// {0} ({at}); an error when the address is not aligned to the lowest bit it holds or beyond the highest.\n            pub fn with_{plain}(mut self, address: BusAddress) -> Result<Self, AddressFieldError> {{ {0}.put_address({1:?}, &mut self.0, address)?; Ok(self) }}\n            /// {0}.\n            pub fn {id}(&self) -> BusAddress {{ {0}.address(&self.0) }}",
+                    f.name, r.name
+                )
+            } else if !f.values.is_empty() {
+                let ty = camel(&f.name);
+                format!(
+                    "            /// {0} ({at}).\n            pub fn with_{plain}(mut self, v: {ty}) -> Self {{ {0}.set(&mut self.0, v as u64); self }}\n            /// {0}, or the raw value when the table does not list it.\n            pub fn {id}(&self) -> Result<{ty}, InvalidEnumValue> {{ let raw = {0}.get(&self.0) as u32; {ty}::from_raw(raw).ok_or(InvalidEnumValue {{ register: {1:?}, field: {0:?}, value: raw }}) }}",
+                    f.name, r.name
+                )
+            } else if f.ty.as_deref() == Some("float") {
+                format!(
+                    "            /// {0} ({at}, float32).\n            pub fn with_{plain}(mut self, v: f32) -> Self {{ {0}.set(&mut self.0, u64::from(v.to_bits())); self }}\n            /// {0}.\n            pub fn {id}(&self) -> f32 {{ f32::from_bits({0}.get(&self.0) as u32) }}",
+                    f.name
+                )
+            } else if f.ty.as_deref() == Some("sint") {
+                format!(
+                    "            /// {0} ({at}, signed); an error when `v` does not fit.\n            pub fn with_{plain}(mut self, v: i32) -> Result<Self, FieldOverflow> {{ {0}.try_set_signed({1:?}, &mut self.0, i64::from(v))?; Ok(self) }}\n            /// {0}.\n            pub fn {id}(&self) -> i32 {{ {0}.get_signed(&self.0) as i32 }}",
+                    f.name, r.name
+                )
+            } else if f.width() == 1 {
+                format!(
+                    "            /// {0} ({at}).\n            pub fn with_{plain}(mut self, v: bool) -> Self {{ {0}.set(&mut self.0, u64::from(v)); self }}\n            /// {0}.\n            pub fn {id}(&self) -> bool {{ {0}.get(&self.0) != 0 }}",
+                    f.name
+                )
+            } else if f.width() > 32 {
+                format!(
+                    "            /// {0} ({at}).\n            pub fn with_{plain}(mut self, v: u64) -> Self {{ {0}.set(&mut self.0, v); self }}\n            /// {0}.\n            pub fn {id}(&self) -> u64 {{ {0}.get(&self.0) }}",
+                    f.name
+                )
+            } else if f.width() == 32 {
+                format!(
+                    "            /// {0} ({at}).\n            pub fn with_{plain}(mut self, v: u32) -> Self {{ {0}.set(&mut self.0, u64::from(v)); self }}\n            /// {0}.\n            pub fn {id}(&self) -> u32 {{ {0}.get(&self.0) as u32 }}",
+                    f.name
+                )
+            } else {
+                format!(
+                    "            /// {0} ({at}); an error when `v` does not fit.\n            pub fn with_{plain}(mut self, v: u32) -> Result<Self, FieldOverflow> {{ {0}.try_set({1:?}, &mut self.0, u64::from(v))?; Ok(self) }}\n            /// {0}.\n            pub fn {id}(&self) -> u32 {{ {0}.get(&self.0) as u32 }}",
+                    f.name, r.name
+                )
+            };
+            out.push_str(&code);
+            out.push('\n');
+        }
+        out.push_str("        }\n");
+    }
+    out.push_str("    }\n");
+}
+
+/// The `packets` module of a family whose stream is made of byte records (VideoCore IV).
+fn render_records(table: &PacketTable) -> String {
+    let label = &table.meta.doc_label;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n/// Control records of the family's control lists: `hal/regdb/packets/{}.toml`, extracted \
+         from {} and checked against it by `regdb-gen`'s tests, field by field. Each constant is \
+         typed by the family; each record's module holds its fields and, for a fixed-size record, \
+         a typed `Body` (the record's bytes, id first).",
+        table.meta.family, table.meta.document
+    );
+    out.push_str("pub mod packets {\n    use super::Family;\n    #[allow(unused_imports)]\n    use crate::packet::{Lists, Record};\n");
+    for r in &table.records {
+        let source =
+            r.source.as_ref().map(|s| format!("\n    ///\n    /// {s}.")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\n    /// `{}`: id {}, {} bytes{} ({label} §{}; {} lists).{source}",
+            r.doc_name.replace('[', "\\[").replace(']', "\\]"),
+            r.opcode,
+            r.bytes,
+            if r.open_ended { " and an escape-terminated list" } else { "" },
+            r.section,
+            r.lists,
+        );
+        let _ = writeln!(
+            out,
+            "    pub const {}: Record<Family> = Record::new({:?}, {}, {:?}, {}, {}, {}, {}::FIELDS);",
+            const_name(&r.name),
+            r.name,
+            r.opcode,
+            r.section,
+            lists_variant(&r.lists),
+            r.bytes,
+            r.open_ended,
+            module_name(&r.name)
+        );
+        render_record_module(&mut out, r, label);
+    }
+    out.push_str("\n    /// Every record, by id.\n    pub const ALL: &[Record<Family>] = &[\n");
+    for r in &table.records {
+        let _ = writeln!(out, "        {},", const_name(&r.name));
+    }
+    out.push_str("    ];\n}\n");
+    out
+}
+
 /// The `packets` module for `table`, appended to the family's generated module.
 pub fn render(table: &PacketTable) -> String {
+    if !table.records.is_empty() {
+        return render_records(table);
+    }
     let label = &table.meta.doc_label;
     let mut out = String::new();
     let _ = writeln!(
@@ -521,6 +796,77 @@ pub fn lint(table: &PacketTable) -> Vec<crate::lint::LintError> {
             }
         }
     }
+    errors.extend(lint_records(table));
+    errors
+}
+
+/// Every problem in a table's control records: repeated ids or names, a list other than
+/// binning/rendering/both, a field outside the record (in the id byte, past its size, or
+/// starting past bit 7 of its byte), wider than 64 bits, two fields over the same bits, enum
+/// values that do not fit, an unknown type, addresses past bit 31 (V3D addresses are 32-bit).
+fn lint_records(table: &PacketTable) -> Vec<crate::lint::LintError> {
+    use crate::lint::{LintError, valid_name, valid_value_name};
+    let mut errors = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
+    let mut record_names = std::collections::BTreeSet::new();
+    for r in &table.records {
+        let mut err = |message: String| {
+            errors.push(LintError {
+                family: table.meta.family.clone(),
+                subject: r.name.clone(),
+                message,
+            })
+        };
+        if !valid_name(&r.name) || !record_names.insert(&r.name) {
+            err(format!("record name {:?} is invalid or repeated", r.name));
+        }
+        if !ids.insert(r.opcode) {
+            err(format!("id {} appears twice", r.opcode));
+        }
+        if !["binning", "rendering", "both"].contains(&r.lists.as_str()) {
+            err(format!("lists {:?} is not binning, rendering or both", r.lists));
+        }
+        if r.bytes == 0 {
+            err("a record has at least its id byte".into());
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for f in &r.fields {
+            if !valid_name(&f.name) || !names.insert(&f.name) {
+                err(format!("field name {:?} is invalid or repeated", f.name));
+            }
+            if f.lsb > 7 || f.lsb > f.msb || f.width() > 64 {
+                err(format!("{} has bits {}:{} from byte {}", f.name, f.msb, f.lsb, f.byte));
+            }
+            if f.byte == 0 || f.byte * 8 + f.msb as usize >= r.bytes * 8 {
+                err(format!("{} is outside the record's {} bytes", f.name, r.bytes));
+            }
+            if f.address_lsb.is_some_and(|a| a + f.width() > 32) {
+                err(format!("{} holds address bits past 31", f.name));
+            }
+            match f.ty.as_deref() {
+                None | Some("sint") => {}
+                Some("float") if f.width() == 32 => {}
+                Some(other) => err(format!("{}: type {other:?} (width {})", f.name, f.width())),
+            }
+            for v in &f.values {
+                if !valid_value_name(&v.name) {
+                    err(format!("{}: invalid value name {:?}", f.name, v.name));
+                }
+                if f.width() < 32 && v.value >> f.width() != 0 {
+                    err(format!("{}: value {} does not fit {} bits", f.name, v.value, f.width()));
+                }
+            }
+        }
+        let bits = |f: &RecordField| (f.byte * 8 + f.lsb as usize, f.byte * 8 + f.msb as usize);
+        for (i, a) in r.fields.iter().enumerate() {
+            for b in &r.fields[i + 1..] {
+                let ((alo, ahi), (blo, bhi)) = (bits(a), bits(b));
+                if alo <= bhi && blo <= ahi {
+                    err(format!("{} and {} overlap", a.name, b.name));
+                }
+            }
+        }
+    }
     errors
 }
 
@@ -567,6 +913,40 @@ mod tests {
         assert!(bits[0].message.contains("outside its dword"));
         // An open-ended body has no last dword.
         assert_eq!(lint(&table(&field("A", 9, 31, 0, ""), "")), vec![]);
+    }
+
+    fn records(fields: &str) -> PacketTable {
+        toml::from_str(&format!(
+            "[meta]\nfamily = \"t\"\ndocument = \"d\"\ndoc_label = \"d\"\n\n[[record]]\nname = \"R\"\n\
+             doc_name = \"R\"\nopcode = 64\nsection = \"9\"\nlists = \"both\"\nbytes = 5\n{fields}"
+        ))
+        .expect("table")
+    }
+
+    fn record_field(name: &str, byte: usize, msb: u32, lsb: u32, extra: &str) -> String {
+        format!(
+            "\n[[record.field]]\nname = \"{name}\"\nbyte = {byte}\nmsb = {msb}\nlsb = {lsb}\n{extra}\n"
+        )
+    }
+
+    #[test]
+    fn record_fields_must_fit_the_record_and_not_overlap() {
+        // Table 38 as printed: GL Shader State's address at offset 0 over the two fields beside it.
+        let printed = record_field("ADDRESS", 1, 27, 0, "address_lsb = 4")
+            + &record_field("EXTENDED", 1, 3, 3, "")
+            + &record_field("COUNT", 1, 2, 0, "");
+        let errors = lint(&records(&printed));
+        assert!(errors.iter().any(|e| e.message == "ADDRESS and EXTENDED overlap"), "{errors:?}");
+        let corrected = record_field("ADDRESS", 1, 31, 4, "address_lsb = 4")
+            + &record_field("EXTENDED", 1, 3, 3, "")
+            + &record_field("COUNT", 1, 2, 0, "");
+        assert_eq!(lint(&records(&corrected)), vec![]);
+        let past = lint(&records(&record_field("A", 2, 31, 0, "")));
+        assert!(past[0].message.contains("outside the record's 5 bytes"), "{past:?}");
+        let id = lint(&records(&record_field("A", 0, 7, 0, "")));
+        assert!(id[0].message.contains("outside the record"), "{id:?}");
+        let wide = lint(&records(&record_field("A", 1, 31, 0, "address_lsb = 4")));
+        assert!(wide[0].message.contains("address bits past 31"), "{wide:?}");
     }
 
     #[test]

@@ -21,10 +21,12 @@ import regdb
 FAMILIES = {
     "r5xx": "amd-r5xx-acceleration.txt",
     "evergreen": "amd-evergreen-cayman-acceleration.txt",
+    "vc4": "broadcom-videocore-iv-3d.txt",
 }
 DOC_LABELS = {
     "r5xx": "amd-r5xx-acceleration",
     "evergreen": "amd-evergreen-cayman-acceleration",
+    "vc4": "broadcom-videocore-iv-3d",
 }
 
 PACKETS_DIR = regdb.REGDB_DIR / "packets"
@@ -265,7 +267,7 @@ def load_corrections(family: str) -> dict:
     if not path.exists():
         return {}
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    for kind in ("packet", "field", "drop_field", "length", "set_range"):
+    for kind in ("packet", "field", "drop_field", "length", "set_range", "record", "text"):
         for entry in data.get(kind, []):
             if not entry.get("reason"):
                 raise regdb.ExtractError(f"{path}: every [[{kind}]] correction needs a reason: {entry}")
@@ -277,6 +279,33 @@ def load_opcodes(family: str) -> dict[str, dict]:
 
 
 FIELD_KEYS = ("dword", "msb", "lsb", "address_lsb", "alias_of", "values")
+
+
+def correct_fields(corrections: dict, owner, keys_of, position: tuple[str, ...]) -> None:
+    """Apply [[drop_field]] and [[field]] corrections to the packet or record `owner(entry)`
+    names: a [[field]] sets `keys_of(entry)` on the field of its name, or adds the field when
+    the keys place it (`position`: dword/msb/lsb, byte/msb/lsb); its `source`, if any, goes
+    with it."""
+    for entry in corrections.get("drop_field", []):
+        o = owner(entry)
+        kept = [f for f in o["fields"] if f["name"] != entry["name"]]
+        if len(kept) == len(o["fields"]):
+            raise regdb.ExtractError(f"[[drop_field]] matches no extracted field: {entry}")
+        o["fields"] = kept
+    for entry in corrections.get("field", []):
+        o = owner(entry)
+        keys = keys_of(entry)
+        match = [f for f in o["fields"] if f["name"] == entry["name"]]
+        if match:
+            target = match[0]
+            target.update(keys)
+        elif all(k in keys for k in position):
+            target = {"name": entry["name"], **keys}
+            o["fields"].append(target)
+        else:
+            raise regdb.ExtractError(f"[[field]] adds a field without {'/'.join(position)}: {entry}")
+        if "source" in entry:
+            target["source"] = entry["source"]
 
 
 def apply_corrections(packets: list[dict], corrections: dict) -> list[dict]:
@@ -306,22 +335,7 @@ def apply_corrections(packets: list[dict], corrections: dict) -> list[dict]:
             raise regdb.ExtractError(f"correction for an unknown packet: {entry}")
         return by_name[entry["packet"]]
 
-    for entry in corrections.get("drop_field", []):
-        p = packet(entry)
-        kept = [f for f in p["fields"] if f["name"] != entry["name"]]
-        if len(kept) == len(p["fields"]):
-            raise regdb.ExtractError(f"[[drop_field]] matches no extracted field: {entry}")
-        p["fields"] = kept
-    for entry in corrections.get("field", []):
-        p = packet(entry)
-        keys = {k: entry[k] for k in FIELD_KEYS if k in entry}
-        match = [f for f in p["fields"] if f["name"] == entry["name"]]
-        if match:
-            match[0].update(keys)
-        elif all(k in keys for k in ("dword", "msb", "lsb")):
-            p["fields"].append({"name": entry["name"], **keys})
-        else:
-            raise regdb.ExtractError(f"[[field]] adds a field without dword/msb/lsb: {entry}")
+    correct_fields(corrections, packet, lambda e: {k: e[k] for k in FIELD_KEYS if k in e}, ("dword", "msb", "lsb"))
     for entry in corrections.get("length", []):
         p = packet(entry)
         p["min_dwords"] = entry["min_dwords"]
@@ -402,8 +416,253 @@ def to_toml(family: str, packets: list[dict]) -> str:
 
 
 def build(family: str, text: str) -> str:
+    if family == "vc4":
+        corrections = load_corrections(family)
+        text = regdb.apply_text_corrections(text, corrections)
+        return vc4_toml(apply_record_corrections(vc4(text), corrections))
     if family == "r5xx":
         packets = r5xx(text)
     else:
         packets = evergreen(text, load_opcodes(family))
     return to_toml(family, apply_corrections(packets, load_corrections(family)))
+
+
+# --- VideoCore IV control records (broadcom-videocore-iv-3d §9, Table 38) --------------------
+#
+# A control record is one id byte, then fields at bit offsets counted from the byte after it
+# (little-endian). Table 38 gives, per record, its code and name (with a "(B)" or "(R)" suffix
+# for records only a binning or only a rendering list may hold), then one row per field: width
+# in bits, offset, description. The record's size is not printed: it is the id byte plus the
+# bytes up to the highest field bit. A field becomes `byte` (of the record, the id byte is 0),
+# `lsb`/`msb` (bits from that byte's bit 0, so a 32-bit field at offset 40 is byte 6, bits 31:0).
+
+VC4_TABLE = "Table 38: Control Record IDs and Data Summary"
+CELL_SPLIT_DUPLICATE = re.compile(r"\s+")
+
+
+def record_heading(cells: list[str]) -> str:
+    """The record name of a heading row: OCR splits it over cells, sometimes inside a word
+    ("Flus", "h (Add Re", ...), sometimes repeating a piece ("Wai", "Wait on Semaphore", or a
+    tail again after the name). Cells are joined without a separator; a cell the next one
+    starts with, or one the name already ends with, is dropped. What this cannot mend, the
+    reviewed [[text]] corrections restore."""
+    parts = [c for c in cells if c]
+    name = ""
+    for i, c in enumerate(parts):
+        if i + 1 < len(parts) and parts[i + 1].startswith(c):
+            continue
+        if name and name.endswith(c):
+            continue
+        name += c
+    return CELL_SPLIT_DUPLICATE.sub(" ", name).strip()
+
+
+def record_name(doc_name: str) -> str:
+    """UPPER_SNAKE name of a record: the document's name without its parenthesised remarks and
+    list suffix ("Flush (Add Return-from-sub-list ...) (B)" -> FLUSH)."""
+    bare = re.sub(r"\([^)]*\)?", " ", doc_name)
+    return re.sub(r"[^A-Za-z0-9]+", "_", bare).strip("_").upper()
+
+
+def record_field_name(description: str) -> str:
+    """UPPER_SNAKE name of a field: its description up to the first remark ("Memory address of
+    Tile. In multiples of 16 bytes." -> MEMORY_ADDRESS_OF_TILE; "Clear Z<sub>S</sub> (uint24)"
+    -> CLEAR_ZS)."""
+    text = re.sub(r"</?(?:sub|sup)>", "", description)
+    text = re.sub(r"\s+(?=[A-Z]?\b[a-zA-Z]?\b)", " ", text)
+    head = re.split(r"[(.:]", text, maxsplit=1)[0]
+    return re.sub(r"[^A-Za-z0-9]+", "_", head).strip("_").upper()
+
+
+ENUM_LIST = re.compile(r"(\d+(?:\s*,\s*\d+)+)\s*=\s*([^)]*)")
+ENUM_RANGE = re.compile(r"(\d+)\s*-\s*(\d+)\s*=\s*([^)]*)")
+ENUM_PAIRS = re.compile(r"(\d+)\s*=\s*([^,)]+)")
+
+
+def enum_values(text: str) -> list[dict]:
+    """The values a description lists: "0,1,2 = a, b, c", "0-7 = a, ..., h" or "0=a, 1 = b".
+    "Reserved" and "N/A" entries name nothing."""
+    pairs: list[tuple[int, str]] = []
+    m = ENUM_LIST.search(text) or ENUM_RANGE.search(text)
+    if m and m.re is ENUM_LIST:
+        numbers = [int(n) for n in m.group(1).split(",")]
+        names = [n.strip() for n in m.group(2).rstrip(". ").split(",")]
+        if len(names) == len(numbers):
+            pairs = list(zip(numbers, names))
+    elif m:
+        first, last = int(m.group(1)), int(m.group(2))
+        names = [n.strip() for n in m.group(3).rstrip(". ").split(",")]
+        if len(names) == last - first + 1:
+            pairs = list(zip(range(first, last + 1), names))
+    else:
+        found = ENUM_PAIRS.findall(text)
+        if len(found) >= 2:
+            pairs = [(int(n), v) for n, v in found]
+    values = []
+    for n, v in pairs:
+        name = re.sub(r"[^A-Za-z0-9]+", "_", v).strip("_").upper()
+        if name and name not in ("RESERVED", "N_A"):
+            values.append({"name": name, "value": n})
+    return values
+
+
+ADDRESS_SHIFT = re.compile(r"(?i)multiples? of (\d+) bytes|(\d+)-byte multiple")
+
+
+def table38_rows(text: str) -> list[tuple[str, list[str]]]:
+    """Rows of Table 38 (all its continuation pages): ("code", cells) for a record heading,
+    ("field", [bits, offset, description]) for a field, ("more", [text]) for a description's
+    continuation line."""
+    lines = text.split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith(VC4_TABLE))
+    end = next(i for i, l in enumerate(lines) if i > start and "Primitive List Formats" in l)
+    rows = []
+    for line in lines[start:end]:
+        cells = [c.strip() for c in line.split("\t")]
+        code = re.sub(r"</?mark>", "", cells[0])
+        if re.fullmatch(r"\d+", code) and len(cells) > 1:
+            rows.append(("code", [code] + cells[1:]))
+        elif code == "" and len(cells) > 2 and re.fullmatch(r"(?:>=)?\d+", cells[1]):
+            rows.append(("field", [cells[1], cells[2], " ".join(c for c in cells[3:] if c)]))
+        elif code == "" and len(cells) > 3 and not cells[1] and not cells[2]:
+            more = " ".join(c for c in cells[3:] if c)
+            if more:
+                rows.append(("more", [more]))
+    return rows
+
+
+def vc4(text: str) -> list[dict]:
+    records: list[dict] = []
+    for kind, cells in table38_rows(text):
+        if kind == "code":
+            doc_name = record_heading(cells[1:])
+            lists = "binning" if doc_name.endswith("(B)") else "rendering" if doc_name.endswith("(R)") else "both"
+            records.append(
+                {
+                    "name": record_name(doc_name),
+                    "doc_name": doc_name,
+                    "opcode": int(cells[0]),
+                    "lists": lists,
+                    "fields": [],
+                    "open_ended": False,
+                }
+            )
+        elif kind == "field":
+            r = records[-1]
+            bits, offset, description = cells
+            if bits.startswith(">=") or not description:
+                # An escape-terminated list of any length (ids 42, 48, 49).
+                r["open_ended"] = True
+                continue
+            if not offset.isdigit():
+                if len(r["fields"]) or not bits.isdigit():
+                    raise regdb.ExtractError(f"Table 38 id {r['opcode']}: field without an offset: {cells}")
+                offset = "0"  # ids 16, 17: the only field, printed without its offset
+            if description.lower() in ("unused", "not used"):
+                r.setdefault("unused", []).append((int(bits), int(offset)))
+                continue
+            width, at = int(bits), int(offset)
+            field = {
+                "name": record_field_name(description),
+                "description": description,
+                "byte": 1 + at // 8,
+                "lsb": at % 8,
+                "msb": at % 8 + width - 1,
+                "offset": at,
+            }
+            r["fields"].append(field)
+        else:
+            r = records[-1]
+            if r["fields"]:
+                r["fields"][-1]["description"] += " " + cells[0]
+    out = []
+    for r in records:
+        if r["name"].startswith("RESERVED"):
+            continue
+        for f in r["fields"]:
+            # The types the document writes after a field: "(float32)", "(sint16)"; "(uint16)"
+            # and "(int8)" (tile numbers, never negative) stay unsigned.
+            if "(float32)" in f["description"]:
+                f["type"] = "float"
+            elif re.search(r"\(sint\d+\)", f["description"]):
+                f["type"] = "sint"
+            values = enum_values(f["description"])
+            if values and f["msb"] > f["lsb"]:
+                f["values"] = values
+            if "address" in f["description"].lower():
+                m = ADDRESS_SHIFT.search(f["description"])
+                shift = (int(m.group(1) or m.group(2)).bit_length() - 1) if m else 0
+                # A field holding address bits from `shift` up (a 28-bit tile address in
+                # multiples of 16 bytes: bits 31:4); a full-width field holds bits 31:0.
+                f["address_lsb"] = shift if f["msb"] - f["lsb"] + 1 + shift == 32 else 0
+        ends = [f["offset"] + f["msb"] - f["lsb"] + 1 for f in r["fields"]]
+        ends += [w + o for w, o in r.get("unused", [])]
+        r["bytes"] = 1 + (max(ends, default=0) + 7) // 8
+        out.append(r)
+    return out
+
+
+def apply_record_corrections(records: list[dict], corrections: dict) -> list[dict]:
+    """The reviewed record corrections (corrections/vc4-packets.toml): [[record]] sets keys of
+    an extracted record (matched by opcode and name), [[field]] sets keys of a field or adds
+    one, [[drop_field]] removes one; every entry has a reason, facts the document omits a
+    public source."""
+    by_key = {(r["opcode"], r["name"]): r for r in records}
+
+    def record(entry: dict) -> dict:
+        key = (entry["opcode"], entry["record"])
+        if key not in by_key:
+            raise regdb.ExtractError(f"correction for an unknown record: {entry}")
+        return by_key[key]
+
+    for entry in corrections.get("record", []):
+        record(entry).update(entry["set"])
+        if "source" in entry:
+            record(entry)["source"] = entry["source"]
+    correct_fields(corrections, record, lambda e: dict(e["set"]), ("byte", "msb", "lsb"))
+    for r in records:
+        r["fields"].sort(key=lambda f: (f["byte"], -f["msb"], f["name"]))
+    return records
+
+
+def vc4_toml(records: list[dict]) -> str:
+    out = [
+        f"# Generated by hal/regdb/extract/extract.py from {FAMILIES['vc4']}; do not edit.",
+        "",
+        "[meta]",
+        'family = "vc4"',
+        f"document = {quote(FAMILIES['vc4'])}",
+        f"doc_label = {quote(DOC_LABELS['vc4'])}",
+    ]
+    for r in records:
+        out += [
+            "",
+            "[[record]]",
+            f"name = {quote(r['name'])}",
+            f"doc_name = {quote(r['doc_name'])}",
+            f"opcode = {r['opcode']}",
+            'section = "9"',
+            f"lists = {quote(r['lists'])}",
+            f"bytes = {r['bytes']}",
+        ]
+        if r["open_ended"]:
+            out.append("open_ended = true")
+        if "source" in r:
+            out.append(f"source = {quote(r['source'])}")
+        for f in r["fields"]:
+            out += [
+                "",
+                "[[record.field]]",
+                f"name = {quote(f['name'])}",
+                f"byte = {f['byte']}",
+                f"msb = {f['msb']}",
+                f"lsb = {f['lsb']}",
+            ]
+            for key in ("address_lsb", "type"):
+                if key in f:
+                    out.append(f"{key} = {quote(f[key]) if isinstance(f[key], str) else f[key]}")
+            if "source" in f:
+                out.append(f"source = {quote(f['source'])}")
+            for v in f.get("values", []):
+                out += ["", "[[record.field.value]]", f"name = {quote(v['name'])}", f"value = {v['value']}"]
+    return "\n".join(out) + "\n"

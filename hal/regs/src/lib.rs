@@ -7,7 +7,7 @@
 //! | feature | module | document |
 //! |---|---|---|
 //! | `r5xx` | `r5xx` | amd-r5xx-acceleration §11 |
-//! | `vc4` | `vc4` | broadcom-videocore-iv-3d §10 |
+//! | `vc4` | `vc4` | broadcom-videocore-iv-3d §10 (registers), §9 (control records) |
 //! | `evergreen` | `evergreen` | amd-evergreen-cayman-acceleration |
 //! | `nvidia` | `nvidia` | nvidia-hardware-envytools |
 //!

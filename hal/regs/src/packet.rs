@@ -5,6 +5,10 @@
 //! A packet's fields carry the document's dword number (the header is dword 1, so body index
 //! `dword - 2`), their bits and their type, so one description drives the writers' `Body`
 //! builders, the device models' unpacking and [`decode`]. No allocation anywhere.
+//!
+//! Byte streams (VideoCore IV control lists) are made of [`Record`]s instead: an id byte, then
+//! [`RecordField`]s at byte and bit positions, little-endian; [`records`] walks a list and
+//! [`decode_records`] prints it.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -224,6 +228,10 @@ pub enum FieldKind {
     /// Another reading of the named field's bits (a register index where the other holds a
     /// memory address).
     Alias(&'static str),
+    /// A two's complement number (VideoCore IV viewport offsets, "sint16").
+    Sint,
+    /// An IEEE-754 single (VideoCore IV point size, clipper scales, "float32").
+    Float,
 }
 
 /// A named value of an enumerated field.
@@ -481,7 +489,9 @@ fn write_fields<F>(f: &mut fmt::Formatter<'_>, p: &Packet<F>, body: &[u32]) -> f
                 Some(name) => write!(f, " {}={name}", field.name())?,
                 None => write!(f, " {}={v:#x}", field.name())?,
             },
-            FieldKind::Uint => write!(f, " {}={v:#x}", field.name())?,
+            FieldKind::Uint | FieldKind::Sint | FieldKind::Float => {
+                write!(f, " {}={v:#x}", field.name())?
+            }
         }
     }
     // Dwords past the described ones (SET_* data, NOP blocks).
@@ -490,6 +500,432 @@ fn write_fields<F>(f: &mut fmt::Formatter<'_>, p: &Packet<F>, body: &[u32]) -> f
         f.write_str(" data:")?;
         for v in &body[described..] {
             write!(f, " {v:#x}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Which control list may hold a record (VideoCore IV §9: Table 38 suffixes a record only a
+/// binning list may hold with "(B)", one only a rendering list may hold with "(R)").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Lists {
+    /// Binning lists only.
+    Binning,
+    /// Rendering lists (and the tile lists they branch to) only.
+    Rendering,
+    /// Either.
+    Both,
+}
+
+/// The kind of one control list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ListKind {
+    /// A binning list (control list executor thread 0).
+    Binning,
+    /// A rendering list (thread 1).
+    Rendering,
+}
+
+impl Lists {
+    /// Whether a list of `kind` may hold the record.
+    pub const fn allows(self, kind: ListKind) -> bool {
+        matches!(
+            (self, kind),
+            (Lists::Both, _)
+                | (Lists::Binning, ListKind::Binning)
+                | (Lists::Rendering, ListKind::Rendering)
+        )
+    }
+}
+
+/// One control record of family `F`'s byte stream: its id byte, size, which lists may hold it
+/// and its fields, as the document's record table (and the reviewed corrections) give them.
+pub struct Record<F> {
+    /// Name (the document's, without its remarks).
+    pub name: &'static str,
+    /// The id byte.
+    pub opcode: u8,
+    /// The document section with its record table.
+    pub section: &'static str,
+    /// Which lists may hold it.
+    pub lists: Lists,
+    /// Size in bytes with the id byte; the fixed part of an open-ended record.
+    pub bytes: usize,
+    /// An escape-terminated list of any length follows the fixed part (its end is found only
+    /// by parsing the list, so [`records`] stops there).
+    pub open_ended: bool,
+    /// Its fields, by byte then from the high bit down.
+    pub fields: &'static [RecordField],
+    family: PhantomData<fn() -> F>,
+}
+
+impl<F> Record<F> {
+    /// A table entry (used by the generated modules).
+    pub const fn new(
+        name: &'static str,
+        opcode: u8,
+        section: &'static str,
+        lists: Lists,
+        bytes: usize,
+        open_ended: bool,
+        fields: &'static [RecordField],
+    ) -> Self {
+        Record { name, opcode, section, lists, bytes, open_ended, fields, family: PhantomData }
+    }
+
+    /// Whether `bytes` is exactly one whole fixed-size record of this kind.
+    pub fn check(&self, bytes: &[u8]) -> Result<(), RecordError> {
+        if bytes.len() != self.bytes || self.open_ended {
+            return Err(RecordError::Length {
+                record: self.name,
+                bytes: bytes.len(),
+                expected: self.bytes,
+            });
+        }
+        if bytes[0] != self.opcode {
+            return Err(RecordError::Id { record: self.name, found: bytes[0] });
+        }
+        Ok(())
+    }
+
+    /// The field named `name`.
+    pub fn field(&self, name: &str) -> Option<&'static RecordField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+impl<F> Clone for Record<F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F> Copy for Record<F> {}
+
+impl<F> PartialEq for Record<F> {
+    fn eq(&self, other: &Self) -> bool {
+        self.opcode == other.opcode && self.name == other.name
+    }
+}
+
+impl<F> Eq for Record<F> {}
+
+impl<F> fmt::Debug for Record<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (id {}, {} bytes)", self.name, self.opcode, self.bytes)
+    }
+}
+
+/// One field of a control record: `width` bits from bit `lsb` of byte `byte` (the id byte is
+/// 0) up, little-endian, so a field may span several bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordField {
+    /// Name.
+    pub name: &'static str,
+    /// The byte it starts in.
+    pub byte: usize,
+    /// Its lowest bit within that byte.
+    pub lsb: u32,
+    /// Width in bits (up to 64).
+    pub width: u32,
+    /// What it holds.
+    pub kind: FieldKind,
+}
+
+impl RecordField {
+    /// A field (used by the generated modules).
+    pub const fn new(name: &'static str, byte: usize, msb: u32, lsb: u32, kind: FieldKind) -> Self {
+        RecordField { name, byte, lsb, width: msb - lsb + 1, kind }
+    }
+
+    /// The bytes the field touches.
+    const fn span(&self) -> usize {
+        (self.lsb + self.width).div_ceil(8) as usize
+    }
+
+    const fn mask(&self) -> u64 {
+        if self.width >= 64 { u64::MAX } else { (1u64 << self.width) - 1 }
+    }
+
+    /// The field's value in `record` (0 for bytes past its end).
+    pub fn get(&self, record: &[u8]) -> u64 {
+        let mut window = 0u128;
+        for i in 0..self.span() {
+            let b = record.get(self.byte + i).copied().unwrap_or(0);
+            window |= u128::from(b) << (8 * i);
+        }
+        (window >> self.lsb) as u64 & self.mask()
+    }
+
+    /// The field's value sign-extended from its width.
+    pub fn get_signed(&self, record: &[u8]) -> i64 {
+        let shift = 64 - self.width;
+        ((self.get(record) << shift) as i64) >> shift
+    }
+
+    /// Set the field in `record` (which must hold it) to the low `width` bits of `value`.
+    pub fn set(&self, record: &mut [u8], value: u64) {
+        let value = u128::from(value & self.mask()) << self.lsb;
+        let mask = u128::from(self.mask()) << self.lsb;
+        for i in 0..self.span() {
+            let byte = &mut record[self.byte + i];
+            let m = (mask >> (8 * i)) as u8;
+            *byte = (*byte & !m) | ((value >> (8 * i)) as u8 & m);
+        }
+    }
+
+    /// Set the field, or say why `value` does not fit; `record_name` names the record in the
+    /// error (a value past `u32` is reported as `u32::MAX`).
+    pub fn try_set(
+        &self,
+        record_name: &'static str,
+        record: &mut [u8],
+        value: u64,
+    ) -> Result<(), FieldOverflow> {
+        if value & !self.mask() != 0 {
+            return Err(self.overflow(record_name, value.min(u64::from(u32::MAX)) as u32));
+        }
+        self.set(record, value);
+        Ok(())
+    }
+
+    /// Set a signed field, or say why `value` does not fit its width.
+    pub fn try_set_signed(
+        &self,
+        record_name: &'static str,
+        record: &mut [u8],
+        value: i64,
+    ) -> Result<(), FieldOverflow> {
+        let half = 1i64 << (self.width - 1);
+        if self.width < 64 && !(-half..half).contains(&value) {
+            return Err(self.overflow(record_name, value as u32));
+        }
+        self.set(record, value as u64);
+        Ok(())
+    }
+
+    fn overflow(&self, record_name: &'static str, value: u32) -> FieldOverflow {
+        FieldOverflow { register: record_name, field: self.name, value, width: self.width }
+    }
+
+    /// The bus address an address field holds (its bits shifted up to the lowest address bit
+    /// they hold); the raw value for another field.
+    pub fn address(&self, record: &[u8]) -> BusAddress {
+        let shift = match self.kind {
+            FieldKind::Address { address_lsb } => address_lsb,
+            _ => 0,
+        };
+        BusAddress(self.get(record) << shift)
+    }
+
+    /// Set an address field to `address`: an error when it is not aligned to the lowest bit
+    /// the field holds, or beyond the highest.
+    pub fn put_address(
+        &self,
+        record_name: &'static str,
+        record: &mut [u8],
+        address: BusAddress,
+    ) -> Result<(), AddressFieldError> {
+        let shift = match self.kind {
+            FieldKind::Address { address_lsb } => address_lsb,
+            _ => 0,
+        };
+        let align = 1u64 << shift;
+        let limit_bits = shift + self.width;
+        let problem = if address.0 & (align - 1) != 0 {
+            AddressProblem::Misaligned { align }
+        } else if limit_bits < 64 && address.0 >> limit_bits != 0 {
+            AddressProblem::OutOfReach { limit: 1u64 << limit_bits }
+        } else {
+            self.set(record, address.0 >> shift);
+            return Ok(());
+        };
+        Err(AddressFieldError { register: record_name, field: self.name, address, problem })
+    }
+
+    /// Whether the field holds a bus address (the fields a list writer relocates).
+    pub const fn is_address(&self) -> bool {
+        matches!(self.kind, FieldKind::Address { .. })
+    }
+
+    /// The name of `value` when the field is an enum that lists it.
+    pub fn value_name(&self, value: u64) -> Option<&'static str> {
+        match self.kind {
+            FieldKind::Enum(values) => {
+                values.iter().find(|v| u64::from(v.value) == value).map(|v| v.name)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Bytes that are not the record they were taken for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum RecordError {
+    /// Not the record's size (or an open-ended record, which has no one size).
+    Length {
+        /// The record.
+        record: &'static str,
+        /// Bytes given.
+        bytes: usize,
+        /// Its size.
+        expected: usize,
+    },
+    /// The first byte is another record's id.
+    Id {
+        /// The record.
+        record: &'static str,
+        /// The id byte found.
+        found: u8,
+    },
+}
+
+impl fmt::Display for RecordError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RecordError::Length { record, bytes, expected } => {
+                write!(f, "{record} is {expected} bytes, not {bytes}")
+            }
+            RecordError::Id { record, found } => {
+                write!(f, "id byte {found} is not {record}'s")
+            }
+        }
+    }
+}
+
+impl core::error::Error for RecordError {}
+
+/// One step of [`records`]: a whole record, or where the walk had to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walked<'a, F> {
+    /// A whole fixed-size record at byte `at`.
+    Record {
+        /// Offset in the list.
+        at: usize,
+        /// Its table entry.
+        record: &'a Record<F>,
+        /// Its bytes, id first.
+        bytes: &'a [u8],
+    },
+    /// An open-ended record at `at` (its fixed part in `bytes`): the escape-terminated list
+    /// after it is not walked, so the walk ends here.
+    OpenEnded {
+        /// Offset in the list.
+        at: usize,
+        /// Its table entry.
+        record: &'a Record<F>,
+        /// Its fixed part (shorter when the list ends inside it).
+        bytes: &'a [u8],
+    },
+    /// An id the table does not have: the walk ends here.
+    Unknown {
+        /// Offset in the list.
+        at: usize,
+        /// The id byte.
+        id: u8,
+    },
+    /// The list ends inside a record: the walk ends here.
+    Truncated {
+        /// Offset in the list.
+        at: usize,
+        /// Its table entry.
+        record: &'a Record<F>,
+        /// The bytes there are.
+        bytes: &'a [u8],
+    },
+}
+
+/// The records of the control list `bytes`, looked up in `table`, in order; never fails (an
+/// unknown id, an open-ended record or a list cut short ends the walk with that step).
+pub fn records<'a, F>(table: &'a [Record<F>], bytes: &'a [u8]) -> Records<'a, F> {
+    Records { table, bytes, at: 0 }
+}
+
+/// See [`records`].
+pub struct Records<'a, F> {
+    table: &'a [Record<F>],
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a, F> Iterator for Records<'a, F> {
+    type Item = Walked<'a, F>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let at = self.at;
+        let id = *self.bytes.get(at)?;
+        let rest = &self.bytes[at..];
+        self.at = self.bytes.len(); // every step but a whole record ends the walk
+        let Some(record) = self.table.iter().find(|r| r.opcode == id) else {
+            return Some(Walked::Unknown { at, id });
+        };
+        if rest.len() < record.bytes {
+            return Some(Walked::Truncated { at, record, bytes: rest });
+        }
+        let bytes = &rest[..record.bytes];
+        if record.open_ended {
+            return Some(Walked::OpenEnded { at, record, bytes });
+        }
+        self.at = at + record.bytes;
+        Some(Walked::Record { at, record, bytes })
+    }
+}
+
+/// A control list as named records and fields, one record per line (`Display`), from
+/// `table`. For logs and test failures; it never fails.
+pub fn decode_records<'a, F>(table: &'a [Record<F>], bytes: &'a [u8]) -> DecodeRecords<'a, F> {
+    DecodeRecords { table, bytes }
+}
+
+/// See [`decode_records`].
+pub struct DecodeRecords<'a, F> {
+    table: &'a [Record<F>],
+    bytes: &'a [u8],
+}
+
+impl<F> fmt::Display for DecodeRecords<'_, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for step in records(self.table, self.bytes) {
+            match step {
+                Walked::Record { at, record, bytes } => {
+                    write!(f, "{at:5}: {}", record.name)?;
+                    write_record_fields(f, record, bytes)?;
+                }
+                Walked::OpenEnded { at, record, bytes } => {
+                    write!(f, "{at:5}: {}", record.name)?;
+                    write_record_fields(f, record, bytes)?;
+                    f.write_str(" [escape-terminated list follows: not decoded]")?;
+                }
+                Walked::Unknown { at, id } => write!(f, "{at:5}: unknown id {id}")?,
+                Walked::Truncated { at, record, .. } => {
+                    write!(f, "{at:5}: {} [list ends inside the record]", record.name)?
+                }
+            }
+            f.write_str("\n")?;
+        }
+        Ok(())
+    }
+}
+
+fn write_record_fields<F>(f: &mut fmt::Formatter<'_>, r: &Record<F>, bytes: &[u8]) -> fmt::Result {
+    for field in r.fields {
+        let v = field.get(bytes);
+        match field.kind {
+            FieldKind::Bool => write!(f, " {}={}", field.name, v != 0)?,
+            FieldKind::Enum(_) => match field.value_name(v) {
+                Some(name) => write!(f, " {}={name}", field.name)?,
+                None => write!(f, " {}={v:#x}", field.name)?,
+            },
+            FieldKind::Sint => write!(f, " {}={}", field.name, field.get_signed(bytes))?,
+            FieldKind::Float => write!(f, " {}={}", field.name, f32::from_bits(v as u32))?,
+            FieldKind::Address { .. } => {
+                write!(f, " {}={:#x}", field.name, field.address(bytes).0)?
+            }
+            FieldKind::Uint | FieldKind::Alias(_) => write!(f, " {}={v:#x}", field.name)?,
         }
     }
     Ok(())

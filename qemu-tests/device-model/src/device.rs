@@ -5,7 +5,7 @@ use crate::config::ConfigSpace;
 use crate::context::{DeviceContext, IrqState};
 use crate::memory::GuestMemory;
 use crate::model::{Activity, GpuModel, IdentityError};
-use crate::pacing::{Pacing, SEEDED_MAX_TICKS, SplitMix64};
+use crate::pacing::{Pacing, SeededPacer};
 use gpu_mailbox::{ModelState, Op, Status};
 
 /// Ticks a model may report [`Activity::Busy`] in a row (across requests and clock readings)
@@ -49,7 +49,8 @@ enum Run {
 ///
 /// After every request the engines advance by the device's [`Pacing`] (see
 /// [`crate::pacing`]): under `run-to-idle` the model is ticked while it reports
-/// [`Activity::Busy`]; under `seeded` by 0..=[`SEEDED_MAX_TICKS`] ticks (while busy); under
+/// [`Activity::Busy`]; under `seeded` by 0..=[`SEEDED_MAX_TICKS`](crate::pacing::SEEDED_MAX_TICKS) ticks (while busy), with
+/// long stalls ([`SeededPacer`]); under
 /// `threaded` not at all (the server's engine thread ticks it). A model busy for
 /// [`TICK_BUDGET`] ticks in a row is hung.
 ///
@@ -72,7 +73,7 @@ pub struct Device<M> {
     served: u64,
     activity: Activity,
     pacing: Pacing,
-    rng: SplitMix64,
+    pacer: SeededPacer,
     busy_streak: u32,
     tick_budget: u32,
 }
@@ -91,7 +92,7 @@ impl<M: GpuModel> Device<M> {
             served: 0,
             activity: Activity::Idle,
             pacing: Pacing::RunToIdle,
-            rng: SplitMix64::new(0),
+            pacer: SeededPacer::new(0),
             busy_streak: 0,
             tick_budget: TICK_BUDGET,
         })
@@ -101,7 +102,7 @@ impl<M: GpuModel> Device<M> {
     pub fn set_pacing(&mut self, pacing: Pacing) {
         self.pacing = pacing;
         if let Pacing::Seeded(seed) = pacing {
-            self.rng = SplitMix64::new(seed);
+            self.pacer = SeededPacer::new(seed);
         }
     }
 
@@ -192,6 +193,21 @@ impl<M: GpuModel> Device<M> {
         self.activity
     }
 
+    /// Let time pass on the server's timer: as [`poll`](Self::poll), but a seeded pacing's
+    /// stall does not hold it back (see [`crate::pacing`]).
+    pub fn poll_timer(&mut self) -> Activity {
+        match self.pacing {
+            Pacing::Seeded(_) => {
+                let n = self.pacer.timer_ticks();
+                self.ticks(n);
+            }
+            _ => {
+                self.advance();
+            }
+        }
+        self.activity
+    }
+
     /// Tick up to `max` times while the model reports [`Activity::Busy`] (the first tick
     /// always runs), with hang detection; the engine thread of `threaded` pacing calls this.
     /// Returns what the model reported last.
@@ -205,7 +221,7 @@ impl<M: GpuModel> Device<M> {
         match self.pacing {
             Pacing::RunToIdle => self.ticks(u32::MAX),
             Pacing::Seeded(_) => {
-                let n = self.rng.up_to(SEEDED_MAX_TICKS);
+                let n = self.pacer.next_ticks();
                 self.ticks(n)
             }
             Pacing::Threaded { .. } => Run::Settled,
@@ -324,6 +340,7 @@ pub(crate) mod tests {
     use crate::config::{COMMAND_BUS_MASTER, COMMAND_MEMORY};
     use crate::memory::VecMemory;
     use crate::model::{BarSpec, PciIdentity};
+    use crate::pacing::SEEDED_MAX_TICKS;
 
     /// A small test model: BAR0 (128 B) register file; offset 0x10 write = DMA the value to
     /// guest address 0x100 (fails the model on fault); 0x14 write = raise/lower line 0;

@@ -23,6 +23,7 @@
 
 use crate::config::{COMMAND_BUS_MASTER, COMMAND_IO, COMMAND_MEMORY};
 use crate::device::Device;
+use crate::engine::Engine;
 use crate::memory::{DmaFault, GuestMemory, MemoryError, VecMemory};
 use crate::model::{GpuModel, IdentityError};
 use crate::pacing::{BadPacing, Pacing};
@@ -31,8 +32,11 @@ use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion}
 use baregpu_hal::time::Clock;
 use gpu_mailbox::{ModelState, Op, Status};
 use pci_types::{ConfigRegionAccess, PciAddress};
-use std::cell::{Cell, Ref, RefCell, RefMut};
+use std::cell::Cell;
 use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::MutexGuard;
+use std::time::Instant;
 
 /// First bus address handed out by the DMA allocator: page 0 stays unused so a driver that
 /// programs address 0 (an uninitialised pointer) hits memory no buffer lives in.
@@ -52,8 +56,8 @@ pub struct InProcessOptions {
     /// device); otherwise the command register starts at 0 like after power-on.
     pub enable: bool,
     /// How the engines advance ([`crate::pacing`]); `None`: the environment's
-    /// `GPU_MODEL_PACING`, else [`Pacing::DEFAULT`] (seeded). `threaded` needs the server's
-    /// engine thread and is refused here.
+    /// `GPU_MODEL_PACING`, else [`Pacing::DEFAULT`] (seeded). `threaded` starts an engine
+    /// thread for the device, as the server does.
     pub pacing: Option<Pacing>,
 }
 
@@ -78,8 +82,8 @@ pub enum InProcessError {
     Memory(MemoryError),
     /// `GPU_MODEL_PACING` does not parse.
     Pacing(BadPacing),
-    /// `threaded` pacing asked for in-process (there is no engine thread here).
-    ThreadedInProcess,
+    /// The engine thread of `threaded` pacing could not be started.
+    EngineThread(std::io::Error),
 }
 
 impl fmt::Display for InProcessError {
@@ -88,15 +92,21 @@ impl fmt::Display for InProcessError {
             InProcessError::Identity(e) => write!(f, "invalid PCI identity: {e}"),
             InProcessError::Memory(e) => write!(f, "guest memory: {e}"),
             InProcessError::Pacing(e) => write!(f, "{e}"),
-            InProcessError::ThreadedInProcess => f.write_str(
-                "threaded pacing runs on model-server's engine thread; in-process devices take \
-                 run-to-idle or seeded:<u64>",
-            ),
+            InProcessError::EngineThread(e) => write!(f, "starting the engine thread: {e}"),
         }
     }
 }
 
-impl std::error::Error for InProcessError {}
+impl std::error::Error for InProcessError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InProcessError::Identity(e) => Some(e),
+            InProcessError::Memory(e) => Some(e),
+            InProcessError::Pacing(e) => Some(e),
+            InProcessError::EngineThread(e) => Some(e),
+        }
+    }
+}
 
 /// A device model in this process, driven through the kernel-facing traits.
 ///
@@ -105,9 +115,15 @@ impl std::error::Error for InProcessError {}
 /// all-ones and is kept in [`last_status`](Self::last_status). Interrupts are counted:
 /// [`take_interrupts`](Self::take_interrupts) says how many the guest would have received.
 ///
-/// Not re-entrant: holding a [`model`](Self::model) borrow across an access panics.
-pub struct InProcess<M: GpuModel> {
-    device: RefCell<Device<M>>,
+/// Under `threaded` pacing an engine thread ticks the model on the wall clock beside the test
+/// (as model-server's does); interrupts it raises are counted at the next access.
+///
+/// Not re-entrant: holding a [`model`](Self::model) or [`device`](Self::device) guard across
+/// an access panics.
+pub struct InProcess<M: GpuModel + 'static> {
+    engine: Engine<M>,
+    /// A guard of [`model`](Self::model) / [`device`](Self::device) is out.
+    borrowed: Cell<bool>,
     memory: VecMemory,
     address: PciAddress,
     next: Cell<usize>,
@@ -116,7 +132,7 @@ pub struct InProcess<M: GpuModel> {
     last_status: Cell<Status>,
 }
 
-impl<M: GpuModel> InProcess<M> {
+impl<M: GpuModel + 'static> InProcess<M> {
     /// A device with [`InProcessOptions::default`].
     pub fn new(model: M) -> Result<Self, InProcessError> {
         Self::with_options(model, InProcessOptions::default())
@@ -126,9 +142,6 @@ impl<M: GpuModel> InProcess<M> {
     /// (captured by the test harness, shown with a failing test's output).
     pub fn with_options(model: M, options: InProcessOptions) -> Result<Self, InProcessError> {
         let pacing = Pacing::resolve(options.pacing).map_err(InProcessError::Pacing)?;
-        if let Pacing::Threaded { .. } = pacing {
-            return Err(InProcessError::ThreadedInProcess);
-        }
         let memory = VecMemory::new(options.memory_size).map_err(InProcessError::Memory)?;
         let mut device =
             Device::new(model, Box::new(memory.share())).map_err(InProcessError::Identity)?;
@@ -144,7 +157,8 @@ impl<M: GpuModel> InProcess<M> {
             let _ = device.config_mut().write(4, u32::from(command));
         }
         Ok(InProcess {
-            device: RefCell::new(device),
+            engine: Engine::start(device, || ()).map_err(InProcessError::EngineThread)?,
+            borrowed: Cell::new(false),
             memory,
             address: options.address,
             next: Cell::new(DMA_BASE as usize),
@@ -154,12 +168,26 @@ impl<M: GpuModel> InProcess<M> {
         })
     }
 
-    /// Perform one raw mailbox request (see [`Device::handle`]).
-    pub fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> (Status, u32) {
-        let mut device = self.device.borrow_mut();
-        let (status, value) = device.handle(op as u32, bar, address, value);
+    /// The device, locked against the engine thread.
+    fn lock(&self) -> MutexGuard<'_, Device<M>> {
+        assert!(!self.borrowed.get(), "InProcess accessed while a model()/device() guard is out");
+        self.engine.device()
+    }
+
+    /// Interrupts the device signalled since the last look (requests and engine ticks).
+    fn count_interrupts(&self, device: &mut Device<M>) {
         let signals = device.take_irq_signals();
         self.interrupts.set(self.interrupts.get().saturating_add(signals));
+    }
+
+    /// Perform one raw mailbox request (see [`Device::handle`]).
+    pub fn request(&self, op: Op, bar: u32, address: u32, value: u32) -> (Status, u32) {
+        let mut device = self.lock();
+        let (status, value) = device.handle(op as u32, bar, address, value);
+        self.count_interrupts(&mut device);
+        drop(device);
+        // The request may have given the engines work: wake the engine thread.
+        self.engine.notify();
         self.last_status.set(status);
         (status, value)
     }
@@ -193,14 +221,16 @@ impl<M: GpuModel> InProcess<M> {
         self.last_status.get()
     }
 
-    /// Interrupts delivered to the "guest" since the last call.
+    /// Interrupts delivered to the "guest" since the last call (including those the engine
+    /// thread raised since the last access).
     pub fn take_interrupts(&self) -> u32 {
+        self.count_interrupts(&mut self.lock());
         self.interrupts.replace(0)
     }
 
     /// Mailbox `IRQ_STATUS` (latched lines).
     pub fn irq_status(&self) -> u32 {
-        self.device.borrow().irq_status()
+        self.lock().irq_status()
     }
 
     /// `Op::IrqAck`: clear latched lines; returns the new `IRQ_STATUS`.
@@ -216,21 +246,25 @@ impl<M: GpuModel> InProcess<M> {
     /// Let time pass for the engines ([`Device::poll`]: to idle, or the seeded pacing's next
     /// tick count); [`ModelClock`] does this on every reading.
     pub fn poll(&self) -> crate::Activity {
-        let mut device = self.device.borrow_mut();
+        let mut device = self.lock();
         let activity = device.poll();
-        let signals = device.take_irq_signals();
-        self.interrupts.set(self.interrupts.get().saturating_add(signals));
+        self.count_interrupts(&mut device);
         activity
+    }
+
+    /// The pacing the device runs under.
+    pub fn pacing(&self) -> Pacing {
+        self.lock().pacing()
     }
 
     /// Mailbox `header::STATE`.
     pub fn state(&self) -> ModelState {
-        self.device.borrow().state()
+        self.lock().state()
     }
 
     /// Mailbox `header::ERROR` (0 unless in the error state).
     pub fn error_code(&self) -> u32 {
-        self.device.borrow().error_code()
+        self.lock().error_code()
     }
 
     /// Where the function answers configuration accesses.
@@ -238,24 +272,35 @@ impl<M: GpuModel> InProcess<M> {
         self.address
     }
 
-    /// The framework device (config space, counters).
-    pub fn device(&self) -> Ref<'_, Device<M>> {
-        self.device.borrow()
+    /// The framework device (config space, counters), locked: under `threaded` pacing the
+    /// engines stand still while the guard is held.
+    pub fn device(&self) -> Guard<'_, M, Device<M>> {
+        self.guard(|d| d, |d| d)
     }
 
     /// The framework device, mutably.
-    pub fn device_mut(&self) -> RefMut<'_, Device<M>> {
-        self.device.borrow_mut()
+    pub fn device_mut(&self) -> Guard<'_, M, Device<M>> {
+        self.device()
     }
 
     /// The model (white-box inspection).
-    pub fn model(&self) -> Ref<'_, M> {
-        Ref::map(self.device.borrow(), Device::model)
+    pub fn model(&self) -> Guard<'_, M, M> {
+        self.guard(|d| d.model(), |d| d.model_mut())
     }
 
     /// The model, mutably.
-    pub fn model_mut(&self) -> RefMut<'_, M> {
-        RefMut::map(self.device.borrow_mut(), Device::model_mut)
+    pub fn model_mut(&self) -> Guard<'_, M, M> {
+        self.model()
+    }
+
+    fn guard<T: ?Sized>(
+        &self,
+        get: fn(&Device<M>) -> &T,
+        get_mut: fn(&mut Device<M>) -> &mut T,
+    ) -> Guard<'_, M, T> {
+        let device = self.lock();
+        self.borrowed.set(true);
+        Guard { device, borrowed: &self.borrowed, get, get_mut }
     }
 
     /// Read guest memory at a bus address (test set-up/inspection, no bus-master check).
@@ -279,7 +324,34 @@ impl<M: GpuModel> InProcess<M> {
     }
 }
 
-impl<M: GpuModel> Drop for InProcess<M> {
+/// A locked view of an [`InProcess`] device's framework device or model.
+pub struct Guard<'a, M: GpuModel, T: ?Sized> {
+    device: MutexGuard<'a, Device<M>>,
+    borrowed: &'a Cell<bool>,
+    get: fn(&Device<M>) -> &T,
+    get_mut: fn(&mut Device<M>) -> &mut T,
+}
+
+impl<M: GpuModel, T: ?Sized> Deref for Guard<'_, M, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        (self.get)(&self.device)
+    }
+}
+
+impl<M: GpuModel, T: ?Sized> DerefMut for Guard<'_, M, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        (self.get_mut)(&mut self.device)
+    }
+}
+
+impl<M: GpuModel, T: ?Sized> Drop for Guard<'_, M, T> {
+    fn drop(&mut self) {
+        self.borrowed.set(false);
+    }
+}
+
+impl<M: GpuModel + 'static> Drop for InProcess<M> {
     fn drop(&mut self) {
         if self.outstanding.get() > 0 {
             // Regions are still out: their memory must stay valid (DmaRegion's contract), so
@@ -295,21 +367,30 @@ pub const MODEL_CLOCK_STEP_NS: u64 = 10_000;
 /// A [`Clock`] for host tests: every reading lets the in-process model's engines advance by its
 /// pacing ([`InProcess::poll`]) and advances time by [`MODEL_CLOCK_STEP_NS`], so a driver's
 /// bounded wait makes progress the way real time does for real hardware, deterministically.
-pub struct ModelClock<'a, M: GpuModel> {
+/// Under `threaded` pacing the engines run on the wall clock, and so does this clock (time
+/// since it was made; each reading yields the processor to the engine thread).
+pub struct ModelClock<'a, M: GpuModel + 'static> {
     device: &'a InProcess<M>,
     now: Cell<u64>,
+    /// The start of wall time under `threaded` pacing.
+    wall: Option<Instant>,
 }
 
-impl<'a, M: GpuModel> ModelClock<'a, M> {
+impl<'a, M: GpuModel + 'static> ModelClock<'a, M> {
     /// A clock at time 0 driving `device`.
     pub fn new(device: &'a InProcess<M>) -> Self {
-        ModelClock { device, now: Cell::new(0) }
+        let wall = matches!(device.pacing(), Pacing::Threaded { .. }).then(Instant::now);
+        ModelClock { device, now: Cell::new(0), wall }
     }
 }
 
-impl<M: GpuModel> Clock for ModelClock<'_, M> {
+impl<M: GpuModel + 'static> Clock for ModelClock<'_, M> {
     fn now_ns(&self) -> u64 {
         self.device.poll();
+        if let Some(start) = self.wall {
+            std::thread::yield_now();
+            return u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        }
         let t = self.now.get();
         self.now.set(t + MODEL_CLOCK_STEP_NS);
         t
@@ -317,7 +398,7 @@ impl<M: GpuModel> Clock for ModelClock<'_, M> {
 }
 
 /// [`RegisterIo`] for BAR0.
-impl<M: GpuModel> RegisterIo for InProcess<M> {
+impl<M: GpuModel + 'static> RegisterIo for InProcess<M> {
     fn read32(&self, offset: usize) -> u32 {
         self.mmio_read(0, offset)
     }
@@ -327,12 +408,12 @@ impl<M: GpuModel> RegisterIo for InProcess<M> {
 }
 
 /// Register access to one BAR of an [`InProcess`] device.
-pub struct BarIo<'a, M: GpuModel> {
+pub struct BarIo<'a, M: GpuModel + 'static> {
     device: &'a InProcess<M>,
     bar: u8,
 }
 
-impl<M: GpuModel> RegisterIo for BarIo<'_, M> {
+impl<M: GpuModel + 'static> RegisterIo for BarIo<'_, M> {
     fn read32(&self, offset: usize) -> u32 {
         self.device.mmio_read(self.bar, offset)
     }
@@ -342,7 +423,7 @@ impl<M: GpuModel> RegisterIo for BarIo<'_, M> {
 }
 
 /// Configuration space at [`InProcess::pci_address`]; every other function reads all-ones.
-impl<M: GpuModel> ConfigRegionAccess for InProcess<M> {
+impl<M: GpuModel + 'static> ConfigRegionAccess for InProcess<M> {
     unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
         if address != self.address {
             return u32::MAX;
@@ -359,7 +440,7 @@ impl<M: GpuModel> ConfigRegionAccess for InProcess<M> {
 
 /// A bump allocator over the device's memory: bus address = offset, starting at [`DMA_BASE`].
 /// Memory is never reused; it is zero when handed out.
-impl<M: GpuModel> DmaAllocator for InProcess<M> {
+impl<M: GpuModel + 'static> DmaAllocator for InProcess<M> {
     fn allocate(&self, layout: DmaLayout) -> Result<DmaRegion, DmaError> {
         if layout.size == 0 {
             return Err(DmaError::ZeroSize);
@@ -462,6 +543,35 @@ mod tests {
         drop(gpu);
         r.write_u32(12, 5).unwrap();
         assert_eq!(r.read_u32(12), Ok(5));
+    }
+
+    #[test]
+    fn threaded_pacing_runs_the_engines_beside_the_test_on_the_wall_clock() {
+        let options = InProcessOptions {
+            pacing: Some(Pacing::Threaded { ticks_per_ms: 100 }),
+            ..InProcessOptions::default()
+        };
+        let gpu = InProcess::with_options(Toy::default(), options).unwrap();
+        let clock = ModelClock::new(&gpu);
+        let start = gpu.model().ticks;
+        // 300 busy ticks: about 3 ms of the engine thread, while the test makes no request.
+        gpu.write32(0x18, 300);
+        assert!(gpu.model().ticks - start < 300, "not all at once");
+        let t0 = clock.now_ns();
+        while gpu.model().ticks - start <= 300 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            assert!(clock.now_ns() - t0 < 10_000_000_000, "the engine thread never ran");
+        }
+        assert!(clock.now_ns() - t0 >= 1_000_000, "the clock is the wall clock");
+        assert_eq!(gpu.state(), ModelState::Ready);
+    }
+
+    #[test]
+    #[should_panic(expected = "guard is out")]
+    fn an_access_while_a_model_guard_is_out_panics() {
+        let gpu = InProcess::new(Toy::default()).unwrap();
+        let _model = gpu.model();
+        gpu.write32(0x8, 1);
     }
 
     #[test]

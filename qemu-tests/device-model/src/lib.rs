@@ -29,6 +29,7 @@ mod config;
 mod context;
 pub mod cp_error;
 mod device;
+mod engine;
 pub mod faults;
 mod in_process;
 mod memory;
@@ -48,15 +49,15 @@ pub use config::{
 pub use context::DeviceContext;
 pub use device::{Device, TICK_BUDGET, error_code};
 pub use in_process::{
-    BAR_WINDOW, BarIo, DMA_BASE, InProcess, InProcessError, InProcessOptions, MODEL_CLOCK_STEP_NS,
-    ModelClock,
+    BAR_WINDOW, BarIo, DMA_BASE, Guard, InProcess, InProcessError, InProcessOptions,
+    MODEL_CLOCK_STEP_NS, ModelClock,
 };
 pub use memory::{
     DmaFault, DmaFaultKind, GuestMemory, MemoryError, RamLayout, SharedFileMemory, VecMemory,
 };
 pub use model::{Activity, BarKind, BarSpec, GpuModel, IdentityError, PciIdentity};
 pub use null_io::NullAfterInit;
-pub use pacing::{BadPacing, PACING_ENV, Pacing};
+pub use pacing::{BadPacing, PACING_ENV, Pacing, SeededPacer};
 pub use platform::{PlatformDevice, PlatformModel};
 pub use register_bar::RegisterBar;
 

@@ -10,8 +10,8 @@
 //! | pacing | engines advance | use |
 //! |---|---|---|
 //! | `run-to-idle` | to idle after every mailbox request and clock reading | speed, the pre-pacing behaviour |
-//! | `seeded:<u64>` | after every request and every clock reading ([`crate::ModelClock`]; the server's timer, see below), by a pseudo-random count of 0..=[`SEEDED_MAX_TICKS`] ticks from a [`SplitMix64`] stream seeded with the value | the default: partial progress is the normal case, and a failure reproduces from its seed |
-//! | `threaded:<ticks-per-ms>` | on an engine thread of `model-server`, `ticks-per-ms` ticks every millisecond of wall time while the model has work, independent of requests | closest to hardware; not reproducible |
+//! | `seeded:<u64>` | after every request and every clock reading ([`crate::ModelClock`]; the server's timer, see below), by a pseudo-random count of 0..=[`SEEDED_MAX_TICKS`] ticks from a [`SplitMix64`] stream seeded with the value, with long stalls ([`SeededPacer`]) | the default: partial progress is the normal case, and a failure reproduces from its seed |
+//! | `threaded:<ticks-per-ms>` | on an engine thread (`model-server`'s, or an [`InProcess`](crate::InProcess) device's), `ticks-per-ms` ticks every millisecond of wall time while the model has work, independent of requests ([`crate::ModelClock`] then reads the wall clock) | closest to hardware; not reproducible |
 //!
 //! The pacing is chosen in code ([`crate::InProcessOptions::pacing`], the server's options) or
 //! by the environment variable [`PACING_ENV`] (`GPU_MODEL_PACING`), read by
@@ -19,13 +19,25 @@
 //! either it is [`Pacing::DEFAULT`] (seeded with [`DEFAULT_SEED`]). The device prints the pacing
 //! it runs under, so a failing test's captured output says how to reproduce it.
 //!
+//! # Long windows
+//!
+//! Hardware is sometimes slow for a long while (memory refresh, another client, a context
+//! switch of the host): a fence stays unwritten, a read pointer stands still for hundreds of
+//! polls. Under seeded pacing one request or clock reading in [`STALL_ODDS`] starts a stall:
+//! the engines get no tick for the next 2^k..2^(k+1) requests and clock readings, k drawn
+//! uniformly from [`STALL_MIN_LOG2`]..=[`STALL_MAX_LOG2`] (a long tail: half the stalls are
+//! longer than 64, the longest 1023). The work per request stays bounded: a stall only
+//! withholds ticks.
+//!
 //! # Under the ivshmem server
 //!
 //! A guest that polls DMA memory (a fence, the written-back read pointer) makes no request,
 //! so under `seeded` pacing the server also advances the engines on a timer: every
 //! `poll_interval_ms` (1 ms) while the model is busy or waiting, by the next pseudo-random
 //! count. Requests stay deterministic (their tick counts come from the seed in request
-//! order); the timer's share depends on wall time.
+//! order); the timer's share depends on wall time. The timer is not stalled: a guest waiting
+//! on memory with a wall-clock timeout would otherwise see a stall of a thousand timer periods
+//! (a second).
 //!
 //! # Hang detection
 //!
@@ -49,6 +61,49 @@ pub const DEFAULT_SEED: u64 = 0x5EED_0009;
 /// chunk per tick, so a 16-dword batch needs one to three ticks.
 pub const SEEDED_MAX_TICKS: u32 = 3;
 
+/// One request or clock reading in this many starts a stall (see "Long windows").
+pub const STALL_ODDS: u32 = 1024;
+/// Shortest stall: 2^STALL_MIN_LOG2 requests and clock readings.
+pub const STALL_MIN_LOG2: u32 = 2;
+/// Longest stall: just under 2^(STALL_MAX_LOG2 + 1) requests and clock readings.
+pub const STALL_MAX_LOG2: u32 = 9;
+
+/// The tick counts of seeded pacing: 0..=[`SEEDED_MAX_TICKS`] per request or clock reading,
+/// with stalls of a long-tailed length (see "Long windows").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeededPacer {
+    rng: SplitMix64,
+    /// Requests and clock readings left in the current stall.
+    stalled: u32,
+}
+
+impl SeededPacer {
+    /// The counts for `seed`.
+    pub const fn new(seed: u64) -> Self {
+        SeededPacer { rng: SplitMix64::new(seed), stalled: 0 }
+    }
+
+    /// Ticks for the next request or clock reading.
+    pub fn next_ticks(&mut self) -> u32 {
+        if self.stalled > 0 {
+            self.stalled -= 1;
+            return 0;
+        }
+        if self.rng.up_to(STALL_ODDS - 1) == 0 {
+            let log = STALL_MIN_LOG2 + self.rng.up_to(STALL_MAX_LOG2 - STALL_MIN_LOG2);
+            let length = (1 << log) + self.rng.up_to((1 << log) - 1);
+            self.stalled = length - 1;
+            return 0;
+        }
+        self.rng.up_to(SEEDED_MAX_TICKS)
+    }
+
+    /// Ticks for the server's timer: never stalled, and a stall in progress stays.
+    pub fn timer_ticks(&mut self) -> u32 {
+        self.rng.up_to(SEEDED_MAX_TICKS)
+    }
+}
+
 /// How the framework advances a model's engines (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pacing {
@@ -56,7 +111,7 @@ pub enum Pacing {
     RunToIdle,
     /// 0..=[`SEEDED_MAX_TICKS`] ticks per request and clock reading, from this seed.
     Seeded(u64),
-    /// `ticks_per_ms` ticks per millisecond on the server's engine thread.
+    /// `ticks_per_ms` ticks per millisecond on an engine thread (the server's or an in-process device's).
     Threaded {
         /// Ticks per millisecond of wall time (at least 1).
         ticks_per_ms: u32,
@@ -194,6 +249,36 @@ mod tests {
         assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
         assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
         assert_eq!(r.next_u64(), 0x06C4_5D18_8009_454F);
+    }
+
+    #[test]
+    fn seeded_pacing_stalls_for_hundreds_of_requests_now_and_then() {
+        let mut p = SeededPacer::new(DEFAULT_SEED);
+        let mut q = SeededPacer::new(DEFAULT_SEED);
+        let (mut zeros, mut run, mut longest, mut stalls_over_256) = (0u32, 0u32, 0u32, 0);
+        let draws = 1_000_000;
+        for _ in 0..draws {
+            let n = p.next_ticks();
+            assert_eq!(n, q.next_ticks(), "reproducible");
+            assert!(n <= SEEDED_MAX_TICKS);
+            if n == 0 {
+                zeros += 1;
+                run += 1;
+            } else {
+                if run > 256 {
+                    stalls_over_256 += 1;
+                }
+                longest = longest.max(run);
+                run = 0;
+            }
+        }
+        assert!((512..2048).contains(&longest), "the tail reaches hundreds: {longest}");
+        assert!(stalls_over_256 > 100, "{stalls_over_256} stalls over 256 requests");
+        // A quarter of the draws are 0 anyway; stalls take less than half the time besides.
+        let idle = f64::from(zeros) / f64::from(draws);
+        assert!((0.3..0.7).contains(&idle), "{idle}");
+        // The timer's counts never stall.
+        assert!((0..1000).map(|_| p.timer_ticks()).any(|n| n > 0));
     }
 
     #[test]

@@ -161,6 +161,11 @@ const fn r5xx(name: &'static str, summary: &'static str, demo: bool) -> Case {
 /// The emulated Cypress / Cayman under model-server's default engine pacing.
 const CYPRESS: &[Model] = &[Model::new("evergreen-cypress", &[])];
 const CAYMAN: &[Model] = &[Model::new("evergreen-cayman", &[])];
+/// The emulated Cypress / Cayman with their engines (CP, shader core, DMA engine) on
+/// model-server's engine thread, 100 ticks per ms of wall time.
+const CYPRESS_THREADED: &[Model] =
+    &[Model::new("evergreen-cypress", &["--pacing", "threaded:100"])];
+const CAYMAN_THREADED: &[Model] = &[Model::new("evergreen-cayman", &["--pacing", "threaded:100"])];
 
 /// An Evergreen case: the test kernel's `evergreen-*` case beside one chip's model (the kernel
 /// finds the chip by probing).
@@ -281,6 +286,13 @@ pub static CASES: &[Case] = &[
         false,
     ),
     evergreen(
+        "evergreen-cypress-ring-threaded",
+        "evergreen-ring",
+        CYPRESS_THREADED,
+        "evergreen-cypress-ring with the engines on their own thread (wall clock)",
+        false,
+    ),
+    evergreen(
         "evergreen-cypress-irq",
         "evergreen-irq",
         CYPRESS,
@@ -376,6 +388,13 @@ pub static CASES: &[Case] = &[
         "evergreen-compute",
         CAYMAN,
         "Cayman: VECTOR_ADD and SAXPY compared element by element with the CPU",
+        false,
+    ),
+    evergreen(
+        "evergreen-cayman-compute-threaded",
+        "evergreen-compute",
+        CAYMAN_THREADED,
+        "evergreen-cayman-compute with the engines on their own thread (wall clock)",
         false,
     ),
     evergreen(

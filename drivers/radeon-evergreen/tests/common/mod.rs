@@ -102,6 +102,13 @@ pub fn paced(gpu: &Gpu) -> bool {
     gpu.device().pacing() != Pacing::RunToIdle
 }
 
+/// Whether every access shows the engines part-way, reproducibly (seeded pacing): run to idle
+/// finishes every doorbell before the write returns, and an engine thread on the wall clock
+/// (threaded) may finish a whole batch between two accesses.
+pub fn stepwise(gpu: &Gpu) -> bool {
+    matches!(gpu.device().pacing(), Pacing::Seeded(_))
+}
+
 /// The streams so far were valid: the model dropped no register write and has no error.
 pub fn assert_clean(gpu: &Gpu) {
     let dropped = gpu.model().stats().writes_dropped;

@@ -4001,3 +4001,2774 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     v3d::V3D_FDBGS::SPEC,
     v3d::V3D_ERRSTAT::SPEC,
 ];
+
+/// Control records of the family's control lists: `hal/regdb/packets/vc4.toml`, extracted from broadcom-videocore-iv-3d.txt and checked against it by `regdb-gen`'s tests, field by field. Each constant is typed by the family; each record's module holds its fields and, for a fixed-size record, a typed `Body` (the record's bytes, id first).
+pub mod packets {
+    use super::Family;
+    #[allow(unused_imports)]
+    use crate::packet::{Lists, Record};
+
+    /// `Halt`: id 0, 1 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const HALT: Record<Family> = Record::new("HALT", 0, "9", Lists::Both, 1, false, halt::FIELDS);
+
+    /// Fields of [`HALT`] and its typed body.
+    pub mod halt {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `HALT` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x00; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `HALT`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::HALT.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `NOP`: id 1, 1 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const NOP: Record<Family> = Record::new("NOP", 1, "9", Lists::Both, 1, false, nop::FIELDS);
+
+    /// Fields of [`NOP`] and its typed body.
+    pub mod nop {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `NOP` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x01; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `NOP`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::NOP.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Flush (Add Return-from-sub-list to tile lists and then flush tile lists to memory) (B)`: id 4, 1 bytes (broadcom-videocore-iv-3d §9; binning lists).
+    pub const FLUSH: Record<Family> = Record::new("FLUSH", 4, "9", Lists::Binning, 1, false, flush::FIELDS);
+
+    /// Fields of [`FLUSH`] and its typed body.
+    pub mod flush {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `FLUSH` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x04; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `FLUSH`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::FLUSH.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Flush All State (Same as flush, but preceded by the forced writing of the current state to the tile lists) (B)`: id 5, 1 bytes (broadcom-videocore-iv-3d §9; binning lists).
+    pub const FLUSH_ALL_STATE: Record<Family> = Record::new("FLUSH_ALL_STATE", 5, "9", Lists::Binning, 1, false, flush_all_state::FIELDS);
+
+    /// Fields of [`FLUSH_ALL_STATE`] and its typed body.
+    pub mod flush_all_state {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `FLUSH_ALL_STATE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x05; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `FLUSH_ALL_STATE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::FLUSH_ALL_STATE.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Start Tile Binning (advances state counter so that initial state items actually go into tile lists) (B)`: id 6, 1 bytes (broadcom-videocore-iv-3d §9; binning lists).
+    pub const START_TILE_BINNING: Record<Family> = Record::new("START_TILE_BINNING", 6, "9", Lists::Binning, 1, false, start_tile_binning::FIELDS);
+
+    /// Fields of [`START_TILE_BINNING`] and its typed body.
+    pub mod start_tile_binning {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `START_TILE_BINNING` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x06; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `START_TILE_BINNING`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::START_TILE_BINNING.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Increment Semaphore (after tile lists are flushed or last tile written)`: id 7, 1 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const INCREMENT_SEMAPHORE: Record<Family> = Record::new("INCREMENT_SEMAPHORE", 7, "9", Lists::Both, 1, false, increment_semaphore::FIELDS);
+
+    /// Fields of [`INCREMENT_SEMAPHORE`] and its typed body.
+    pub mod increment_semaphore {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `INCREMENT_SEMAPHORE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x07; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `INCREMENT_SEMAPHORE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::INCREMENT_SEMAPHORE.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Wait on Semaphore (to wait for frame complete in other thread)`: id 8, 1 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const WAIT_ON_SEMAPHORE: Record<Family> = Record::new("WAIT_ON_SEMAPHORE", 8, "9", Lists::Both, 1, false, wait_on_semaphore::FIELDS);
+
+    /// Fields of [`WAIT_ON_SEMAPHORE`] and its typed body.
+    pub mod wait_on_semaphore {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `WAIT_ON_SEMAPHORE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x08; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `WAIT_ON_SEMAPHORE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::WAIT_ON_SEMAPHORE.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Branch`: id 16, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const BRANCH: Record<Family> = Record::new("BRANCH", 16, "9", Lists::Both, 5, false, branch::FIELDS);
+
+    /// Fields of [`BRANCH`] and its typed body.
+    pub mod branch {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const ABSOLUTE_BRANCH_ADDRESS: RecordField = RecordField::new("ABSOLUTE_BRANCH_ADDRESS", 1, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[ABSOLUTE_BRANCH_ADDRESS];
+        /// A `BRANCH` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x10; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `BRANCH`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::BRANCH.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// ABSOLUTE_BRANCH_ADDRESS (byte 1 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_absolute_branch_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { ABSOLUTE_BRANCH_ADDRESS.put_address("BRANCH", &mut self.0, address)?; Ok(self) }
+            /// ABSOLUTE_BRANCH_ADDRESS.
+            pub fn absolute_branch_address(&self) -> BusAddress { ABSOLUTE_BRANCH_ADDRESS.address(&self.0) }
+        }
+    }
+
+    /// `Branch to Sub-list (maximum of 2 levels of nesting)`: id 17, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const BRANCH_TO_SUB_LIST: Record<Family> = Record::new("BRANCH_TO_SUB_LIST", 17, "9", Lists::Both, 5, false, branch_to_sub_list::FIELDS);
+
+    /// Fields of [`BRANCH_TO_SUB_LIST`] and its typed body.
+    pub mod branch_to_sub_list {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const ABSOLUTE_BRANCH_ADDRESS: RecordField = RecordField::new("ABSOLUTE_BRANCH_ADDRESS", 1, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[ABSOLUTE_BRANCH_ADDRESS];
+        /// A `BRANCH_TO_SUB_LIST` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x11; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `BRANCH_TO_SUB_LIST`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::BRANCH_TO_SUB_LIST.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// ABSOLUTE_BRANCH_ADDRESS (byte 1 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_absolute_branch_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { ABSOLUTE_BRANCH_ADDRESS.put_address("BRANCH_TO_SUB_LIST", &mut self.0, address)?; Ok(self) }
+            /// ABSOLUTE_BRANCH_ADDRESS.
+            pub fn absolute_branch_address(&self) -> BusAddress { ABSOLUTE_BRANCH_ADDRESS.address(&self.0) }
+        }
+    }
+
+    /// `Return from sub-list (ignored if nothing on the return stack)`: id 18, 1 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const RETURN_FROM_SUB_LIST: Record<Family> = Record::new("RETURN_FROM_SUB_LIST", 18, "9", Lists::Both, 1, false, return_from_sub_list::FIELDS);
+
+    /// Fields of [`RETURN_FROM_SUB_LIST`] and its typed body.
+    pub mod return_from_sub_list {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `RETURN_FROM_SUB_LIST` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x12; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `RETURN_FROM_SUB_LIST`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::RETURN_FROM_SUB_LIST.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Store Multi-sample Resolved Tile Color Buffer (R)`: id 24, 1 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER: Record<Family> = Record::new("STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER", 24, "9", Lists::Rendering, 1, false, store_multi_sample_resolved_tile_color_buffer::FIELDS);
+
+    /// Fields of [`STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER`] and its typed body.
+    pub mod store_multi_sample_resolved_tile_color_buffer {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x18; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Store Multi-sample Resolved Tile Color Buffer and signal end of frame (R)`: id 25, 1 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME: Record<Family> = Record::new("STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME", 25, "9", Lists::Rendering, 1, false, store_multi_sample_resolved_tile_color_buffer_and_signal_end_of_frame::FIELDS);
+
+    /// Fields of [`STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME`] and its typed body.
+    pub mod store_multi_sample_resolved_tile_color_buffer_and_signal_end_of_frame {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+        /// A `STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 1]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 1;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 1]; b[0] = 0x19; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME.check(bytes)?;
+                let mut b = [0; 1];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+        }
+    }
+
+    /// `Store Full Resolution Tile Buffer (R)`: id 26, 5 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const STORE_FULL_RESOLUTION_TILE_BUFFER: Record<Family> = Record::new("STORE_FULL_RESOLUTION_TILE_BUFFER", 26, "9", Lists::Rendering, 5, false, store_full_resolution_tile_buffer::FIELDS);
+
+    /// Fields of [`STORE_FULL_RESOLUTION_TILE_BUFFER`] and its typed body.
+    pub mod store_full_resolution_tile_buffer {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:4 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_ADDRESS_OF_TILE: RecordField = RecordField::new("MEMORY_ADDRESS_OF_TILE", 1, 31, 4, FieldKind::Address { address_lsb: 4 });
+        /// Byte 1 bits 3:3 (broadcom-videocore-iv-3d §9).
+        pub const LAST_TILE_OF_FRAME: RecordField = RecordField::new("LAST_TILE_OF_FRAME", 1, 3, 3, FieldKind::Bool);
+        /// Byte 1 bits 2:2 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_CLEAR_ON_WRITE: RecordField = RecordField::new("DISABLE_CLEAR_ON_WRITE", 1, 2, 2, FieldKind::Bool);
+        /// Byte 1 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_Z_STENCIL_BUFFER_WRITE: RecordField = RecordField::new("DISABLE_Z_STENCIL_BUFFER_WRITE", 1, 1, 1, FieldKind::Bool);
+        /// Byte 1 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_COLOR_BUFFER_WRITE: RecordField = RecordField::new("DISABLE_COLOR_BUFFER_WRITE", 1, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MEMORY_ADDRESS_OF_TILE, LAST_TILE_OF_FRAME, DISABLE_CLEAR_ON_WRITE, DISABLE_Z_STENCIL_BUFFER_WRITE, DISABLE_COLOR_BUFFER_WRITE];
+        /// A `STORE_FULL_RESOLUTION_TILE_BUFFER` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x1a; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `STORE_FULL_RESOLUTION_TILE_BUFFER`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::STORE_FULL_RESOLUTION_TILE_BUFFER.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MEMORY_ADDRESS_OF_TILE (byte 1 bits 31:4); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_address_of_tile(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_ADDRESS_OF_TILE.put_address("STORE_FULL_RESOLUTION_TILE_BUFFER", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_ADDRESS_OF_TILE.
+            pub fn memory_address_of_tile(&self) -> BusAddress { MEMORY_ADDRESS_OF_TILE.address(&self.0) }
+            /// LAST_TILE_OF_FRAME (byte 1 bits 3:3).
+            pub fn with_last_tile_of_frame(mut self, v: bool) -> Self { LAST_TILE_OF_FRAME.set(&mut self.0, u64::from(v)); self }
+            /// LAST_TILE_OF_FRAME.
+            pub fn last_tile_of_frame(&self) -> bool { LAST_TILE_OF_FRAME.get(&self.0) != 0 }
+            /// DISABLE_CLEAR_ON_WRITE (byte 1 bits 2:2).
+            pub fn with_disable_clear_on_write(mut self, v: bool) -> Self { DISABLE_CLEAR_ON_WRITE.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_CLEAR_ON_WRITE.
+            pub fn disable_clear_on_write(&self) -> bool { DISABLE_CLEAR_ON_WRITE.get(&self.0) != 0 }
+            /// DISABLE_Z_STENCIL_BUFFER_WRITE (byte 1 bits 1:1).
+            pub fn with_disable_z_stencil_buffer_write(mut self, v: bool) -> Self { DISABLE_Z_STENCIL_BUFFER_WRITE.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_Z_STENCIL_BUFFER_WRITE.
+            pub fn disable_z_stencil_buffer_write(&self) -> bool { DISABLE_Z_STENCIL_BUFFER_WRITE.get(&self.0) != 0 }
+            /// DISABLE_COLOR_BUFFER_WRITE (byte 1 bits 0:0).
+            pub fn with_disable_color_buffer_write(mut self, v: bool) -> Self { DISABLE_COLOR_BUFFER_WRITE.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_COLOR_BUFFER_WRITE.
+            pub fn disable_color_buffer_write(&self) -> bool { DISABLE_COLOR_BUFFER_WRITE.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Re-load Full Resolution Tile Buffer (R)`: id 27, 5 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const RE_LOAD_FULL_RESOLUTION_TILE_BUFFER: Record<Family> = Record::new("RE_LOAD_FULL_RESOLUTION_TILE_BUFFER", 27, "9", Lists::Rendering, 5, false, re_load_full_resolution_tile_buffer::FIELDS);
+
+    /// Fields of [`RE_LOAD_FULL_RESOLUTION_TILE_BUFFER`] and its typed body.
+    pub mod re_load_full_resolution_tile_buffer {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:4 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_ADDRESS_OF_TILE: RecordField = RecordField::new("MEMORY_ADDRESS_OF_TILE", 1, 31, 4, FieldKind::Address { address_lsb: 4 });
+        /// Byte 1 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_Z_STENCIL_BUFFER_READ: RecordField = RecordField::new("DISABLE_Z_STENCIL_BUFFER_READ", 1, 1, 1, FieldKind::Bool);
+        /// Byte 1 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_COLOR_BUFFER_READ: RecordField = RecordField::new("DISABLE_COLOR_BUFFER_READ", 1, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MEMORY_ADDRESS_OF_TILE, DISABLE_Z_STENCIL_BUFFER_READ, DISABLE_COLOR_BUFFER_READ];
+        /// A `RE_LOAD_FULL_RESOLUTION_TILE_BUFFER` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x1b; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `RE_LOAD_FULL_RESOLUTION_TILE_BUFFER`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::RE_LOAD_FULL_RESOLUTION_TILE_BUFFER.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MEMORY_ADDRESS_OF_TILE (byte 1 bits 31:4); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_address_of_tile(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_ADDRESS_OF_TILE.put_address("RE_LOAD_FULL_RESOLUTION_TILE_BUFFER", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_ADDRESS_OF_TILE.
+            pub fn memory_address_of_tile(&self) -> BusAddress { MEMORY_ADDRESS_OF_TILE.address(&self.0) }
+            /// DISABLE_Z_STENCIL_BUFFER_READ (byte 1 bits 1:1).
+            pub fn with_disable_z_stencil_buffer_read(mut self, v: bool) -> Self { DISABLE_Z_STENCIL_BUFFER_READ.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_Z_STENCIL_BUFFER_READ.
+            pub fn disable_z_stencil_buffer_read(&self) -> bool { DISABLE_Z_STENCIL_BUFFER_READ.get(&self.0) != 0 }
+            /// DISABLE_COLOR_BUFFER_READ (byte 1 bits 0:0).
+            pub fn with_disable_color_buffer_read(mut self, v: bool) -> Self { DISABLE_COLOR_BUFFER_READ.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_COLOR_BUFFER_READ.
+            pub fn disable_color_buffer_read(&self) -> bool { DISABLE_COLOR_BUFFER_READ.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Store Tile Buffer General (R)`: id 28, 7 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const STORE_TILE_BUFFER_GENERAL: Record<Family> = Record::new("STORE_TILE_BUFFER_GENERAL", 28, "9", Lists::Rendering, 7, false, store_tile_buffer_general::FIELDS);
+
+    /// Fields of [`STORE_TILE_BUFFER_GENERAL`] and its typed body.
+    pub mod store_tile_buffer_general {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:6 (broadcom-videocore-iv-3d §9).
+        pub const MODE: RecordField = RecordField::new("MODE", 1, 7, 6, FieldKind::Enum(&[EnumEntry { name: "SAMPLE_0", value: 0x0 }, EnumEntry { name: "DECIMATE_X4", value: 0x1 }, EnumEntry { name: "DECIMATE_X16", value: 0x2 }]));
+        /// Byte 1 bits 5:4 (broadcom-videocore-iv-3d §9).
+        pub const FORMAT: RecordField = RecordField::new("FORMAT", 1, 5, 4, FieldKind::Enum(&[EnumEntry { name: "RASTER_FORMAT", value: 0x0 }, EnumEntry { name: "T_FORMAT", value: 0x1 }, EnumEntry { name: "LT_FORMAT", value: 0x2 }]));
+        /// Byte 1 bits 2:0 (broadcom-videocore-iv-3d §9).
+        pub const BUFFER_TO_STORE: RecordField = RecordField::new("BUFFER_TO_STORE", 1, 2, 0, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "COLOR", value: 0x1 }, EnumEntry { name: "Z_STENCIL", value: 0x2 }, EnumEntry { name: "Z_ONLY", value: 0x3 }, EnumEntry { name: "VG_MASK", value: 0x4 }, EnumEntry { name: "FULL_DUMP", value: 0x5 }]));
+        /// Byte 2 bits 7:7 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP: RecordField = RecordField::new("DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP", 2, 7, 7, FieldKind::Bool);
+        /// Byte 2 bits 6:6 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP: RecordField = RecordField::new("DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP", 2, 6, 6, FieldKind::Bool);
+        /// Byte 2 bits 5:5 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP: RecordField = RecordField::new("DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP", 2, 5, 5, FieldKind::Bool);
+        /// Byte 2 bits 4:4 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE: RecordField = RecordField::new("DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE", 2, 4, 4, FieldKind::Bool);
+        /// Byte 2 bits 1:0 (broadcom-videocore-iv-3d §9).
+        pub const PIXEL_COLOR_FORMAT: RecordField = RecordField::new("PIXEL_COLOR_FORMAT", 2, 1, 0, FieldKind::Enum(&[EnumEntry { name: "RGBA8888", value: 0x0 }, EnumEntry { name: "BGR565_DITHERED", value: 0x1 }, EnumEntry { name: "BGR565_NO_DITHER", value: 0x2 }]));
+        /// Byte 3 bits 31:4 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER: RecordField = RecordField::new("MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER", 3, 31, 4, FieldKind::Address { address_lsb: 4 });
+        /// Byte 3 bits 3:3 (broadcom-videocore-iv-3d §9).
+        pub const LAST_TILE_OF_FRAME: RecordField = RecordField::new("LAST_TILE_OF_FRAME", 3, 3, 3, FieldKind::Bool);
+        /// Byte 3 bits 2:2 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_VG_MASK_BUFFER_DUMP: RecordField = RecordField::new("DISABLE_VG_MASK_BUFFER_DUMP", 3, 2, 2, FieldKind::Bool);
+        /// Byte 3 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_Z_STENCIL_BUFFER_DUMP: RecordField = RecordField::new("DISABLE_Z_STENCIL_BUFFER_DUMP", 3, 1, 1, FieldKind::Bool);
+        /// Byte 3 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_COLOR_BUFFER_DUMP: RecordField = RecordField::new("DISABLE_COLOR_BUFFER_DUMP", 3, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MODE, FORMAT, BUFFER_TO_STORE, DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP, DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP, DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP, DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE, PIXEL_COLOR_FORMAT, MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER, LAST_TILE_OF_FRAME, DISABLE_VG_MASK_BUFFER_DUMP, DISABLE_Z_STENCIL_BUFFER_DUMP, DISABLE_COLOR_BUFFER_DUMP];
+        /// Values of [`MODE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Mode {
+            /// SAMPLE_0 (0).
+            Sample0 = 0x0,
+            /// DECIMATE_X4 (1).
+            DecimateX4 = 0x1,
+            /// DECIMATE_X16 (2).
+            DecimateX16 = 0x2,
+        }
+        impl Mode {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Sample0),
+                    0x1 => Some(Self::DecimateX4),
+                    0x2 => Some(Self::DecimateX16),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`FORMAT`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Format {
+            /// RASTER_FORMAT (0).
+            RasterFormat = 0x0,
+            /// T_FORMAT (1).
+            TFormat = 0x1,
+            /// LT_FORMAT (2).
+            LtFormat = 0x2,
+        }
+        impl Format {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::RasterFormat),
+                    0x1 => Some(Self::TFormat),
+                    0x2 => Some(Self::LtFormat),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`BUFFER_TO_STORE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum BufferToStore {
+            /// NONE (0).
+            None = 0x0,
+            /// COLOR (1).
+            Color = 0x1,
+            /// Z_STENCIL (2).
+            ZStencil = 0x2,
+            /// Z_ONLY (3).
+            ZOnly = 0x3,
+            /// VG_MASK (4).
+            VgMask = 0x4,
+            /// FULL_DUMP (5).
+            FullDump = 0x5,
+        }
+        impl BufferToStore {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::None),
+                    0x1 => Some(Self::Color),
+                    0x2 => Some(Self::ZStencil),
+                    0x3 => Some(Self::ZOnly),
+                    0x4 => Some(Self::VgMask),
+                    0x5 => Some(Self::FullDump),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`PIXEL_COLOR_FORMAT`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PixelColorFormat {
+            /// RGBA8888 (0).
+            Rgba8888 = 0x0,
+            /// BGR565_DITHERED (1).
+            Bgr565Dithered = 0x1,
+            /// BGR565_NO_DITHER (2).
+            Bgr565NoDither = 0x2,
+        }
+        impl PixelColorFormat {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Rgba8888),
+                    0x1 => Some(Self::Bgr565Dithered),
+                    0x2 => Some(Self::Bgr565NoDither),
+                    _ => None,
+                }
+            }
+        }
+        /// A `STORE_TILE_BUFFER_GENERAL` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 7]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 7;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 7]; b[0] = 0x1c; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `STORE_TILE_BUFFER_GENERAL`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::STORE_TILE_BUFFER_GENERAL.check(bytes)?;
+                let mut b = [0; 7];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MODE (byte 1 bits 7:6).
+            pub fn with_mode(mut self, v: Mode) -> Self { MODE.set(&mut self.0, v as u64); self }
+            /// MODE, or the raw value when the table does not list it.
+            pub fn mode(&self) -> Result<Mode, InvalidEnumValue> { let raw = MODE.get(&self.0) as u32; Mode::from_raw(raw).ok_or(InvalidEnumValue { register: "STORE_TILE_BUFFER_GENERAL", field: "MODE", value: raw }) }
+            /// FORMAT (byte 1 bits 5:4).
+            pub fn with_format(mut self, v: Format) -> Self { FORMAT.set(&mut self.0, v as u64); self }
+            /// FORMAT, or the raw value when the table does not list it.
+            pub fn format(&self) -> Result<Format, InvalidEnumValue> { let raw = FORMAT.get(&self.0) as u32; Format::from_raw(raw).ok_or(InvalidEnumValue { register: "STORE_TILE_BUFFER_GENERAL", field: "FORMAT", value: raw }) }
+            /// BUFFER_TO_STORE (byte 1 bits 2:0).
+            pub fn with_buffer_to_store(mut self, v: BufferToStore) -> Self { BUFFER_TO_STORE.set(&mut self.0, v as u64); self }
+            /// BUFFER_TO_STORE, or the raw value when the table does not list it.
+            pub fn buffer_to_store(&self) -> Result<BufferToStore, InvalidEnumValue> { let raw = BUFFER_TO_STORE.get(&self.0) as u32; BufferToStore::from_raw(raw).ok_or(InvalidEnumValue { register: "STORE_TILE_BUFFER_GENERAL", field: "BUFFER_TO_STORE", value: raw }) }
+            /// DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP (byte 2 bits 7:7).
+            pub fn with_disable_vg_mask_buffer_clear_on_store_dump(mut self, v: bool) -> Self { DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP.
+            pub fn disable_vg_mask_buffer_clear_on_store_dump(&self) -> bool { DISABLE_VG_MASK_BUFFER_CLEAR_ON_STORE_DUMP.get(&self.0) != 0 }
+            /// DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP (byte 2 bits 6:6).
+            pub fn with_disable_z_stencil_buffer_clear_on_store_dump(mut self, v: bool) -> Self { DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP.
+            pub fn disable_z_stencil_buffer_clear_on_store_dump(&self) -> bool { DISABLE_Z_STENCIL_BUFFER_CLEAR_ON_STORE_DUMP.get(&self.0) != 0 }
+            /// DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP (byte 2 bits 5:5).
+            pub fn with_disable_color_buffer_clear_on_store_dump(mut self, v: bool) -> Self { DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP.
+            pub fn disable_color_buffer_clear_on_store_dump(&self) -> bool { DISABLE_COLOR_BUFFER_CLEAR_ON_STORE_DUMP.get(&self.0) != 0 }
+            /// DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE (byte 2 bits 4:4).
+            pub fn with_disable_double_buffer_swap_in_double_buffer_mode(mut self, v: bool) -> Self { DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE.
+            pub fn disable_double_buffer_swap_in_double_buffer_mode(&self) -> bool { DISABLE_DOUBLE_BUFFER_SWAP_IN_DOUBLE_BUFFER_MODE.get(&self.0) != 0 }
+            /// PIXEL_COLOR_FORMAT (byte 2 bits 1:0).
+            pub fn with_pixel_color_format(mut self, v: PixelColorFormat) -> Self { PIXEL_COLOR_FORMAT.set(&mut self.0, v as u64); self }
+            /// PIXEL_COLOR_FORMAT, or the raw value when the table does not list it.
+            pub fn pixel_color_format(&self) -> Result<PixelColorFormat, InvalidEnumValue> { let raw = PIXEL_COLOR_FORMAT.get(&self.0) as u32; PixelColorFormat::from_raw(raw).ok_or(InvalidEnumValue { register: "STORE_TILE_BUFFER_GENERAL", field: "PIXEL_COLOR_FORMAT", value: raw }) }
+            /// MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER (byte 3 bits 31:4); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_base_address_of_frame_tile_dump_buffer(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER.put_address("STORE_TILE_BUFFER_GENERAL", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER.
+            pub fn memory_base_address_of_frame_tile_dump_buffer(&self) -> BusAddress { MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER.address(&self.0) }
+            /// LAST_TILE_OF_FRAME (byte 3 bits 3:3).
+            pub fn with_last_tile_of_frame(mut self, v: bool) -> Self { LAST_TILE_OF_FRAME.set(&mut self.0, u64::from(v)); self }
+            /// LAST_TILE_OF_FRAME.
+            pub fn last_tile_of_frame(&self) -> bool { LAST_TILE_OF_FRAME.get(&self.0) != 0 }
+            /// DISABLE_VG_MASK_BUFFER_DUMP (byte 3 bits 2:2).
+            pub fn with_disable_vg_mask_buffer_dump(mut self, v: bool) -> Self { DISABLE_VG_MASK_BUFFER_DUMP.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_VG_MASK_BUFFER_DUMP.
+            pub fn disable_vg_mask_buffer_dump(&self) -> bool { DISABLE_VG_MASK_BUFFER_DUMP.get(&self.0) != 0 }
+            /// DISABLE_Z_STENCIL_BUFFER_DUMP (byte 3 bits 1:1).
+            pub fn with_disable_z_stencil_buffer_dump(mut self, v: bool) -> Self { DISABLE_Z_STENCIL_BUFFER_DUMP.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_Z_STENCIL_BUFFER_DUMP.
+            pub fn disable_z_stencil_buffer_dump(&self) -> bool { DISABLE_Z_STENCIL_BUFFER_DUMP.get(&self.0) != 0 }
+            /// DISABLE_COLOR_BUFFER_DUMP (byte 3 bits 0:0).
+            pub fn with_disable_color_buffer_dump(mut self, v: bool) -> Self { DISABLE_COLOR_BUFFER_DUMP.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_COLOR_BUFFER_DUMP.
+            pub fn disable_color_buffer_dump(&self) -> bool { DISABLE_COLOR_BUFFER_DUMP.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Load Tile Buffer General (R)`: id 29, 7 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const LOAD_TILE_BUFFER_GENERAL: Record<Family> = Record::new("LOAD_TILE_BUFFER_GENERAL", 29, "9", Lists::Rendering, 7, false, load_tile_buffer_general::FIELDS);
+
+    /// Fields of [`LOAD_TILE_BUFFER_GENERAL`] and its typed body.
+    pub mod load_tile_buffer_general {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 5:4 (broadcom-videocore-iv-3d §9).
+        pub const FORMAT: RecordField = RecordField::new("FORMAT", 1, 5, 4, FieldKind::Enum(&[EnumEntry { name: "RASTER_FORMAT", value: 0x0 }, EnumEntry { name: "T_FORMAT", value: 0x1 }, EnumEntry { name: "LT_FORMAT", value: 0x2 }]));
+        /// Byte 1 bits 2:0 (broadcom-videocore-iv-3d §9).
+        pub const BUFFER_TO_LOAD: RecordField = RecordField::new("BUFFER_TO_LOAD", 1, 2, 0, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "COLOR", value: 0x1 }, EnumEntry { name: "Z_STENCIL", value: 0x2 }, EnumEntry { name: "VG_MASK", value: 0x4 }, EnumEntry { name: "FULL_RELOAD", value: 0x5 }]));
+        /// Byte 2 bits 1:0 (broadcom-videocore-iv-3d §9).
+        pub const PIXEL_COLOR_FORMAT: RecordField = RecordField::new("PIXEL_COLOR_FORMAT", 2, 1, 0, FieldKind::Enum(&[EnumEntry { name: "RGBA8888", value: 0x0 }, EnumEntry { name: "BGR565_DITHERED", value: 0x1 }, EnumEntry { name: "BGR565_NO_DITHER", value: 0x2 }]));
+        /// Byte 3 bits 31:4 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER: RecordField = RecordField::new("MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER", 3, 31, 4, FieldKind::Address { address_lsb: 4 });
+        /// Byte 3 bits 2:2 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_VG_MASK_BUFFER_LOAD: RecordField = RecordField::new("DISABLE_VG_MASK_BUFFER_LOAD", 3, 2, 2, FieldKind::Bool);
+        /// Byte 3 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_Z_STENCIL_BUFFER_LOAD: RecordField = RecordField::new("DISABLE_Z_STENCIL_BUFFER_LOAD", 3, 1, 1, FieldKind::Bool);
+        /// Byte 3 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const DISABLE_COLOR_BUFFER_LOAD: RecordField = RecordField::new("DISABLE_COLOR_BUFFER_LOAD", 3, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[FORMAT, BUFFER_TO_LOAD, PIXEL_COLOR_FORMAT, MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER, DISABLE_VG_MASK_BUFFER_LOAD, DISABLE_Z_STENCIL_BUFFER_LOAD, DISABLE_COLOR_BUFFER_LOAD];
+        /// Values of [`FORMAT`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Format {
+            /// RASTER_FORMAT (0).
+            RasterFormat = 0x0,
+            /// T_FORMAT (1).
+            TFormat = 0x1,
+            /// LT_FORMAT (2).
+            LtFormat = 0x2,
+        }
+        impl Format {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::RasterFormat),
+                    0x1 => Some(Self::TFormat),
+                    0x2 => Some(Self::LtFormat),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`BUFFER_TO_LOAD`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum BufferToLoad {
+            /// NONE (0).
+            None = 0x0,
+            /// COLOR (1).
+            Color = 0x1,
+            /// Z_STENCIL (2).
+            ZStencil = 0x2,
+            /// VG_MASK (4).
+            VgMask = 0x4,
+            /// FULL_RELOAD (5).
+            FullReload = 0x5,
+        }
+        impl BufferToLoad {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::None),
+                    0x1 => Some(Self::Color),
+                    0x2 => Some(Self::ZStencil),
+                    0x4 => Some(Self::VgMask),
+                    0x5 => Some(Self::FullReload),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`PIXEL_COLOR_FORMAT`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PixelColorFormat {
+            /// RGBA8888 (0).
+            Rgba8888 = 0x0,
+            /// BGR565_DITHERED (1).
+            Bgr565Dithered = 0x1,
+            /// BGR565_NO_DITHER (2).
+            Bgr565NoDither = 0x2,
+        }
+        impl PixelColorFormat {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Rgba8888),
+                    0x1 => Some(Self::Bgr565Dithered),
+                    0x2 => Some(Self::Bgr565NoDither),
+                    _ => None,
+                }
+            }
+        }
+        /// A `LOAD_TILE_BUFFER_GENERAL` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 7]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 7;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 7]; b[0] = 0x1d; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `LOAD_TILE_BUFFER_GENERAL`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::LOAD_TILE_BUFFER_GENERAL.check(bytes)?;
+                let mut b = [0; 7];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// FORMAT (byte 1 bits 5:4).
+            pub fn with_format(mut self, v: Format) -> Self { FORMAT.set(&mut self.0, v as u64); self }
+            /// FORMAT, or the raw value when the table does not list it.
+            pub fn format(&self) -> Result<Format, InvalidEnumValue> { let raw = FORMAT.get(&self.0) as u32; Format::from_raw(raw).ok_or(InvalidEnumValue { register: "LOAD_TILE_BUFFER_GENERAL", field: "FORMAT", value: raw }) }
+            /// BUFFER_TO_LOAD (byte 1 bits 2:0).
+            pub fn with_buffer_to_load(mut self, v: BufferToLoad) -> Self { BUFFER_TO_LOAD.set(&mut self.0, v as u64); self }
+            /// BUFFER_TO_LOAD, or the raw value when the table does not list it.
+            pub fn buffer_to_load(&self) -> Result<BufferToLoad, InvalidEnumValue> { let raw = BUFFER_TO_LOAD.get(&self.0) as u32; BufferToLoad::from_raw(raw).ok_or(InvalidEnumValue { register: "LOAD_TILE_BUFFER_GENERAL", field: "BUFFER_TO_LOAD", value: raw }) }
+            /// PIXEL_COLOR_FORMAT (byte 2 bits 1:0).
+            pub fn with_pixel_color_format(mut self, v: PixelColorFormat) -> Self { PIXEL_COLOR_FORMAT.set(&mut self.0, v as u64); self }
+            /// PIXEL_COLOR_FORMAT, or the raw value when the table does not list it.
+            pub fn pixel_color_format(&self) -> Result<PixelColorFormat, InvalidEnumValue> { let raw = PIXEL_COLOR_FORMAT.get(&self.0) as u32; PixelColorFormat::from_raw(raw).ok_or(InvalidEnumValue { register: "LOAD_TILE_BUFFER_GENERAL", field: "PIXEL_COLOR_FORMAT", value: raw }) }
+            /// MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER (byte 3 bits 31:4); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_base_address_of_frame_tile_dump_buffer(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER.put_address("LOAD_TILE_BUFFER_GENERAL", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER.
+            pub fn memory_base_address_of_frame_tile_dump_buffer(&self) -> BusAddress { MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER.address(&self.0) }
+            /// DISABLE_VG_MASK_BUFFER_LOAD (byte 3 bits 2:2).
+            pub fn with_disable_vg_mask_buffer_load(mut self, v: bool) -> Self { DISABLE_VG_MASK_BUFFER_LOAD.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_VG_MASK_BUFFER_LOAD.
+            pub fn disable_vg_mask_buffer_load(&self) -> bool { DISABLE_VG_MASK_BUFFER_LOAD.get(&self.0) != 0 }
+            /// DISABLE_Z_STENCIL_BUFFER_LOAD (byte 3 bits 1:1).
+            pub fn with_disable_z_stencil_buffer_load(mut self, v: bool) -> Self { DISABLE_Z_STENCIL_BUFFER_LOAD.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_Z_STENCIL_BUFFER_LOAD.
+            pub fn disable_z_stencil_buffer_load(&self) -> bool { DISABLE_Z_STENCIL_BUFFER_LOAD.get(&self.0) != 0 }
+            /// DISABLE_COLOR_BUFFER_LOAD (byte 3 bits 0:0).
+            pub fn with_disable_color_buffer_load(mut self, v: bool) -> Self { DISABLE_COLOR_BUFFER_LOAD.set(&mut self.0, u64::from(v)); self }
+            /// DISABLE_COLOR_BUFFER_LOAD.
+            pub fn disable_color_buffer_load(&self) -> bool { DISABLE_COLOR_BUFFER_LOAD.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Indexed Primitive List (OpenGL)`: id 32, 14 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const INDEXED_PRIMITIVE_LIST: Record<Family> = Record::new("INDEXED_PRIMITIVE_LIST", 32, "9", Lists::Both, 14, false, indexed_primitive_list::FIELDS);
+
+    /// Fields of [`INDEXED_PRIMITIVE_LIST`] and its typed body.
+    pub mod indexed_primitive_list {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:4 (broadcom-videocore-iv-3d §9).
+        pub const INDEX_TYPE: RecordField = RecordField::new("INDEX_TYPE", 1, 7, 4, FieldKind::Enum(&[EnumEntry { name: "8_BIT", value: 0x0 }, EnumEntry { name: "16_BIT", value: 0x1 }]));
+        /// Byte 1 bits 3:0 (broadcom-videocore-iv-3d §9).
+        pub const PRIMITIVE_MODE: RecordField = RecordField::new("PRIMITIVE_MODE", 1, 3, 0, FieldKind::Enum(&[EnumEntry { name: "POINTS", value: 0x0 }, EnumEntry { name: "LINES", value: 0x1 }, EnumEntry { name: "LINE_LOOP", value: 0x2 }, EnumEntry { name: "LINE_STRIP", value: 0x3 }, EnumEntry { name: "TRIANGLES", value: 0x4 }, EnumEntry { name: "TRIANGLE_STRIP", value: 0x5 }, EnumEntry { name: "TRIANGLE_FAN", value: 0x6 }]));
+        /// Byte 2 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const LENGTH: RecordField = RecordField::new("LENGTH", 2, 31, 0, FieldKind::Uint);
+        /// Byte 6 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const ADDRESS_OF_INDICES_LIST: RecordField = RecordField::new("ADDRESS_OF_INDICES_LIST", 6, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Byte 10 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const MAXIMUM_INDEX: RecordField = RecordField::new("MAXIMUM_INDEX", 10, 31, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[INDEX_TYPE, PRIMITIVE_MODE, LENGTH, ADDRESS_OF_INDICES_LIST, MAXIMUM_INDEX];
+        /// Values of [`INDEX_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum IndexType {
+            /// 8_BIT (0).
+            V8Bit = 0x0,
+            /// 16_BIT (1).
+            V16Bit = 0x1,
+        }
+        impl IndexType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::V8Bit),
+                    0x1 => Some(Self::V16Bit),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`PRIMITIVE_MODE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PrimitiveMode {
+            /// POINTS (0).
+            Points = 0x0,
+            /// LINES (1).
+            Lines = 0x1,
+            /// LINE_LOOP (2).
+            LineLoop = 0x2,
+            /// LINE_STRIP (3).
+            LineStrip = 0x3,
+            /// TRIANGLES (4).
+            Triangles = 0x4,
+            /// TRIANGLE_STRIP (5).
+            TriangleStrip = 0x5,
+            /// TRIANGLE_FAN (6).
+            TriangleFan = 0x6,
+        }
+        impl PrimitiveMode {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Points),
+                    0x1 => Some(Self::Lines),
+                    0x2 => Some(Self::LineLoop),
+                    0x3 => Some(Self::LineStrip),
+                    0x4 => Some(Self::Triangles),
+                    0x5 => Some(Self::TriangleStrip),
+                    0x6 => Some(Self::TriangleFan),
+                    _ => None,
+                }
+            }
+        }
+        /// A `INDEXED_PRIMITIVE_LIST` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 14]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 14;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 14]; b[0] = 0x20; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `INDEXED_PRIMITIVE_LIST`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::INDEXED_PRIMITIVE_LIST.check(bytes)?;
+                let mut b = [0; 14];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// INDEX_TYPE (byte 1 bits 7:4).
+            pub fn with_index_type(mut self, v: IndexType) -> Self { INDEX_TYPE.set(&mut self.0, v as u64); self }
+            /// INDEX_TYPE, or the raw value when the table does not list it.
+            pub fn index_type(&self) -> Result<IndexType, InvalidEnumValue> { let raw = INDEX_TYPE.get(&self.0) as u32; IndexType::from_raw(raw).ok_or(InvalidEnumValue { register: "INDEXED_PRIMITIVE_LIST", field: "INDEX_TYPE", value: raw }) }
+            /// PRIMITIVE_MODE (byte 1 bits 3:0).
+            pub fn with_primitive_mode(mut self, v: PrimitiveMode) -> Self { PRIMITIVE_MODE.set(&mut self.0, v as u64); self }
+            /// PRIMITIVE_MODE, or the raw value when the table does not list it.
+            pub fn primitive_mode(&self) -> Result<PrimitiveMode, InvalidEnumValue> { let raw = PRIMITIVE_MODE.get(&self.0) as u32; PrimitiveMode::from_raw(raw).ok_or(InvalidEnumValue { register: "INDEXED_PRIMITIVE_LIST", field: "PRIMITIVE_MODE", value: raw }) }
+            /// LENGTH (byte 2 bits 31:0).
+            pub fn with_length(mut self, v: u32) -> Self { LENGTH.set(&mut self.0, u64::from(v)); self }
+            /// LENGTH.
+            pub fn length(&self) -> u32 { LENGTH.get(&self.0) as u32 }
+            /// ADDRESS_OF_INDICES_LIST (byte 6 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_address_of_indices_list(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { ADDRESS_OF_INDICES_LIST.put_address("INDEXED_PRIMITIVE_LIST", &mut self.0, address)?; Ok(self) }
+            /// ADDRESS_OF_INDICES_LIST.
+            pub fn address_of_indices_list(&self) -> BusAddress { ADDRESS_OF_INDICES_LIST.address(&self.0) }
+            /// MAXIMUM_INDEX (byte 10 bits 31:0).
+            pub fn with_maximum_index(mut self, v: u32) -> Self { MAXIMUM_INDEX.set(&mut self.0, u64::from(v)); self }
+            /// MAXIMUM_INDEX.
+            pub fn maximum_index(&self) -> u32 { MAXIMUM_INDEX.get(&self.0) as u32 }
+        }
+    }
+
+    /// `Vertex Array Primitives (OpenGL)`: id 33, 10 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const VERTEX_ARRAY_PRIMITIVES: Record<Family> = Record::new("VERTEX_ARRAY_PRIMITIVES", 33, "9", Lists::Both, 10, false, vertex_array_primitives::FIELDS);
+
+    /// Fields of [`VERTEX_ARRAY_PRIMITIVES`] and its typed body.
+    pub mod vertex_array_primitives {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const PRIMITIVE_MODE: RecordField = RecordField::new("PRIMITIVE_MODE", 1, 7, 0, FieldKind::Enum(&[EnumEntry { name: "POINTS", value: 0x0 }, EnumEntry { name: "LINES", value: 0x1 }, EnumEntry { name: "LINE_LOOP", value: 0x2 }, EnumEntry { name: "LINE_STRIP", value: 0x3 }, EnumEntry { name: "TRIANGLES", value: 0x4 }, EnumEntry { name: "TRIANGLE_STRIP", value: 0x5 }, EnumEntry { name: "TRIANGLE_FAN", value: 0x6 }]));
+        /// Byte 2 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const LENGTH: RecordField = RecordField::new("LENGTH", 2, 31, 0, FieldKind::Uint);
+        /// Byte 6 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const INDEX_OF_FIRST_VERTEX: RecordField = RecordField::new("INDEX_OF_FIRST_VERTEX", 6, 31, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[PRIMITIVE_MODE, LENGTH, INDEX_OF_FIRST_VERTEX];
+        /// Values of [`PRIMITIVE_MODE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PrimitiveMode {
+            /// POINTS (0).
+            Points = 0x0,
+            /// LINES (1).
+            Lines = 0x1,
+            /// LINE_LOOP (2).
+            LineLoop = 0x2,
+            /// LINE_STRIP (3).
+            LineStrip = 0x3,
+            /// TRIANGLES (4).
+            Triangles = 0x4,
+            /// TRIANGLE_STRIP (5).
+            TriangleStrip = 0x5,
+            /// TRIANGLE_FAN (6).
+            TriangleFan = 0x6,
+        }
+        impl PrimitiveMode {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Points),
+                    0x1 => Some(Self::Lines),
+                    0x2 => Some(Self::LineLoop),
+                    0x3 => Some(Self::LineStrip),
+                    0x4 => Some(Self::Triangles),
+                    0x5 => Some(Self::TriangleStrip),
+                    0x6 => Some(Self::TriangleFan),
+                    _ => None,
+                }
+            }
+        }
+        /// A `VERTEX_ARRAY_PRIMITIVES` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 10]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 10;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 10]; b[0] = 0x21; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `VERTEX_ARRAY_PRIMITIVES`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::VERTEX_ARRAY_PRIMITIVES.check(bytes)?;
+                let mut b = [0; 10];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// PRIMITIVE_MODE (byte 1 bits 7:0).
+            pub fn with_primitive_mode(mut self, v: PrimitiveMode) -> Self { PRIMITIVE_MODE.set(&mut self.0, v as u64); self }
+            /// PRIMITIVE_MODE, or the raw value when the table does not list it.
+            pub fn primitive_mode(&self) -> Result<PrimitiveMode, InvalidEnumValue> { let raw = PRIMITIVE_MODE.get(&self.0) as u32; PrimitiveMode::from_raw(raw).ok_or(InvalidEnumValue { register: "VERTEX_ARRAY_PRIMITIVES", field: "PRIMITIVE_MODE", value: raw }) }
+            /// LENGTH (byte 2 bits 31:0).
+            pub fn with_length(mut self, v: u32) -> Self { LENGTH.set(&mut self.0, u64::from(v)); self }
+            /// LENGTH.
+            pub fn length(&self) -> u32 { LENGTH.get(&self.0) as u32 }
+            /// INDEX_OF_FIRST_VERTEX (byte 6 bits 31:0).
+            pub fn with_index_of_first_vertex(mut self, v: u32) -> Self { INDEX_OF_FIRST_VERTEX.set(&mut self.0, u64::from(v)); self }
+            /// INDEX_OF_FIRST_VERTEX.
+            pub fn index_of_first_vertex(&self) -> u32 { INDEX_OF_FIRST_VERTEX.get(&self.0) as u32 }
+        }
+    }
+
+    /// `VG Coordinate Array Primitives (only for use in VG shader mode)`: id 41, 10 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const VG_COORDINATE_ARRAY_PRIMITIVES: Record<Family> = Record::new("VG_COORDINATE_ARRAY_PRIMITIVES", 41, "9", Lists::Both, 10, false, vg_coordinate_array_primitives::FIELDS);
+
+    /// Fields of [`VG_COORDINATE_ARRAY_PRIMITIVES`] and its typed body.
+    pub mod vg_coordinate_array_primitives {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:4 (broadcom-videocore-iv-3d §9).
+        pub const CONTINUATION_LIST: RecordField = RecordField::new("CONTINUATION_LIST", 1, 7, 4, FieldKind::Uint);
+        /// Byte 1 bits 3:0 (broadcom-videocore-iv-3d §9).
+        pub const PRIMITIVE_TYPE: RecordField = RecordField::new("PRIMITIVE_TYPE", 1, 3, 0, FieldKind::Enum(&[EnumEntry { name: "RHTS", value: 0x1 }, EnumEntry { name: "RHT_STRIP", value: 0x3 }, EnumEntry { name: "TRIANGLES", value: 0x4 }, EnumEntry { name: "TRIANGLE_STRIP", value: 0x5 }, EnumEntry { name: "TRIANGLE_FAN", value: 0x6 }]));
+        /// Byte 2 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const LENGTH: RecordField = RecordField::new("LENGTH", 2, 31, 0, FieldKind::Uint);
+        /// Byte 6 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const ADDRESS_OF_COORDINATE_ARRAY: RecordField = RecordField::new("ADDRESS_OF_COORDINATE_ARRAY", 6, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[CONTINUATION_LIST, PRIMITIVE_TYPE, LENGTH, ADDRESS_OF_COORDINATE_ARRAY];
+        /// Values of [`PRIMITIVE_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PrimitiveType {
+            /// RHTS (1).
+            Rhts = 0x1,
+            /// RHT_STRIP (3).
+            RhtStrip = 0x3,
+            /// TRIANGLES (4).
+            Triangles = 0x4,
+            /// TRIANGLE_STRIP (5).
+            TriangleStrip = 0x5,
+            /// TRIANGLE_FAN (6).
+            TriangleFan = 0x6,
+        }
+        impl PrimitiveType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x1 => Some(Self::Rhts),
+                    0x3 => Some(Self::RhtStrip),
+                    0x4 => Some(Self::Triangles),
+                    0x5 => Some(Self::TriangleStrip),
+                    0x6 => Some(Self::TriangleFan),
+                    _ => None,
+                }
+            }
+        }
+        /// A `VG_COORDINATE_ARRAY_PRIMITIVES` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 10]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 10;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 10]; b[0] = 0x29; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `VG_COORDINATE_ARRAY_PRIMITIVES`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::VG_COORDINATE_ARRAY_PRIMITIVES.check(bytes)?;
+                let mut b = [0; 10];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// CONTINUATION_LIST (byte 1 bits 7:4); an error when `v` does not fit.
+            pub fn with_continuation_list(mut self, v: u32) -> Result<Self, FieldOverflow> { CONTINUATION_LIST.try_set("VG_COORDINATE_ARRAY_PRIMITIVES", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CONTINUATION_LIST.
+            pub fn continuation_list(&self) -> u32 { CONTINUATION_LIST.get(&self.0) as u32 }
+            /// PRIMITIVE_TYPE (byte 1 bits 3:0).
+            pub fn with_primitive_type(mut self, v: PrimitiveType) -> Self { PRIMITIVE_TYPE.set(&mut self.0, v as u64); self }
+            /// PRIMITIVE_TYPE, or the raw value when the table does not list it.
+            pub fn primitive_type(&self) -> Result<PrimitiveType, InvalidEnumValue> { let raw = PRIMITIVE_TYPE.get(&self.0) as u32; PrimitiveType::from_raw(raw).ok_or(InvalidEnumValue { register: "VG_COORDINATE_ARRAY_PRIMITIVES", field: "PRIMITIVE_TYPE", value: raw }) }
+            /// LENGTH (byte 2 bits 31:0).
+            pub fn with_length(mut self, v: u32) -> Self { LENGTH.set(&mut self.0, u64::from(v)); self }
+            /// LENGTH.
+            pub fn length(&self) -> u32 { LENGTH.get(&self.0) as u32 }
+            /// ADDRESS_OF_COORDINATE_ARRAY (byte 6 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_address_of_coordinate_array(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { ADDRESS_OF_COORDINATE_ARRAY.put_address("VG_COORDINATE_ARRAY_PRIMITIVES", &mut self.0, address)?; Ok(self) }
+            /// ADDRESS_OF_COORDINATE_ARRAY.
+            pub fn address_of_coordinate_array(&self) -> BusAddress { ADDRESS_OF_COORDINATE_ARRAY.address(&self.0) }
+        }
+    }
+
+    /// `VG Inline Primitives (only for use in VG shader mode)`: id 42, 2 bytes and an escape-terminated list (broadcom-videocore-iv-3d §9; both lists).
+    pub const VG_INLINE_PRIMITIVES: Record<Family> = Record::new("VG_INLINE_PRIMITIVES", 42, "9", Lists::Both, 2, true, vg_inline_primitives::FIELDS);
+
+    /// Fields of [`VG_INLINE_PRIMITIVES`].
+    pub mod vg_inline_primitives {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:4 (broadcom-videocore-iv-3d §9).
+        pub const CONTINUATION_LIST: RecordField = RecordField::new("CONTINUATION_LIST", 1, 7, 4, FieldKind::Uint);
+        /// Byte 1 bits 3:0 (broadcom-videocore-iv-3d §9).
+        pub const PRIMITIVE_TYPE: RecordField = RecordField::new("PRIMITIVE_TYPE", 1, 3, 0, FieldKind::Enum(&[EnumEntry { name: "RHTS", value: 0x1 }, EnumEntry { name: "RHT_STRIP", value: 0x3 }, EnumEntry { name: "TRIANGLES", value: 0x4 }, EnumEntry { name: "TRIANGLE_STRIP", value: 0x5 }, EnumEntry { name: "TRIANGLE_FAN", value: 0x6 }]));
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[CONTINUATION_LIST, PRIMITIVE_TYPE];
+        /// Values of [`PRIMITIVE_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PrimitiveType {
+            /// RHTS (1).
+            Rhts = 0x1,
+            /// RHT_STRIP (3).
+            RhtStrip = 0x3,
+            /// TRIANGLES (4).
+            Triangles = 0x4,
+            /// TRIANGLE_STRIP (5).
+            TriangleStrip = 0x5,
+            /// TRIANGLE_FAN (6).
+            TriangleFan = 0x6,
+        }
+        impl PrimitiveType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x1 => Some(Self::Rhts),
+                    0x3 => Some(Self::RhtStrip),
+                    0x4 => Some(Self::Triangles),
+                    0x5 => Some(Self::TriangleStrip),
+                    0x6 => Some(Self::TriangleFan),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// `Compressed Primitive List (R)`: id 48, 1 bytes and an escape-terminated list (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const COMPRESSED_PRIMITIVE_LIST: Record<Family> = Record::new("COMPRESSED_PRIMITIVE_LIST", 48, "9", Lists::Rendering, 1, true, compressed_primitive_list::FIELDS);
+
+    /// Fields of [`COMPRESSED_PRIMITIVE_LIST`].
+    pub mod compressed_primitive_list {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[];
+    }
+
+    /// `Clipped Primitive with Compressed Primitive List (R)`: id 49, 5 bytes and an escape-terminated list (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const CLIPPED_PRIMITIVE_WITH_COMPRESSED_PRIMITIVE_LIST: Record<Family> = Record::new("CLIPPED_PRIMITIVE_WITH_COMPRESSED_PRIMITIVE_LIST", 49, "9", Lists::Rendering, 5, true, clipped_primitive_with_compressed_primitive_list::FIELDS);
+
+    /// Fields of [`CLIPPED_PRIMITIVE_WITH_COMPRESSED_PRIMITIVE_LIST`].
+    pub mod clipped_primitive_with_compressed_primitive_list {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:3 (broadcom-videocore-iv-3d §9).
+        pub const ADDRESS_OF_SINGLE_CLIPPED_PRIMITIVE_DATA: RecordField = RecordField::new("ADDRESS_OF_SINGLE_CLIPPED_PRIMITIVE_DATA", 1, 31, 3, FieldKind::Address { address_lsb: 3 });
+        /// Byte 1 bits 2:0 (broadcom-videocore-iv-3d §9).
+        pub const CLIP_FLAG_PER_VERTEX: RecordField = RecordField::new("CLIP_FLAG_PER_VERTEX", 1, 2, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[ADDRESS_OF_SINGLE_CLIPPED_PRIMITIVE_DATA, CLIP_FLAG_PER_VERTEX];
+    }
+
+    /// `Primitive List Format (R)`: id 56, 2 bytes (broadcom-videocore-iv-3d §9; both lists).
+    ///
+    /// Linux vc4 vc4_validate.c (its command table allows VC4_PACKET_PRIMITIVE_LIST_FORMAT in binning and rendering lists).
+    pub const PRIMITIVE_LIST_FORMAT: Record<Family> = Record::new("PRIMITIVE_LIST_FORMAT", 56, "9", Lists::Both, 2, false, primitive_list_format::FIELDS);
+
+    /// Fields of [`PRIMITIVE_LIST_FORMAT`] and its typed body.
+    pub mod primitive_list_format {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:4 (broadcom-videocore-iv-3d §9).
+        pub const DATA_TYPE: RecordField = RecordField::new("DATA_TYPE", 1, 7, 4, FieldKind::Enum(&[EnumEntry { name: "16_BIT_INDEX", value: 0x1 }, EnumEntry { name: "32_BIT_X_Y", value: 0x3 }]));
+        /// Byte 1 bits 3:0 (broadcom-videocore-iv-3d §9).
+        pub const PRIMITIVE_TYPE: RecordField = RecordField::new("PRIMITIVE_TYPE", 1, 3, 0, FieldKind::Enum(&[EnumEntry { name: "POINTS", value: 0x0 }, EnumEntry { name: "LINES", value: 0x1 }, EnumEntry { name: "TRIANGLES", value: 0x2 }, EnumEntry { name: "RHT", value: 0x3 }]));
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[DATA_TYPE, PRIMITIVE_TYPE];
+        /// Values of [`DATA_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum DataType {
+            /// 16_BIT_INDEX (1).
+            V16BitIndex = 0x1,
+            /// 32_BIT_X_Y (3).
+            V32BitXY = 0x3,
+        }
+        impl DataType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x1 => Some(Self::V16BitIndex),
+                    0x3 => Some(Self::V32BitXY),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`PRIMITIVE_TYPE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum PrimitiveType {
+            /// POINTS (0).
+            Points = 0x0,
+            /// LINES (1).
+            Lines = 0x1,
+            /// TRIANGLES (2).
+            Triangles = 0x2,
+            /// RHT (3).
+            Rht = 0x3,
+        }
+        impl PrimitiveType {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Points),
+                    0x1 => Some(Self::Lines),
+                    0x2 => Some(Self::Triangles),
+                    0x3 => Some(Self::Rht),
+                    _ => None,
+                }
+            }
+        }
+        /// A `PRIMITIVE_LIST_FORMAT` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 2]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 2;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 2]; b[0] = 0x38; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `PRIMITIVE_LIST_FORMAT`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::PRIMITIVE_LIST_FORMAT.check(bytes)?;
+                let mut b = [0; 2];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// DATA_TYPE (byte 1 bits 7:4).
+            pub fn with_data_type(mut self, v: DataType) -> Self { DATA_TYPE.set(&mut self.0, v as u64); self }
+            /// DATA_TYPE, or the raw value when the table does not list it.
+            pub fn data_type(&self) -> Result<DataType, InvalidEnumValue> { let raw = DATA_TYPE.get(&self.0) as u32; DataType::from_raw(raw).ok_or(InvalidEnumValue { register: "PRIMITIVE_LIST_FORMAT", field: "DATA_TYPE", value: raw }) }
+            /// PRIMITIVE_TYPE (byte 1 bits 3:0).
+            pub fn with_primitive_type(mut self, v: PrimitiveType) -> Self { PRIMITIVE_TYPE.set(&mut self.0, v as u64); self }
+            /// PRIMITIVE_TYPE, or the raw value when the table does not list it.
+            pub fn primitive_type(&self) -> Result<PrimitiveType, InvalidEnumValue> { let raw = PRIMITIVE_TYPE.get(&self.0) as u32; PrimitiveType::from_raw(raw).ok_or(InvalidEnumValue { register: "PRIMITIVE_LIST_FORMAT", field: "PRIMITIVE_TYPE", value: raw }) }
+        }
+    }
+
+    /// `GL Shader State`: id 64, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const GL_SHADER_STATE: Record<Family> = Record::new("GL_SHADER_STATE", 64, "9", Lists::Both, 5, false, gl_shader_state::FIELDS);
+
+    /// Fields of [`GL_SHADER_STATE`] and its typed body.
+    pub mod gl_shader_state {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:4 (Linux vc4 vc4_packet.h (VC4_PACKET_GL_SHADER_STATE: record address in bits 31:4), Mesa src/broadcom/cle/v3d_packet_v21.xml (GL Shader State: address at bit 4)).
+        pub const MEMORY_ADDRESS_OF_SHADER_RECORD: RecordField = RecordField::new("MEMORY_ADDRESS_OF_SHADER_RECORD", 1, 31, 4, FieldKind::Address { address_lsb: 4 });
+        /// Byte 1 bits 3:3 (broadcom-videocore-iv-3d §9).
+        pub const EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE: RecordField = RecordField::new("EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE", 1, 3, 3, FieldKind::Bool);
+        /// Byte 1 bits 2:0 (broadcom-videocore-iv-3d §9).
+        pub const NUMBER_OF_ATTRIBUTE_ARRAYS: RecordField = RecordField::new("NUMBER_OF_ATTRIBUTE_ARRAYS", 1, 2, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MEMORY_ADDRESS_OF_SHADER_RECORD, EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE, NUMBER_OF_ATTRIBUTE_ARRAYS];
+        /// A `GL_SHADER_STATE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x40; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `GL_SHADER_STATE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::GL_SHADER_STATE.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MEMORY_ADDRESS_OF_SHADER_RECORD (byte 1 bits 31:4); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_address_of_shader_record(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_ADDRESS_OF_SHADER_RECORD.put_address("GL_SHADER_STATE", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_ADDRESS_OF_SHADER_RECORD.
+            pub fn memory_address_of_shader_record(&self) -> BusAddress { MEMORY_ADDRESS_OF_SHADER_RECORD.address(&self.0) }
+            /// EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE (byte 1 bits 3:3).
+            pub fn with_extended_shader_record_with_26_bit_attribute_memory_stride(mut self, v: bool) -> Self { EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE.set(&mut self.0, u64::from(v)); self }
+            /// EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE.
+            pub fn extended_shader_record_with_26_bit_attribute_memory_stride(&self) -> bool { EXTENDED_SHADER_RECORD_WITH_26_BIT_ATTRIBUTE_MEMORY_STRIDE.get(&self.0) != 0 }
+            /// NUMBER_OF_ATTRIBUTE_ARRAYS (byte 1 bits 2:0); an error when `v` does not fit.
+            pub fn with_number_of_attribute_arrays(mut self, v: u32) -> Result<Self, FieldOverflow> { NUMBER_OF_ATTRIBUTE_ARRAYS.try_set("GL_SHADER_STATE", &mut self.0, u64::from(v))?; Ok(self) }
+            /// NUMBER_OF_ATTRIBUTE_ARRAYS.
+            pub fn number_of_attribute_arrays(&self) -> u32 { NUMBER_OF_ATTRIBUTE_ARRAYS.get(&self.0) as u32 }
+        }
+    }
+
+    /// `NV Shader State (no vertex shading)`: id 65, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const NV_SHADER_STATE: Record<Family> = Record::new("NV_SHADER_STATE", 65, "9", Lists::Both, 5, false, nv_shader_state::FIELDS);
+
+    /// Fields of [`NV_SHADER_STATE`] and its typed body.
+    pub mod nv_shader_state {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_ADDRESS_OF_SHADER_RECORD: RecordField = RecordField::new("MEMORY_ADDRESS_OF_SHADER_RECORD", 1, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MEMORY_ADDRESS_OF_SHADER_RECORD];
+        /// A `NV_SHADER_STATE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x41; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `NV_SHADER_STATE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::NV_SHADER_STATE.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MEMORY_ADDRESS_OF_SHADER_RECORD (byte 1 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_address_of_shader_record(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_ADDRESS_OF_SHADER_RECORD.put_address("NV_SHADER_STATE", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_ADDRESS_OF_SHADER_RECORD.
+            pub fn memory_address_of_shader_record(&self) -> BusAddress { MEMORY_ADDRESS_OF_SHADER_RECORD.address(&self.0) }
+        }
+    }
+
+    /// `VG Shader State`: id 66, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const VG_SHADER_STATE: Record<Family> = Record::new("VG_SHADER_STATE", 66, "9", Lists::Both, 5, false, vg_shader_state::FIELDS);
+
+    /// Fields of [`VG_SHADER_STATE`] and its typed body.
+    pub mod vg_shader_state {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_ADDRESS_OF_SHADER_RECORD: RecordField = RecordField::new("MEMORY_ADDRESS_OF_SHADER_RECORD", 1, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MEMORY_ADDRESS_OF_SHADER_RECORD];
+        /// A `VG_SHADER_STATE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x42; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `VG_SHADER_STATE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::VG_SHADER_STATE.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MEMORY_ADDRESS_OF_SHADER_RECORD (byte 1 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_address_of_shader_record(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_ADDRESS_OF_SHADER_RECORD.put_address("VG_SHADER_STATE", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_ADDRESS_OF_SHADER_RECORD.
+            pub fn memory_address_of_shader_record(&self) -> BusAddress { MEMORY_ADDRESS_OF_SHADER_RECORD.address(&self.0) }
+        }
+    }
+
+    /// `VG Inline Shader Record`: id 67, 9 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const VG_INLINE_SHADER_RECORD: Record<Family> = Record::new("VG_INLINE_SHADER_RECORD", 67, "9", Lists::Both, 9, false, vg_inline_shader_record::FIELDS);
+
+    /// Fields of [`VG_INLINE_SHADER_RECORD`] and its typed body.
+    pub mod vg_inline_shader_record {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:3 (broadcom-videocore-iv-3d §9).
+        pub const FRAGMENT_SHADER_CODE_ADDRESS: RecordField = RecordField::new("FRAGMENT_SHADER_CODE_ADDRESS", 1, 31, 3, FieldKind::Address { address_lsb: 3 });
+        /// Byte 1 bits 2:0 (broadcom-videocore-iv-3d §9).
+        pub const DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER: RecordField = RecordField::new("DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER", 1, 2, 0, FieldKind::Enum(&[EnumEntry { name: "DUAL_THREADED", value: 0x0 }, EnumEntry { name: "SINGLE_THREADED", value: 0x1 }]));
+        /// Byte 5 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const FRAGMENT_SHADER_UNIFORMS_ADDRESS: RecordField = RecordField::new("FRAGMENT_SHADER_UNIFORMS_ADDRESS", 5, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[FRAGMENT_SHADER_CODE_ADDRESS, DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER, FRAGMENT_SHADER_UNIFORMS_ADDRESS];
+        /// Values of [`DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum DualOrSingleThreadedFragmentShader {
+            /// DUAL_THREADED (0).
+            DualThreaded = 0x0,
+            /// SINGLE_THREADED (1).
+            SingleThreaded = 0x1,
+        }
+        impl DualOrSingleThreadedFragmentShader {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::DualThreaded),
+                    0x1 => Some(Self::SingleThreaded),
+                    _ => None,
+                }
+            }
+        }
+        /// A `VG_INLINE_SHADER_RECORD` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 9]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 9;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 9]; b[0] = 0x43; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `VG_INLINE_SHADER_RECORD`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::VG_INLINE_SHADER_RECORD.check(bytes)?;
+                let mut b = [0; 9];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// FRAGMENT_SHADER_CODE_ADDRESS (byte 1 bits 31:3); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_fragment_shader_code_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { FRAGMENT_SHADER_CODE_ADDRESS.put_address("VG_INLINE_SHADER_RECORD", &mut self.0, address)?; Ok(self) }
+            /// FRAGMENT_SHADER_CODE_ADDRESS.
+            pub fn fragment_shader_code_address(&self) -> BusAddress { FRAGMENT_SHADER_CODE_ADDRESS.address(&self.0) }
+            /// DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER (byte 1 bits 2:0).
+            pub fn with_dual_or_single_threaded_fragment_shader(mut self, v: DualOrSingleThreadedFragmentShader) -> Self { DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER.set(&mut self.0, v as u64); self }
+            /// DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER, or the raw value when the table does not list it.
+            pub fn dual_or_single_threaded_fragment_shader(&self) -> Result<DualOrSingleThreadedFragmentShader, InvalidEnumValue> { let raw = DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER.get(&self.0) as u32; DualOrSingleThreadedFragmentShader::from_raw(raw).ok_or(InvalidEnumValue { register: "VG_INLINE_SHADER_RECORD", field: "DUAL_OR_SINGLE_THREADED_FRAGMENT_SHADER", value: raw }) }
+            /// FRAGMENT_SHADER_UNIFORMS_ADDRESS (byte 5 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_fragment_shader_uniforms_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { FRAGMENT_SHADER_UNIFORMS_ADDRESS.put_address("VG_INLINE_SHADER_RECORD", &mut self.0, address)?; Ok(self) }
+            /// FRAGMENT_SHADER_UNIFORMS_ADDRESS.
+            pub fn fragment_shader_uniforms_address(&self) -> BusAddress { FRAGMENT_SHADER_UNIFORMS_ADDRESS.address(&self.0) }
+        }
+    }
+
+    /// `Configuration Bits`: id 96, 4 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const CONFIGURATION_BITS: Record<Family> = Record::new("CONFIGURATION_BITS", 96, "9", Lists::Both, 4, false, configuration_bits::FIELDS);
+
+    /// Fields of [`CONFIGURATION_BITS`] and its typed body.
+    pub mod configuration_bits {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:6 (broadcom-videocore-iv-3d §9).
+        pub const RASTERISER_OVERSAMPLE_MODE: RecordField = RecordField::new("RASTERISER_OVERSAMPLE_MODE", 1, 7, 6, FieldKind::Enum(&[EnumEntry { name: "NONE", value: 0x0 }, EnumEntry { name: "4X", value: 0x1 }, EnumEntry { name: "16X", value: 0x2 }]));
+        /// Byte 1 bits 5:5 (broadcom-videocore-iv-3d §9).
+        pub const COVERAGE_READ_TYPE: RecordField = RecordField::new("COVERAGE_READ_TYPE", 1, 5, 5, FieldKind::Bool);
+        /// Byte 1 bits 4:4 (broadcom-videocore-iv-3d §9).
+        pub const ANTIALIASED_POINTS_AND_LINES: RecordField = RecordField::new("ANTIALIASED_POINTS_AND_LINES", 1, 4, 4, FieldKind::Bool);
+        /// Byte 1 bits 3:3 (broadcom-videocore-iv-3d §9).
+        pub const ENABLE_DEPTH_OFFSET: RecordField = RecordField::new("ENABLE_DEPTH_OFFSET", 1, 3, 3, FieldKind::Bool);
+        /// Byte 1 bits 2:2 (broadcom-videocore-iv-3d §9).
+        pub const CLOCKWISE_PRIMITIVES: RecordField = RecordField::new("CLOCKWISE_PRIMITIVES", 1, 2, 2, FieldKind::Bool);
+        /// Byte 1 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const ENABLE_REVERSE_FACING_PRIMITIVE: RecordField = RecordField::new("ENABLE_REVERSE_FACING_PRIMITIVE", 1, 1, 1, FieldKind::Bool);
+        /// Byte 1 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const ENABLE_FORWARD_FACING_PRIMITIVE: RecordField = RecordField::new("ENABLE_FORWARD_FACING_PRIMITIVE", 1, 0, 0, FieldKind::Bool);
+        /// Byte 2 bits 7:7 (broadcom-videocore-iv-3d §9).
+        pub const Z_UPDATES_ENABLE: RecordField = RecordField::new("Z_UPDATES_ENABLE", 2, 7, 7, FieldKind::Bool);
+        /// Byte 2 bits 6:4 (broadcom-videocore-iv-3d §9).
+        pub const DEPTH_TEST_FUNCTION: RecordField = RecordField::new("DEPTH_TEST_FUNCTION", 2, 6, 4, FieldKind::Enum(&[EnumEntry { name: "NEVER", value: 0x0 }, EnumEntry { name: "LT", value: 0x1 }, EnumEntry { name: "EQ", value: 0x2 }, EnumEntry { name: "LE", value: 0x3 }, EnumEntry { name: "GT", value: 0x4 }, EnumEntry { name: "NE", value: 0x5 }, EnumEntry { name: "GE", value: 0x6 }, EnumEntry { name: "ALWAYS", value: 0x7 }]));
+        /// Byte 2 bits 3:3 (broadcom-videocore-iv-3d §9).
+        pub const COVERAGE_READ_MODE: RecordField = RecordField::new("COVERAGE_READ_MODE", 2, 3, 3, FieldKind::Bool);
+        /// Byte 2 bits 2:1 (broadcom-videocore-iv-3d §9).
+        pub const COVERAGE_UPDATE_MODE: RecordField = RecordField::new("COVERAGE_UPDATE_MODE", 2, 2, 1, FieldKind::Enum(&[EnumEntry { name: "NONZERO", value: 0x0 }, EnumEntry { name: "ODD", value: 0x1 }, EnumEntry { name: "OR", value: 0x2 }, EnumEntry { name: "ZERO", value: 0x3 }]));
+        /// Byte 2 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const COVERAGE_PIPE_SELECT: RecordField = RecordField::new("COVERAGE_PIPE_SELECT", 2, 0, 0, FieldKind::Bool);
+        /// Byte 3 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const EARLY_Z_UPDATES_ENABLE: RecordField = RecordField::new("EARLY_Z_UPDATES_ENABLE", 3, 1, 1, FieldKind::Bool);
+        /// Byte 3 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const EARLY_Z_ENABLE: RecordField = RecordField::new("EARLY_Z_ENABLE", 3, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[RASTERISER_OVERSAMPLE_MODE, COVERAGE_READ_TYPE, ANTIALIASED_POINTS_AND_LINES, ENABLE_DEPTH_OFFSET, CLOCKWISE_PRIMITIVES, ENABLE_REVERSE_FACING_PRIMITIVE, ENABLE_FORWARD_FACING_PRIMITIVE, Z_UPDATES_ENABLE, DEPTH_TEST_FUNCTION, COVERAGE_READ_MODE, COVERAGE_UPDATE_MODE, COVERAGE_PIPE_SELECT, EARLY_Z_UPDATES_ENABLE, EARLY_Z_ENABLE];
+        /// Values of [`RASTERISER_OVERSAMPLE_MODE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum RasteriserOversampleMode {
+            /// NONE (0).
+            None = 0x0,
+            /// 4X (1).
+            V4x = 0x1,
+            /// 16X (2).
+            V16x = 0x2,
+        }
+        impl RasteriserOversampleMode {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::None),
+                    0x1 => Some(Self::V4x),
+                    0x2 => Some(Self::V16x),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`DEPTH_TEST_FUNCTION`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum DepthTestFunction {
+            /// NEVER (0).
+            Never = 0x0,
+            /// LT (1).
+            Lt = 0x1,
+            /// EQ (2).
+            Eq = 0x2,
+            /// LE (3).
+            Le = 0x3,
+            /// GT (4).
+            Gt = 0x4,
+            /// NE (5).
+            Ne = 0x5,
+            /// GE (6).
+            Ge = 0x6,
+            /// ALWAYS (7).
+            Always = 0x7,
+        }
+        impl DepthTestFunction {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Never),
+                    0x1 => Some(Self::Lt),
+                    0x2 => Some(Self::Eq),
+                    0x3 => Some(Self::Le),
+                    0x4 => Some(Self::Gt),
+                    0x5 => Some(Self::Ne),
+                    0x6 => Some(Self::Ge),
+                    0x7 => Some(Self::Always),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`COVERAGE_UPDATE_MODE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum CoverageUpdateMode {
+            /// NONZERO (0).
+            Nonzero = 0x0,
+            /// ODD (1).
+            Odd = 0x1,
+            /// OR (2).
+            Or = 0x2,
+            /// ZERO (3).
+            Zero = 0x3,
+        }
+        impl CoverageUpdateMode {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Nonzero),
+                    0x1 => Some(Self::Odd),
+                    0x2 => Some(Self::Or),
+                    0x3 => Some(Self::Zero),
+                    _ => None,
+                }
+            }
+        }
+        /// A `CONFIGURATION_BITS` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 4]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 4;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 4]; b[0] = 0x60; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `CONFIGURATION_BITS`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::CONFIGURATION_BITS.check(bytes)?;
+                let mut b = [0; 4];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// RASTERISER_OVERSAMPLE_MODE (byte 1 bits 7:6).
+            pub fn with_rasteriser_oversample_mode(mut self, v: RasteriserOversampleMode) -> Self { RASTERISER_OVERSAMPLE_MODE.set(&mut self.0, v as u64); self }
+            /// RASTERISER_OVERSAMPLE_MODE, or the raw value when the table does not list it.
+            pub fn rasteriser_oversample_mode(&self) -> Result<RasteriserOversampleMode, InvalidEnumValue> { let raw = RASTERISER_OVERSAMPLE_MODE.get(&self.0) as u32; RasteriserOversampleMode::from_raw(raw).ok_or(InvalidEnumValue { register: "CONFIGURATION_BITS", field: "RASTERISER_OVERSAMPLE_MODE", value: raw }) }
+            /// COVERAGE_READ_TYPE (byte 1 bits 5:5).
+            pub fn with_coverage_read_type(mut self, v: bool) -> Self { COVERAGE_READ_TYPE.set(&mut self.0, u64::from(v)); self }
+            /// COVERAGE_READ_TYPE.
+            pub fn coverage_read_type(&self) -> bool { COVERAGE_READ_TYPE.get(&self.0) != 0 }
+            /// ANTIALIASED_POINTS_AND_LINES (byte 1 bits 4:4).
+            pub fn with_antialiased_points_and_lines(mut self, v: bool) -> Self { ANTIALIASED_POINTS_AND_LINES.set(&mut self.0, u64::from(v)); self }
+            /// ANTIALIASED_POINTS_AND_LINES.
+            pub fn antialiased_points_and_lines(&self) -> bool { ANTIALIASED_POINTS_AND_LINES.get(&self.0) != 0 }
+            /// ENABLE_DEPTH_OFFSET (byte 1 bits 3:3).
+            pub fn with_enable_depth_offset(mut self, v: bool) -> Self { ENABLE_DEPTH_OFFSET.set(&mut self.0, u64::from(v)); self }
+            /// ENABLE_DEPTH_OFFSET.
+            pub fn enable_depth_offset(&self) -> bool { ENABLE_DEPTH_OFFSET.get(&self.0) != 0 }
+            /// CLOCKWISE_PRIMITIVES (byte 1 bits 2:2).
+            pub fn with_clockwise_primitives(mut self, v: bool) -> Self { CLOCKWISE_PRIMITIVES.set(&mut self.0, u64::from(v)); self }
+            /// CLOCKWISE_PRIMITIVES.
+            pub fn clockwise_primitives(&self) -> bool { CLOCKWISE_PRIMITIVES.get(&self.0) != 0 }
+            /// ENABLE_REVERSE_FACING_PRIMITIVE (byte 1 bits 1:1).
+            pub fn with_enable_reverse_facing_primitive(mut self, v: bool) -> Self { ENABLE_REVERSE_FACING_PRIMITIVE.set(&mut self.0, u64::from(v)); self }
+            /// ENABLE_REVERSE_FACING_PRIMITIVE.
+            pub fn enable_reverse_facing_primitive(&self) -> bool { ENABLE_REVERSE_FACING_PRIMITIVE.get(&self.0) != 0 }
+            /// ENABLE_FORWARD_FACING_PRIMITIVE (byte 1 bits 0:0).
+            pub fn with_enable_forward_facing_primitive(mut self, v: bool) -> Self { ENABLE_FORWARD_FACING_PRIMITIVE.set(&mut self.0, u64::from(v)); self }
+            /// ENABLE_FORWARD_FACING_PRIMITIVE.
+            pub fn enable_forward_facing_primitive(&self) -> bool { ENABLE_FORWARD_FACING_PRIMITIVE.get(&self.0) != 0 }
+            /// Z_UPDATES_ENABLE (byte 2 bits 7:7).
+            pub fn with_z_updates_enable(mut self, v: bool) -> Self { Z_UPDATES_ENABLE.set(&mut self.0, u64::from(v)); self }
+            /// Z_UPDATES_ENABLE.
+            pub fn z_updates_enable(&self) -> bool { Z_UPDATES_ENABLE.get(&self.0) != 0 }
+            /// DEPTH_TEST_FUNCTION (byte 2 bits 6:4).
+            pub fn with_depth_test_function(mut self, v: DepthTestFunction) -> Self { DEPTH_TEST_FUNCTION.set(&mut self.0, v as u64); self }
+            /// DEPTH_TEST_FUNCTION, or the raw value when the table does not list it.
+            pub fn depth_test_function(&self) -> Result<DepthTestFunction, InvalidEnumValue> { let raw = DEPTH_TEST_FUNCTION.get(&self.0) as u32; DepthTestFunction::from_raw(raw).ok_or(InvalidEnumValue { register: "CONFIGURATION_BITS", field: "DEPTH_TEST_FUNCTION", value: raw }) }
+            /// COVERAGE_READ_MODE (byte 2 bits 3:3).
+            pub fn with_coverage_read_mode(mut self, v: bool) -> Self { COVERAGE_READ_MODE.set(&mut self.0, u64::from(v)); self }
+            /// COVERAGE_READ_MODE.
+            pub fn coverage_read_mode(&self) -> bool { COVERAGE_READ_MODE.get(&self.0) != 0 }
+            /// COVERAGE_UPDATE_MODE (byte 2 bits 2:1).
+            pub fn with_coverage_update_mode(mut self, v: CoverageUpdateMode) -> Self { COVERAGE_UPDATE_MODE.set(&mut self.0, v as u64); self }
+            /// COVERAGE_UPDATE_MODE, or the raw value when the table does not list it.
+            pub fn coverage_update_mode(&self) -> Result<CoverageUpdateMode, InvalidEnumValue> { let raw = COVERAGE_UPDATE_MODE.get(&self.0) as u32; CoverageUpdateMode::from_raw(raw).ok_or(InvalidEnumValue { register: "CONFIGURATION_BITS", field: "COVERAGE_UPDATE_MODE", value: raw }) }
+            /// COVERAGE_PIPE_SELECT (byte 2 bits 0:0).
+            pub fn with_coverage_pipe_select(mut self, v: bool) -> Self { COVERAGE_PIPE_SELECT.set(&mut self.0, u64::from(v)); self }
+            /// COVERAGE_PIPE_SELECT.
+            pub fn coverage_pipe_select(&self) -> bool { COVERAGE_PIPE_SELECT.get(&self.0) != 0 }
+            /// EARLY_Z_UPDATES_ENABLE (byte 3 bits 1:1).
+            pub fn with_early_z_updates_enable(mut self, v: bool) -> Self { EARLY_Z_UPDATES_ENABLE.set(&mut self.0, u64::from(v)); self }
+            /// EARLY_Z_UPDATES_ENABLE.
+            pub fn early_z_updates_enable(&self) -> bool { EARLY_Z_UPDATES_ENABLE.get(&self.0) != 0 }
+            /// EARLY_Z_ENABLE (byte 3 bits 0:0).
+            pub fn with_early_z_enable(mut self, v: bool) -> Self { EARLY_Z_ENABLE.set(&mut self.0, u64::from(v)); self }
+            /// EARLY_Z_ENABLE.
+            pub fn early_z_enable(&self) -> bool { EARLY_Z_ENABLE.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Flat Shade Flags`: id 97, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const FLAT_SHADE_FLAGS: Record<Family> = Record::new("FLAT_SHADE_FLAGS", 97, "9", Lists::Both, 5, false, flat_shade_flags::FIELDS);
+
+    /// Fields of [`FLAT_SHADE_FLAGS`] and its typed body.
+    pub mod flat_shade_flags {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const FLAT_SHADING_FLAGS: RecordField = RecordField::new("FLAT_SHADING_FLAGS", 1, 31, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[FLAT_SHADING_FLAGS];
+        /// A `FLAT_SHADE_FLAGS` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x61; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `FLAT_SHADE_FLAGS`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::FLAT_SHADE_FLAGS.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// FLAT_SHADING_FLAGS (byte 1 bits 31:0).
+            pub fn with_flat_shading_flags(mut self, v: u32) -> Self { FLAT_SHADING_FLAGS.set(&mut self.0, u64::from(v)); self }
+            /// FLAT_SHADING_FLAGS.
+            pub fn flat_shading_flags(&self) -> u32 { FLAT_SHADING_FLAGS.get(&self.0) as u32 }
+        }
+    }
+
+    /// `Points size`: id 98, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const POINTS_SIZE: Record<Family> = Record::new("POINTS_SIZE", 98, "9", Lists::Both, 5, false, points_size::FIELDS);
+
+    /// Fields of [`POINTS_SIZE`] and its typed body.
+    pub mod points_size {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const POINT_SIZE: RecordField = RecordField::new("POINT_SIZE", 1, 31, 0, FieldKind::Float);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[POINT_SIZE];
+        /// A `POINTS_SIZE` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x62; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `POINTS_SIZE`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::POINTS_SIZE.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// POINT_SIZE (byte 1 bits 31:0, float32).
+            pub fn with_point_size(mut self, v: f32) -> Self { POINT_SIZE.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// POINT_SIZE.
+            pub fn point_size(&self) -> f32 { f32::from_bits(POINT_SIZE.get(&self.0) as u32) }
+        }
+    }
+
+    /// `Line Width`: id 99, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const LINE_WIDTH: Record<Family> = Record::new("LINE_WIDTH", 99, "9", Lists::Both, 5, false, line_width::FIELDS);
+
+    /// Fields of [`LINE_WIDTH`] and its typed body.
+    pub mod line_width {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const LINE_WIDTH: RecordField = RecordField::new("LINE_WIDTH", 1, 31, 0, FieldKind::Float);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[LINE_WIDTH];
+        /// A `LINE_WIDTH` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x63; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `LINE_WIDTH`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::LINE_WIDTH.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// LINE_WIDTH (byte 1 bits 31:0, float32).
+            pub fn with_line_width(mut self, v: f32) -> Self { LINE_WIDTH.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// LINE_WIDTH.
+            pub fn line_width(&self) -> f32 { f32::from_bits(LINE_WIDTH.get(&self.0) as u32) }
+        }
+    }
+
+    /// `RHT X boundary`: id 100, 3 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const RHT_X_BOUNDARY: Record<Family> = Record::new("RHT_X_BOUNDARY", 100, "9", Lists::Both, 3, false, rht_x_boundary::FIELDS);
+
+    /// Fields of [`RHT_X_BOUNDARY`] and its typed body.
+    pub mod rht_x_boundary {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const RHT_PRIMITIVE_X_BOUNDARY: RecordField = RecordField::new("RHT_PRIMITIVE_X_BOUNDARY", 1, 15, 0, FieldKind::Sint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[RHT_PRIMITIVE_X_BOUNDARY];
+        /// A `RHT_X_BOUNDARY` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 3]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 3;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 3]; b[0] = 0x64; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `RHT_X_BOUNDARY`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::RHT_X_BOUNDARY.check(bytes)?;
+                let mut b = [0; 3];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// RHT_PRIMITIVE_X_BOUNDARY (byte 1 bits 15:0, signed); an error when `v` does not fit.
+            pub fn with_rht_primitive_x_boundary(mut self, v: i32) -> Result<Self, FieldOverflow> { RHT_PRIMITIVE_X_BOUNDARY.try_set_signed("RHT_X_BOUNDARY", &mut self.0, i64::from(v))?; Ok(self) }
+            /// RHT_PRIMITIVE_X_BOUNDARY.
+            pub fn rht_primitive_x_boundary(&self) -> i32 { RHT_PRIMITIVE_X_BOUNDARY.get_signed(&self.0) as i32 }
+        }
+    }
+
+    /// `Depth Offset`: id 101, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const DEPTH_OFFSET: Record<Family> = Record::new("DEPTH_OFFSET", 101, "9", Lists::Both, 5, false, depth_offset::FIELDS);
+
+    /// Fields of [`DEPTH_OFFSET`] and its typed body.
+    pub mod depth_offset {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const DEPTH_OFFSET_FACTOR: RecordField = RecordField::new("DEPTH_OFFSET_FACTOR", 1, 15, 0, FieldKind::Uint);
+        /// Byte 3 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const DEPTH_OFFSET_UNITS: RecordField = RecordField::new("DEPTH_OFFSET_UNITS", 3, 15, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[DEPTH_OFFSET_FACTOR, DEPTH_OFFSET_UNITS];
+        /// A `DEPTH_OFFSET` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x65; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `DEPTH_OFFSET`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::DEPTH_OFFSET.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// DEPTH_OFFSET_FACTOR (byte 1 bits 15:0); an error when `v` does not fit.
+            pub fn with_depth_offset_factor(mut self, v: u32) -> Result<Self, FieldOverflow> { DEPTH_OFFSET_FACTOR.try_set("DEPTH_OFFSET", &mut self.0, u64::from(v))?; Ok(self) }
+            /// DEPTH_OFFSET_FACTOR.
+            pub fn depth_offset_factor(&self) -> u32 { DEPTH_OFFSET_FACTOR.get(&self.0) as u32 }
+            /// DEPTH_OFFSET_UNITS (byte 3 bits 15:0); an error when `v` does not fit.
+            pub fn with_depth_offset_units(mut self, v: u32) -> Result<Self, FieldOverflow> { DEPTH_OFFSET_UNITS.try_set("DEPTH_OFFSET", &mut self.0, u64::from(v))?; Ok(self) }
+            /// DEPTH_OFFSET_UNITS.
+            pub fn depth_offset_units(&self) -> u32 { DEPTH_OFFSET_UNITS.get(&self.0) as u32 }
+        }
+    }
+
+    /// `Clip Window`: id 102, 9 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const CLIP_WINDOW: Record<Family> = Record::new("CLIP_WINDOW", 102, "9", Lists::Both, 9, false, clip_window::FIELDS);
+
+    /// Fields of [`CLIP_WINDOW`] and its typed body.
+    pub mod clip_window {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const CLIP_WINDOW_LEFT_PIXEL_COORDINATE: RecordField = RecordField::new("CLIP_WINDOW_LEFT_PIXEL_COORDINATE", 1, 15, 0, FieldKind::Uint);
+        /// Byte 3 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE: RecordField = RecordField::new("CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE", 3, 15, 0, FieldKind::Uint);
+        /// Byte 5 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const CLIP_WINDOW_WIDTH_IN_PIXELS: RecordField = RecordField::new("CLIP_WINDOW_WIDTH_IN_PIXELS", 5, 15, 0, FieldKind::Uint);
+        /// Byte 7 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const CLIP_WINDOW_HEIGHT_IN_PIXELS: RecordField = RecordField::new("CLIP_WINDOW_HEIGHT_IN_PIXELS", 7, 15, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[CLIP_WINDOW_LEFT_PIXEL_COORDINATE, CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE, CLIP_WINDOW_WIDTH_IN_PIXELS, CLIP_WINDOW_HEIGHT_IN_PIXELS];
+        /// A `CLIP_WINDOW` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 9]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 9;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 9]; b[0] = 0x66; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `CLIP_WINDOW`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::CLIP_WINDOW.check(bytes)?;
+                let mut b = [0; 9];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// CLIP_WINDOW_LEFT_PIXEL_COORDINATE (byte 1 bits 15:0); an error when `v` does not fit.
+            pub fn with_clip_window_left_pixel_coordinate(mut self, v: u32) -> Result<Self, FieldOverflow> { CLIP_WINDOW_LEFT_PIXEL_COORDINATE.try_set("CLIP_WINDOW", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLIP_WINDOW_LEFT_PIXEL_COORDINATE.
+            pub fn clip_window_left_pixel_coordinate(&self) -> u32 { CLIP_WINDOW_LEFT_PIXEL_COORDINATE.get(&self.0) as u32 }
+            /// CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE (byte 3 bits 15:0); an error when `v` does not fit.
+            pub fn with_clip_window_bottom_pixel_coordinate(mut self, v: u32) -> Result<Self, FieldOverflow> { CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE.try_set("CLIP_WINDOW", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE.
+            pub fn clip_window_bottom_pixel_coordinate(&self) -> u32 { CLIP_WINDOW_BOTTOM_PIXEL_COORDINATE.get(&self.0) as u32 }
+            /// CLIP_WINDOW_WIDTH_IN_PIXELS (byte 5 bits 15:0); an error when `v` does not fit.
+            pub fn with_clip_window_width_in_pixels(mut self, v: u32) -> Result<Self, FieldOverflow> { CLIP_WINDOW_WIDTH_IN_PIXELS.try_set("CLIP_WINDOW", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLIP_WINDOW_WIDTH_IN_PIXELS.
+            pub fn clip_window_width_in_pixels(&self) -> u32 { CLIP_WINDOW_WIDTH_IN_PIXELS.get(&self.0) as u32 }
+            /// CLIP_WINDOW_HEIGHT_IN_PIXELS (byte 7 bits 15:0); an error when `v` does not fit.
+            pub fn with_clip_window_height_in_pixels(mut self, v: u32) -> Result<Self, FieldOverflow> { CLIP_WINDOW_HEIGHT_IN_PIXELS.try_set("CLIP_WINDOW", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLIP_WINDOW_HEIGHT_IN_PIXELS.
+            pub fn clip_window_height_in_pixels(&self) -> u32 { CLIP_WINDOW_HEIGHT_IN_PIXELS.get(&self.0) as u32 }
+        }
+    }
+
+    /// `Viewport Offset`: id 103, 5 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const VIEWPORT_OFFSET: Record<Family> = Record::new("VIEWPORT_OFFSET", 103, "9", Lists::Both, 5, false, viewport_offset::FIELDS);
+
+    /// Fields of [`VIEWPORT_OFFSET`] and its typed body.
+    pub mod viewport_offset {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const VIEWPORT_CENTRE_X_COORDINATE: RecordField = RecordField::new("VIEWPORT_CENTRE_X_COORDINATE", 1, 15, 0, FieldKind::Sint);
+        /// Byte 3 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const VIEWPORT_CENTRE_Y_COORDINATE: RecordField = RecordField::new("VIEWPORT_CENTRE_Y_COORDINATE", 3, 15, 0, FieldKind::Sint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[VIEWPORT_CENTRE_X_COORDINATE, VIEWPORT_CENTRE_Y_COORDINATE];
+        /// A `VIEWPORT_OFFSET` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 5]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 5;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 5]; b[0] = 0x67; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `VIEWPORT_OFFSET`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::VIEWPORT_OFFSET.check(bytes)?;
+                let mut b = [0; 5];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// VIEWPORT_CENTRE_X_COORDINATE (byte 1 bits 15:0, signed); an error when `v` does not fit.
+            pub fn with_viewport_centre_x_coordinate(mut self, v: i32) -> Result<Self, FieldOverflow> { VIEWPORT_CENTRE_X_COORDINATE.try_set_signed("VIEWPORT_OFFSET", &mut self.0, i64::from(v))?; Ok(self) }
+            /// VIEWPORT_CENTRE_X_COORDINATE.
+            pub fn viewport_centre_x_coordinate(&self) -> i32 { VIEWPORT_CENTRE_X_COORDINATE.get_signed(&self.0) as i32 }
+            /// VIEWPORT_CENTRE_Y_COORDINATE (byte 3 bits 15:0, signed); an error when `v` does not fit.
+            pub fn with_viewport_centre_y_coordinate(mut self, v: i32) -> Result<Self, FieldOverflow> { VIEWPORT_CENTRE_Y_COORDINATE.try_set_signed("VIEWPORT_OFFSET", &mut self.0, i64::from(v))?; Ok(self) }
+            /// VIEWPORT_CENTRE_Y_COORDINATE.
+            pub fn viewport_centre_y_coordinate(&self) -> i32 { VIEWPORT_CENTRE_Y_COORDINATE.get_signed(&self.0) as i32 }
+        }
+    }
+
+    /// `Z min and max clipping planes`: id 104, 9 bytes (broadcom-videocore-iv-3d §9; both lists).
+    pub const Z_MIN_AND_MAX_CLIPPING_PLANES: Record<Family> = Record::new("Z_MIN_AND_MAX_CLIPPING_PLANES", 104, "9", Lists::Both, 9, false, z_min_and_max_clipping_planes::FIELDS);
+
+    /// Fields of [`Z_MIN_AND_MAX_CLIPPING_PLANES`] and its typed body.
+    pub mod z_min_and_max_clipping_planes {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const MINIMUM_Z_W: RecordField = RecordField::new("MINIMUM_Z_W", 1, 31, 0, FieldKind::Float);
+        /// Byte 5 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const MAXIMUM_Z_W: RecordField = RecordField::new("MAXIMUM_Z_W", 5, 31, 0, FieldKind::Float);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MINIMUM_Z_W, MAXIMUM_Z_W];
+        /// A `Z_MIN_AND_MAX_CLIPPING_PLANES` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 9]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 9;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 9]; b[0] = 0x68; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `Z_MIN_AND_MAX_CLIPPING_PLANES`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::Z_MIN_AND_MAX_CLIPPING_PLANES.check(bytes)?;
+                let mut b = [0; 9];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MINIMUM_Z_W (byte 1 bits 31:0, float32).
+            pub fn with_minimum_z_w(mut self, v: f32) -> Self { MINIMUM_Z_W.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// MINIMUM_Z_W.
+            pub fn minimum_z_w(&self) -> f32 { f32::from_bits(MINIMUM_Z_W.get(&self.0) as u32) }
+            /// MAXIMUM_Z_W (byte 5 bits 31:0, float32).
+            pub fn with_maximum_z_w(mut self, v: f32) -> Self { MAXIMUM_Z_W.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// MAXIMUM_Z_W.
+            pub fn maximum_z_w(&self) -> f32 { f32::from_bits(MAXIMUM_Z_W.get(&self.0) as u32) }
+        }
+    }
+
+    /// `Clipper XY Scaling (B)`: id 105, 9 bytes (broadcom-videocore-iv-3d §9; binning lists).
+    pub const CLIPPER_XY_SCALING: Record<Family> = Record::new("CLIPPER_XY_SCALING", 105, "9", Lists::Binning, 9, false, clipper_xy_scaling::FIELDS);
+
+    /// Fields of [`CLIPPER_XY_SCALING`] and its typed body.
+    pub mod clipper_xy_scaling {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL: RecordField = RecordField::new("VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL", 1, 31, 0, FieldKind::Float);
+        /// Byte 5 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL: RecordField = RecordField::new("VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL", 5, 31, 0, FieldKind::Float);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL, VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL];
+        /// A `CLIPPER_XY_SCALING` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 9]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 9;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 9]; b[0] = 0x69; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `CLIPPER_XY_SCALING`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::CLIPPER_XY_SCALING.check(bytes)?;
+                let mut b = [0; 9];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL (byte 1 bits 31:0, float32).
+            pub fn with_viewport_half_width_in_1_16_th_of_pixel(mut self, v: f32) -> Self { VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL.
+            pub fn viewport_half_width_in_1_16_th_of_pixel(&self) -> f32 { f32::from_bits(VIEWPORT_HALF_WIDTH_IN_1_16_TH_OF_PIXEL.get(&self.0) as u32) }
+            /// VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL (byte 5 bits 31:0, float32).
+            pub fn with_viewport_half_height_in_1_16_th_of_pixel(mut self, v: f32) -> Self { VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL.
+            pub fn viewport_half_height_in_1_16_th_of_pixel(&self) -> f32 { f32::from_bits(VIEWPORT_HALF_HEIGHT_IN_1_16_TH_OF_PIXEL.get(&self.0) as u32) }
+        }
+    }
+
+    /// `Clipper Z Scale and Offset (B)`: id 106, 9 bytes (broadcom-videocore-iv-3d §9; binning lists).
+    pub const CLIPPER_Z_SCALE_AND_OFFSET: Record<Family> = Record::new("CLIPPER_Z_SCALE_AND_OFFSET", 106, "9", Lists::Binning, 9, false, clipper_z_scale_and_offset::FIELDS);
+
+    /// Fields of [`CLIPPER_Z_SCALE_AND_OFFSET`] and its typed body.
+    pub mod clipper_z_scale_and_offset {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const VIEWPORT_Z_SCALE: RecordField = RecordField::new("VIEWPORT_Z_SCALE", 1, 31, 0, FieldKind::Float);
+        /// Byte 5 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const VIEWPORT_Z_OFFSET: RecordField = RecordField::new("VIEWPORT_Z_OFFSET", 5, 31, 0, FieldKind::Float);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[VIEWPORT_Z_SCALE, VIEWPORT_Z_OFFSET];
+        /// A `CLIPPER_Z_SCALE_AND_OFFSET` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 9]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 9;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 9]; b[0] = 0x6a; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `CLIPPER_Z_SCALE_AND_OFFSET`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::CLIPPER_Z_SCALE_AND_OFFSET.check(bytes)?;
+                let mut b = [0; 9];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// VIEWPORT_Z_SCALE (byte 1 bits 31:0, float32).
+            pub fn with_viewport_z_scale(mut self, v: f32) -> Self { VIEWPORT_Z_SCALE.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// VIEWPORT_Z_SCALE.
+            pub fn viewport_z_scale(&self) -> f32 { f32::from_bits(VIEWPORT_Z_SCALE.get(&self.0) as u32) }
+            /// VIEWPORT_Z_OFFSET (byte 5 bits 31:0, float32).
+            pub fn with_viewport_z_offset(mut self, v: f32) -> Self { VIEWPORT_Z_OFFSET.set(&mut self.0, u64::from(v.to_bits())); self }
+            /// VIEWPORT_Z_OFFSET.
+            pub fn viewport_z_offset(&self) -> f32 { f32::from_bits(VIEWPORT_Z_OFFSET.get(&self.0) as u32) }
+        }
+    }
+
+    /// `Tile Binning Mode Configuration (B)`: id 112, 16 bytes (broadcom-videocore-iv-3d §9; binning lists).
+    pub const TILE_BINNING_MODE_CONFIGURATION: Record<Family> = Record::new("TILE_BINNING_MODE_CONFIGURATION", 112, "9", Lists::Binning, 16, false, tile_binning_mode_configuration::FIELDS);
+
+    /// Fields of [`TILE_BINNING_MODE_CONFIGURATION`] and its typed body.
+    pub mod tile_binning_mode_configuration {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const TILE_ALLOCATION_MEMORY_ADDRESS: RecordField = RecordField::new("TILE_ALLOCATION_MEMORY_ADDRESS", 1, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Byte 5 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const TILE_ALLOCATION_MEMORY_SIZE: RecordField = RecordField::new("TILE_ALLOCATION_MEMORY_SIZE", 5, 31, 0, FieldKind::Uint);
+        /// Byte 9 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const TILE_STATE_DATA_ARRAY_BASE_ADDRESS: RecordField = RecordField::new("TILE_STATE_DATA_ARRAY_BASE_ADDRESS", 9, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Byte 13 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const WIDTH: RecordField = RecordField::new("WIDTH", 13, 7, 0, FieldKind::Uint);
+        /// Byte 14 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const HEIGHT: RecordField = RecordField::new("HEIGHT", 14, 7, 0, FieldKind::Uint);
+        /// Byte 15 bits 7:7 (broadcom-videocore-iv-3d §9).
+        pub const DOUBLE_BUFFER_IN_NON_MS_MODE: RecordField = RecordField::new("DOUBLE_BUFFER_IN_NON_MS_MODE", 15, 7, 7, FieldKind::Bool);
+        /// Byte 15 bits 6:5 (Linux vc4 vc4_packet.h (VC4_BIN_CONFIG_ALLOC_BLOCK_SIZE_32 .. _256 = 0 .. 3)).
+        pub const TILE_ALLOCATION_BLOCK_SIZE: RecordField = RecordField::new("TILE_ALLOCATION_BLOCK_SIZE", 15, 6, 5, FieldKind::Enum(&[EnumEntry { name: "32_BYTES", value: 0x0 }, EnumEntry { name: "64_BYTES", value: 0x1 }, EnumEntry { name: "128_BYTES", value: 0x2 }, EnumEntry { name: "256_BYTES", value: 0x3 }]));
+        /// Byte 15 bits 4:3 (Linux vc4 vc4_packet.h (VC4_BIN_CONFIG_ALLOC_INIT_BLOCK_SIZE_32 .. _256 = 0 .. 3)).
+        pub const TILE_ALLOCATION_INITIAL_BLOCK_SIZE: RecordField = RecordField::new("TILE_ALLOCATION_INITIAL_BLOCK_SIZE", 15, 4, 3, FieldKind::Enum(&[EnumEntry { name: "32_BYTES", value: 0x0 }, EnumEntry { name: "64_BYTES", value: 0x1 }, EnumEntry { name: "128_BYTES", value: 0x2 }, EnumEntry { name: "256_BYTES", value: 0x3 }]));
+        /// Byte 15 bits 2:2 (broadcom-videocore-iv-3d §9).
+        pub const AUTO_INITIALISE_TILE_STATE_DATA_ARRAY: RecordField = RecordField::new("AUTO_INITIALISE_TILE_STATE_DATA_ARRAY", 15, 2, 2, FieldKind::Bool);
+        /// Byte 15 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const TILE_BUFFER_64_BIT_COLOR_DEPTH: RecordField = RecordField::new("TILE_BUFFER_64_BIT_COLOR_DEPTH", 15, 1, 1, FieldKind::Bool);
+        /// Byte 15 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const MULTISAMPLE_MODE: RecordField = RecordField::new("MULTISAMPLE_MODE", 15, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[TILE_ALLOCATION_MEMORY_ADDRESS, TILE_ALLOCATION_MEMORY_SIZE, TILE_STATE_DATA_ARRAY_BASE_ADDRESS, WIDTH, HEIGHT, DOUBLE_BUFFER_IN_NON_MS_MODE, TILE_ALLOCATION_BLOCK_SIZE, TILE_ALLOCATION_INITIAL_BLOCK_SIZE, AUTO_INITIALISE_TILE_STATE_DATA_ARRAY, TILE_BUFFER_64_BIT_COLOR_DEPTH, MULTISAMPLE_MODE];
+        /// Values of [`TILE_ALLOCATION_BLOCK_SIZE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum TileAllocationBlockSize {
+            /// 32_BYTES (0).
+            V32Bytes = 0x0,
+            /// 64_BYTES (1).
+            V64Bytes = 0x1,
+            /// 128_BYTES (2).
+            V128Bytes = 0x2,
+            /// 256_BYTES (3).
+            V256Bytes = 0x3,
+        }
+        impl TileAllocationBlockSize {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::V32Bytes),
+                    0x1 => Some(Self::V64Bytes),
+                    0x2 => Some(Self::V128Bytes),
+                    0x3 => Some(Self::V256Bytes),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`TILE_ALLOCATION_INITIAL_BLOCK_SIZE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum TileAllocationInitialBlockSize {
+            /// 32_BYTES (0).
+            V32Bytes = 0x0,
+            /// 64_BYTES (1).
+            V64Bytes = 0x1,
+            /// 128_BYTES (2).
+            V128Bytes = 0x2,
+            /// 256_BYTES (3).
+            V256Bytes = 0x3,
+        }
+        impl TileAllocationInitialBlockSize {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::V32Bytes),
+                    0x1 => Some(Self::V64Bytes),
+                    0x2 => Some(Self::V128Bytes),
+                    0x3 => Some(Self::V256Bytes),
+                    _ => None,
+                }
+            }
+        }
+        /// A `TILE_BINNING_MODE_CONFIGURATION` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 16]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 16;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 16]; b[0] = 0x70; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `TILE_BINNING_MODE_CONFIGURATION`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::TILE_BINNING_MODE_CONFIGURATION.check(bytes)?;
+                let mut b = [0; 16];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// TILE_ALLOCATION_MEMORY_ADDRESS (byte 1 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_tile_allocation_memory_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { TILE_ALLOCATION_MEMORY_ADDRESS.put_address("TILE_BINNING_MODE_CONFIGURATION", &mut self.0, address)?; Ok(self) }
+            /// TILE_ALLOCATION_MEMORY_ADDRESS.
+            pub fn tile_allocation_memory_address(&self) -> BusAddress { TILE_ALLOCATION_MEMORY_ADDRESS.address(&self.0) }
+            /// TILE_ALLOCATION_MEMORY_SIZE (byte 5 bits 31:0).
+            pub fn with_tile_allocation_memory_size(mut self, v: u32) -> Self { TILE_ALLOCATION_MEMORY_SIZE.set(&mut self.0, u64::from(v)); self }
+            /// TILE_ALLOCATION_MEMORY_SIZE.
+            pub fn tile_allocation_memory_size(&self) -> u32 { TILE_ALLOCATION_MEMORY_SIZE.get(&self.0) as u32 }
+            /// TILE_STATE_DATA_ARRAY_BASE_ADDRESS (byte 9 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_tile_state_data_array_base_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { TILE_STATE_DATA_ARRAY_BASE_ADDRESS.put_address("TILE_BINNING_MODE_CONFIGURATION", &mut self.0, address)?; Ok(self) }
+            /// TILE_STATE_DATA_ARRAY_BASE_ADDRESS.
+            pub fn tile_state_data_array_base_address(&self) -> BusAddress { TILE_STATE_DATA_ARRAY_BASE_ADDRESS.address(&self.0) }
+            /// WIDTH (byte 13 bits 7:0); an error when `v` does not fit.
+            pub fn with_width(mut self, v: u32) -> Result<Self, FieldOverflow> { WIDTH.try_set("TILE_BINNING_MODE_CONFIGURATION", &mut self.0, u64::from(v))?; Ok(self) }
+            /// WIDTH.
+            pub fn width(&self) -> u32 { WIDTH.get(&self.0) as u32 }
+            /// HEIGHT (byte 14 bits 7:0); an error when `v` does not fit.
+            pub fn with_height(mut self, v: u32) -> Result<Self, FieldOverflow> { HEIGHT.try_set("TILE_BINNING_MODE_CONFIGURATION", &mut self.0, u64::from(v))?; Ok(self) }
+            /// HEIGHT.
+            pub fn height(&self) -> u32 { HEIGHT.get(&self.0) as u32 }
+            /// DOUBLE_BUFFER_IN_NON_MS_MODE (byte 15 bits 7:7).
+            pub fn with_double_buffer_in_non_ms_mode(mut self, v: bool) -> Self { DOUBLE_BUFFER_IN_NON_MS_MODE.set(&mut self.0, u64::from(v)); self }
+            /// DOUBLE_BUFFER_IN_NON_MS_MODE.
+            pub fn double_buffer_in_non_ms_mode(&self) -> bool { DOUBLE_BUFFER_IN_NON_MS_MODE.get(&self.0) != 0 }
+            /// TILE_ALLOCATION_BLOCK_SIZE (byte 15 bits 6:5).
+            pub fn with_tile_allocation_block_size(mut self, v: TileAllocationBlockSize) -> Self { TILE_ALLOCATION_BLOCK_SIZE.set(&mut self.0, v as u64); self }
+            /// TILE_ALLOCATION_BLOCK_SIZE, or the raw value when the table does not list it.
+            pub fn tile_allocation_block_size(&self) -> Result<TileAllocationBlockSize, InvalidEnumValue> { let raw = TILE_ALLOCATION_BLOCK_SIZE.get(&self.0) as u32; TileAllocationBlockSize::from_raw(raw).ok_or(InvalidEnumValue { register: "TILE_BINNING_MODE_CONFIGURATION", field: "TILE_ALLOCATION_BLOCK_SIZE", value: raw }) }
+            /// TILE_ALLOCATION_INITIAL_BLOCK_SIZE (byte 15 bits 4:3).
+            pub fn with_tile_allocation_initial_block_size(mut self, v: TileAllocationInitialBlockSize) -> Self { TILE_ALLOCATION_INITIAL_BLOCK_SIZE.set(&mut self.0, v as u64); self }
+            /// TILE_ALLOCATION_INITIAL_BLOCK_SIZE, or the raw value when the table does not list it.
+            pub fn tile_allocation_initial_block_size(&self) -> Result<TileAllocationInitialBlockSize, InvalidEnumValue> { let raw = TILE_ALLOCATION_INITIAL_BLOCK_SIZE.get(&self.0) as u32; TileAllocationInitialBlockSize::from_raw(raw).ok_or(InvalidEnumValue { register: "TILE_BINNING_MODE_CONFIGURATION", field: "TILE_ALLOCATION_INITIAL_BLOCK_SIZE", value: raw }) }
+            /// AUTO_INITIALISE_TILE_STATE_DATA_ARRAY (byte 15 bits 2:2).
+            pub fn with_auto_initialise_tile_state_data_array(mut self, v: bool) -> Self { AUTO_INITIALISE_TILE_STATE_DATA_ARRAY.set(&mut self.0, u64::from(v)); self }
+            /// AUTO_INITIALISE_TILE_STATE_DATA_ARRAY.
+            pub fn auto_initialise_tile_state_data_array(&self) -> bool { AUTO_INITIALISE_TILE_STATE_DATA_ARRAY.get(&self.0) != 0 }
+            /// TILE_BUFFER_64_BIT_COLOR_DEPTH (byte 15 bits 1:1).
+            pub fn with_tile_buffer_64_bit_color_depth(mut self, v: bool) -> Self { TILE_BUFFER_64_BIT_COLOR_DEPTH.set(&mut self.0, u64::from(v)); self }
+            /// TILE_BUFFER_64_BIT_COLOR_DEPTH.
+            pub fn tile_buffer_64_bit_color_depth(&self) -> bool { TILE_BUFFER_64_BIT_COLOR_DEPTH.get(&self.0) != 0 }
+            /// MULTISAMPLE_MODE (byte 15 bits 0:0).
+            pub fn with_multisample_mode(mut self, v: bool) -> Self { MULTISAMPLE_MODE.set(&mut self.0, u64::from(v)); self }
+            /// MULTISAMPLE_MODE.
+            pub fn multisample_mode(&self) -> bool { MULTISAMPLE_MODE.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Tile Rendering Mode Configuration (R)`: id 113, 11 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const TILE_RENDERING_MODE_CONFIGURATION: Record<Family> = Record::new("TILE_RENDERING_MODE_CONFIGURATION", 113, "9", Lists::Rendering, 11, false, tile_rendering_mode_configuration::FIELDS);
+
+    /// Fields of [`TILE_RENDERING_MODE_CONFIGURATION`] and its typed body.
+    pub mod tile_rendering_mode_configuration {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 31:0 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_ADDRESS: RecordField = RecordField::new("MEMORY_ADDRESS", 1, 31, 0, FieldKind::Address { address_lsb: 0 });
+        /// Byte 5 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const WIDTH: RecordField = RecordField::new("WIDTH", 5, 15, 0, FieldKind::Uint);
+        /// Byte 7 bits 15:0 (broadcom-videocore-iv-3d §9).
+        pub const HEIGHT: RecordField = RecordField::new("HEIGHT", 7, 15, 0, FieldKind::Uint);
+        /// Byte 9 bits 7:6 (broadcom-videocore-iv-3d §9).
+        pub const MEMORY_FORMAT: RecordField = RecordField::new("MEMORY_FORMAT", 9, 7, 6, FieldKind::Enum(&[EnumEntry { name: "LINEAR", value: 0x0 }, EnumEntry { name: "T_FORMAT", value: 0x1 }, EnumEntry { name: "LT_FORMAT", value: 0x2 }]));
+        /// Byte 9 bits 5:4 (broadcom-videocore-iv-3d §9).
+        pub const DECIMATE_MODE: RecordField = RecordField::new("DECIMATE_MODE", 9, 5, 4, FieldKind::Enum(&[EnumEntry { name: "1X", value: 0x0 }, EnumEntry { name: "4X", value: 0x1 }, EnumEntry { name: "16X", value: 0x2 }]));
+        /// Byte 9 bits 3:2 (broadcom-videocore-iv-3d §9).
+        pub const NON_HDR_FRAME_BUFFER_COLOR_FORMAT: RecordField = RecordField::new("NON_HDR_FRAME_BUFFER_COLOR_FORMAT", 9, 3, 2, FieldKind::Enum(&[EnumEntry { name: "BGR565_DITHERED", value: 0x0 }, EnumEntry { name: "RGBA8888", value: 0x1 }, EnumEntry { name: "BGR565", value: 0x2 }]));
+        /// Byte 9 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const TILE_BUFFER_64_BIT_COLOR_DEPTH: RecordField = RecordField::new("TILE_BUFFER_64_BIT_COLOR_DEPTH", 9, 1, 1, FieldKind::Bool);
+        /// Byte 9 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const MULTISAMPLE_MODE: RecordField = RecordField::new("MULTISAMPLE_MODE", 9, 0, 0, FieldKind::Bool);
+        /// Byte 10 bits 4:4 (broadcom-videocore-iv-3d §9).
+        pub const DOUBLE_BUFFER_IN_NON_MS_MODE: RecordField = RecordField::new("DOUBLE_BUFFER_IN_NON_MS_MODE", 10, 4, 4, FieldKind::Bool);
+        /// Byte 10 bits 3:3 (broadcom-videocore-iv-3d §9).
+        pub const EARLY_Z_EARLY_COV_DISABLE: RecordField = RecordField::new("EARLY_Z_EARLY_COV_DISABLE", 10, 3, 3, FieldKind::Bool);
+        /// Byte 10 bits 2:2 (broadcom-videocore-iv-3d §9).
+        pub const EARLY_Z_UPDATE_DIRECTION: RecordField = RecordField::new("EARLY_Z_UPDATE_DIRECTION", 10, 2, 2, FieldKind::Bool);
+        /// Byte 10 bits 1:1 (broadcom-videocore-iv-3d §9).
+        pub const SELECT_COVERAGE_MODE: RecordField = RecordField::new("SELECT_COVERAGE_MODE", 10, 1, 1, FieldKind::Bool);
+        /// Byte 10 bits 0:0 (broadcom-videocore-iv-3d §9).
+        pub const ENABLE_VG_MASK_BUFFER: RecordField = RecordField::new("ENABLE_VG_MASK_BUFFER", 10, 0, 0, FieldKind::Bool);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[MEMORY_ADDRESS, WIDTH, HEIGHT, MEMORY_FORMAT, DECIMATE_MODE, NON_HDR_FRAME_BUFFER_COLOR_FORMAT, TILE_BUFFER_64_BIT_COLOR_DEPTH, MULTISAMPLE_MODE, DOUBLE_BUFFER_IN_NON_MS_MODE, EARLY_Z_EARLY_COV_DISABLE, EARLY_Z_UPDATE_DIRECTION, SELECT_COVERAGE_MODE, ENABLE_VG_MASK_BUFFER];
+        /// Values of [`MEMORY_FORMAT`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum MemoryFormat {
+            /// LINEAR (0).
+            Linear = 0x0,
+            /// T_FORMAT (1).
+            TFormat = 0x1,
+            /// LT_FORMAT (2).
+            LtFormat = 0x2,
+        }
+        impl MemoryFormat {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Linear),
+                    0x1 => Some(Self::TFormat),
+                    0x2 => Some(Self::LtFormat),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`DECIMATE_MODE`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum DecimateMode {
+            /// 1X (0).
+            V1x = 0x0,
+            /// 4X (1).
+            V4x = 0x1,
+            /// 16X (2).
+            V16x = 0x2,
+        }
+        impl DecimateMode {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::V1x),
+                    0x1 => Some(Self::V4x),
+                    0x2 => Some(Self::V16x),
+                    _ => None,
+                }
+            }
+        }
+        /// Values of [`NON_HDR_FRAME_BUFFER_COLOR_FORMAT`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum NonHdrFrameBufferColorFormat {
+            /// BGR565_DITHERED (0).
+            Bgr565Dithered = 0x0,
+            /// RGBA8888 (1).
+            Rgba8888 = 0x1,
+            /// BGR565 (2).
+            Bgr565 = 0x2,
+        }
+        impl NonHdrFrameBufferColorFormat {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x0 => Some(Self::Bgr565Dithered),
+                    0x1 => Some(Self::Rgba8888),
+                    0x2 => Some(Self::Bgr565),
+                    _ => None,
+                }
+            }
+        }
+        /// A `TILE_RENDERING_MODE_CONFIGURATION` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 11]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 11;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 11]; b[0] = 0x71; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `TILE_RENDERING_MODE_CONFIGURATION`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::TILE_RENDERING_MODE_CONFIGURATION.check(bytes)?;
+                let mut b = [0; 11];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// MEMORY_ADDRESS (byte 1 bits 31:0); an error when the address is not aligned to the lowest bit it holds or beyond the highest.
+            pub fn with_memory_address(mut self, address: BusAddress) -> Result<Self, AddressFieldError> { MEMORY_ADDRESS.put_address("TILE_RENDERING_MODE_CONFIGURATION", &mut self.0, address)?; Ok(self) }
+            /// MEMORY_ADDRESS.
+            pub fn memory_address(&self) -> BusAddress { MEMORY_ADDRESS.address(&self.0) }
+            /// WIDTH (byte 5 bits 15:0); an error when `v` does not fit.
+            pub fn with_width(mut self, v: u32) -> Result<Self, FieldOverflow> { WIDTH.try_set("TILE_RENDERING_MODE_CONFIGURATION", &mut self.0, u64::from(v))?; Ok(self) }
+            /// WIDTH.
+            pub fn width(&self) -> u32 { WIDTH.get(&self.0) as u32 }
+            /// HEIGHT (byte 7 bits 15:0); an error when `v` does not fit.
+            pub fn with_height(mut self, v: u32) -> Result<Self, FieldOverflow> { HEIGHT.try_set("TILE_RENDERING_MODE_CONFIGURATION", &mut self.0, u64::from(v))?; Ok(self) }
+            /// HEIGHT.
+            pub fn height(&self) -> u32 { HEIGHT.get(&self.0) as u32 }
+            /// MEMORY_FORMAT (byte 9 bits 7:6).
+            pub fn with_memory_format(mut self, v: MemoryFormat) -> Self { MEMORY_FORMAT.set(&mut self.0, v as u64); self }
+            /// MEMORY_FORMAT, or the raw value when the table does not list it.
+            pub fn memory_format(&self) -> Result<MemoryFormat, InvalidEnumValue> { let raw = MEMORY_FORMAT.get(&self.0) as u32; MemoryFormat::from_raw(raw).ok_or(InvalidEnumValue { register: "TILE_RENDERING_MODE_CONFIGURATION", field: "MEMORY_FORMAT", value: raw }) }
+            /// DECIMATE_MODE (byte 9 bits 5:4).
+            pub fn with_decimate_mode(mut self, v: DecimateMode) -> Self { DECIMATE_MODE.set(&mut self.0, v as u64); self }
+            /// DECIMATE_MODE, or the raw value when the table does not list it.
+            pub fn decimate_mode(&self) -> Result<DecimateMode, InvalidEnumValue> { let raw = DECIMATE_MODE.get(&self.0) as u32; DecimateMode::from_raw(raw).ok_or(InvalidEnumValue { register: "TILE_RENDERING_MODE_CONFIGURATION", field: "DECIMATE_MODE", value: raw }) }
+            /// NON_HDR_FRAME_BUFFER_COLOR_FORMAT (byte 9 bits 3:2).
+            pub fn with_non_hdr_frame_buffer_color_format(mut self, v: NonHdrFrameBufferColorFormat) -> Self { NON_HDR_FRAME_BUFFER_COLOR_FORMAT.set(&mut self.0, v as u64); self }
+            /// NON_HDR_FRAME_BUFFER_COLOR_FORMAT, or the raw value when the table does not list it.
+            pub fn non_hdr_frame_buffer_color_format(&self) -> Result<NonHdrFrameBufferColorFormat, InvalidEnumValue> { let raw = NON_HDR_FRAME_BUFFER_COLOR_FORMAT.get(&self.0) as u32; NonHdrFrameBufferColorFormat::from_raw(raw).ok_or(InvalidEnumValue { register: "TILE_RENDERING_MODE_CONFIGURATION", field: "NON_HDR_FRAME_BUFFER_COLOR_FORMAT", value: raw }) }
+            /// TILE_BUFFER_64_BIT_COLOR_DEPTH (byte 9 bits 1:1).
+            pub fn with_tile_buffer_64_bit_color_depth(mut self, v: bool) -> Self { TILE_BUFFER_64_BIT_COLOR_DEPTH.set(&mut self.0, u64::from(v)); self }
+            /// TILE_BUFFER_64_BIT_COLOR_DEPTH.
+            pub fn tile_buffer_64_bit_color_depth(&self) -> bool { TILE_BUFFER_64_BIT_COLOR_DEPTH.get(&self.0) != 0 }
+            /// MULTISAMPLE_MODE (byte 9 bits 0:0).
+            pub fn with_multisample_mode(mut self, v: bool) -> Self { MULTISAMPLE_MODE.set(&mut self.0, u64::from(v)); self }
+            /// MULTISAMPLE_MODE.
+            pub fn multisample_mode(&self) -> bool { MULTISAMPLE_MODE.get(&self.0) != 0 }
+            /// DOUBLE_BUFFER_IN_NON_MS_MODE (byte 10 bits 4:4).
+            pub fn with_double_buffer_in_non_ms_mode(mut self, v: bool) -> Self { DOUBLE_BUFFER_IN_NON_MS_MODE.set(&mut self.0, u64::from(v)); self }
+            /// DOUBLE_BUFFER_IN_NON_MS_MODE.
+            pub fn double_buffer_in_non_ms_mode(&self) -> bool { DOUBLE_BUFFER_IN_NON_MS_MODE.get(&self.0) != 0 }
+            /// EARLY_Z_EARLY_COV_DISABLE (byte 10 bits 3:3).
+            pub fn with_early_z_early_cov_disable(mut self, v: bool) -> Self { EARLY_Z_EARLY_COV_DISABLE.set(&mut self.0, u64::from(v)); self }
+            /// EARLY_Z_EARLY_COV_DISABLE.
+            pub fn early_z_early_cov_disable(&self) -> bool { EARLY_Z_EARLY_COV_DISABLE.get(&self.0) != 0 }
+            /// EARLY_Z_UPDATE_DIRECTION (byte 10 bits 2:2).
+            pub fn with_early_z_update_direction(mut self, v: bool) -> Self { EARLY_Z_UPDATE_DIRECTION.set(&mut self.0, u64::from(v)); self }
+            /// EARLY_Z_UPDATE_DIRECTION.
+            pub fn early_z_update_direction(&self) -> bool { EARLY_Z_UPDATE_DIRECTION.get(&self.0) != 0 }
+            /// SELECT_COVERAGE_MODE (byte 10 bits 1:1).
+            pub fn with_select_coverage_mode(mut self, v: bool) -> Self { SELECT_COVERAGE_MODE.set(&mut self.0, u64::from(v)); self }
+            /// SELECT_COVERAGE_MODE.
+            pub fn select_coverage_mode(&self) -> bool { SELECT_COVERAGE_MODE.get(&self.0) != 0 }
+            /// ENABLE_VG_MASK_BUFFER (byte 10 bits 0:0).
+            pub fn with_enable_vg_mask_buffer(mut self, v: bool) -> Self { ENABLE_VG_MASK_BUFFER.set(&mut self.0, u64::from(v)); self }
+            /// ENABLE_VG_MASK_BUFFER.
+            pub fn enable_vg_mask_buffer(&self) -> bool { ENABLE_VG_MASK_BUFFER.get(&self.0) != 0 }
+        }
+    }
+
+    /// `Clear Colors (R)`: id 114, 14 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const CLEAR_COLORS: Record<Family> = Record::new("CLEAR_COLORS", 114, "9", Lists::Rendering, 14, false, clear_colors::FIELDS);
+
+    /// Fields of [`CLEAR_COLORS`] and its typed body.
+    pub mod clear_colors {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 63:0 (broadcom-videocore-iv-3d §9).
+        pub const CLEAR_COLOR: RecordField = RecordField::new("CLEAR_COLOR", 1, 63, 0, FieldKind::Uint);
+        /// Byte 9 bits 23:0 (broadcom-videocore-iv-3d §9).
+        pub const CLEAR_Z_S: RecordField = RecordField::new("CLEAR_Z_S", 9, 23, 0, FieldKind::Uint);
+        /// Byte 12 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const CLEAR_VG_MASK: RecordField = RecordField::new("CLEAR_VG_MASK", 12, 7, 0, FieldKind::Uint);
+        /// Byte 13 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const CLEAR_STENCIL: RecordField = RecordField::new("CLEAR_STENCIL", 13, 7, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[CLEAR_COLOR, CLEAR_Z_S, CLEAR_VG_MASK, CLEAR_STENCIL];
+        /// A `CLEAR_COLORS` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 14]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 14;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 14]; b[0] = 0x72; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `CLEAR_COLORS`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::CLEAR_COLORS.check(bytes)?;
+                let mut b = [0; 14];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// CLEAR_COLOR (byte 1 bits 63:0).
+            pub fn with_clear_color(mut self, v: u64) -> Self { CLEAR_COLOR.set(&mut self.0, v); self }
+            /// CLEAR_COLOR.
+            pub fn clear_color(&self) -> u64 { CLEAR_COLOR.get(&self.0) }
+            /// CLEAR_Z_S (byte 9 bits 23:0); an error when `v` does not fit.
+            pub fn with_clear_z_s(mut self, v: u32) -> Result<Self, FieldOverflow> { CLEAR_Z_S.try_set("CLEAR_COLORS", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLEAR_Z_S.
+            pub fn clear_z_s(&self) -> u32 { CLEAR_Z_S.get(&self.0) as u32 }
+            /// CLEAR_VG_MASK (byte 12 bits 7:0); an error when `v` does not fit.
+            pub fn with_clear_vg_mask(mut self, v: u32) -> Result<Self, FieldOverflow> { CLEAR_VG_MASK.try_set("CLEAR_COLORS", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLEAR_VG_MASK.
+            pub fn clear_vg_mask(&self) -> u32 { CLEAR_VG_MASK.get(&self.0) as u32 }
+            /// CLEAR_STENCIL (byte 13 bits 7:0); an error when `v` does not fit.
+            pub fn with_clear_stencil(mut self, v: u32) -> Result<Self, FieldOverflow> { CLEAR_STENCIL.try_set("CLEAR_COLORS", &mut self.0, u64::from(v))?; Ok(self) }
+            /// CLEAR_STENCIL.
+            pub fn clear_stencil(&self) -> u32 { CLEAR_STENCIL.get(&self.0) as u32 }
+        }
+    }
+
+    /// `Tile Coordinates (R)`: id 115, 3 bytes (broadcom-videocore-iv-3d §9; rendering lists).
+    pub const TILE_COORDINATES: Record<Family> = Record::new("TILE_COORDINATES", 115, "9", Lists::Rendering, 3, false, tile_coordinates::FIELDS);
+
+    /// Fields of [`TILE_COORDINATES`] and its typed body.
+    pub mod tile_coordinates {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind, RecordError, RecordField};
+        #[allow(unused_imports)]
+        use baregpu_hal::dma::BusAddress;
+        #[allow(unused_imports)]
+        use baregpu_hal::register::{AddressFieldError, FieldOverflow, InvalidEnumValue};
+        /// Byte 1 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const TILE_COLUMN_NUMBER: RecordField = RecordField::new("TILE_COLUMN_NUMBER", 1, 7, 0, FieldKind::Uint);
+        /// Byte 2 bits 7:0 (broadcom-videocore-iv-3d §9).
+        pub const TILE_ROW_NUMBER: RecordField = RecordField::new("TILE_ROW_NUMBER", 2, 7, 0, FieldKind::Uint);
+        /// Every field, by byte.
+        pub const FIELDS: &[RecordField] = &[TILE_COLUMN_NUMBER, TILE_ROW_NUMBER];
+        /// A `TILE_COORDINATES` record (id byte first): build it field by field (the builders check every value), or unpack one from a list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Body(pub [u8; 3]);
+        impl Default for Body {
+            fn default() -> Self { Self::new() }
+        }
+        impl Body {
+            /// Record bytes, with the id byte.
+            pub const BYTES: usize = 3;
+            /// The id byte, every field zero.
+            pub const fn new() -> Self { let mut b = [0; 3]; b[0] = 0x73; Body(b) }
+            /// The record at the start of `bytes` (which must be exactly one `TILE_COORDINATES`), or why it is not one.
+            pub fn unpack(bytes: &[u8]) -> Result<Self, RecordError> {
+                super::TILE_COORDINATES.check(bytes)?;
+                let mut b = [0; 3];
+                b.copy_from_slice(bytes);
+                Ok(Body(b))
+            }
+            /// The record's bytes, for a writer.
+            pub const fn bytes(&self) -> &[u8] { &self.0 }
+            /// TILE_COLUMN_NUMBER (byte 1 bits 7:0); an error when `v` does not fit.
+            pub fn with_tile_column_number(mut self, v: u32) -> Result<Self, FieldOverflow> { TILE_COLUMN_NUMBER.try_set("TILE_COORDINATES", &mut self.0, u64::from(v))?; Ok(self) }
+            /// TILE_COLUMN_NUMBER.
+            pub fn tile_column_number(&self) -> u32 { TILE_COLUMN_NUMBER.get(&self.0) as u32 }
+            /// TILE_ROW_NUMBER (byte 2 bits 7:0); an error when `v` does not fit.
+            pub fn with_tile_row_number(mut self, v: u32) -> Result<Self, FieldOverflow> { TILE_ROW_NUMBER.try_set("TILE_COORDINATES", &mut self.0, u64::from(v))?; Ok(self) }
+            /// TILE_ROW_NUMBER.
+            pub fn tile_row_number(&self) -> u32 { TILE_ROW_NUMBER.get(&self.0) as u32 }
+        }
+    }
+
+    /// Every record, by id.
+    pub const ALL: &[Record<Family>] = &[
+        HALT,
+        NOP,
+        FLUSH,
+        FLUSH_ALL_STATE,
+        START_TILE_BINNING,
+        INCREMENT_SEMAPHORE,
+        WAIT_ON_SEMAPHORE,
+        BRANCH,
+        BRANCH_TO_SUB_LIST,
+        RETURN_FROM_SUB_LIST,
+        STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER,
+        STORE_MULTI_SAMPLE_RESOLVED_TILE_COLOR_BUFFER_AND_SIGNAL_END_OF_FRAME,
+        STORE_FULL_RESOLUTION_TILE_BUFFER,
+        RE_LOAD_FULL_RESOLUTION_TILE_BUFFER,
+        STORE_TILE_BUFFER_GENERAL,
+        LOAD_TILE_BUFFER_GENERAL,
+        INDEXED_PRIMITIVE_LIST,
+        VERTEX_ARRAY_PRIMITIVES,
+        VG_COORDINATE_ARRAY_PRIMITIVES,
+        VG_INLINE_PRIMITIVES,
+        COMPRESSED_PRIMITIVE_LIST,
+        CLIPPED_PRIMITIVE_WITH_COMPRESSED_PRIMITIVE_LIST,
+        PRIMITIVE_LIST_FORMAT,
+        GL_SHADER_STATE,
+        NV_SHADER_STATE,
+        VG_SHADER_STATE,
+        VG_INLINE_SHADER_RECORD,
+        CONFIGURATION_BITS,
+        FLAT_SHADE_FLAGS,
+        POINTS_SIZE,
+        LINE_WIDTH,
+        RHT_X_BOUNDARY,
+        DEPTH_OFFSET,
+        CLIP_WINDOW,
+        VIEWPORT_OFFSET,
+        Z_MIN_AND_MAX_CLIPPING_PLANES,
+        CLIPPER_XY_SCALING,
+        CLIPPER_Z_SCALE_AND_OFFSET,
+        TILE_BINNING_MODE_CONFIGURATION,
+        TILE_RENDERING_MODE_CONFIGURATION,
+        CLEAR_COLORS,
+        TILE_COORDINATES,
+    ];
+}

@@ -20,14 +20,13 @@
 //! raises its first interrupt. The latched lines stay readable in `IRQ_STATUS` regardless.
 
 pub mod client;
-mod engine;
 pub mod mailbox;
 
 use crate::device::{Device, error_code};
+use crate::engine::Engine;
 use crate::model::{Activity, GpuModel};
 use crate::pacing::Pacing;
 use crate::sys::{self, Epoll, EventFd, Mapping, Ready};
-use engine::Engine;
 use gpu_mailbox::{MODEL_PEER, SHMEM_SIZE, VECTOR_IRQ, VECTOR_REQUEST, VECTORS};
 use mailbox::SharedMailbox;
 use std::fmt;
@@ -168,7 +167,7 @@ struct Peer {
 /// Engines advance by the options' [`Pacing`]: after each request, and on a timer of
 /// `poll_interval_ms` while the model is not idle (`run-to-idle`: waiting models; `seeded`:
 /// busy or waiting ones, so a guest polling a fence in DMA memory without register accesses
-/// still sees progress), or on the engine thread (`threaded`, see `engine`).
+/// still sees progress), or on the engine thread (`threaded`, see `crate::engine`).
 pub struct Server<M: GpuModel + 'static> {
     engine: Engine<M>,
     /// Signalled by the engine thread after it ticked.
@@ -210,8 +209,10 @@ impl<M: GpuModel + 'static> Server<M> {
         let progress = EventFd::new().map_err(io_err("creating the engine eventfd"))?;
         epoll.add(progress.fd().as_raw_fd(), TOKEN_ENGINE).map_err(io_err("epoll_ctl"))?;
         device.set_pacing(options.pacing);
-        let engine =
-            Engine::start(device, &progress).map_err(io_err("starting the engine thread"))?;
+        let signal = progress.try_clone().map_err(io_err("cloning the engine eventfd"))?;
+        // Only fails if the counter would overflow: the server has a wake-up pending anyway.
+        let engine = Engine::start(device, move || drop(signal.signal()))
+            .map_err(io_err("starting the engine thread"))?;
         let server = Server {
             engine,
             progress,
@@ -257,7 +258,7 @@ impl<M: GpuModel + 'static> Server<M> {
             let timeout = if timed { i32::from(self.options.poll_interval_ms) } else { -1 };
             self.epoll.wait(&mut ready, timeout).map_err(io_err("epoll_wait"))?;
             if ready.is_empty() && timed {
-                self.engine.device().poll();
+                self.engine.device().poll_timer();
                 self.publish();
                 self.signal_irq();
             }

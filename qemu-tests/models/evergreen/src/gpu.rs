@@ -2,20 +2,22 @@
 //! compute dispatches it hands to the shader core. See the crate documentation for what is
 //! emulated and the decisions where the document is silent.
 
+use crate::cache::{Caches, Range};
 use crate::chip::{Asic, Engine, KnownImage, UcodeRam};
 use crate::faults::Faults;
 use crate::ih::{self, Ih};
 use crate::pm4::{self, Shape};
 use crate::regfile::REG_SPACE;
 use crate::shader::{
-    CS_RESOURCE_BASE, CS_RESOURCE_COUNT, Dispatch, DispatchState, Limits, MemoryFault, RAT_COUNT,
-    RatRegs, ShaderMemory, StepResult,
+    CS_RESOURCE_BASE, CS_RESOURCE_COUNT, Dispatch, DispatchState, Limits, MemoryFault, Path,
+    RAT_COUNT, RatRegs, ShaderMemory, StepResult,
 };
 use baregpu_hal::register::{Array, Register};
 use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::{cb, cp, grbm, ih as ihr, rlc, spi, sq, srbm};
 use gpu_device_model::regfile::RegisterFile;
 use gpu_device_model::{Activity, DeviceContext, GpuModel, PciIdentity, RegisterBar};
+use std::collections::VecDeque;
 
 /// PCI vendor ID (ATI/AMD).
 pub const VENDOR_ID: u16 = 0x1002;
@@ -36,10 +38,52 @@ pub const DWORDS_PER_TICK: u32 = 32;
 pub const SHADER_UNITS_PER_TICK: u64 = 256;
 /// CP DMA bytes per tick at most.
 pub const DMA_BYTES_PER_TICK: u32 = 4096;
-/// Work units one tick may run at most: each fetched dword, shader unit, poll or 64 DMA bytes
-/// is one unit, and a tick does at most one of: [`DWORDS_PER_TICK`] fetches (+ the packet they
-/// complete), one poll, one DMA slice, one shader step.
-pub const MAX_UNITS_PER_TICK: u64 = SHADER_UNITS_PER_TICK;
+/// Dispatches the shader core runs at once; a further DISPATCH_* stalls the CP until one ends.
+pub const MAX_DISPATCHES_IN_FLIGHT: usize = 2;
+/// CP DMA transfers queued at once; a further CP_DMA stalls the CP until one ends.
+pub const MAX_DMA_IN_FLIGHT: usize = 2;
+/// End-of-pipe events (EOP, EOS, semaphore signals, cache flushes) in flight; a further one
+/// stalls the CP.
+pub const MAX_PIPE_EVENTS: usize = 8;
+/// Work units one tick may run at most. Each fetched dword, shader unit (one instruction of one
+/// wave, with the cache lines its exports evict), poll, cache line a flush writes back or 64
+/// DMA bytes is one unit. The CP and the engines beside it each do one
+/// bounded thing per tick: the CP fetches at most [`DWORDS_PER_TICK`] dwords (+ the packet they
+/// complete, whose own work is at most a flush of the colour-buffer cache) or polls once; the
+/// DMA engine moves one [`DMA_BYTES_PER_TICK`] slice; the shader core runs one step of
+/// [`SHADER_UNITS_PER_TICK`]; the end of the pipe retires one event (which may flush the
+/// colour-buffer cache).
+pub const MAX_UNITS_PER_TICK: u64 = DWORDS_PER_TICK as u64
+    + 1
+    + DMA_BYTES_PER_TICK as u64 / 64
+    + SHADER_UNITS_PER_TICK
+    + 2 * crate::cache::CACHE_LINES as u64;
+
+/// VGT_EVENT_INITIATOR event types the model acts on (Linux radeon evergreend.h; §9.6.1 and
+/// §9.6.2 name them).
+pub mod event {
+    /// CACHE_FLUSH_TS: end-of-pipe event after the CB/DB/SX caches are flushed (§9.6.2).
+    pub const CACHE_FLUSH_TS: u32 = 0x04;
+    /// CACHE_FLUSH: the CB/DB caches are flushed when the event reaches the end of the pipe.
+    pub const CACHE_FLUSH: u32 = 0x06;
+    /// CS_PARTIAL_FLUSH (EVENT_INDEX 4, §9.6.1): the CP waits until the compute shaders
+    /// before it are done.
+    pub const CS_PARTIAL_FLUSH: u32 = 0x07;
+    /// CACHE_FLUSH_AND_INV_EVENT_TS (§9.6.2 "Cache Flush And Inval TS").
+    pub const CACHE_FLUSH_AND_INV_TS: u32 = 0x14;
+    /// CACHE_FLUSH_AND_INV_EVENT.
+    pub const CACHE_FLUSH_AND_INV: u32 = 0x16;
+    /// EVENT_INDEX of the partial flushes (§9.6.1 "0100: CS_PARTIAL_FLUSH, ...").
+    pub const INDEX_PARTIAL_FLUSH: u32 = 4;
+
+    /// Whether an event flushes the colour-buffer cache when it reaches the end of the pipe.
+    pub const fn flushes(event_type: u32) -> bool {
+        matches!(
+            event_type,
+            CACHE_FLUSH_TS | CACHE_FLUSH | CACHE_FLUSH_AND_INV_TS | CACHE_FLUSH_AND_INV
+        )
+    }
+}
 
 /// Error codes in the mailbox header (`DeviceContext::fail`): the framework's shared
 /// command-processor vocabulary (`gpu_device_model::cp_error`), with what raises each here.
@@ -200,6 +244,13 @@ pub struct Stats {
     pub units: u64,
     /// The most work units one tick ran.
     pub max_tick_units: u64,
+    /// Ticks the CP spent waiting for an engine (CP_SYNC, CS_PARTIAL_FLUSH, SURFACE_SYNC, a
+    /// full engine queue).
+    pub engine_waits: u64,
+    /// End-of-pipe events retired (EOP, EOS, semaphore signals, cache flushes).
+    pub pipe_events: u64,
+    /// Colour-buffer cache lines written back (flushes and evictions).
+    pub lines_written_back: u64,
 }
 
 /// An active indirect buffer.
@@ -236,9 +287,16 @@ enum Packet {
         got: usize,
         body: [u32; pm4::MAX_COLLECT],
     },
+    /// A collected packet waiting for an engine before it can run (a full queue,
+    /// CS_PARTIAL_FLUSH, SURFACE_SYNC of a surface being written).
+    Ready {
+        header: u32,
+        need: usize,
+        body: [u32; pm4::MAX_COLLECT],
+    },
 }
 
-/// Work a packet left for later ticks.
+/// A wait a packet left the CP in: it parses nothing until the wait ends.
 #[derive(Debug, Clone)]
 enum Work {
     /// WAIT_REG_MEM (§9.6.8): one poll every `interval` ticks; `idle` ticks left before the
@@ -254,10 +312,63 @@ enum Work {
     },
     /// MEM_SEMAPHORE wait (§9.6.4): one poll of the 64-bit semaphore per tick.
     SemaphoreWait { address: u64 },
-    /// CP DMA: `data` is the fill value (SRC_SEL DATA) or the source address.
-    Dma { fill: Option<u32>, src: u64, dst: u64, remaining: u32 },
-    /// A compute dispatch in the shader core.
-    Dispatch(Box<Dispatch>),
+    /// CP_DMA with CP_SYNC: until the DMA engine is idle.
+    DmaSync,
+}
+
+/// A CP DMA transfer: `fill` is the value (SRC_SEL DATA), else `src` is the source address.
+#[derive(Debug, Clone)]
+struct DmaJob {
+    fill: Option<u32>,
+    src: u64,
+    dst: u64,
+    remaining: u32,
+}
+
+/// An event travelling down the pipe behind the dispatches issued before it: it takes effect
+/// once all of them are done ("end of pipe", §9.6.2; "bottom of pipe", §9.6.4).
+#[derive(Debug, Clone)]
+struct PipeEvent {
+    /// Dispatches with a lower id must be done first.
+    after: u64,
+    /// The tick it entered the pipe: it reaches the end on a later tick at the earliest, so
+    /// a fence can be in flight after the CP has parsed the whole ring.
+    since: u64,
+    what: PipeAction,
+}
+
+#[derive(Debug, Clone)]
+enum PipeAction {
+    /// EVENT_WRITE_EOP (§9.6.2): flush the caches if the event says so, write, interrupt.
+    Eop { flush: bool, address: u64, data_sel: u32, int_sel: u32, data: [u32; 2] },
+    /// EVENT_WRITE_EOS (§9.6.3) CS Done: write DATA.
+    Eos { address: u64, data: u32 },
+    /// MEM_SEMAPHORE signal (§9.6.4).
+    Signal { address: u64, write_one: bool },
+    /// EVENT_WRITE CACHE_FLUSH(_AND_INV): flush the colour-buffer cache.
+    Flush,
+    /// The interrupt of an INT_SEL 2 EOP: sent when the write confirm comes back from the
+    /// memory controller, one tick after the write.
+    Confirmed,
+}
+
+/// The engines beside the CP: the shader core's dispatches, the DMA engine and the events in
+/// the pipe. The CP hands them work and goes on parsing.
+#[derive(Debug, Clone, Default)]
+struct Engines {
+    /// Dispatches in flight with their ids, oldest first.
+    dispatches: VecDeque<(u64, Box<Dispatch>)>,
+    next_dispatch: u64,
+    /// Which in-flight dispatch the shader core steps next (round robin: dispatches overlap).
+    turn: usize,
+    dma: VecDeque<DmaJob>,
+    pipe: VecDeque<PipeEvent>,
+}
+
+impl Engines {
+    fn busy(&self) -> bool {
+        !self.dispatches.is_empty() || !self.dma.is_empty() || !self.pipe.is_empty()
+    }
 }
 
 /// Command-processor state cleared by a CP soft reset.
@@ -269,6 +380,7 @@ struct Cp {
     ibs: Vec<Ib>,
     packet: Packet,
     work: Option<Work>,
+    engines: Engines,
     me_initialized: bool,
     /// The device ID ME_INITIALIZE gave (§9.2.1 DW5 23:16), which PRED_EXEC selects on.
     device_id: u8,
@@ -290,6 +402,7 @@ impl Cp {
             ibs: Vec::new(),
             packet: Packet::Header,
             work: None,
+            engines: Engines::default(),
             me_initialized: false,
             device_id: 0,
             predicate: None,
@@ -329,6 +442,7 @@ pub struct EvergreenModel {
     faults: Faults,
     stats: Stats,
     limits: Limits,
+    caches: Caches,
     /// The 64-bit GPU clock EVENT_WRITE_EOP DATA_SEL 3 sends: ticks since power-on.
     clock: u64,
     tick_units: u64,
@@ -357,6 +471,7 @@ impl EvergreenModel {
             faults,
             stats: Stats::default(),
             limits: Limits::default(),
+            caches: Caches::default(),
             clock: 0,
             tick_units: 0,
         }
@@ -416,9 +531,19 @@ impl EvergreenModel {
         self.cp.rptr
     }
 
-    /// Whether a dispatch, DMA or wait is in progress.
+    /// Whether a dispatch, DMA, end-of-pipe event or CP wait is in progress.
     pub fn work_in_progress(&self) -> bool {
-        self.cp.work.is_some()
+        self.cp.work.is_some() || self.cp.engines.busy()
+    }
+
+    /// Dispatches the shader core is running.
+    pub fn dispatches_in_flight(&self) -> usize {
+        self.cp.engines.dispatches.len()
+    }
+
+    /// Colour-buffer cache lines holding RAT writes memory does not have yet.
+    pub fn dirty_cache_lines(&self) -> usize {
+        self.caches.cb.dirty_lines()
     }
 
     /// Whether ME_INITIALIZE has run since the last CP reset.
@@ -493,19 +618,23 @@ impl EvergreenModel {
                 && (self.ring_pending()
                     || !self.cp.ibs.is_empty()
                     || self.cp.work.is_some()
+                    || self.cp.engines.busy()
                     || self.cp.packet != Packet::Header))
     }
 
     /// `GRBM_STATUS` from what each block is doing (Linux radeon evergreend.h fields):
     /// CP_BUSY while the CP has commands to fetch or parse or waits in a packet
-    /// (WAIT_REG_MEM, a semaphore), or has failed; GUI_ACTIVE while the CP or an engine it
-    /// started (a dispatch, a CP DMA) works. CMDFIFO_AVAIL reports the 15 free entries of an
-    /// idle command FIFO (the model has no FIFO to fill) and CP_COHERENCY_BUSY stays 0 (a
-    /// SURFACE_SYNC completes when parsed).
+    /// (WAIT_REG_MEM, a semaphore, CP_SYNC, a packet waiting for an engine), or has failed;
+    /// GUI_ACTIVE while the CP or an engine beside it (dispatches, CP DMA, end-of-pipe events)
+    /// works; CP_COHERENCY_BUSY while a SURFACE_SYNC waits for the dispatches writing its
+    /// surface. CMDFIFO_AVAIL reports the 15 free entries of an idle command FIFO (the model
+    /// has no FIFO to fill).
     fn grbm_status(&self) -> u32 {
         use grbm::GRBM_STATUS as S;
-        let waiting = matches!(self.cp.work, Some(Work::Wait { .. } | Work::SemaphoreWait { .. }));
-        let engines = matches!(self.cp.work, Some(Work::Dispatch(_) | Work::Dma { .. }));
+        let waiting = self.cp.work.is_some();
+        let engines = self.cp.engines.busy();
+        let syncing = matches!(self.cp.packet, Packet::Ready { header, .. }
+            if pm4::opcode(header) == pm4::SURFACE_SYNC);
         let running = !self.in_soft_reset();
         let cp = self.cp.error.is_some()
             || (running
@@ -516,6 +645,7 @@ impl EvergreenModel {
         S::CMDFIFO_AVAIL.place(0xF)
             | S::CP_BUSY.place(u32::from(cp))
             | S::GUI_ACTIVE.place(u32::from(cp || (running && engines)))
+            | S::CP_COHERENCY_BUSY.place(u32::from(running && syncing))
     }
 
     fn fail(&mut self, code: u32, dev: &mut DeviceContext<'_>) -> Failed {
@@ -948,9 +1078,61 @@ impl EvergreenModel {
                     self.cp.packet = Packet::Collect { header, need, got: got + 1, body };
                     return Ok(false);
                 }
-                self.execute(header, &body[..need], dev)?;
-                Ok(true)
+                self.cp.packet = Packet::Ready { header, need, body };
+                self.run_ready(dev)
             }
+            // The fetch loop runs a waiting packet before it fetches.
+            ready @ Packet::Ready { .. } => {
+                self.cp.packet = ready;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Run the collected packet if nothing it depends on is still in flight. `Ok(true)`: it
+    /// ran; `Ok(false)`: it waits (the CP stalls on it).
+    fn run_ready(&mut self, dev: &mut DeviceContext<'_>) -> Result<bool, Failed> {
+        let Packet::Ready { header, need, body } = self.cp.packet else { return Ok(true) };
+        if self.must_wait(header, &body[..need]) {
+            self.stats.engine_waits += 1;
+            return Ok(false);
+        }
+        self.cp.packet = Packet::Header;
+        self.execute(header, &body[..need], dev)?;
+        Ok(true)
+    }
+
+    /// Whether a collected packet must wait for the engines: where the stream asks
+    /// (CS_PARTIAL_FLUSH, §9.6.1; SURFACE_SYNC of the colour buffers, §9.6.7; a semaphore wait
+    /// with WAIT_ON_SIGNAL, §9.6.4) and where an engine's queue is full.
+    fn must_wait(&self, h: u32, b: &[u32]) -> bool {
+        let e = &self.cp.engines;
+        let pipe_full = e.pipe.len() >= MAX_PIPE_EVENTS;
+        match pm4::opcode(h) {
+            pm4::DISPATCH_DIRECT | pm4::DISPATCH_INDIRECT => {
+                e.dispatches.len() >= MAX_DISPATCHES_IN_FLIGHT
+            }
+            pm4::CP_DMA => e.dma.len() >= MAX_DMA_IN_FLIGHT,
+            pm4::EVENT_WRITE => {
+                let (index, kind) = ((b[0] >> 8) & 0xF, b[0] & 0x3F);
+                let partial =
+                    index == event::INDEX_PARTIAL_FLUSH && kind == event::CS_PARTIAL_FLUSH;
+                (partial && !e.dispatches.is_empty()) || (event::flushes(kind) && pipe_full)
+            }
+            pm4::EVENT_WRITE_EOP | pm4::EVENT_WRITE_EOS => pipe_full,
+            pm4::MEM_SEMAPHORE => {
+                let signal = b[1] >> 29 == 6;
+                let wait_on_signal = b[1] & (1 << 12) != 0;
+                (signal && pipe_full) || (!signal && wait_on_signal && !e.pipe.is_empty())
+            }
+            pm4::SURFACE_SYNC => {
+                // The CB and DB finish the surface (every dispatch writing through them) before
+                // the CP's sync of it completes.
+                use cp::CP_COHER_CNTL as C;
+                let writers = C::CB_ACTION_ENA.mask() | C::DB_ACTION_ENA.mask();
+                b[0] & writers != 0 && !e.dispatches.is_empty()
+            }
+            _ => false,
         }
     }
 
@@ -1076,11 +1258,14 @@ impl EvergreenModel {
                 self.stats.ibs_started += 1;
             }
             pm4::SURFACE_SYNC => {
-                // §9.6.7: the model's memory is coherent: the sync completes at once.
+                // §9.6.7: COHER_CNTL, COHER_SIZE, COHER_BASE, POLL_INTERVAL. The colour-buffer
+                // writers are done (`must_wait`); the actions apply to the range now.
                 let sync = body!(surface_sync);
-                self.write_register(COHER_CNTL, sync.coher_cntl(), dev)?;
-                self.write_register(COHER_SIZE, sync.coher_size(), dev)?;
-                self.write_register(COHER_BASE, sync.coher_base(), dev)?;
+                let (cntl, size, base) = (sync.coher_cntl(), sync.coher_size(), sync.coher_base());
+                self.write_register(COHER_CNTL, cntl, dev)?;
+                self.write_register(COHER_SIZE, size, dev)?;
+                self.write_register(COHER_BASE, base, dev)?;
+                self.surface_sync(cntl, size, base, dev)?;
             }
             pm4::EVENT_WRITE => self.event_write(b, dev)?,
             pm4::EVENT_WRITE_EOP => self.event_write_eop(b, dev)?,
@@ -1100,7 +1285,9 @@ impl EvergreenModel {
                 if p::event_write_eos::ADDRESS_LO.bits_below(&eos.0) != 0 {
                     return Err(self.fail(bad, dev));
                 }
-                self.dma_write(eos.address().0, eos.data(), dev)?;
+                // "end-of-shader event": written once the compute shaders before it are done.
+                let what = PipeAction::Eos { address: eos.address().0, data: eos.data() };
+                self.send_down_pipe(what);
             }
             pm4::MEM_WRITE => {
                 // §9.7.1: QWORD-aligned ADDRESS_LO 31:3 over SWAP 1:0 (bit 2 reserved).
@@ -1273,16 +1460,12 @@ impl EvergreenModel {
             // A signal held until a mailbox write: the model has no mailbox.
             return Err(self.fail(error_code::UNSUPPORTED_PACKET, dev));
         }
-        // This CP finishes each packet's work (dispatch, DMA) before it parses the next: every
-        // earlier signal has completed, so Evergreen's WAIT_ON_SIGNAL is always met.
+        // WAIT_ON_SIGNAL: the packet waited for the pipe to drain (`must_wait`).
         let at = sem.address().0;
         if signal {
             // "Executed at the bottom of pipe (after whatever work before it has been
-            // completed)": now, in this CP, whichever block CLIENT_CODE names (CP, CB, DB, SX).
-            let v = self.dma_read_u64(at, dev)?;
-            let v = if write_one { 1 } else { v.wrapping_add(1) };
-            self.dma_write_u64(at, v, dev)?;
-            self.stats.semaphore_signals += 1;
+            // completed)", whichever block CLIENT_CODE names (CP, CB, DB, SX).
+            self.send_down_pipe(PipeAction::Signal { address: at, write_one });
         } else {
             // "Wait Semaphores are executed at the top of pipe (CP)": the CP stops here until
             // the semaphore is not zero, then takes one count (a counting semaphore: Linux
@@ -1306,6 +1489,11 @@ impl EvergreenModel {
             return Err(self.fail(error_code::INVALID_PACKET, dev));
         }
         self.write_register(VGT_EVENT_INITIATOR, EVENT_TYPE.get(b), dev)?;
+        // CS_PARTIAL_FLUSH waited for the dispatches (`must_wait`); a cache flush takes effect
+        // at the end of the pipe.
+        if index == 0 && event::flushes(EVENT_TYPE.get(b)) {
+            self.send_down_pipe(PipeAction::Flush);
+        }
         if index == EventIndex::ZpassDone as u32 {
             // ZPASS_DONE: the DB writes its 64-bit sample count at the QWORD address. No pixel
             // is ever drawn here: 0 with bit 63 (the result-valid bit Mesa r600_query.c
@@ -1323,9 +1511,8 @@ impl EvergreenModel {
     }
 
     fn event_write_eop(&mut self, b: &[u32], dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
-        // §9.6.2, through the checked packet table. The model's CP runs dispatches to
-        // completion before the next packet, so the end of pipe is reached when the packet is
-        // parsed.
+        // §9.6.2, through the checked packet table. The event goes down the pipe: written once
+        // the dispatches before it are done (`PipeAction::Eop`), while the CP goes on parsing.
         use baregpu_regs::evergreen::packets::event_write_eop::{
             ADDRESS_LO, Body, DataSel, EventIndex, IntSel,
         };
@@ -1349,23 +1536,72 @@ impl EvergreenModel {
         if data_sel as u32 >= DataSel::Data64 as u32 && !at.is_multiple_of(8) {
             return Err(self.fail(bad, dev));
         }
+        // DW2: EVENT_INDEX 5 ("reserved for EVENT_WRITE_EOP time stamp/fence event types")
+        // with one of the three end-of-pipe events §9.6.2 lists.
+        if eop.event_index() != Ok(EventIndex::Eop) || !EOP_EVENTS.contains(&eop.event_type()) {
+            return Err(self.fail(bad, dev));
+        }
         self.write_register(VGT_EVENT_INITIATOR, eop.event_type(), dev)?;
-        let (lo, hi) = match data_sel {
-            DataSel::GpuClock => (self.clock as u32, (self.clock >> 32) as u32),
-            // CP_PERFCOUNTER: not modelled, counts 0.
-            DataSel::PerfCounter => (0, 0),
-            _ => (eop.data_lo(), eop.data_hi()),
+        self.send_down_pipe(PipeAction::Eop {
+            flush: event::flushes(eop.event_type()),
+            address: at,
+            data_sel: data_sel as u32,
+            int_sel: int_sel as u32,
+            data: [eop.data_lo(), eop.data_hi()],
+        });
+        Ok(())
+    }
+
+    /// Queue an event behind the dispatches issued so far.
+    fn send_down_pipe(&mut self, what: PipeAction) {
+        let after = self.cp.engines.next_dispatch;
+        self.cp.engines.pipe.push_back(PipeEvent { after, since: self.clock, what });
+    }
+
+    /// §9.6.7 SURFACE_SYNC's actions on COHER_BASE (256-byte units) + COHER_SIZE (256-byte
+    /// units; 0xFFFFFFFF is everything, as Linux radeon's fences use it).
+    fn surface_sync(
+        &mut self,
+        cntl: u32,
+        size: u32,
+        base: u32,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        use cp::CP_COHER_CNTL as C;
+        let start = u64::from(base) << 8;
+        let range = if size == u32::MAX {
+            Range::ALL
+        } else {
+            Range { start, end: start + (u64::from(size) << 8) }
         };
-        let (data_sel, int_sel) = (data_sel as u32, int_sel as u32);
-        if data_sel >= 1 {
-            self.dma_write(at, lo, dev)?;
+        if C::TC_ACTION_ENA.get(cntl) != 0 || C::VC_ACTION_ENA.get(cntl) != 0 {
+            self.caches.tc.invalidate(range);
         }
-        if data_sel >= 2 {
-            self.dma_write(at + 4, hi, dev)?;
+        if C::SH_ACTION_ENA.get(cntl) != 0 {
+            self.caches.sh.invalidate(range);
         }
-        if int_sel != 0 && self.regs.stored(CP_INT_CNTL) & TIME_STAMP_INT_ENABLE != 0 {
-            self.ih_push(ih::SRC_CP_EOP, 0, dev)?;
+        if C::CB_ACTION_ENA.get(cntl) != 0 {
+            // CB0-7 DEST_BASE_ENA bits 6-13, CB8-11 bits 15-18 (CP_COHER_CNTL).
+            let cbs = (cntl >> 6) & 0xFF | ((cntl >> 15) & 0xF) << 8;
+            self.flush_cb(cbs, range, dev)?;
         }
+        Ok(())
+    }
+
+    /// Write back the colour-buffer cache lines of `cbs` in `range`.
+    fn flush_cb(
+        &mut self,
+        cbs: u32,
+        range: Range,
+        dev: &mut DeviceContext<'_>,
+    ) -> Result<(), Failed> {
+        let n = self
+            .caches
+            .cb
+            .flush(&mut DevMemory { dev }, cbs, range)
+            .map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))?;
+        self.stats.lines_written_back += n;
+        self.tick_units += n;
         Ok(())
     }
 
@@ -1432,7 +1668,13 @@ impl EvergreenModel {
             return Err(self.fail(error_code::DMA_WRITE_FAULT, dev));
         }
         if bytes > 0 {
-            self.cp.work = Some(Work::Dma { fill, src, dst, remaining: bytes });
+            // The DMA engine moves the bytes over the next ticks while the CP parses on.
+            self.cp.engines.dma.push_back(DmaJob { fill, src, dst, remaining: bytes });
+        }
+        // CP_SYNC (bit 31): the CP waits until the engine is done (Linux radeon evergreend.h
+        // PACKET3_CP_DMA_CP_SYNC, "ensure that the CP DMA is complete before the CP proceeds").
+        if dma.cp_sync() {
+            self.cp.work = Some(Work::DmaSync);
         }
         Ok(())
     }
@@ -1454,7 +1696,9 @@ impl EvergreenModel {
         match Dispatch::new(state, self.limits) {
             Ok(d) => {
                 self.stats.dispatches += 1;
-                self.cp.work = Some(Work::Dispatch(Box::new(d)));
+                let e = &mut self.cp.engines;
+                e.dispatches.push_back((e.next_dispatch, Box::new(d)));
+                e.next_dispatch += 1;
                 Ok(())
             }
             Err(e) => Err(self.fail(e.code(), dev)),
@@ -1510,7 +1754,7 @@ impl EvergreenModel {
     // ---------------------------------------------------------------------------------------
     // Work in progress
 
-    /// Advance the work in progress by one bounded step. `Ok(Some(activity))`: still going.
+    /// Advance the CP's wait by one poll. `Ok(Some(activity))`: still waiting.
     fn advance_work(&mut self, dev: &mut DeviceContext<'_>) -> Result<Option<Activity>, Failed> {
         let Some(work) = self.cp.work.take() else { return Ok(None) };
         match work {
@@ -1549,58 +1793,29 @@ impl EvergreenModel {
                 self.dma_write_u64(address, v - 1, dev)?;
                 Ok(None)
             }
-            Work::Dma { fill, src, dst, remaining } => {
-                let n = remaining.min(DMA_BYTES_PER_TICK);
-                let mut buf = vec![0u8; n as usize];
-                match fill {
-                    Some(v) => {
-                        for c in buf.chunks_exact_mut(4) {
-                            c.copy_from_slice(&v.to_le_bytes());
-                        }
-                    }
-                    None => dev
-                        .dma_read(src, &mut buf)
-                        .map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))?,
+            Work::DmaSync => {
+                if self.cp.engines.dma.is_empty() {
+                    return Ok(None);
                 }
-                dev.dma_write(dst, &buf)
-                    .map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))?;
-                self.stats.dma_bytes += u64::from(n);
-                self.tick_units += u64::from(n.div_ceil(64));
-                if remaining > n {
-                    let src = if fill.is_some() { src } else { src + u64::from(n) };
-                    self.cp.work = Some(Work::Dma {
-                        fill,
-                        src,
-                        dst: dst + u64::from(n),
-                        remaining: remaining - n,
-                    });
-                    return Ok(Some(Activity::Busy));
-                }
-                Ok(None)
-            }
-            Work::Dispatch(mut d) => {
-                let before = d.stats().units;
-                let result = d.step(&mut DevMemory { dev }, SHADER_UNITS_PER_TICK);
-                self.tick_units += d.stats().units - before;
-                match result {
-                    StepResult::Running => {
-                        self.cp.work = Some(Work::Dispatch(d));
-                        Ok(Some(Activity::Busy))
-                    }
-                    StepResult::Done => Ok(None),
-                    StepResult::Error(e) => Err(self.fail(e.code(), dev)),
-                }
+                self.stats.engine_waits += 1;
+                self.cp.work = Some(Work::DmaSync);
+                Ok(Some(Activity::Busy))
             }
         }
     }
 
-    fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
+    /// The CP's share of a tick: continue its wait, run a packet that waited for an engine,
+    /// or fetch.
+    fn run_cp(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
         let had_work = self.cp.work.is_some();
         if let Some(activity) = self.advance_work(dev)? {
             return Ok(activity);
         }
         if had_work {
-            // The work finished within this tick's budget: fetch again on the next tick.
+            // The wait ended within this tick: fetch again on the next tick.
+            return Ok(Activity::Busy);
+        }
+        if !self.run_ready(dev)? {
             return Ok(Activity::Busy);
         }
         let one_packet = self.faults.slow.is_some();
@@ -1608,11 +1823,145 @@ impl EvergreenModel {
             let Some(w) = self.fetch(dev)? else { return Ok(Activity::Idle) };
             self.tick_units += 1;
             let done = self.feed(w, dev)?;
+            if matches!(self.cp.packet, Packet::Ready { .. }) {
+                // Stalled on an engine.
+                break;
+            }
             if done && (self.cp.work.is_some() || one_packet) {
                 break;
             }
         }
         Ok(Activity::Busy)
+    }
+
+    /// The engines' share of a tick: one DMA slice, one shader step, one end-of-pipe event.
+    fn run_engines(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        self.run_dma(dev)?;
+        self.run_shader(dev)?;
+        self.run_pipe(dev)
+    }
+
+    fn run_dma(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        let Some(job) = self.cp.engines.dma.front_mut() else { return Ok(()) };
+        let n = job.remaining.min(DMA_BYTES_PER_TICK);
+        let (fill, src, dst) = (job.fill, job.src, job.dst);
+        job.remaining -= n;
+        if fill.is_none() {
+            job.src += u64::from(n);
+        }
+        job.dst += u64::from(n);
+        if job.remaining == 0 {
+            self.cp.engines.dma.pop_front();
+        }
+        let mut buf = vec![0u8; n as usize];
+        match fill {
+            Some(v) => {
+                for c in buf.chunks_exact_mut(4) {
+                    c.copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            // The DMA engine reads and writes memory, not the shader core's caches.
+            None => dev
+                .dma_read(src, &mut buf)
+                .map_err(|_| self.fail(error_code::DMA_FETCH_FAULT, dev))?,
+        }
+        dev.dma_write(dst, &buf).map_err(|_| self.fail(error_code::DMA_WRITE_FAULT, dev))?;
+        self.stats.dma_bytes += u64::from(n);
+        self.tick_units += u64::from(n.div_ceil(64));
+        Ok(())
+    }
+
+    fn run_shader(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        let e = &mut self.cp.engines;
+        if e.dispatches.is_empty() {
+            return Ok(());
+        }
+        // Dispatches in flight share the shader core: one step each in turn, so a dispatch
+        // issued without a CS_PARTIAL_FLUSH runs beside the one before it.
+        let index = e.turn % e.dispatches.len();
+        e.turn = e.turn.wrapping_add(1);
+        let d = &mut e.dispatches[index].1;
+        let before = d.stats().units;
+        let mut memory = CachedMemory { dev, caches: &mut self.caches, written_back: 0 };
+        let result = d.step(&mut memory, SHADER_UNITS_PER_TICK);
+        // Lines an export evicts are part of that export's work (one unit: one instruction
+        // of one wave, at most 64 lanes of memory accesses).
+        self.stats.lines_written_back += memory.written_back;
+        self.tick_units += d.stats().units - before;
+        match result {
+            StepResult::Running => Ok(()),
+            StepResult::Done => {
+                self.cp.engines.dispatches.remove(index);
+                Ok(())
+            }
+            StepResult::Error(e) => Err(self.fail(e.code(), dev)),
+        }
+    }
+
+    /// Retire the oldest end-of-pipe event once the dispatches before it are done.
+    fn run_pipe(&mut self, dev: &mut DeviceContext<'_>) -> Result<(), Failed> {
+        let e = &self.cp.engines;
+        let Some(head) = e.pipe.front() else { return Ok(()) };
+        if head.since >= self.clock || e.dispatches.iter().any(|(id, _)| *id < head.after) {
+            return Ok(());
+        }
+        let event = self.cp.engines.pipe.pop_front().expect("checked above");
+        self.stats.pipe_events += 1;
+        let interrupts = self.regs.stored(CP_INT_CNTL) & TIME_STAMP_INT_ENABLE != 0;
+        match event.what {
+            PipeAction::Eop { flush, address, data_sel, int_sel, data } => {
+                if flush {
+                    // "the CBs, DBs, and SX have completed flushing their caches" (§9.6.2).
+                    self.flush_cb(u32::MAX, Range::ALL, dev)?;
+                }
+                let (lo, hi) = match data_sel {
+                    3 => (self.clock as u32, (self.clock >> 32) as u32),
+                    // CP_PERFCOUNTER: not modelled, counts 0.
+                    4 => (0, 0),
+                    _ => (data[0], data[1]),
+                };
+                if data_sel >= 1 {
+                    self.dma_write(address, lo, dev)?;
+                }
+                if data_sel >= 2 {
+                    self.dma_write(address + 4, hi, dev)?;
+                }
+                match int_sel {
+                    // "Send Interrupt when Write Confirm is received from the MC": the tick
+                    // after the write.
+                    2 => self.cp.engines.pipe.push_front(PipeEvent {
+                        after: 0,
+                        since: self.clock,
+                        what: PipeAction::Confirmed,
+                    }),
+                    1 if interrupts => self.ih_push(ih::SRC_CP_EOP, 0, dev)?,
+                    _ => {}
+                }
+            }
+            PipeAction::Confirmed => {
+                if interrupts {
+                    self.ih_push(ih::SRC_CP_EOP, 0, dev)?;
+                }
+            }
+            PipeAction::Eos { address, data } => self.dma_write(address, data, dev)?,
+            PipeAction::Signal { address, write_one } => {
+                let v = self.dma_read_u64(address, dev)?;
+                let v = if write_one { 1 } else { v.wrapping_add(1) };
+                self.dma_write_u64(address, v, dev)?;
+                self.stats.semaphore_signals += 1;
+            }
+            PipeAction::Flush => self.flush_cb(u32::MAX, Range::ALL, dev)?,
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, dev: &mut DeviceContext<'_>) -> Result<Activity, Failed> {
+        let cp = self.run_cp(dev)?;
+        // Engines that worked this tick may have released what the CP waits for (a semaphore
+        // signal, a fence it polls): busy, not waiting, until a tick finds them idle.
+        let engines_worked = self.cp.engines.busy();
+        self.run_engines(dev)?;
+        Ok(if engines_worked || self.cp.engines.busy() { Activity::Busy } else { cp })
     }
 }
 
@@ -1651,9 +2000,52 @@ pub const fn swap(value: u32, mode: u32) -> u32 {
     }
 }
 
-/// Guest memory as the shader core sees it (bus-master accesses of the device).
+/// Guest memory (bus-master accesses of the device), no caches.
 struct DevMemory<'a, 'b> {
     dev: &'a mut DeviceContext<'b>,
+}
+
+/// Guest memory as the shader core sees it: each unit through its cache ([`crate::cache`]).
+struct CachedMemory<'a, 'b> {
+    dev: &'a mut DeviceContext<'b>,
+    caches: &'a mut Caches,
+    /// Colour-buffer lines evicted (written back) by the accesses.
+    written_back: u64,
+}
+
+impl ShaderMemory for CachedMemory<'_, '_> {
+    fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        DevMemory { dev: self.dev }.read(address, buf)
+    }
+    fn write(&mut self, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        DevMemory { dev: self.dev }.write(address, data)
+    }
+    fn read_via(&mut self, path: Path, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        let mut memory = DevMemory { dev: self.dev };
+        match path {
+            Path::Instruction | Path::Constant => {
+                self.caches.sh.read(&mut memory, address, buf).map(drop)
+            }
+            Path::Fetch => self.caches.tc.read(&mut memory, address, buf).map(drop),
+            Path::Rat { .. } => self.caches.cb.read(&mut memory, address, buf),
+            Path::RatCacheless => memory.read(address, buf),
+        }
+    }
+    fn write_via(&mut self, path: Path, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        let mut memory = DevMemory { dev: self.dev };
+        match path {
+            Path::Rat { cb } => {
+                self.written_back += self.caches.cb.write(&mut memory, cb, address, data)?;
+                Ok(())
+            }
+            _ => {
+                memory.write(address, data)?;
+                // A newer write than what the colour-buffer cache holds for these bytes.
+                self.caches.cb.forget(address, data.len());
+                Ok(())
+            }
+        }
+    }
 }
 
 impl ShaderMemory for DevMemory<'_, '_> {

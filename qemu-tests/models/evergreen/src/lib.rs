@@ -25,12 +25,14 @@
 //!   type 2 is a one-dword filler (§9.1.3), type 3 by opcode with its body size checked (a
 //!   bad count or an unknown opcode is an error state). ME_INITIALIZE must come first (§9.2.1).
 //!   SET_*_REG / SET_* constants with range checks (§9.4.13-§9.4.19), INDIRECT_BUFFER up to
-//!   IB2 (§9.3.1), NOP, SURFACE_SYNC (coherent at once), EVENT_WRITE (ZPASS_DONE writes a zero
-//!   count), EVENT_WRITE_EOP (32/64-bit data, clock, INT_SEL interrupt), EVENT_WRITE_EOS
-//!   (DATA), MEM_WRITE, WAIT_REG_MEM (a poll per POLL_INTERVAL, at most one per tick),
-//!   MEM_SEMAPHORE (§9.6.4: a signal
-//!   increments the 64-bit semaphore or writes 1 once the work before it is done; a wait
-//!   stops the CP, one poll per tick, until the semaphore is not zero, then decrements it),
+//!   IB2 (§9.3.1), NOP, SURFACE_SYNC (the caches' actions, see below), EVENT_WRITE
+//!   (CS_PARTIAL_FLUSH waits, cache flushes at the end of the pipe, ZPASS_DONE writes a zero
+//!   count), EVENT_WRITE_EOP (32/64-bit data, clock, INT_SEL interrupt, at the end of the
+//!   pipe), EVENT_WRITE_EOS (DATA, at the end of the shaders), MEM_WRITE (top of the pipe:
+//!   at once), WAIT_REG_MEM (a poll per POLL_INTERVAL, at most one per tick), MEM_SEMAPHORE
+//!   (§9.6.4: a signal increments the 64-bit semaphore or writes 1 at the bottom of the pipe;
+//!   a wait stops the CP, one poll per tick, until the semaphore is not zero, then decrements
+//!   it),
 //!   COND_EXEC, PRED_EXEC (selects on the device ID ME_INITIALIZE gave:
 //!   [`pm4::device_selected`]), COND_WRITE, SET_PREDICATION (ZPASS) with predicated packets
 //!   skipped (§9.5), CP_DMA fill and copy (Linux radeon evergreend.h layout; bounded bytes per
@@ -48,9 +50,34 @@
 //!   mailbox function-level reset, which is power-on: microcode must be reloaded.) `SRBM_SOFT_RESET.SOFT_RESET_IH` clears the IH write pointer.
 //! - **Compute**: DISPATCH_* builds a [`shader::DispatchState`] from the LS/CS registers
 //!   (§3.1: compute runs on the LS resources), the CS fetch resources, the CB0-11 RATs and the
-//!   loop constants, and runs a [`shader::Dispatch`] for [`SHADER_UNITS_PER_TICK`] units per
-//!   tick; the CP waits for it (in order) before the next packet, so EVENT_WRITE_EOP after a
-//!   dispatch is its end of pipe. A shader-core error is the CP's error state (its code).
+//!   loop constants, and hands a [`shader::Dispatch`] to the shader core, which runs
+//!   [`SHADER_UNITS_PER_TICK`] units per tick. A shader-core error is the CP's error state
+//!   (its code).
+//!
+//! # Engines beside the CP
+//!
+//! The CP hands work to engines and parses on; it waits only where the stream asks:
+//!
+//! - **Shader core**: up to [`MAX_DISPATCHES_IN_FLIGHT`] dispatches, stepped in turn (a
+//!   dispatch issued without a partial flush overlaps the one before it). EVENT_WRITE
+//!   CS_PARTIAL_FLUSH (§9.6.1) stops the CP until every dispatch before it is done.
+//! - **DMA engine**: CP_DMA transfers in order, [`DMA_BYTES_PER_TICK`] per tick; the CP waits
+//!   for them only on CP_SYNC (bit 31 of the second dword). The engine reads and writes memory,
+//!   not the shader caches.
+//! - **End of pipe**: EOP (§9.6.2), EOS (§9.6.3), semaphore signals (§9.6.4) and the
+//!   CACHE_FLUSH(_AND_INV) events take effect in order once every dispatch issued before them
+//!   is done, on the tick after they entered the pipe at the earliest; the cache-flush EOP events first write the colour-buffer cache back. INT_SEL 2
+//!   sends the interrupt the tick after the write ("when Write Confirm is received").
+//!   MEM_WRITE is a top-of-pipe write (§9.7.1): it can land before the work ahead of it ends.
+//! - **Caches** ([`cache`]): MEM_RAT exports stay in the colour-buffer cache until a flush
+//!   (SURFACE_SYNC with CB_ACTION_ENA and the colour buffer's DEST_BASE_ENA, a cache-flush
+//!   event, or an eviction); vertex fetches and program/constant reads are served from
+//!   read-only caches until TC/VC_ACTION_ENA or SH_ACTION_ENA invalidates them. SURFACE_SYNC
+//!   with CB_ACTION_ENA or DB_ACTION_ENA waits for the dispatches in flight (the writers of
+//!   the surface) first.
+//!
+//! A queue that is full (dispatches, DMA transfers, [`MAX_PIPE_EVENTS`] pipe events) stalls
+//! the CP on the packet until there is room.
 //!
 //! # Errors
 //!
@@ -59,13 +86,15 @@
 //!
 //! # Work per tick
 //!
-//! A tick does one bounded thing: continue the work in progress (one poll, one DMA slice of
-//! [`DMA_BYTES_PER_TICK`], one shader step of [`SHADER_UNITS_PER_TICK`]) or fetch at most
-//! [`DWORDS_PER_TICK`] dwords and run the packets they complete (each bounded: the largest
-//! collected body is 8 dwords, SET_* and NOP bodies are consumed dword by dword). No tick runs
-//! more than [`MAX_UNITS_PER_TICK`] work units ([`Stats::max_tick_units`]).
+//! In a tick the CP does one bounded thing (one poll, or fetch at most [`DWORDS_PER_TICK`]
+//! dwords and run the packets they complete: the largest collected body is 8 dwords, SET_* and
+//! NOP bodies are consumed dword by dword), and beside it the DMA engine moves one slice of
+//! [`DMA_BYTES_PER_TICK`], the shader core runs one step of [`SHADER_UNITS_PER_TICK`] and the
+//! end of the pipe retires one event (a cache flush writes back at most the cache's lines). No
+//! tick runs more than [`MAX_UNITS_PER_TICK`] work units ([`Stats::max_tick_units`]).
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod chip;
 mod faults;
 mod gpu;

@@ -116,7 +116,14 @@ fn flow_control_words() {
 #[test]
 fn rat_export_words() {
     // Evergreen STORE_RAW of R2 at R0, COMP_MASK 0xF, END_OF_PROGRAM (common::EG_HARNESS).
-    let store = RatExport { rat: 0, op: RatOp::Store, rw_gpr: 2, index_gpr: 0, comp_mask: 0xF };
+    let store = RatExport {
+        rat: 0,
+        op: RatOp::Store,
+        rw_gpr: 2,
+        index_gpr: 0,
+        comp_mask: 0xF,
+        cached: false,
+    };
     assert_eq!(
         decode_cf(0x0001_2020, 0x95E0_F000, EG),
         Ok(DecodedCf { inst: CfInst::Rat(store), end_of_program: true })
@@ -136,7 +143,9 @@ fn rat_export_words() {
     // MEM_RAT ADD: RAT_ID 1 | ADD 7<<4 (0x70) | TYPE 1<<13 (0x2000) | RW_GPR 3<<15 (0x1_8000) |
     // INDEX_GPR 4<<23 (0x200_0000) = 0x0201_A071; WORD1 = COMP_MASK 1<<12 | 0x56<<22
     // (0x1580_0000) | BARRIER = 0x9580_1000.
-    let add = RatExport { rat: 1, op: RatOp::Add, rw_gpr: 3, index_gpr: 4, comp_mask: 1 };
+    // CF_INST 0x56 is MEM_RAT: through the colour-buffer cache.
+    let add =
+        RatExport { rat: 1, op: RatOp::Add, rw_gpr: 3, index_gpr: 4, comp_mask: 1, cached: true };
     for chip in CHIPS {
         assert_eq!(inst(0x0201_A071, 0x9580_1000, chip), Ok(CfInst::Rat(add)));
         // ELEM_SIZE 1 (1<<30), TYPE 0 (non-indexed), BURST_COUNT 1 (1<<16): not modelled.

@@ -21,7 +21,9 @@
 //!   coherent: the Rage128 behaviour of §5.5 with both fields 0).
 //! - **PM4** (§6): all four packet types. Type-0/1 writes go to the register file with side
 //!   effects; type 2 is skipped; type-3 NOP skips its body, WAIT_SEMAPHORE and WAIT_MEM wait,
-//!   the documented 2D/3D drawing packets are consumed (no rendering engine is emulated),
+//!   the documented 2D/3D drawing packets are consumed (no rendering engine is emulated, so
+//!   the destination caches §10.5.3 / `RB3D_DSTCACHE_CTLSTAT` / `ZB_ZCACHE_CTLSTAT` flush
+//!   never hold data; the CTM output cache is modelled and needs its flush, `ctm_model`),
 //!   PRED_EXEC/COND_EXEC/INDX_BUFFER stop the CP with [`error_code::UNSUPPORTED_PACKET`] and
 //!   any opcode not in §6.2.1 with [`error_code::UNKNOWN_OPCODE`]. Every type-3 body count is
 //!   checked against its §6.2 table (`baregpu_regs::r5xx::packets`, [`pm4::body_len`]):

@@ -121,6 +121,8 @@ pub struct RatExport {
     pub index_gpr: u32,
     /// COMP_MASK.
     pub comp_mask: u32,
+    /// `MEM_RAT` (through the colour-buffer cache) rather than `MEM_RAT_CACHELESS`.
+    pub cached: bool,
 }
 
 /// A decoded CF instruction.
@@ -335,6 +337,7 @@ fn decode_export(w0: u32, w1: u32, inst: u32, chip: Chip) -> Result<DecodedCf, E
             rw_gpr: field(w0, 15, 7),
             index_gpr: field(w0, 23, 7),
             comp_mask: field(w1, 12, 4),
+            cached: inst == cf_inst::MEM_RAT,
         }),
         end_of_program: eop,
     })

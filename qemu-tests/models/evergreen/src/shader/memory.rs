@@ -21,6 +21,26 @@ impl fmt::Display for MemoryFault {
 
 impl std::error::Error for MemoryFault {}
 
+/// The unit of the shader core an access goes through: each has its own cache in front of
+/// memory on the chip (the model's caches are the command processor's, `crate::cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// Program words (CF, ALU and fetch clauses): the SQ instruction cache.
+    Instruction,
+    /// ALU constants locked into the kcache: the SQ constant cache.
+    Constant,
+    /// Vertex (buffer) fetches: the vertex/texture cache.
+    Fetch,
+    /// `MEM_RAT` exports: through the colour-buffer cache (§8.6 EXPORT_RAT), written back
+    /// only when it is flushed.
+    Rat {
+        /// The colour buffer (RAT_ID) whose cache holds the line.
+        cb: u8,
+    },
+    /// `MEM_RAT_CACHELESS` exports: straight to memory (§8.6 EXPORT_RAT_CACHELESS).
+    RatCacheless,
+}
+
 /// Memory as the shader core sees it (program words, constants, fetches, RAT writes). Every
 /// access is all-or-nothing; words are little endian.
 pub trait ShaderMemory {
@@ -28,6 +48,27 @@ pub trait ShaderMemory {
     fn read(&mut self, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault>;
     /// Write `data` at `address`.
     fn write(&mut self, address: u64, data: &[u8]) -> Result<(), MemoryFault>;
+
+    /// Read through the unit `path` names (memory without caches: a plain read).
+    fn read_via(&mut self, path: Path, address: u64, buf: &mut [u8]) -> Result<(), MemoryFault> {
+        let _ = path;
+        self.read(address, buf)
+    }
+    /// Write through the unit `path` names (memory without caches: a plain write).
+    fn write_via(&mut self, path: Path, address: u64, data: &[u8]) -> Result<(), MemoryFault> {
+        let _ = path;
+        self.write(address, data)
+    }
+    /// A 32-bit word through `path`.
+    fn read_u32_via(&mut self, path: Path, address: u64) -> Result<u32, MemoryFault> {
+        let mut b = [0u8; 4];
+        self.read_via(path, address, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+    /// A 32-bit word through `path`.
+    fn write_u32_via(&mut self, path: Path, address: u64, value: u32) -> Result<(), MemoryFault> {
+        self.write_via(path, address, &value.to_le_bytes())
+    }
 
     /// Read a 32-bit word.
     fn read_u32(&mut self, address: u64) -> Result<u32, MemoryFault> {

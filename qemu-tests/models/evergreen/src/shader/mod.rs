@@ -77,7 +77,7 @@ pub use decode::PredSel;
 pub use dispatch::{Dispatch, Stats, StepResult};
 pub use error::{Location, ShaderError, ShaderErrorKind};
 pub use isa::{AluOp, Chip};
-pub use memory::{FlatMemory, MemoryFault, ShaderMemory};
+pub use memory::{FlatMemory, MemoryFault, Path, ShaderMemory};
 pub use state::{
     CS_RESOURCE_BASE, CS_RESOURCE_COUNT, DispatchState, Limits, MAX_GROUP_THREADS, MAX_LDS_DWORDS,
     RAT_COUNT, RatRegs, WAVE_SIZE,

@@ -40,7 +40,7 @@ use super::decode::{
 };
 use super::error::ShaderErrorKind as E;
 use super::isa::{AluOp, src_sel};
-use super::memory::ShaderMemory;
+use super::memory::{Path, ShaderMemory};
 use super::state::{BufferResource, CS_RESOURCE_COUNT, DispatchState, RAT_COUNT, RatSurface};
 use super::{PredSel, Stats};
 
@@ -190,7 +190,7 @@ impl Wave {
                 let at = ctx.state.program_address() + u64::from(addr) * 8 + u64::from(next) * 16;
                 let mut w = [0u32; 4];
                 for (k, word) in w.iter_mut().enumerate() {
-                    *word = ctx.mem.read_u32(at + 4 * k as u64)?;
+                    *word = ctx.mem.read_u32_via(Path::Instruction, at + 4 * k as u64)?;
                 }
                 let fetch = decode_vtx(w, ctx.state.chip)?;
                 self.vertex_fetch(ctx, &fetch)?;
@@ -208,7 +208,10 @@ impl Wave {
     fn cf_instruction(&mut self, ctx: &mut Ctx<'_>) -> Result<Progress, E> {
         self.cf = self.pc;
         let at = ctx.state.program_address() + u64::from(self.pc) * 8;
-        let (w0, w1) = (ctx.mem.read_u32(at)?, ctx.mem.read_u32(at + 4)?);
+        let (w0, w1) = (
+            ctx.mem.read_u32_via(Path::Instruction, at)?,
+            ctx.mem.read_u32_via(Path::Instruction, at + 4)?,
+        );
         let decoded = decode_cf(w0, w1, ctx.state.chip)?;
         // Wrapping: a runaway program walks off into memory that faults, never into a panic.
         self.pc = self.pc.wrapping_add(1);
@@ -391,7 +394,7 @@ impl Wave {
         let base = ctx.state.program_address() + u64::from(cf.addr) * 8;
         let mut words = vec![0u32; cf.slots as usize * 2];
         for (k, w) in words.iter_mut().enumerate() {
-            *w = ctx.mem.read_u32(base + 4 * k as u64)?;
+            *w = ctx.mem.read_u32_via(Path::Instruction, base + 4 * k as u64)?;
         }
         let groups = decode_clause(&words, ctx.state.chip)?;
         let mut run = Box::new(AluRun {
@@ -416,8 +419,9 @@ impl Wave {
                 let k = u64::from(kc.first + i);
                 if k < cb_consts {
                     for c in 0..4 {
-                        run.kcache[set][i as usize][c] =
-                            ctx.mem.read_u32(cb_base + k * 16 + 4 * c as u64)?;
+                        run.kcache[set][i as usize][c] = ctx
+                            .mem
+                            .read_u32_via(Path::Constant, cb_base + k * 16 + 4 * c as u64)?;
                     }
                 }
             }
@@ -595,7 +599,7 @@ impl Wave {
                 }
                 raw[3] = one;
                 for (c, r) in raw.iter_mut().take(fmt.components as usize).enumerate() {
-                    *r = ctx.mem.read_u32(address + 4 * c as u64)?;
+                    *r = ctx.mem.read_u32_via(Path::Fetch, address + 4 * c as u64)?;
                 }
             } else {
                 ctx.stats.fetches_out_of_range += 1;
@@ -622,6 +626,7 @@ impl Wave {
         let surface = RatSurface::parse(&state.rats[r.rat as usize], r.rat, r.op == RatOp::Add)?;
         let data = gpr_check(r.rw_gpr, state)?;
         let index_gpr = gpr_check(r.index_gpr, state)?;
+        let path = if r.cached { Path::Rat { cb: r.rat as u8 } } else { Path::RatCacheless };
         for t in lanes(self.active) {
             let index = u64::from(ctx.gprs[index_gpr][0][t]);
             match r.op {
@@ -629,7 +634,11 @@ impl Wave {
                     for c in (0..4).filter(|c| r.comp_mask >> c & 1 != 0) {
                         let e = index + c as u64;
                         if e < surface.elements {
-                            ctx.mem.write_u32(surface.base + 4 * e, ctx.gprs[data][c][t])?;
+                            ctx.mem.write_u32_via(
+                                path,
+                                surface.base + 4 * e,
+                                ctx.gprs[data][c][t],
+                            )?;
                             ctx.stats.rat_dwords += 1;
                         } else {
                             ctx.stats.rat_dropped += 1;
@@ -639,8 +648,9 @@ impl Wave {
                 RatOp::Add => {
                     if index < surface.elements {
                         let at = surface.base + 4 * index;
-                        let old = ctx.mem.read_u32(at)?;
-                        ctx.mem.write_u32(at, old.wrapping_add(ctx.gprs[data][0][t]))?;
+                        // The CB performs the atomic (§8.6): it reads what its cache holds.
+                        let old = ctx.mem.read_u32_via(path, at)?;
+                        ctx.mem.write_u32_via(path, at, old.wrapping_add(ctx.gprs[data][0][t]))?;
                         ctx.stats.rat_dwords += 1;
                     } else {
                         ctx.stats.rat_dropped += 1;

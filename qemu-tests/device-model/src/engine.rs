@@ -1,18 +1,18 @@
-//! The server's side of engine pacing ([`crate::pacing`]): the device behind a lock, and under
-//! `threaded` pacing the engine thread that ticks it on the wall clock.
+//! The device behind a lock, and under `threaded` pacing ([`crate::pacing`]) the engine thread
+//! that ticks it on the wall clock; shared by the ivshmem server and [`crate::InProcess`].
 //!
 //! The engine thread sleeps while the model is idle (a request wakes it), then every
 //! millisecond ticks the model up to `ticks-per-ms` times ([`Device::tick_engines`]: stops
-//! early when the model goes idle or waits; hang detection as for every pacing) and signals
-//! the server loop's `progress` eventfd, which publishes the header (state, error, interrupt
-//! latch) and delivers interrupts: all transport I/O stays on the server thread. A thread that
-//! fell behind does not catch up in bursts: each millisecond gets at most `ticks-per-ms`
-//! ticks, so the lock is held briefly.
+//! early when the model goes idle or waits; hang detection as for every pacing) and calls its
+//! `progress` callback (the server's signals its loop's eventfd, which publishes the header and
+//! delivers interrupts: all transport I/O stays on the server thread). A thread the host
+//! scheduled late makes up for the milliseconds it missed, at most [`MAX_CATCH_UP_MS`] of them
+//! in one burst: the model's time keeps up with the wall clock a driver's timeouts read on a
+//! loaded host, and the lock is held for a bounded number of ticks.
 
 use crate::device::Device;
 use crate::model::{Activity, GpuModel};
 use crate::pacing::Pacing;
-use crate::sys::EventFd;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -38,9 +38,12 @@ fn lock<M>(m: &Mutex<Device<M>>) -> MutexGuard<'_, Device<M>> {
 }
 
 impl<M: GpuModel + 'static> Engine<M> {
-    /// Wrap `device`; under `threaded` pacing start the engine thread, which signals
-    /// `progress` after the ticks of every millisecond.
-    pub(crate) fn start(device: Device<M>, progress: &EventFd) -> io::Result<Self> {
+    /// Wrap `device`; under `threaded` pacing start the engine thread, which calls `progress`
+    /// after the ticks of every millisecond.
+    pub(crate) fn start(
+        device: Device<M>,
+        progress: impl Fn() + Send + 'static,
+    ) -> io::Result<Self> {
         let pacing = device.pacing();
         let shared = Arc::new(Shared {
             device: Mutex::new(device),
@@ -49,7 +52,6 @@ impl<M: GpuModel + 'static> Engine<M> {
         });
         let thread = match pacing {
             Pacing::Threaded { ticks_per_ms } => {
-                let progress = progress.try_clone()?;
                 let shared = Arc::clone(&shared);
                 let handle = std::thread::Builder::new()
                     .name("engines".into())
@@ -89,9 +91,14 @@ impl<M: GpuModel + 'static> Drop for Engine<M> {
 
 const MILLISECOND: Duration = Duration::from_millis(1);
 
-fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &EventFd) {
+/// Most milliseconds of ticks one burst makes up for: the drivers' default timeout (100 ms), so
+/// after a pause of the whole process shorter than a timeout the model catches up at once.
+pub(crate) const MAX_CATCH_UP_MS: u32 = 100;
+
+fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &impl Fn()) {
     let stopped = || shared.stop.load(Ordering::Acquire);
     let mut next = Instant::now();
+    let mut last = next;
     loop {
         {
             let mut device = lock(&shared.device);
@@ -104,6 +111,7 @@ fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &Ev
                     };
                 }
                 next = Instant::now();
+                last = next;
             }
         }
         if stopped() {
@@ -114,8 +122,10 @@ fn run_engines<M: GpuModel>(shared: &Shared<M>, ticks_per_ms: u32, progress: &Ev
         if stopped() {
             return;
         }
-        lock(&shared.device).tick_engines(ticks_per_ms);
-        // Only fails if the counter would overflow: the server has a wake-up pending anyway.
-        let _ = progress.signal();
+        let now = Instant::now();
+        let missed = now.duration_since(last).as_millis().clamp(1, MAX_CATCH_UP_MS.into()) as u32;
+        last = now;
+        lock(&shared.device).tick_engines(ticks_per_ms.saturating_mul(missed));
+        progress();
     }
 }
