@@ -94,7 +94,7 @@ pub use error::{
 };
 pub use evergreen::recovery::RecoverReport;
 pub use evergreen::submit::Submission;
-pub use evergreen::{Evergreen, Ring, Stats};
+pub use evergreen::{Bar, Evergreen, Ring, Stats};
 pub use irq::{IrqError, IrqReport};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.

@@ -99,7 +99,7 @@ pub use pio::{PioSession, PioSink};
 pub use r5xx::interrupts::Interrupts;
 pub use r5xx::recovery::RecoverReport;
 pub use r5xx::submit::Submission;
-pub use r5xx::{R5xx, Ring, Stats};
+pub use r5xx::{Bar, R5xx, Ring, Stats};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
 /// The ATI CTM command builders and DPP executable loader the `ctm` module takes.

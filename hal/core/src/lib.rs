@@ -33,7 +33,7 @@ pub mod pci;
 pub mod register;
 pub mod time;
 
-pub use io::{BlockIo, RegisterIo, RegisterIoExt};
+pub use io::{BlockIo, FamilyIo, RegisterIo, RegisterIoExt};
 pub use mmio::MmioRegion;
 pub use register::{
     Absolute, AddressFieldError, Array, Base, ChipRange, Chipsets, Family, FieldOverflow,
