@@ -7,8 +7,9 @@
 //!   `+ defmt`; `cargo xtask test` builds this crate so for `x86_64-unknown-none`).
 //!   `tests/listed.rs` scans the crates' sources and fails when a public error type is missing
 //!   here, so a new one cannot skip the checks.
-//! - The top README's Rust examples run as doctests of this crate (`ReadmeExamples`, built
-//!   only under `cfg(doctest)`), so they cannot rot.
+//! - The Rust examples of the top README, of every library crate's README and of
+//!   `docs/porting.md` run as doctests of this crate (`ReadmeExamples`, `R5xxReadme`, ...,
+//!   built only under `cfg(doctest)`), so they cannot rot.
 #![no_std]
 #![forbid(unsafe_code)]
 
@@ -44,6 +45,13 @@ error_types! {
         baregpu_hal::time::TimedOut,
         baregpu_hal::pci::PciError,
         baregpu_hal::pci::GpuProbeError,
+    ],
+    "hal/platform" + defmt => [
+        baregpu_platform::dma::PoolError,
+        baregpu_platform::clock::CalibrationError,
+        baregpu_platform::msi::MsiError,
+        baregpu_platform::mmio::MapError,
+        baregpu_platform::boot::BootError,
     ],
     // Generated register code returns the HAL's errors; packet bodies have their own.
     "hal/regs" + defmt => [
@@ -120,3 +128,30 @@ error_types! {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExamples;
+
+/// Each library crate's README and the porting guide: their Rust blocks are doctests too, with
+/// every feature of every crate on (this crate's dependencies), so no README shows code that
+/// does not compile.
+macro_rules! readme_doctests {
+    ($($name:ident => $path:literal),* $(,)?) => {$(
+        #[cfg(doctest)]
+        #[doc = include_str!($path)]
+        pub struct $name;
+    )*};
+}
+
+readme_doctests! {
+    HalReadme => "../../hal/core/README.md",
+    PlatformReadme => "../../hal/platform/README.md",
+    GpuReadme => "../../hal/gpu/README.md",
+    RegsReadme => "../../hal/regs/README.md",
+    RingReadme => "../../ring/README.md",
+    FirmwareReadme => "../../firmware-loader/README.md",
+    R5xxReadme => "../../drivers/radeon-r5xx/README.md",
+    EvergreenReadme => "../../drivers/radeon-evergreen/README.md",
+    AtiCtmReadme => "../../drivers/ati-ctm/README.md",
+    DppAsmReadme => "../../drivers/dpp-asm/README.md",
+    EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
+    FalconAsmReadme => "../../drivers/falcon-asm/README.md",
+    PortingGuide => "../../docs/porting.md",
+}

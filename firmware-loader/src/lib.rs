@@ -18,6 +18,8 @@
 //! Errors: [`FirmwareError`] (the image is malformed; nothing was written) and
 //! [`amd::r5xx::LoadError`] / [`amd::evergreen::LoadError`] (the device refused, was not ready or did not keep what was written).
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 pub mod amd;

@@ -183,8 +183,8 @@ fn rlc_sizes_follow_linux_radeon() {
     assert_eq!(EvergreenUcode::CYPRESS.rlc_dwords(), 768);
     assert_eq!(EvergreenUcode::CAYMAN.rlc_dwords(), 1024);
     assert_eq!(EvergreenUcode::CAYMAN.rlc_file(), "radeon/CAYMAN_rlc.bin");
-    assert_eq!(EvergreenUcode::of(Chipset::CYPRESS), &EvergreenUcode::CYPRESS);
-    assert_eq!(EvergreenUcode::of(Chipset::CAYMAN), &EvergreenUcode::CAYMAN);
+    assert_eq!(EvergreenUcode::of(Chipset::CYPRESS), Some(&EvergreenUcode::CYPRESS));
+    assert_eq!(EvergreenUcode::of(Chipset::CAYMAN), Some(&EvergreenUcode::CAYMAN));
     assert_eq!(
         RlcMicrocode::parse(&[0; 768 * 4], &EvergreenUcode::CAYMAN),
         Err(FirmwareError::WrongSize { expected: 4096, found: 3072 })
@@ -198,10 +198,7 @@ fn a_set_names_the_image_that_failed() {
     assert!(EvergreenFirmware::parse(c, &pfp, &me, &rlc).is_ok());
     assert_eq!(
         EvergreenFirmware::parse(c, &pfp, &me, &rlc[4..]),
-        Err(ImageError {
-            image: Image::Rlc,
-            error: FirmwareError::WrongSize { expected: 3072, found: 3068 }
-        })
+        Err(ImageError::new(Image::Rlc, FirmwareError::WrongSize { expected: 3072, found: 3068 }))
     );
     // The Cypress set is not a Cayman set.
     assert_eq!(

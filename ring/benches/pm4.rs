@@ -25,13 +25,13 @@ use std::time::Duration;
 use baregpu_regs::r5xx::cp::{CP_IB_BASE, CP_IB_BUFSZ, SCRATCH_REG0};
 use baregpu_regs::r5xx::packets;
 use baregpu_ring::pm4::{CommandSink, Pm4Error, Pm4Writer, SliceSink};
-use baregpu_ring::r5xx::{R5xx, R5xxRing};
+use baregpu_ring::r5xx::{self, R5xxRing};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const PACKETS: u32 = 256;
 const DWORDS: usize = PACKETS as usize * 10;
 
-fn batch<S: CommandSink>(w: &mut Pm4Writer<S, R5xx>, seed: u32) -> Result<(), Pm4Error> {
+fn batch<S: CommandSink>(w: &mut Pm4Writer<S, r5xx::Family>, seed: u32) -> Result<(), Pm4Error> {
     for i in 0..PACKETS {
         let v = seed.wrapping_add(i);
         w.write_regs((CP_IB_BASE::from_raw(v << 2), CP_IB_BUFSZ::from_raw(16)))?;
@@ -84,7 +84,7 @@ fn bench(c: &mut Criterion) {
     // Large bodies (vertex data in 3D_DRAW_IMMD_2): 5 packets of 1 + 511 dwords, the same
     // 10 KiB; here encoding is a header plus a copy of the body.
     let vertices: Vec<u32> = (0..511).collect();
-    let encode_large = |w: &mut Pm4Writer<SliceSink<'_>, R5xx>| -> Result<(), Pm4Error> {
+    let encode_large = |w: &mut Pm4Writer<SliceSink<'_>, r5xx::Family>| -> Result<(), Pm4Error> {
         for _ in 0..5 {
             w.packet(packets::_3D_DRAW_IMMD_2, black_box(&vertices))?;
         }

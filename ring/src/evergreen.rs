@@ -17,10 +17,10 @@
 //! The writer takes only Evergreen registers, and an R5xx writer only R5xx registers:
 //!
 //! ```compile_fail,E0271
-//! use baregpu_ring::evergreen::Evergreen;
+//! use baregpu_ring::evergreen;
 //! use baregpu_ring::pm4::{Pm4Writer, SliceSink};
 //! let mut buf = [0u32; 4];
-//! let mut w = Pm4Writer::<_, Evergreen>::with_family(SliceSink::new(&mut buf));
+//! let mut w = Pm4Writer::<_, evergreen::Family>::with_family(SliceSink::new(&mut buf));
 //! // An R5xx register in an Evergreen command stream:
 //! let _ = w.write_reg(baregpu_regs::r5xx::cp::CP_RB_CNTL::from_raw(0));
 //! ```
@@ -28,7 +28,7 @@
 //! ```compile_fail,E0271
 //! use baregpu_ring::pm4::{Pm4Writer, SliceSink};
 //! let mut buf = [0u32; 4];
-//! let mut w = Pm4Writer::<_, baregpu_ring::r5xx::R5xx>::with_family(SliceSink::new(&mut buf));
+//! let mut w = Pm4Writer::<_, baregpu_ring::r5xx::Family>::with_family(SliceSink::new(&mut buf));
 //! // An Evergreen register in an R5xx command stream:
 //! let _ = w.write_reg(baregpu_regs::evergreen::cp::CP_RB_CNTL::from_raw(0));
 //! ```
@@ -52,16 +52,18 @@ use crate::ring::{
     CommandProcessorRing, CommandRing, RegisterRptrFamily, WritebackFamily, WritebackRptr,
 };
 
-/// The Evergreen/Cayman family (Cypress … Cayman).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Evergreen {}
+/// The Evergreen/Cayman family (Cypress … Cayman): the register database's marker
+/// (`baregpu_regs::evergreen::Family`, the `Register::Family` of every Evergreen register),
+/// which is also the family parameter of [`CommandRing`], [`Pm4Writer`] and [`IndirectBuffer`]
+/// for Evergreen streams: one type names the family everywhere.
+pub use baregpu_regs::evergreen::Family;
 
 /// An Evergreen/Cayman command ring over DMA memory whose read pointer the CP writes back.
 pub type EvergreenRing<B = DmaRegion, W = DmaRegion> =
-    CommandRing<B, WritebackRptr<W, Evergreen>, Evergreen>;
+    CommandRing<B, WritebackRptr<W, Family>, Family>;
 
 /// An Evergreen/Cayman indirect buffer in DMA memory.
-pub type EvergreenIb<B = DmaRegion> = IndirectBuffer<B, Evergreen>;
+pub type EvergreenIb<B = DmaRegion> = IndirectBuffer<B, Family>;
 
 /// Smallest ring: one 4 KiB GPU page, the read-pointer write-back block Linux programs
 /// (evergreen.c cp_resume: `RB_BLKSZ = order_base_2(RADEON_GPU_PAGE_SIZE / 8)`); the document
@@ -90,7 +92,7 @@ pub struct RptrWriteback {
     pub high: CP_RB_RPTR_ADDR_HI,
 }
 
-impl CommandProcessorRing for Evergreen {
+impl CommandProcessorRing for Family {
     type Unit = u32;
     type Base = CP_RB_BASE;
     type Doorbell = CP_RB_WPTR;
@@ -121,7 +123,7 @@ impl CommandProcessorRing for Evergreen {
     }
 }
 
-impl WritebackFamily for Evergreen {
+impl WritebackFamily for Family {
     type Writeback = RptrWriteback;
 
     /// Dword-aligned, below 1 TiB: bits 31:2 in CP_RB_RPTR_ADDR, 39:32 in CP_RB_RPTR_ADDR_HI.
@@ -140,7 +142,7 @@ impl WritebackFamily for Evergreen {
 }
 
 /// A ring may also poll CP_RB_RPTR (Linux radeon evergreend.h), an MMIO read per refresh.
-impl RegisterRptrFamily for Evergreen {
+impl RegisterRptrFamily for Family {
     type Rptr = CP_RB_RPTR;
 
     fn rptr_index(value: CP_RB_RPTR) -> u32 {
@@ -160,7 +162,7 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> EvergreenRing<B, W> {
     }
 
     /// An Evergreen PM4 writer appending to this ring.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Evergreen> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Family> {
         Pm4Writer::with_family(self)
     }
 
@@ -170,9 +172,9 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> EvergreenRing<B, W> {
     }
 }
 
-impl<B: Borrow<DmaRegion>> IndirectBuffer<B, Evergreen> {
+impl<B: Borrow<DmaRegion>> IndirectBuffer<B, Family> {
     /// An Evergreen PM4 writer appending to this buffer.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Evergreen> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Family> {
         Pm4Writer::with_family(self)
     }
 
@@ -249,7 +251,7 @@ pub const fn type0_header(offset: usize, count: usize) -> Result<u32, Pm4Error> 
     Ok(count_bits | (offset >> 2) as u32)
 }
 
-impl Pm4Family for Evergreen {
+impl Pm4Family for Family {
     type Registers = evergreen::Family;
     const NOP: Opcode = Opcode::of(packets::NOP);
 
@@ -276,7 +278,7 @@ impl Pm4Family for EvergreenCompute {
     const NOP: Opcode = Opcode::of(packets::NOP);
     const TYPE3_FLAGS: u32 = 1 << 1;
 
-    /// As [`Evergreen`]'s, with `SHADER_TYPE` set in the `SET_*` header.
+    /// As [`Family`]'s, with `SHADER_TYPE` set in the `SET_*` header.
     #[inline]
     fn register_write(offset: usize, count: usize) -> Result<RegisterWrite, Pm4Error> {
         register_write(offset, count, Self::TYPE3_FLAGS)
@@ -352,7 +354,7 @@ impl IbDescriptor {
     }
 }
 
-impl IndirectBuffers for Evergreen {
+impl IndirectBuffers for Family {
     type Descriptor = IbDescriptor;
     const MAX_IB_DWORDS: usize = MAX_IB_DWORDS;
 
@@ -361,7 +363,7 @@ impl IndirectBuffers for Evergreen {
     }
 }
 
-impl<S: CommandSink> Pm4Writer<S, Evergreen> {
+impl<S: CommandSink> Pm4Writer<S, Family> {
     /// Start `ib`: one `INDIRECT_BUFFER` packet, 4 dwords (§9.3.1).
     pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), Pm4Error> {
         self.packet(packets::INDIRECT_BUFFER, &ib.body())

@@ -4,10 +4,11 @@
 //! or a plain [`SliceSink`]).
 //!
 //! The writer is generic over the family's [`Pm4Family`]: how its stream writes a register.
-//! R5xx (`R5xx`, feature `r5xx`) uses type-0 packets (and type-1 pairs, `ONE_REG_WR` data
-//! ports); Evergreen/Cayman (`Evergreen`, feature `evergreen`) uses type-3 `SET_*_REG` packets
+//! R5xx (`r5xx::Family`, feature `r5xx`) uses type-0 packets (and type-1 pairs, `ONE_REG_WR`
+//! data ports); Evergreen/Cayman (`evergreen::Family`, feature `evergreen`) uses type-3
+//! `SET_*_REG` packets
 //! chosen by the register's range. This module names no family: a writer's type says its
-//! family (`Pm4Writer<S, R5xx>`), made by [`Pm4Writer::with_family`] or a family's shorthand
+//! family (`Pm4Writer<S, r5xx::Family>`), made by [`Pm4Writer::with_family`] or a family's shorthand
 //! (`Pm4Writer::new` for R5xx, `ring.writer()`).
 //!
 //! # Packet layouts (§6.1)
@@ -79,7 +80,7 @@ pub use crate::stream::{CommandSink, NoSpace, SliceSink};
 
 /// A family's PM4 dialect: whose registers its stream writes and with which packet (the packet
 /// that writes `count` consecutive registers from a byte offset). One implementation per family
-/// (`R5xx`: type 0, `Evergreen`: type-3 `SET_*` by range).
+/// (`r5xx::Family`: type 0, `evergreen::Family`: type-3 `SET_*` by range).
 pub trait Pm4Family: 'static {
     /// The generated register family (`baregpu_regs::<family>::Family`) the stream writes.
     type Registers: Family;

@@ -23,17 +23,18 @@ use crate::ring::{
     WritebackRptr, ring_units,
 };
 
-/// The R5xx family (R520 … R580), the family parameter of [`CommandRing`], [`Pm4Writer`] and
-/// [`IndirectBuffer`] for R5xx streams; [`R5xxRing`], [`R5xxIb`] and the constructors
-/// `CommandRing::new`, `Pm4Writer::new` and `IndirectBuffer::new` name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum R5xx {}
+/// The R5xx family (R520 … R580): the register database's marker
+/// (`baregpu_regs::r5xx::Family`, the `Register::Family` of every R5xx register), which is
+/// also the family parameter of [`CommandRing`], [`Pm4Writer`] and [`IndirectBuffer`] for R5xx
+/// streams: one type names the family everywhere. [`R5xxRing`], [`R5xxIb`] and the
+/// constructors `CommandRing::new`, `Pm4Writer::new` and `IndirectBuffer::new` name it.
+pub use baregpu_regs::r5xx::Family;
 
 /// An R5xx command ring over DMA memory whose read pointer the CP writes back (§5.4).
-pub type R5xxRing<B = DmaRegion, W = DmaRegion> = CommandRing<B, WritebackRptr<W, R5xx>, R5xx>;
+pub type R5xxRing<B = DmaRegion, W = DmaRegion> = CommandRing<B, WritebackRptr<W, Family>, Family>;
 
 /// An R5xx indirect buffer in DMA memory.
-pub type R5xxIb<B = DmaRegion> = IndirectBuffer<B, R5xx>;
+pub type R5xxIb<B = DmaRegion> = IndirectBuffer<B, Family>;
 
 /// A register an R5xx PM4 stream can write: one of the R5xx family's registers at a fixed
 /// offset of the register window (implemented for every such generated register).
@@ -55,10 +56,10 @@ pub const SUBMIT_ALIGN: usize = 16;
 /// [`RingConfigError::BadSize`]. [`CommandRing::new`] applies it; drivers check a configured
 /// size with it before allocating.
 pub const fn ring_dwords(bytes: usize) -> Result<usize, RingConfigError> {
-    ring_units::<R5xx>(bytes)
+    ring_units::<Family>(bytes)
 }
 
-impl CommandProcessorRing for R5xx {
+impl CommandProcessorRing for Family {
     type Unit = u32;
     type Base = CP_RB_BASE;
     type Doorbell = CP_RB_WPTR;
@@ -88,7 +89,7 @@ impl CommandProcessorRing for R5xx {
     }
 }
 
-impl WritebackFamily for R5xx {
+impl WritebackFamily for Family {
     type Writeback = CP_RB_RPTR_ADDR;
 
     /// CP_RB_RPTR_ADDR holds address bits 31:2 (no swap).
@@ -99,7 +100,7 @@ impl WritebackFamily for R5xx {
 
 /// A ring may also poll CP_RB_RPTR (§11.1), at the cost of an MMIO read per refresh instead
 /// of a cached write-back dword (§5.4 recommends the write-back).
-impl RegisterRptrFamily for R5xx {
+impl RegisterRptrFamily for Family {
     type Rptr = CP_RB_RPTR;
 
     fn rptr_index(value: CP_RB_RPTR) -> u32 {
@@ -133,20 +134,20 @@ impl<B: Borrow<DmaRegion>, W: Borrow<DmaRegion>> R5xxRing<B, W> {
     }
 
     /// A PM4 writer appending to this ring.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self, R5xx> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Family> {
         Pm4Writer::new(self)
     }
 }
 
-impl<S: CommandSink> Pm4Writer<S, R5xx> {
+impl<S: CommandSink> Pm4Writer<S, Family> {
     /// An R5xx writer over `sink` (usually `&mut ring` or `&mut ib`):
-    /// [`with_family`](Pm4Writer::with_family) for [`R5xx`].
+    /// [`with_family`](Pm4Writer::with_family) for [`Family`].
     pub const fn new(sink: S) -> Self {
         Pm4Writer::with_family(sink)
     }
 }
 
-impl Pm4Family for R5xx {
+impl Pm4Family for Family {
     type Registers = r5xx::Family;
     const NOP: Opcode = Opcode::of(r5xx::packets::NOP);
 
@@ -158,7 +159,7 @@ impl Pm4Family for R5xx {
     }
 }
 
-impl<S: CommandSink> Pm4Writer<S, R5xx> {
+impl<S: CommandSink> Pm4Writer<S, Family> {
     /// Every value to the same register (a data port), one type-0 packet with `ONE_REG_WR`
     /// (§6.1.1 bit 15).
     pub fn write_reg_repeated<R: R5xxRegister + Writable + Scalar>(
@@ -295,7 +296,7 @@ impl IbDescriptor {
     }
 }
 
-impl IndirectBuffers for R5xx {
+impl IndirectBuffers for Family {
     type Descriptor = IbDescriptor;
     const MAX_IB_DWORDS: usize = MAX_IB_DWORDS;
 
@@ -304,7 +305,7 @@ impl IndirectBuffers for R5xx {
     }
 }
 
-impl<B: Borrow<DmaRegion>> IndirectBuffer<B, R5xx> {
+impl<B: Borrow<DmaRegion>> IndirectBuffer<B, Family> {
     /// An empty R5xx indirect buffer over `region`, which must start dword-aligned and end
     /// below 4 GiB; its capacity is the region's dwords, at most [`MAX_IB_DWORDS`].
     pub fn new(region: B) -> Result<Self, IbError> {
@@ -312,7 +313,7 @@ impl<B: Borrow<DmaRegion>> IndirectBuffer<B, R5xx> {
     }
 
     /// A PM4 writer appending to this buffer.
-    pub fn writer(&mut self) -> Pm4Writer<&mut Self, R5xx> {
+    pub fn writer(&mut self) -> Pm4Writer<&mut Self, Family> {
         Pm4Writer::new(self)
     }
 }

@@ -63,9 +63,12 @@
 //! its read pointer back implements [`WritebackFamily`] (the write-back address register), one
 //! that reports it in a register [`RegisterRptrFamily`]. The ring itself (space,
 //! back-pressure, wrap, read-pointer validation, doorbell counting) is written once over
-//! them and names no family: every ring type says its family (`CommandRing<B, P, R5xx>`, or
-//! the aliases `r5xx::R5xxRing`, `evergreen::EvergreenRing`). Implementations: `R5xx` (module
-//! `r5xx`, feature `r5xx`) and `Evergreen` (module `evergreen`, feature `evergreen`).
+//! them and names no family: every ring type says its family
+//! (`CommandRing<B, P, r5xx::Family>`, or the aliases `r5xx::R5xxRing`,
+//! `evergreen::EvergreenRing`). The family is the register database's marker
+//! (`baregpu_regs::r5xx::Family`, re-exported as `r5xx::Family`), the same type that types
+//! the family's registers. Implementations: `r5xx::Family` (feature `r5xx`) and
+//! `evergreen::Family` (feature `evergreen`).
 //!
 //! Nothing here allocates: the crate is `no_std` without `alloc`.
 
@@ -76,6 +79,7 @@ use core::time::Duration;
 
 use baregpu_hal::barrier::{dma_rmb, dma_wmb};
 use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::io::Accepts;
 use baregpu_hal::time::{Clock, TimedOut, poll_until};
 use baregpu_hal::{Readable, Register, RegisterIoExt, Scalar, Writable};
 
@@ -87,7 +91,7 @@ use crate::stream::{CommandSink, NoSpace, StreamUnit};
 pub type RingFull = NoSpace;
 
 /// What a family's command processor asks of its ring: one implementation per family
-/// (`R5xx`, `Evergreen`), used by [`CommandRing`].
+/// (`r5xx::Family`, `evergreen::Family`), used by [`CommandRing`].
 pub trait CommandProcessorRing: 'static {
     /// What the ring holds (`u32` for PM4).
     type Unit: StreamUnit;
@@ -228,6 +232,7 @@ impl<IO, F> ReadPointer<F> for RegisterRptr<IO>
 where
     F: RegisterRptrFamily,
     IO: RegisterIoExt<Base = <F::Rptr as Register>::Base>,
+    IO::Family: Accepts<<F::Rptr as Register>::Family>,
 {
     #[inline]
     fn read(&self) -> u32 {
@@ -637,10 +642,12 @@ impl<B: Borrow<DmaRegion>, P: ReadPointer<F>, F: CommandProcessorRing> CommandRi
 
     /// [`commit`](Self::commit) and write the result to the doorbell register through `io`:
     /// the register window for an absolute doorbell, the block instance holding it otherwise
-    /// (`bar0.at_index::<UserG80>(channel)?`).
+    /// (`bar0.at_index::<UserG80>(channel)?`); a window bound to a family
+    /// ([`FamilyIo`](baregpu_hal::FamilyIo)) must be the doorbell's.
     pub fn kick<IO>(&mut self, io: &IO)
     where
         IO: RegisterIoExt<Base = <F::Doorbell as Register>::Base> + ?Sized,
+        IO::Family: Accepts<<F::Doorbell as Register>::Family>,
     {
         let wptr = self.commit();
         io.write(wptr);

@@ -12,7 +12,7 @@ use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_hal::{BlockIo, RegisterIo, RegisterIoExt};
 use baregpu_regs::nvidia::pfifo_user::{self, DMA_GET, DMA_PUT, UserG80};
 use baregpu_ring::pm4::{CommandSink, NoSpace};
-use baregpu_ring::r5xx::R5xx;
+use baregpu_ring::r5xx;
 use baregpu_ring::ring::{
     BadReadPointer, CommandProcessorRing, CommandRing, RegisterRptr, RegisterRptrFamily, RingFull,
 };
@@ -152,7 +152,7 @@ fn an_r5xx_ring_may_poll_cp_rb_rptr() {
         fn write32(&self, _: usize, _: u32) {}
     }
     let cp = Cp(Cell::new(0));
-    let mut ring: CommandRing<DmaRegion, RegisterRptr<&Cp>, R5xx> =
+    let mut ring: CommandRing<DmaRegion, RegisterRptr<&Cp>, r5xx::Family> =
         CommandRing::with_read_pointer(region(8, 0x1000), RegisterRptr::new(&cp)).unwrap();
     ring.write_packet(0, &[0; 6]).unwrap();
     ring.kick(&cp);

@@ -11,6 +11,7 @@ use core::cell::RefCell;
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_hal::register::Family;
 use baregpu_hal::{Absolute, Register, RegisterIo};
+use baregpu_regs::evergreen;
 use baregpu_regs::evergreen::cb::CB_BLEND0_CONTROL;
 use baregpu_regs::evergreen::cp::{CP_RB_CNTL, CP_RB_WPTR, SCRATCH_REG0};
 use baregpu_regs::evergreen::db::DB_RENDER_CONTROL;
@@ -21,8 +22,7 @@ use baregpu_regs::evergreen::spi::{
 };
 use baregpu_regs::evergreen::sq::SQ_VTX_BASE_VTX_LOC;
 use baregpu_ring::evergreen::{
-    Evergreen, EvergreenIb, EvergreenRing, IbDescriptor, MAX_RING_DWORDS, MIN_RING_DWORDS,
-    SUBMIT_ALIGN,
+    EvergreenIb, EvergreenRing, IbDescriptor, MAX_RING_DWORDS, MIN_RING_DWORDS, SUBMIT_ALIGN,
 };
 use baregpu_ring::ib::IbError;
 use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Family, Pm4Writer, SliceSink, TYPE2};
@@ -48,19 +48,19 @@ fn publish<F: WritebackFamily>(
 }
 
 fn encode(
-    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, Evergreen>) -> Result<(), Pm4Error>,
+    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, evergreen::Family>) -> Result<(), Pm4Error>,
 ) -> Vec<u32> {
     let mut buf = [0u32; 64];
-    let mut w = Pm4Writer::<_, Evergreen>::with_family(SliceSink::new(&mut buf));
+    let mut w = Pm4Writer::<_, evergreen::Family>::with_family(SliceSink::new(&mut buf));
     f(&mut w).unwrap();
     w.sink().written().to_vec()
 }
 
 fn encode_err(
-    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, Evergreen>) -> Result<(), Pm4Error>,
+    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, evergreen::Family>) -> Result<(), Pm4Error>,
 ) -> (Pm4Error, usize) {
     let mut buf = [0u32; 64];
-    let mut w = Pm4Writer::<_, Evergreen>::with_family(SliceSink::new(&mut buf));
+    let mut w = Pm4Writer::<_, evergreen::Family>::with_family(SliceSink::new(&mut buf));
     let e = f(&mut w).unwrap_err();
     (e, w.sink().len())
 }
@@ -231,25 +231,28 @@ fn registers_no_packet_reaches_are_typed_errors() {
     );
     // A run may not leave its range: the config range ends at 0xac00.
     assert_eq!(
-        Evergreen::register_write(0xABFC, 2),
+        evergreen::Family::register_write(0xABFC, 2),
         Err(Pm4Error::RegisterOutOfRange { offset: 0xAC00, max: 0xABFC })
     );
     assert_eq!(
-        Evergreen::register_write(0x7FFC, 2),
+        evergreen::Family::register_write(0x7FFC, 2),
         Err(Pm4Error::RegisterOutOfRange { offset: 0x8000, max: 0x7FFC })
     );
     assert_eq!(
-        Evergreen::register_write(0x8002, 1),
+        evergreen::Family::register_write(0x8002, 1),
         Err(Pm4Error::UnalignedRegister { offset: 0x8002 })
     );
-    assert_eq!(Evergreen::register_write(0x8000, 0), Err(Pm4Error::BadCount { count: 0 }));
+    assert_eq!(evergreen::Family::register_write(0x8000, 0), Err(Pm4Error::BadCount { count: 0 }));
     // The longest SET_* packet: REG_OFFSET + 0x3FFF values fills the 0x4000-dword body.
-    assert!(Evergreen::register_write(0x28000, 0x3FFF).is_err(), "context range is 0x400 dwords");
+    assert!(
+        evergreen::Family::register_write(0x28000, 0x3FFF).is_err(),
+        "context range is 0x400 dwords"
+    );
     assert_eq!(
-        Evergreen::register_write(0x30000, 0x4000),
+        evergreen::Family::register_write(0x30000, 0x4000),
         Err(Pm4Error::BadCount { count: 0x4000 })
     );
-    assert!(Evergreen::register_write(0x30000, 0x1FFF).is_ok());
+    assert!(evergreen::Family::register_write(0x30000, 0x1FFF).is_ok());
 }
 
 #[test]

@@ -12,10 +12,12 @@ use baregpu_ring::pm4::{
     MAX_BODY_DWORDS, NoSpace, Opcode, PadError, Pm4Error, Pm4Writer, SliceSink, TYPE0_MAX_OFFSET,
     TYPE1_MAX_OFFSET, TYPE2, pad_count, type0_header, type1_header, type3_header,
 };
-use baregpu_ring::r5xx::R5xx;
+use baregpu_ring::r5xx;
 
 /// Run `f` on a writer over a 64-dword buffer and return what it wrote.
-fn encode(f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, R5xx>) -> Result<(), Pm4Error>) -> Vec<u32> {
+fn encode(
+    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, r5xx::Family>) -> Result<(), Pm4Error>,
+) -> Vec<u32> {
     let mut buf = [0u32; 64];
     let mut w = Pm4Writer::new(SliceSink::new(&mut buf));
     f(&mut w).unwrap();
@@ -87,7 +89,7 @@ fn type0_index_limits() {
 }
 
 fn encode_err(
-    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, R5xx>) -> Result<(), Pm4Error>,
+    f: impl FnOnce(&mut Pm4Writer<SliceSink<'_>, r5xx::Family>) -> Result<(), Pm4Error>,
 ) -> Pm4Error {
     let mut buf = [0u32; 64];
     let mut w = Pm4Writer::new(SliceSink::new(&mut buf));

@@ -56,6 +56,8 @@
 //! * `read_perf_counters` takes a 2K-aligned address like every base address.
 
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 pub mod addressing;

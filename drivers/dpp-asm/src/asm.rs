@@ -44,6 +44,7 @@ pub enum AsmErrorKind {
 /// An assembly error with its 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct AsmError {
     /// Line (1-based).
     pub line: u32,

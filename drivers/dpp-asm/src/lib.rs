@@ -118,6 +118,8 @@
 //! # let _ = len;
 //! ```
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 pub mod asm;

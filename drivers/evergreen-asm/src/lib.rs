@@ -125,6 +125,8 @@
 //!   form after an ALU clause, `LOOP_END` or `POP`), so a label on `end` stays valid; `eop`
 //!   folds the bit into a RAT export by hand.
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 pub mod abi;

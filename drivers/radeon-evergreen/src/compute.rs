@@ -97,6 +97,47 @@ pub struct Dispatch<'a> {
     pub indirect: Option<BusAddress>,
 }
 
+impl<'a> Dispatch<'a> {
+    /// `groups` thread groups of `local` threads running `kernel`, with cb0 in `constants` and
+    /// global memory `global`; no arguments, no LDS, group counts from `groups`
+    /// (`DISPATCH_DIRECT`). The limits are checked by [`Evergreen::dispatch`](crate::Evergreen::dispatch),
+    /// which refuses with a [`DispatchError`] before anything is submitted.
+    pub const fn new(
+        kernel: Kernel,
+        groups: [u32; 3],
+        local: [u32; 3],
+        constants: &'a DmaRegion,
+        global: &'a DmaRegion,
+    ) -> Dispatch<'a> {
+        Dispatch {
+            kernel,
+            groups,
+            local,
+            args: &[],
+            constants,
+            global,
+            lds_dwords: 0,
+            indirect: None,
+        }
+    }
+
+    /// With kernel arguments (cb0 dword 9 on; at most [`MAX_ARGS`]).
+    pub const fn with_args(self, args: &'a [u32]) -> Dispatch<'a> {
+        Dispatch { args, ..self }
+    }
+
+    /// With `dwords` of LDS per group (at most [`MAX_LDS_DWORDS`]).
+    pub const fn with_lds_dwords(self, dwords: u32) -> Dispatch<'a> {
+        Dispatch { lds_dwords: dwords, ..self }
+    }
+
+    /// `DISPATCH_INDIRECT`: the group counts are read from the 12-byte `{x, y, z}` at `counts`
+    /// (§9.3.13) when the dispatch runs.
+    pub const fn with_indirect(self, counts: BusAddress) -> Dispatch<'a> {
+        Dispatch { indirect: Some(counts), ..self }
+    }
+}
+
 /// A dispatch the hardware cannot run as asked (§3.2 state requirements); nothing was
 /// submitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

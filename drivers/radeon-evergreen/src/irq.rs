@@ -13,6 +13,7 @@ use baregpu_regs::evergreen::ih::{
 
 use core::fmt;
 
+use crate::Bar;
 use crate::consts::{WB_IH_WPTR_OFFSET, split_address};
 use crate::error::{DeviceGone, InitError};
 use crate::liveness;
@@ -42,6 +43,7 @@ pub struct IhRing<'d, A: DmaAllocator + ?Sized> {
 /// What one [`Evergreen::handle_interrupts`](crate::Evergreen::handle_interrupts) call
 /// consumed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct IrqReport {
     /// Vectors consumed.
     pub vectors: usize,
@@ -124,7 +126,7 @@ impl<A: DmaAllocator + ?Sized> IhRing<'_, A> {
     /// for `EVENT_WRITE_EOP` interrupts). `writeback` is the driver's write-back page.
     pub(crate) fn enable(
         &mut self,
-        io: &impl RegisterIo,
+        io: &Bar<impl RegisterIo>,
         writeback: &DmaRegion,
     ) -> Result<(), InitError> {
         io.write(IH_CNTL::RESET);
@@ -177,7 +179,7 @@ impl<A: DmaAllocator + ?Sized> IhRing<'_, A> {
     }
 
     /// Disable the IH ring and the CP interrupts.
-    pub(crate) fn disable(&mut self, io: &impl RegisterIo) {
+    pub(crate) fn disable(&mut self, io: &Bar<impl RegisterIo>) {
         io.write(CP_INT_CNTL::RESET);
         io.write(IH_CNTL::RESET);
         io.write(IH_RB_CNTL::RESET);
@@ -190,7 +192,7 @@ impl<A: DmaAllocator + ?Sized> IhRing<'_, A> {
     /// The read pointer only ever moves by whole vectors: a write pointer that is not a vector
     /// boundary inside the ring is [`IrqError::BadWritePointer`] and consumes nothing (the
     /// reserved bits of `IH_RB_WPTR` are ignored, as Linux radeon masks them).
-    pub(crate) fn process(&mut self, io: &impl RegisterIo) -> Result<IrqReport, IrqError> {
+    pub(crate) fn process(&mut self, io: &Bar<impl RegisterIo>) -> Result<IrqReport, IrqError> {
         let mut report = IrqReport::default();
         let wptr = io.read::<IH_RB_WPTR>();
         if wptr.raw() == u32::MAX {
@@ -230,7 +232,7 @@ impl<A: DmaAllocator + ?Sized> IhRing<'_, A> {
     }
 
     /// Tell the IH the driver's read pointer (always a vector boundary inside the ring).
-    fn write_rptr(&self, io: &impl RegisterIo) {
+    fn write_rptr(&self, io: &Bar<impl RegisterIo>) {
         io.write(IH_RB_RPTR::RESET.with_rptr_offset((self.rptr / 4) as u16));
     }
 }

@@ -17,7 +17,8 @@
 //!
 //! let probed = pci::probe(cfg, addr)?;          // chipset table, register BAR
 //! pci::enable(cfg, addr)?;                      // memory decoding + bus mastering
-//! let fw = EvergreenFirmware::parse(EvergreenUcode::of(probed.chip), pfp, me, rlc)?;
+//! let ucode = EvergreenUcode::of(probed.chip).ok_or("no microcode known for this chip")?;
+//! let fw = EvergreenFirmware::parse(ucode, pfp, me, rlc)?;
 //! // ... map `probed.registers` as `io` ...
 //! let mut gpu = Evergreen::init(io, clock, dma, probed.chip, &fw, RingConfig::default())?;
 //! let fence = gpu.submit(6 + FENCE_DWORDS, |s| {
@@ -66,6 +67,8 @@
 //! Safe Rust only, `no_std`, no allocation, every wait bounded by a
 //! [`baregpu_hal::time::Clock`].
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -91,7 +94,7 @@ pub use error::{
 };
 pub use evergreen::recovery::RecoverReport;
 pub use evergreen::submit::Submission;
-pub use evergreen::{Evergreen, Ring, Stats};
+pub use evergreen::{Bar, Evergreen, Ring, Stats};
 pub use irq::{IrqError, IrqReport};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.

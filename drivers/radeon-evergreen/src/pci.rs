@@ -6,7 +6,7 @@
 //! [`enable`] turns on memory decoding and bus mastering, which the CP needs to fetch the ring
 //! and write back its read pointer, fences and interrupt vectors.
 
-use baregpu_hal::pci::{self, ConfigRegionAccess, GpuProbeError, PciAddress, ProbedGpu};
+use baregpu_hal::pci::{self, ConfigRegionAccess, GpuProbeError, PciAddress, PciMatch, ProbedGpu};
 use baregpu_regs::evergreen::{Chipset, PCI_IDS};
 
 pub use baregpu_hal::pci::RegisterBar;
@@ -27,7 +27,29 @@ pub type ProbeError = GpuProbeError;
 /// first non-prefetchable memory BAR: BAR2 on real boards, behind the 64-bit VRAM aperture) of
 /// at least [`MIN_REGISTER_BAR_SIZE`]. Reads configuration space only; touches no register.
 pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, ProbeError> {
-    pci::probe_gpu(cfg, addr, PCI_IDS, MIN_REGISTER_BAR_SIZE, Chipset::name)
+    probe_with(cfg, addr, PCI_IDS)
+}
+
+/// [`probe`] against `table` instead of [`PCI_IDS`]: for a board whose device ID the generated
+/// table lacks (a late revision, an OEM or FirePro ID), listed as the chipset it is. The table
+/// is searched in order; extend the generated one by putting it after your own entries.
+///
+/// ```
+/// use baregpu_hal::pci::PciMatch;
+/// use baregpu_regs::evergreen::Chipset;
+/// static MY_IDS: &[PciMatch<Chipset>] = &[
+///     PciMatch { vendor: 0x1002, first: 0xBEEF, last: 0xBEEF, chipset: Chipset::CYPRESS, name: Some("my board") },
+/// ];
+/// # fn f(cfg: &impl baregpu_hal::pci::ConfigRegionAccess, addr: baregpu_hal::pci::PciAddress) {
+/// let probed = baregpu_radeon_evergreen::pci::probe_with(cfg, addr, MY_IDS);
+/// # }
+/// ```
+pub fn probe_with(
+    cfg: &impl ConfigRegionAccess,
+    addr: PciAddress,
+    table: &[PciMatch<Chipset>],
+) -> Result<Probed, ProbeError> {
+    pci::probe_gpu(cfg, addr, table, MIN_REGISTER_BAR_SIZE, Chipset::name)
 }
 
 /// Enable memory decoding (the register BAR answers) and bus mastering (the CP fetches the ring

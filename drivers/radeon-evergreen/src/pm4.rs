@@ -415,12 +415,12 @@ pub fn cond_write(
 ) -> Result<[u32; 8], PacketError> {
     use p::cond_write::{Body, FUNCTION, Function, PollSpace, WriteSpace};
     // §9.5.2 and §9.6.8 list the same FUNCTION values.
-    let function = Function::from_raw(compare as u32).ok_or(FieldOverflow {
-        register: p::COND_WRITE.name,
-        field: FUNCTION.name(),
-        value: compare as u32,
-        width: FUNCTION.spec.width,
-    })?;
+    let function = Function::from_raw(compare as u32).ok_or(FieldOverflow::new(
+        p::COND_WRITE.name,
+        FUNCTION.name(),
+        compare as u32,
+        FUNCTION.spec.width,
+    ))?;
     address40(poll, 4)?;
     address40(write, 4)?;
     let body = Body::new()

@@ -22,7 +22,7 @@ fn init_uploads_firmware_at_the_write_floor_and_passes_ring_and_ib_tests() {
             RingConfig::default(),
         )
         .unwrap_or_else(|e| panic!("{chip:?}: {e}"));
-        let u = EvergreenUcode::of(chip);
+        let u = EvergreenUcode::of(chip).expect("microcode of a listed chip");
         assert_eq!(
             drv.upload_report(),
             UploadReport {
@@ -77,7 +77,7 @@ fn the_other_chips_firmware_is_refused_before_any_register_access() {
     assert_eq!((io.reads.get(), io.writes.get()), (0, 0));
     // And the Cypress files do not even parse as Cayman images (sizes differ).
     let wrong = EvergreenFirmware::parse(
-        EvergreenUcode::of(Chipset::CAYMAN),
+        &EvergreenUcode::CAYMAN,
         &cypress.0[0],
         &cypress.0[1],
         &cypress.0[2],

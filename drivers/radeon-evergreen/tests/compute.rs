@@ -15,6 +15,7 @@ fn asm_chip(chip: Chipset) -> Chip {
     match chip {
         Chipset::CYPRESS => Chip::Evergreen,
         Chipset::CAYMAN => Chip::Cayman,
+        other => panic!("no assembler target for {other:?}"),
     }
 }
 

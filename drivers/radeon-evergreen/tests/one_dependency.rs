@@ -36,18 +36,15 @@ fn a_kernel_drives_cypress_and_cayman_naming_only_the_driver_crate() {
 
         // The firmware of the probed chip, parsed with the re-exported firmware types; a short
         // image is refused before any register access, naming the image.
-        let ucode = EvergreenUcode::of(probed.chip);
+        let ucode = EvergreenUcode::of(probed.chip).expect("microcode of a listed chip");
         let [pfp, me, rlc] = [ucode.pfp_file(), ucode.me_file(), ucode.rlc_file()].map(read);
         let short = EvergreenFirmware::parse(ucode, &pfp, &me, &rlc[4..]).unwrap_err();
         assert_eq!(
             short,
-            ImageError {
-                image: Image::Rlc,
-                error: FirmwareError::WrongSize {
-                    expected: 4 * ucode.rlc_dwords(),
-                    found: rlc.len() - 4
-                }
-            }
+            ImageError::new(
+                Image::Rlc,
+                FirmwareError::WrongSize { expected: 4 * ucode.rlc_dwords(), found: rlc.len() - 4 }
+            )
         );
         let fw = EvergreenFirmware::parse(ucode, &pfp, &me, &rlc).expect("valid images");
 
@@ -99,6 +96,7 @@ fn a_kernel_drives_cypress_and_cayman_naming_only_the_driver_crate() {
         let asm_chip = match chip {
             Chipset::CYPRESS => asm::Chip::Evergreen,
             Chipset::CAYMAN => asm::Chip::Cayman,
+            other => panic!("no assembler target for {other:?}"),
         };
         let (mut nodes, mut code) = ([asm::Node::EMPTY; 64], [0u32; 256]);
         let info = asm::assemble(asm::examples::VECTOR_ADD, asm_chip, &mut nodes, &mut code)

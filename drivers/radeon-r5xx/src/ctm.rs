@@ -225,6 +225,7 @@ impl<'d, A: DmaAllocator + ?Sized> CtmCommandBuffer<'d, A> {
 /// Why the CTM units stopped (`CTM_STATUS.ERROR_CODE`, register database).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub enum CtmFault {
     /// A word that is not a Table 3 command.
     UnknownCommand,

@@ -71,6 +71,8 @@
 //! Safe Rust only, `no_std`, no allocation (the crate does not link `alloc`), every wait
 //! bounded by a [`baregpu_hal::time::Clock`].
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -97,7 +99,7 @@ pub use pio::{PioSession, PioSink};
 pub use r5xx::interrupts::Interrupts;
 pub use r5xx::recovery::RecoverReport;
 pub use r5xx::submit::Submission;
-pub use r5xx::{R5xx, Ring, Stats};
+pub use r5xx::{Bar, R5xx, Ring, Stats};
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
 /// The ATI CTM command builders and DPP executable loader the `ctm` module takes.

@@ -6,7 +6,7 @@
 //! [`enable`] turns on memory decoding and bus mastering in the command register, which the CP
 //! needs to fetch the ring and write back its read pointer and scratch registers (§5.4, §5.9).
 
-use baregpu_hal::pci::{self, ConfigRegionAccess, GpuProbeError, PciAddress, ProbedGpu};
+use baregpu_hal::pci::{self, ConfigRegionAccess, GpuProbeError, PciAddress, PciMatch, ProbedGpu};
 use baregpu_regs::r5xx::{Chipset, PCI_IDS};
 
 pub use baregpu_hal::pci::RegisterBar;
@@ -27,7 +27,29 @@ pub type ProbeError = GpuProbeError;
 /// X1000 boards) of at least [`MIN_REGISTER_BAR_SIZE`]. Reads configuration space only; touches
 /// no register.
 pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, ProbeError> {
-    pci::probe_gpu(cfg, addr, PCI_IDS, MIN_REGISTER_BAR_SIZE, Chipset::name)
+    probe_with(cfg, addr, PCI_IDS)
+}
+
+/// [`probe`] against `table` instead of [`PCI_IDS`]: for a board whose device ID the generated
+/// table lacks (a late revision, an OEM or FirePro ID), listed as the chipset it is. The table
+/// is searched in order; extend the generated one by putting it after your own entries.
+///
+/// ```
+/// use baregpu_hal::pci::PciMatch;
+/// use baregpu_regs::r5xx::Chipset;
+/// static MY_IDS: &[PciMatch<Chipset>] = &[
+///     PciMatch { vendor: 0x1002, first: 0xBEEF, last: 0xBEEF, chipset: Chipset::R520, name: Some("my board") },
+/// ];
+/// # fn f(cfg: &impl baregpu_hal::pci::ConfigRegionAccess, addr: baregpu_hal::pci::PciAddress) {
+/// let probed = baregpu_radeon_r5xx::pci::probe_with(cfg, addr, MY_IDS);
+/// # }
+/// ```
+pub fn probe_with(
+    cfg: &impl ConfigRegionAccess,
+    addr: PciAddress,
+    table: &[PciMatch<Chipset>],
+) -> Result<Probed, ProbeError> {
+    pci::probe_gpu(cfg, addr, table, MIN_REGISTER_BAR_SIZE, Chipset::name)
 }
 
 /// Enable memory decoding and bus mastering in the command register of `addr`. Call it before

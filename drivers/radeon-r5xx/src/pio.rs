@@ -35,7 +35,7 @@
 //! still work), and on [`finish`](PioSession::finish) waits for the queue to drain and switches
 //! back to primary BM + indirect BM.
 
-use baregpu_ring::r5xx::R5xx as R5xxFamily;
+use baregpu_regs::r5xx::Family;
 use core::time::Duration;
 
 use baregpu_hal::dma::DmaAllocator;
@@ -47,15 +47,15 @@ use baregpu_ring::pm4::{CommandSink, NoSpace, Pm4Error, Pm4Writer};
 use crate::consts::PIO_PRIMARY_QUEUE_DWORDS;
 use crate::error::{DeviceGone, SubmitError};
 use crate::liveness::reads_all_ones;
-use crate::r5xx::R5xx;
 use crate::r5xx::fences;
+use crate::r5xx::{Bar, R5xx};
 use baregpu_gpu::{Fence, Timeline};
 
 const APERTURE_SLOTS: usize = <CP_CSQ_APER_PRIMARY as Array>::COUNT;
 
 /// Dwords still queued for the CP by one `CP_CSQ_AVAIL` read (see the module documentation),
 /// or [`DeviceGone`] when it reads all-ones and the device is gone.
-fn queued(io: &impl RegisterIo) -> Result<usize, DeviceGone> {
+fn queued(io: &Bar<impl RegisterIo>) -> Result<usize, DeviceGone> {
     let avail = io.read::<CP_CSQ_AVAIL>();
     if avail.raw() == u32::MAX && reads_all_ones(io) {
         return Err(DeviceGone);
@@ -79,7 +79,7 @@ struct PioState {
 
 /// A [`CommandSink`] writing to the primary PIO aperture (see the module documentation).
 pub struct PioSink<'s, IO: RegisterIo, C: Clock> {
-    io: &'s IO,
+    io: &'s Bar<IO>,
     clock: &'s C,
     timeout: Duration,
     st: &'s mut PioState,
@@ -165,7 +165,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// A PM4 writer into the aperture. A packet that finds no queue space within the submit
     /// timeout fails with `Pm4Error::NoSpace` and writes nothing; [`packets`](Self::packets)
     /// turns that into a typed [`SubmitError`].
-    pub fn writer(&mut self) -> Pm4Writer<PioSink<'_, IO, C>, R5xxFamily> {
+    pub fn writer(&mut self) -> Pm4Writer<PioSink<'_, IO, C>, Family> {
         let parts = self.gpu.pio_parts();
         Pm4Writer::new(PioSink {
             io: parts.io,
@@ -178,10 +178,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// Run `f` on a writer and the fence sequence, counting the dwords it pushed.
     fn write<T>(
         &mut self,
-        f: impl FnOnce(
-            &mut Pm4Writer<PioSink<'_, IO, C>, R5xxFamily>,
-            &mut Timeline,
-        ) -> Result<T, Pm4Error>,
+        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>, Family>, &mut Timeline) -> Result<T, Pm4Error>,
     ) -> Result<T, SubmitError> {
         let before = self.st.written;
         let parts = self.gpu.pio_parts();
@@ -196,7 +193,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     /// all-ones device to [`SubmitError::DeviceGone`].
     pub fn packets<T>(
         &mut self,
-        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>, R5xxFamily>) -> Result<T, Pm4Error>,
+        f: impl FnOnce(&mut Pm4Writer<PioSink<'_, IO, C>, Family>) -> Result<T, Pm4Error>,
     ) -> Result<T, SubmitError> {
         self.write(|w, _| f(w))
     }

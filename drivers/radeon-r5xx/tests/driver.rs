@@ -728,7 +728,7 @@ fn all_ones_is_device_gone_everywhere_and_never_a_loop() {
 
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: true, scratch: false }).unwrap();
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
     gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     set_faults(&gpu, |f| f.registers_all_ones = true);
     assert!(drv.device_gone());
@@ -830,7 +830,7 @@ fn recover_reloads_microcode_after_a_corrupted_readback_and_reports_persistent_c
 fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: true, scratch: false }).unwrap();
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
     gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     gpu.take_interrupts();
     let f = drv
@@ -843,7 +843,7 @@ fn software_interrupt_from_the_ring_is_delivered_and_acknowledged() {
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
     assert_eq!(gpu.take_interrupts(), 1);
     assert_eq!(gpu.irq_status() & IRQ_LINE, IRQ_LINE);
-    assert_eq!(drv.handle_interrupts(), Ok(Interrupts { software: true, scratch: false }));
+    assert_eq!(drv.handle_interrupts(), Ok(Interrupts::NONE.with_software(true)));
     assert!(!RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).sw_int(), "acked");
     gpu.ack_irq(IRQ_LINE);
     assert_eq!(gpu.irq_status() & IRQ_LINE, 0, "line dropped after the ack");
@@ -864,7 +864,7 @@ fn enabling_the_software_interrupt_tests_it_from_the_ring() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
     gpu.take_interrupts();
-    drv.enable_interrupts(Interrupts { software: true, scratch: false }).unwrap();
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
     gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     assert_eq!(gpu.take_interrupts(), 1, "the test's interrupt");
     assert!(!RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).sw_int(), "acknowledged");
@@ -872,7 +872,7 @@ fn enabling_the_software_interrupt_tests_it_from_the_ring() {
     let gpu = self::gpu();
     let mut drv = init(&gpu, small_ring());
     set_faults(&gpu, |f| f.cp_stall = true);
-    match drv.enable_interrupts(Interrupts { software: true, scratch: false }) {
+    match drv.enable_interrupts(Interrupts::NONE.with_software(true)) {
         Err(TestError::NoInterrupt { waited, .. }) => assert!(waited.polls > 1),
         other => panic!("{other:?}"),
     }
@@ -880,14 +880,14 @@ fn enabling_the_software_interrupt_tests_it_from_the_ring() {
     let gpu = self::gpu();
     let mut drv = init(&gpu, small_ring());
     set_faults(&gpu, |f| f.cp_stall = true);
-    assert_eq!(drv.enable_interrupts(Interrupts { software: false, scratch: true }), Ok(()));
+    assert_eq!(drv.enable_interrupts(Interrupts::NONE.with_scratch(true)), Ok(()));
 }
 
 #[test]
 fn scratch_interrupt_fires_on_the_fence_writeback() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: false, scratch: true }).unwrap();
+    drv.enable_interrupts(Interrupts::NONE.with_scratch(true)).unwrap();
     gpu.take_interrupts();
     // White-box arm (§5.9: the compare's DRV_REGS are undocumented): pair 0 = SCRATCH_REG0
     // (low) and SCRATCH_REG1 (fences, high) >= fence 3 in the high word.
@@ -901,7 +901,7 @@ fn scratch_interrupt_fires_on_the_fence_writeback() {
     let f = drv.emit_fence().unwrap();
     drv.wait(&f, FENCE_TIMEOUT).unwrap();
     assert_eq!(gpu.take_interrupts(), 1);
-    assert_eq!(drv.handle_interrupts(), Ok(Interrupts { software: false, scratch: true }));
+    assert_eq!(drv.handle_interrupts(), Ok(Interrupts::NONE.with_scratch(true)));
     assert!(!RegisterIoExt::read::<GEN_INT_STATUS>(&gpu).scratch_int_stat(), "acked");
     gpu.ack_irq(IRQ_LINE);
 }
@@ -910,7 +910,7 @@ fn scratch_interrupt_fires_on_the_fence_writeback() {
 fn interrupts_survive_reset_and_shutdown_gives_memory_back() {
     let gpu = gpu();
     let mut drv = init(&gpu, small_ring());
-    drv.enable_interrupts(Interrupts { software: true, scratch: false }).unwrap();
+    drv.enable_interrupts(Interrupts::NONE.with_software(true)).unwrap();
     gpu.ack_irq(IRQ_LINE); // the enable's self-test interrupt
     drv.reset().unwrap();
     gpu.take_interrupts();

@@ -1,17 +1,19 @@
 //! Example kernel: the Radeon R5xx driver in a kernel booted by rust-osdev's `bootloader` 0.11,
 //! linked the way a hobby OS links it.
 //!
-//! The kernel supplies what the driver asks of a platform (the porting guide in the
-//! repository's README says what each must guarantee):
+//! The kernel supplies what the driver asks of a platform (the repository's
+//! `docs/porting.md` says what each must guarantee), all from `baregpu-platform`:
 //!
-//! - a [`Clock`](baregpu_hal::time::Clock): the TSC, calibrated against the PIT ([`clock`]);
+//! - a [`Clock`](baregpu_hal::time::Clock): the TSC, calibrated against the PIT
+//!   ([`TscClock`]);
 //! - a [`DmaAllocator`](baregpu_hal::dma::DmaAllocator): a bump allocator over a usable region
-//!   of the bootloader's memory map, reached through its physical-memory map ([`dma`]);
+//!   of the bootloader's memory map, reached through its physical-memory map
+//!   ([`boot::dma_pool`]);
 //! - a [`RegisterIo`] for the GPU's registers: an R5xx found on the PCI bus gets its register
-//!   BAR mapped uncached ([`mmio`]); without one, the QEMU harness's emulated R520 behind the
-//!   ivshmem mailbox ([`device`]) is used;
-//! - PCI configuration access, with which the driver's own `pci::probe` and `pci::enable` find
-//!   and enable the GPU.
+//!   BAR mapped uncached ([`boot::map_bar`]); without one, and only with the `qemu-harness`
+//!   feature, the QEMU harness's emulated R520 behind the ivshmem mailbox (`harness`);
+//! - PCI configuration access ([`PortConfig`]), with which the driver's own `pci::probe` and
+//!   `pci::enable` find and enable the GPU.
 //!
 //! Then: `R5xx::init` with the R520 microcode (`include_bytes!` of the file named at build time
 //! by `R520_FIRMWARE`), one submission holding a fence, a bounded wait, and the fence printed
@@ -20,13 +22,15 @@
 #![no_main]
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-mod clock;
-mod device;
-mod dma;
-mod mmio;
+#[cfg(feature = "qemu-harness")]
+mod harness;
 mod serial;
 
 use baregpu_hal::RegisterIo;
+use baregpu_platform::boot::{self, BootError};
+use baregpu_platform::clock::{CalibrationError, TscClock};
+use baregpu_platform::dma::BumpDma;
+use baregpu_platform::pci::PortConfig;
 use baregpu_radeon_r5xx::{InitError, R5xx, RingConfig, SubmitError, pci};
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::{BootInfo, entry_point};
@@ -52,22 +56,49 @@ const LAST_BUS: u8 = 3;
 /// How long the fence may take (one ring fetch on the device; generous for TCG on a busy host).
 const FENCE_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// Why the example stopped (printed with `Debug`, which the dead-code lint does not count).
+/// Bytes of the DMA pool (the driver needs a 64 KiB ring and a few pages).
+const DMA_POOL_BYTES: u64 = 1 << 20;
+/// The pool lies below 4 GiB: the R5xx CP is a 32-bit bus master.
+const DMA_LIMIT: u64 = 1 << 32;
+/// PIT window of the TSC calibration.
+const CALIBRATION_MS: u16 = 10;
+
+/// Why the example stopped.
 #[derive(Debug)]
-#[allow(dead_code)]
 enum Error {
-    /// The bootloader did not map physical memory.
-    NoPhysicalMemoryMap,
-    Clock(clock::CalibrationError),
-    /// No usable region holds the DMA pool.
-    NoDmaMemory,
-    Device(device::DeviceError),
-    /// The board's register BAR could not be mapped.
-    Map(mmio::MapError),
+    Clock(CalibrationError),
+    /// No physical-memory map, no DMA pool, or a BAR not mapped.
+    Boot(BootError),
+    /// No R5xx on the PCI bus, and no way to the emulated one (built without `qemu-harness`).
+    #[cfg_attr(feature = "qemu-harness", allow(dead_code))]
+    NoBoard,
+    #[cfg(feature = "qemu-harness")]
+    Device(harness::DeviceError),
     Probe(pci::ProbeError),
     Init(InitError),
     Submit(SubmitError),
     Fence(baregpu_radeon_r5xx::FenceError),
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use baregpu_hal::error::Chain;
+        match self {
+            Error::Clock(e) => write!(f, "TSC calibration: {}", Chain(e)),
+            Error::Boot(e) => write!(f, "boot information: {}", Chain(e)),
+            Error::NoBoard => write!(
+                f,
+                "no R5xx board on PCI buses 0-{LAST_BUS} (built without the `qemu-harness` \
+                 feature, so the emulated R520 is not looked for)"
+            ),
+            #[cfg(feature = "qemu-harness")]
+            Error::Device(e) => write!(f, "no R5xx board on PCI buses 0-{LAST_BUS}, and {e}"),
+            Error::Probe(e) => write!(f, "probe: {}", Chain(e)),
+            Error::Init(e) => write!(f, "init: {}", Chain(e)),
+            Error::Submit(e) => write!(f, "submit: {}", Chain(e)),
+            Error::Fence(e) => write!(f, "fence: {}", Chain(e)),
+        }
+    }
 }
 
 fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
@@ -86,49 +117,69 @@ fn kernel_main(boot_info: &'static mut BootInfo) -> ! {
             exit(0x10)
         }
         Err(e) => {
-            let _ = writeln!(out, "bootloader-r5xx: FAILED: {e:?}");
+            let _ = writeln!(out, "bootloader-r5xx: FAILED: {e}");
             exit(0x11)
         }
     }
 }
 
 fn run(boot_info: &BootInfo, out: &mut serial::Serial) -> Result<u64, Error> {
-    let offset =
-        boot_info.physical_memory_offset.into_option().ok_or(Error::NoPhysicalMemoryMap)?;
-    let clock = clock::TscClock::calibrate().map_err(Error::Clock)?;
-    let dma = dma::BumpDma::from_memory_map(&boot_info.memory_regions, offset)
-        .ok_or(Error::NoDmaMemory)?;
-    let (start, end) = dma.range();
+    let offset = boot::physical_memory_offset(boot_info).map_err(Error::Boot)?;
+    let clock = TscClock::calibrate_pit(CALIBRATION_MS).map_err(Error::Clock)?;
+    // SAFETY: this kernel has no frame allocator of its own: nothing else uses the pool.
+    let dma =
+        unsafe { boot::dma_pool(boot_info, DMA_POOL_BYTES, DMA_LIMIT) }.map_err(Error::Boot)?;
+    let (start, end) = dma.bus_range();
     let _ = writeln!(
         out,
-        "bootloader-r5xx: TSC {} MHz, physical memory at {offset:#x}, DMA pool {start:#x}..{end:#x}",
-        clock.hz() / 1_000_000
+        "bootloader-r5xx: TSC {} MHz, physical memory at {offset:#x}, DMA pool {:#x}..{:#x}",
+        clock.hz() / 1_000_000,
+        start.0,
+        end.0
     );
 
     // A real R5xx on the PCI bus: the driver gets its register BAR, mapped uncached.
     let mut board = None;
-    baregpu_hal::pci::scan(&device::PortConfig, LAST_BUS, |f| {
+    baregpu_hal::pci::scan(&PortConfig, LAST_BUS, |f| {
         if board.is_none() && baregpu_regs::r5xx::identify_pci(f.vendor, f.device).is_some() {
             board = Some(f.address);
         }
     });
     if let Some(address) = board {
-        let probed = pci::probe(&device::PortConfig, address).map_err(Error::Probe)?;
-        pci::enable(&device::PortConfig, address).map_err(Error::Probe)?;
+        let probed = pci::probe(&PortConfig, address).map_err(Error::Probe)?;
+        pci::enable(&PortConfig, address).map_err(Error::Probe)?;
         report(out, &probed);
         let registers = &probed.registers;
-        let io = mmio::map(registers.address, registers.size, offset).map_err(Error::Map)?;
+        // SAFETY: the board's register BAR, mapped once by this single-CPU kernel and used
+        // only by the driver.
+        let io = unsafe { boot::map_bar(boot_info, registers.address, registers.size) }
+            .map_err(Error::Boot)?;
         return drive(io, clock, &dma, out);
     }
+    emulated(boot_info, clock, &dma, out)
+}
 
-    // Otherwise the QEMU harness's emulated R520, behind the ivshmem mailbox.
-    let mailbox = device::Mailbox::attach(offset, clock).map_err(Error::Device)?;
+/// The QEMU harness's emulated R520, behind the ivshmem mailbox.
+#[cfg(feature = "qemu-harness")]
+fn emulated(
+    boot_info: &BootInfo,
+    clock: TscClock,
+    dma: &BumpDma,
+    out: &mut serial::Serial,
+) -> Result<u64, Error> {
+    let mailbox = harness::Mailbox::attach(boot_info, clock).map_err(Error::Device)?;
     mailbox.reset().map_err(Error::Device)?;
-    let gpu_address = device::virtual_function();
+    let gpu_address = harness::virtual_function();
     let probed = pci::probe(&mailbox, gpu_address).map_err(Error::Probe)?;
     pci::enable(&mailbox, gpu_address).map_err(Error::Probe)?;
     report(out, &probed);
-    drive(mailbox.io(probed.registers.slot), clock, &dma, out)
+    drive(mailbox.io(probed.registers.slot), clock, dma, out)
+}
+
+/// Without the harness transport there is nothing but a real board to drive.
+#[cfg(not(feature = "qemu-harness"))]
+fn emulated(_: &BootInfo, _: TscClock, _: &BumpDma, _: &mut serial::Serial) -> Result<u64, Error> {
+    Err(Error::NoBoard)
 }
 
 fn report(out: &mut serial::Serial, probed: &pci::Probed) {
@@ -148,8 +199,8 @@ fn report(out: &mut serial::Serial, probed: &pci::Probed) {
 /// fence, a bounded wait. Returns the fence's sequence number.
 fn drive(
     io: impl RegisterIo,
-    clock: clock::TscClock,
-    dma: &dma::BumpDma,
+    clock: TscClock,
+    dma: &BumpDma,
     out: &mut serial::Serial,
 ) -> Result<u64, Error> {
     let mut gpu =

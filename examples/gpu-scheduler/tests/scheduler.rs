@@ -57,7 +57,7 @@ fn r520() -> (&'static R5xxGpu, R520) {
 fn cypress(jobs: usize) -> (&'static EvergreenGpu, Cypress, DmaBuffer<'static, EvergreenGpu>) {
     let gpu: &'static EvergreenGpu =
         Box::leak(Box::new(InProcess::new(EvergreenModel::new(Asic::Cypress)).unwrap()));
-    let ucode = EvergreenUcode::of(Chipset::CYPRESS);
+    let ucode = &EvergreenUcode::CYPRESS;
     let images = [ucode.pfp_file(), ucode.me_file(), ucode.rlc_file()].map(read_firmware);
     let fw = EvergreenFirmware::parse(ucode, &images[0], &images[1], &images[2]).unwrap();
     let clock = ModelClock::new(gpu);

@@ -71,11 +71,14 @@ impl EvergreenUcode {
         ("radeon/CAYMAN_rlc.bin", 1024),
     );
 
-    /// The descriptor of a chipset of the Evergreen register database.
-    pub const fn of(chip: Chipset) -> &'static EvergreenUcode {
+    /// The descriptor of a chipset of the Evergreen register database; `None` for a chipset
+    /// added to the database after this crate knew its microcode (`Chipset` is
+    /// non-exhaustive: pass a descriptor from [`new`](Self::new) for it).
+    pub const fn of(chip: Chipset) -> Option<&'static EvergreenUcode> {
         match chip {
-            Chipset::CYPRESS => &EvergreenUcode::CYPRESS,
-            Chipset::CAYMAN => &EvergreenUcode::CAYMAN,
+            Chipset::CYPRESS => Some(&EvergreenUcode::CYPRESS),
+            Chipset::CAYMAN => Some(&EvergreenUcode::CAYMAN),
+            _ => None,
         }
     }
 
@@ -292,11 +295,19 @@ impl fmt::Display for Image {
 /// An image of an [`EvergreenFirmware`] set that did not parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct ImageError {
     /// The image.
     pub image: Image,
     /// Why.
     pub error: FirmwareError,
+}
+
+impl ImageError {
+    /// `image` did not parse, for `error`.
+    pub const fn new(image: Image, error: FirmwareError) -> ImageError {
+        ImageError { image, error }
+    }
 }
 
 impl fmt::Display for ImageError {

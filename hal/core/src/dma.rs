@@ -46,8 +46,12 @@ impl fmt::Display for BusAddress {
 }
 
 /// Size, alignment and addressing limit of a DMA allocation.
+///
+/// Built by [`new`](Self::new), which checks the size and the power-of-two alignment (a
+/// literal could bypass the check, so there is none: the type is non-exhaustive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct DmaLayout {
     /// Bytes.
     pub size: usize,

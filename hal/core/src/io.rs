@@ -25,8 +25,8 @@
 //! examples and the `compile_fail` checks.)
 
 use crate::register::{
-    Absolute, Array, Base, IndexOutOfRange, Instance, InstanceArray, Readable, Register, Scalar,
-    Writable,
+    Absolute, Array, Base, Family, IndexOutOfRange, Instance, InstanceArray, Readable, Register,
+    Scalar, Writable,
 };
 use core::fmt;
 use core::marker::PhantomData;
@@ -77,6 +77,9 @@ impl<T: RegisterIo + ?Sized> RegisterIo for &T {
 pub trait RegisterIoExt {
     /// The base kind of the registers this accepts.
     type Base: Base;
+    /// The family whose registers this accepts: [`AnyFamily`] for a bare [`RegisterIo`], the
+    /// driver's family for a [`FamilyIo`].
+    type Family: 'static;
     /// The raw access underneath.
     type Io: RegisterIo + ?Sized;
 
@@ -85,19 +88,19 @@ pub trait RegisterIoExt {
     fn window(&self) -> (&Self::Io, usize);
 
     /// Read a register.
-    fn read<R: Readable + Scalar + Register<Base = Self::Base>>(&self) -> R {
+    fn read<R: Readable + Scalar + RegisterOf<Self>>(&self) -> R {
         let (io, base) = self.window();
         R::from_raw(io.read32(base + R::OFFSET))
     }
 
     /// Write a register.
-    fn write<R: Writable + Scalar + Register<Base = Self::Base>>(&self, value: R) {
+    fn write<R: Writable + Scalar + RegisterOf<Self>>(&self, value: R) {
         let (io, base) = self.window();
         io.write32(base + R::OFFSET, value.to_raw())
     }
 
     /// Read-modify-write a register; returns the value written.
-    fn modify<R: Readable + Writable + Scalar + Register<Base = Self::Base>>(
+    fn modify<R: Readable + Writable + Scalar + RegisterOf<Self>>(
         &self,
         f: impl FnOnce(R) -> R,
     ) -> R {
@@ -107,7 +110,7 @@ pub trait RegisterIoExt {
     }
 
     /// Read instance `index` of a register array.
-    fn read_at<R: Readable + Array + Register<Base = Self::Base>>(
+    fn read_at<R: Readable + Array + RegisterOf<Self>>(
         &self,
         index: usize,
     ) -> Result<R, IndexOutOfRange> {
@@ -116,7 +119,7 @@ pub trait RegisterIoExt {
     }
 
     /// Write instance `index` of a register array.
-    fn write_at<R: Writable + Array + Register<Base = Self::Base>>(
+    fn write_at<R: Writable + Array + RegisterOf<Self>>(
         &self,
         index: usize,
         value: R,
@@ -128,7 +131,7 @@ pub trait RegisterIoExt {
 
     /// Read instance `I` of a register array, `I` checked against the documented count at
     /// compile time (no `Result` to ignore for an index that cannot be out of range).
-    fn read_nth<R: Readable + Array + Register<Base = Self::Base>, const I: usize>(&self) -> R {
+    fn read_nth<R: Readable + Array + RegisterOf<Self>, const I: usize>(&self) -> R {
         const { assert!(I < R::COUNT, "register array index out of range") };
         let (io, base) = self.window();
         R::from_raw(io.read32(base + R::OFFSET + I * R::STRIDE))
@@ -136,17 +139,14 @@ pub trait RegisterIoExt {
 
     /// Write instance `I` of a register array, `I` checked against the documented count at
     /// compile time.
-    fn write_nth<R: Writable + Array + Register<Base = Self::Base>, const I: usize>(
-        &self,
-        value: R,
-    ) {
+    fn write_nth<R: Writable + Array + RegisterOf<Self>, const I: usize>(&self, value: R) {
         const { assert!(I < R::COUNT, "register array index out of range") };
         let (io, base) = self.window();
         io.write32(base + R::OFFSET + I * R::STRIDE, value.to_raw());
     }
 
     /// Read-modify-write instance `index` of a register array; returns the value written.
-    fn modify_at<R: Readable + Writable + Array + Register<Base = Self::Base>>(
+    fn modify_at<R: Readable + Writable + Array + RegisterOf<Self>>(
         &self,
         index: usize,
         f: impl FnOnce(R) -> R,
@@ -161,6 +161,7 @@ pub trait RegisterIoExt {
     fn at<I: Instance>(&self) -> BlockIo<&Self::Io, I::Block>
     where
         Self: RegisterIoExt<Base = Absolute>,
+        Self::Family: Accepts<I::Family>,
     {
         let (io, base) = self.window();
         BlockIo::new(io, base + I::BASE)
@@ -174,6 +175,7 @@ pub trait RegisterIoExt {
     ) -> Result<BlockIo<&Self::Io, A::Block>, IndexOutOfRange>
     where
         Self: RegisterIoExt<Base = Absolute>,
+        Self::Family: Accepts<A::Family>,
     {
         let (io, base) = self.window();
         Ok(BlockIo::new(io, base + A::base_of(index)?))
@@ -182,11 +184,119 @@ pub trait RegisterIoExt {
 
 impl<T: RegisterIo + ?Sized> RegisterIoExt for T {
     type Base = Absolute;
+    type Family = AnyFamily;
     type Io = T;
 
     #[inline(always)]
     fn window(&self) -> (&T, usize) {
         (self, 0)
+    }
+}
+
+/// A register that window `W` accepts: its base is `W`'s, and its family is `W`'s (a
+/// [`FamilyIo`]) or any (a bare [`RegisterIo`]). Implemented for every such register; the bound
+/// of [`RegisterIoExt`]'s typed accesses.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a register of this register window's family and base",
+    label = "another family's register, or a block register on the whole window",
+    note = "a `FamilyIo<F, _>` (a driver's BAR) takes only registers whose `Register::Family` is `F`"
+)]
+pub trait RegisterOf<W: RegisterIoExt + ?Sized>: Register<Base = W::Base> {}
+
+impl<W, R> RegisterOf<W> for R
+where
+    W: RegisterIoExt + ?Sized,
+    R: Register<Base = W::Base>,
+    W::Family: Accepts<R::Family>,
+{
+}
+
+/// Whether a window typed by `Self` (a [`Family`] marker, or [`AnyFamily`]) takes registers of
+/// family `F`: a family takes its own, [`AnyFamily`] takes all.
+pub trait Accepts<F: Family> {}
+
+impl<F: Family> Accepts<F> for F {}
+
+impl<F: Family> Accepts<F> for AnyFamily {}
+
+/// The family of a window not bound to one (a bare [`RegisterIo`], a [`BlockIo`], whose block
+/// marker is one family's already): typed accesses take any family's registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnyFamily {}
+
+/// A register window bound to GPU family `F`: typed accesses take only `F`'s registers, so a
+/// driver holding `FamilyIo<r5xx::Family, _>` cannot read or write an Evergreen register on
+/// its BAR (it does not compile). It is not a [`RegisterIo`] itself (that would give it
+/// untyped family-free access again); [`raw`](Self::raw) is the explicit way down.
+///
+/// ```
+/// use baregpu_hal::io::{FamilyIo, RegisterIo, RegisterIoExt};
+/// # use baregpu_hal::register::{Absolute, Family, Readable, Register, Scalar, Writable};
+/// # enum Gpu {}
+/// # impl Family for Gpu { const NAME: &'static str = "gpu"; type Chipset = u8; }
+/// # #[derive(Clone, Copy)] struct SCRATCH(u32);
+/// # impl Register for SCRATCH {
+/// #     type Family = Gpu; type Base = Absolute; const NAME: &'static str = "SCRATCH";
+/// #     const OFFSET: usize = 0x10; const WRITE_MASK: u32 = !0; const RESET_RAW: u32 = 0;
+/// #     fn from_raw(raw: u32) -> Self { SCRATCH(raw) } fn to_raw(self) -> u32 { self.0 }
+/// # }
+/// # impl Readable for SCRATCH {} impl Writable for SCRATCH {} impl Scalar for SCRATCH {}
+/// # struct Bus(core::cell::Cell<u32>);
+/// # impl RegisterIo for Bus {
+/// #     fn read32(&self, _: usize) -> u32 { self.0.get() }
+/// #     fn write32(&self, _: usize, v: u32) { self.0.set(v) }
+/// # }
+/// let bar = FamilyIo::<Gpu, _>::new(Bus(Default::default()));
+/// bar.write(SCRATCH(7));
+/// assert_eq!(bar.read::<SCRATCH>().0, 7);
+/// ```
+///
+/// The generated registers carry their family; the compile-time check with two real families
+/// is in `baregpu-regs` (an R5xx window rejects Evergreen's `CP_RB_CNTL`).
+pub struct FamilyIo<F, IO> {
+    io: IO,
+    family: PhantomData<fn() -> F>,
+}
+
+impl<F: Family, IO: RegisterIo> FamilyIo<F, IO> {
+    /// Bind register window `io` to family `F` (what a driver does with the BAR it is given).
+    pub const fn new(io: IO) -> Self {
+        FamilyIo { io, family: PhantomData }
+    }
+
+    /// The untyped register window underneath (raw 32-bit access, any family's registers).
+    pub const fn raw(&self) -> &IO {
+        &self.io
+    }
+
+    /// Give the register window back.
+    pub fn into_inner(self) -> IO {
+        self.io
+    }
+}
+
+impl<F: Family, IO: RegisterIo> RegisterIoExt for FamilyIo<F, IO> {
+    type Base = Absolute;
+    type Family = F;
+    type Io = IO;
+
+    #[inline(always)]
+    fn window(&self) -> (&IO, usize) {
+        (&self.io, 0)
+    }
+}
+
+impl<F, IO: Clone> Clone for FamilyIo<F, IO> {
+    fn clone(&self) -> Self {
+        FamilyIo { io: self.io.clone(), family: PhantomData }
+    }
+}
+
+impl<F, IO: Copy> Copy for FamilyIo<F, IO> {}
+
+impl<F: Family, IO: fmt::Debug> fmt::Debug for FamilyIo<F, IO> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FamilyIo").field("family", &F::NAME).field("io", &self.io).finish()
     }
 }
 
@@ -230,6 +340,8 @@ impl<IO: RegisterIo, B: Base> BlockIo<IO, B> {
 
 impl<IO: RegisterIo, B: Base> RegisterIoExt for BlockIo<IO, B> {
     type Base = B;
+    // A block's registers are its family's already (the block marker is generated per family).
+    type Family = AnyFamily;
     type Io = IO;
 
     #[inline(always)]

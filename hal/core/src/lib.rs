@@ -16,6 +16,8 @@
 //! - [`error`](mod@error): [`Chain`](error::Chain) prints an error with its sources on one line.
 //! - [`log`]: logging macros that forward to `defmt` when the `defmt` feature is on.
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 #[cfg(feature = "alloc")]
@@ -31,7 +33,7 @@ pub mod pci;
 pub mod register;
 pub mod time;
 
-pub use io::{BlockIo, RegisterIo, RegisterIoExt};
+pub use io::{BlockIo, FamilyIo, RegisterIo, RegisterIoExt};
 pub use mmio::MmioRegion;
 pub use register::{
     Absolute, AddressFieldError, Array, Base, ChipRange, Chipsets, Family, FieldOverflow,

@@ -237,7 +237,7 @@ impl core::error::Error for GpuProbeError {
 pub fn probe_gpu<C: Copy + 'static>(
     access: &impl ConfigRegionAccess,
     address: PciAddress,
-    table: &'static [PciMatch<C>],
+    table: &[PciMatch<C>],
     min_register_bar: u64,
     chip_name: fn(C) -> &'static str,
 ) -> Result<ProbedGpu<C>, GpuProbeError> {

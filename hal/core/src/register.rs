@@ -235,6 +235,7 @@ impl core::error::Error for IndexOutOfRange {}
 /// A value too wide for the field it was meant for (returned by the generated `try_with_*`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct FieldOverflow {
     /// Register name.
     pub register: &'static str,
@@ -244,6 +245,13 @@ pub struct FieldOverflow {
     pub value: u32,
     /// Field width in bits.
     pub width: u32,
+}
+
+impl FieldOverflow {
+    /// `value` does not fit the `width`-bit field `register.field`.
+    pub const fn new(register: &'static str, field: &'static str, value: u32, width: u32) -> Self {
+        FieldOverflow { register, field, value, width }
+    }
 }
 
 impl fmt::Display for FieldOverflow {

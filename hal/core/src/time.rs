@@ -45,11 +45,19 @@ fn duration_ns(d: Duration) -> u64 {
 /// A condition did not become true within its timeout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct TimedOut {
     /// How long was waited, in microseconds.
     pub waited_us: u64,
     /// How many times the condition was checked.
     pub polls: u64,
+}
+
+impl TimedOut {
+    /// A wait of `waited_us` microseconds and `polls` checks that ended without the condition.
+    pub const fn new(waited_us: u64, polls: u64) -> TimedOut {
+        TimedOut { waited_us, polls }
+    }
 }
 
 impl fmt::Display for TimedOut {

@@ -298,10 +298,12 @@ impl Generator<'_> {
             "",
             &["The chipsets of the family, in the order the database lists them: chipset \
                  ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` \
-                 follows it."
+                 follows it. Non-exhaustive: a chip added to the database is not a breaking \
+                 change."
                 .into()],
         );
         let _ = writeln!(out, "#[allow(non_camel_case_types)]");
+        let _ = writeln!(out, "#[non_exhaustive]");
         let _ =
             writeln!(out, "#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]");
         let _ = writeln!(out, "#[cfg_attr(feature = \"defmt\", derive(defmt::Format))]");

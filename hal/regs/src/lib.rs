@@ -117,8 +117,8 @@
 //!
 //! # What does not compile
 //!
-//! (Each check names the error it expects: E0277 for a missing access right, E0271 for a
-//! register of another base or family.) Writing a read-only register:
+//! (Each check names the error it expects: E0277 for a missing access right or a register of
+//! another family, E0271 for one of another base.) Writing a read-only register:
 //!
 //! ```compile_fail,E0277
 //! # use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -146,7 +146,7 @@
 //! fn f(bar0: &impl RegisterIo) { let _ = bar0.read::<baregpu_regs::nvidia::falcon::CODE_INDEX>(); }
 //! ```
 //!
-//! or a register of one block instance through another block's view:
+//! a register of one block instance through another block's view,
 //!
 //! ```compile_fail,E0271
 //! # use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -154,9 +154,44 @@
 //! fn f(bar0: &impl RegisterIo) { bar0.at::<Pdaemon>().write(DMA_PUT::from_raw(0)); }
 //! ```
 //!
+//! or, on a BAR bound to its family (a [`FamilyIo`](baregpu_hal::FamilyIo), what each driver
+//! holds), reading or writing another family's register: an R5xx BAR takes R5xx's
+//! `CP_RB_CNTL`
+//!
+//! ```
+//! # use baregpu_hal::{FamilyIo, RegisterIo, RegisterIoExt};
+//! # use baregpu_regs::r5xx;
+//! fn f(bar: &FamilyIo<r5xx::Family, impl RegisterIo>) {
+//!     let _ = bar.read::<r5xx::cp::CP_RB_CNTL>();
+//!     bar.write(r5xx::cp::CP_RB_CNTL::from_raw(0));
+//! }
+//! ```
+//!
+//! but neither reads
+//!
+//! ```compile_fail,E0277
+//! # use baregpu_hal::{FamilyIo, RegisterIo, RegisterIoExt};
+//! # use baregpu_regs::{evergreen, r5xx};
+//! fn f(bar: &FamilyIo<r5xx::Family, impl RegisterIo>) {
+//!     let _ = bar.read::<evergreen::cp::CP_RB_CNTL>();
+//! }
+//! ```
+//!
+//! nor writes Evergreen's:
+//!
+//! ```compile_fail,E0277
+//! # use baregpu_hal::{FamilyIo, RegisterIo, RegisterIoExt};
+//! # use baregpu_regs::{evergreen, r5xx};
+//! fn f(bar: &FamilyIo<r5xx::Family, impl RegisterIo>) {
+//!     bar.write(evergreen::cp::CP_RB_CNTL::from_raw(0));
+//! }
+//! ```
+//!
 //! (A register of another family in an R5xx PM4 stream is rejected by `baregpu-ring`'s
 //! `Pm4Writer`, whose own documentation has that check.)
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 /// The trait implementations of one generated register, its `Default`, `Debug`,

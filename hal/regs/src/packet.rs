@@ -707,7 +707,7 @@ impl RecordField {
     }
 
     fn overflow(&self, record_name: &'static str, value: u32) -> FieldOverflow {
-        FieldOverflow { register: record_name, field: self.name, value, width: self.width }
+        FieldOverflow::new(record_name, self.name, value, self.width)
     }
 
     /// The bus address an address field holds (its bits shifted up to the lowest address bit

@@ -50,7 +50,7 @@ fn with_truncates_and_try_with_rejects_values_wider_than_the_field() {
     assert_eq!(r.raw() >> 6, 0, "no bit leaks into the neighbouring field");
     assert_eq!(
         ctl::RB_CNTL::from_raw(0).try_with_rb_bufsz(0x40),
-        Err(FieldOverflow { register: "RB_CNTL", field: "RB_BUFSZ", value: 0x40, width: 6 })
+        Err(FieldOverflow::new("RB_CNTL", "RB_BUFSZ", 0x40, 6))
     );
     assert_eq!(ctl::RB_CNTL::from_raw(0).try_with_rb_bufsz(0x3f).map(|r| r.raw()), Ok(0x3f));
 }

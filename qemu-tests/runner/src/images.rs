@@ -89,7 +89,11 @@ fn build_bootloader_r5xx() -> Result<PathBuf, String> {
         c.current_dir(&dir).arg("build").arg("--release").arg("--target-dir").arg(&target);
         c
     };
-    run("the bootloader-r5xx kernel", in_example().args(["--target", "x86_64-unknown-none"]))?;
+    // With the harness's transport to the emulated R520 (the example's `qemu-harness`).
+    run(
+        "the bootloader-r5xx kernel",
+        in_example().args(["--target", "x86_64-unknown-none", "--features", "qemu-harness"]),
+    )?;
     run(
         "the bootloader-r5xx disk-image tool",
         in_example().args(["-p", "bootloader-r5xx-disk-image"]),

@@ -7,18 +7,18 @@ use baregpu_gpu::liveness::{Unfinished, poll_healthy};
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
-use baregpu_regs::evergreen::Chipset;
 use baregpu_regs::evergreen::cp::{
     CP_DEBUG, CP_ME_CNTL, CP_RB_CNTL, CP_RB_RPTR_WR, CP_RB_WPTR, CP_RB_WPTR_DELAY,
     CP_SEM_WAIT_TIMER, SCRATCH_REG0, SCRATCH_UMSK,
 };
 use baregpu_regs::evergreen::grbm::GRBM_SOFT_RESET;
 use baregpu_regs::evergreen::rlc::RLC_CNTL;
-use baregpu_ring::evergreen::{Evergreen as EvergreenFamily, EvergreenIb, IB_PACKET_DWORDS};
+use baregpu_regs::evergreen::{Chipset, Family};
+use baregpu_ring::evergreen::{EvergreenIb, IB_PACKET_DWORDS};
 use baregpu_ring::pm4::Pm4Writer;
 use baregpu_ring::ring::CommandRing;
 
-use super::{Evergreen, Stats};
+use super::{Bar, Evergreen, Stats};
 use crate::config::RingConfig;
 use crate::consts::{
     FENCE_DWORDS, SOFT_RESET_HOLD, TEST_SCRATCH, TEST_SEED, TEST_VALUE, WB_RPTR_OFFSET,
@@ -50,10 +50,12 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         firmware: &EvergreenFirmware<'_>,
         config: RingConfig,
     ) -> Result<Self, InitError> {
-        if firmware.chip() != EvergreenUcode::of(chip) {
+        if EvergreenUcode::of(chip) != Some(firmware.chip()) {
             return Err(InitError::WrongChip { device: chip, firmware: firmware.chip().chip() });
         }
         config.validate().map_err(InitError::Config)?;
+        // From here on the BAR takes only Evergreen registers.
+        let io = Bar::new(io);
         crate::liveness::check_alive(&io)?;
         // Each buffer goes back to `dma` on an early return (DmaBuffer's drop).
         let allocate = |bytes| {
@@ -112,7 +114,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         firmware: &EvergreenFirmware<'_>,
     ) -> Result<(), InitError> {
         // Halted ME/PFP and a stopped RLC before any RAM write; left halted for ME_INITIALIZE.
-        self.upload = evergreen::upload(&self.io, firmware)?;
+        self.upload = evergreen::upload(self.io.raw(), firmware)?;
         self.stats.firmware_uploads += 1;
         // Linux radeon evergreen.c `evergreen_rlc_resume`: start the RLC after its upload.
         self.io.write(RLC_CNTL::RESET.with_rlc_enable(true));
@@ -250,7 +252,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
     fn submit_ib_test(&mut self, region: &DmaRegion) -> Result<Fence, TestError> {
         let bad = PacketError::BadAddress { address: region.bus_address().0, align: 4 };
         let mut ib = EvergreenIb::with_family(region).map_err(|_| SubmitError::Packet(bad))?;
-        Pm4Writer::<_, EvergreenFamily>::with_family(&mut ib)
+        Pm4Writer::<_, Family>::with_family(&mut ib)
             .write_reg_at(TEST_SCRATCH, SCRATCH_REG0::from_raw(TEST_VALUE))
             .map_err(|e| SubmitError::Packet(e.into()))?;
         let desc = ib.descriptor().map_err(|_| SubmitError::Packet(bad))?;

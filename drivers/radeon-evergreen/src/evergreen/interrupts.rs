@@ -72,7 +72,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
             }
             if expired {
                 let waited_us = self.clock.now_ns().saturating_sub(start_ns) / 1000;
-                let waited = TimedOut { waited_us, polls };
+                let waited = TimedOut::new(waited_us, polls);
                 return Err(TestError::NoInterrupt { source: source::CP_EOP, waited });
             }
             core::hint::spin_loop();

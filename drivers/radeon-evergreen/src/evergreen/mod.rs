@@ -17,9 +17,9 @@ use baregpu_firmware::amd::evergreen::UploadReport;
 use baregpu_gpu::Timeline;
 use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaBuffer, DmaRegion};
 use baregpu_hal::time::Clock;
-use baregpu_hal::{RegisterIo, RegisterIoExt};
-use baregpu_regs::evergreen::Chipset;
+use baregpu_hal::{FamilyIo, RegisterIo, RegisterIoExt};
 use baregpu_regs::evergreen::cp::CP_ME_CNTL;
+use baregpu_regs::evergreen::{Chipset, Family};
 use baregpu_ring::evergreen::EvergreenRing;
 
 use crate::config::RingConfig;
@@ -37,6 +37,24 @@ pub use baregpu_gpu::Stats;
 /// their allocator when the ring is dropped.
 pub type Ring<'d, A> = EvergreenRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 
+/// The register BAR as the driver holds it: bound to the Evergreen family, so a register of
+/// another family (R5xx's `CP_RB_CNTL`) does not compile against it.
+///
+/// ```
+/// # use baregpu_radeon_evergreen::{Bar, hal::{RegisterIo, RegisterIoExt}, regs};
+/// fn ring_control(bar: &Bar<impl RegisterIo>) -> regs::cp::CP_RB_CNTL {
+///     bar.read::<regs::cp::CP_RB_CNTL>()
+/// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// # use baregpu_radeon_evergreen::{Bar, hal::{RegisterIo, RegisterIoExt}};
+/// fn ring_control(bar: &Bar<impl RegisterIo>) -> baregpu_regs::r5xx::cp::CP_RB_CNTL {
+///     bar.read::<baregpu_regs::r5xx::cp::CP_RB_CNTL>()
+/// }
+/// ```
+pub type Bar<IO> = FamilyIo<Family, IO>;
+
 /// A Radeon Evergreen (Cypress) or Cayman, brought up and running its ring.
 ///
 /// `IO` is the register BAR, `C` the clock that bounds every wait, `A` the allocator the ring,
@@ -44,7 +62,8 @@ pub type Ring<'d, A> = EvergreenRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 /// [`shutdown`](Self::shutdown)) stops the CP and the interrupt ring first and then gives the
 /// memory back, so the GPU never reads or writes freed memory.
 pub struct Evergreen<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
-    io: IO,
+    /// The BAR, bound to Evergreen: another family's register does not compile against it.
+    io: Bar<IO>,
     clock: C,
     dma: &'d A,
     chip: Chipset,
@@ -67,8 +86,9 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
         self.chip
     }
 
-    /// The register interface (for tests and tools; the driver owns the CP registers).
-    pub fn io(&self) -> &IO {
+    /// The register BAR, bound to the Evergreen family (for tests and tools; the driver owns
+    /// the CP registers). [`FamilyIo::raw`] is the untyped window underneath.
+    pub fn io(&self) -> &Bar<IO> {
         &self.io
     }
 

@@ -45,7 +45,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
         &mut self,
         firmware: &EvergreenFirmware<'_>,
     ) -> Result<RecoverReport, InitError> {
-        if firmware.chip() != EvergreenUcode::of(self.chip) {
+        if EvergreenUcode::of(self.chip) != Some(firmware.chip()) {
             return Err(InitError::WrongChip {
                 device: self.chip,
                 firmware: firmware.chip().chip(),
@@ -53,7 +53,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
         }
         let (reloaded_firmware, fences) = recovery::recover(self, |gpu: &mut Self| {
             gpu.halt_cp();
-            let reloaded = match evergreen::verify(&gpu.io, firmware) {
+            let reloaded = match evergreen::verify(gpu.io.raw(), firmware) {
                 Ok(()) => false,
                 Err(evergreen::LoadError::DeviceGone { .. }) => {
                     return Err(InitError::DeviceGone(DeviceGone));

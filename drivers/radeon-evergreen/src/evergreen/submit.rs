@@ -13,7 +13,7 @@ use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_ring::evergreen::{IbDescriptor, SUBMIT_ALIGN};
 use baregpu_ring::pm4::{CommandSink, SliceSink};
 
-use super::{Evergreen, Ring, Stats};
+use super::{Bar, Evergreen, Ring, Stats};
 use crate::consts::{COND_EXEC_MAX_DWORDS, WB_FENCE_OFFSET, scratch_offset};
 use crate::error::SubmitError;
 use crate::pm4::{self, Compare, PacketError, PredOp, opcode};
@@ -55,7 +55,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'d, IO, C
 
 /// One batch being built: what the protocol needs besides the [`Submission`] the closure gets.
 struct Open<'a, 'd, IO, C, A: DmaAllocator + ?Sized> {
-    io: &'a IO,
+    io: &'a Bar<IO>,
     clock: &'a C,
     timeout: core::time::Duration,
     stats: &'a mut Stats,
@@ -167,7 +167,7 @@ impl<'d, A: DmaAllocator + ?Sized> Submission<'_, 'd, A> {
     /// `INDIRECT_BUFFER` (§9.3.1, the ring's writer): the CP runs `ib`, then continues here.
     pub fn indirect_buffer(&mut self, ib: IbDescriptor) -> Result<(), PacketError> {
         let mut sink = self.sink();
-        Ok(baregpu_ring::pm4::Pm4Writer::<_, baregpu_ring::evergreen::Evergreen>::with_family(
+        Ok(baregpu_ring::pm4::Pm4Writer::<_, baregpu_regs::evergreen::Family>::with_family(
             &mut sink,
         )
         .indirect_buffer(ib)?)

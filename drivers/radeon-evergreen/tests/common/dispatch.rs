@@ -91,6 +91,7 @@ impl<'g> Bench<'g> {
         let asm = match chip {
             Chipset::CYPRESS => Chip::Evergreen,
             Chipset::CAYMAN => Chip::Cayman,
+            other => panic!("no assembler target for {other:?}"),
         };
         let mut nodes = [Node::EMPTY; 16];
         let mut words = [0u32; 64];

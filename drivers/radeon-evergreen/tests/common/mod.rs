@@ -54,7 +54,7 @@ pub struct Images(pub [Vec<u8>; 3], pub &'static EvergreenUcode);
 
 impl Images {
     pub fn of(chip: Chipset) -> Images {
-        let ucode = EvergreenUcode::of(chip);
+        let ucode = EvergreenUcode::of(chip).expect("microcode of a listed chip");
         let read = |file: &str| {
             let path = format!("/lib/firmware/{file}");
             std::fs::read(&path).unwrap_or_else(|e| {

@@ -16,7 +16,7 @@ use baregpu_ring::r5xx::{IB_PACKET_DWORDS, SUBMIT_ALIGN};
 use baregpu_ring::ring::{CommandRing, RingConfigError};
 
 use super::interrupts::Interrupts;
-use super::{R5xx, Stats};
+use super::{Bar, R5xx, Stats};
 use crate::config::RingConfig;
 use crate::consts::{
     self, REG_WRITE_DWORDS, RING_TEST_SCRATCH, RING_TEST_SEED, RING_TEST_VALUE, SCRATCH_COUNT,
@@ -39,7 +39,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
     /// 6. upload the microcode (1 + 512 writes) and verify it by read-back
     ///    ([`InitError::Microcode`] on a mismatch);
     /// 7. program the ring, writeback and scratch registers and enable primary + indirect bus
-    ///    mastering (the Linux order, see [`program`](Self::program));
+    ///    mastering (the Linux order: Linux r100.c `r100_cp_init`);
     /// 8. ring test (Linux r100.c `r100_ring_test`): `SCRATCH_REG0` = 0xCAFEDEAD by MMIO, then
     ///    a type-0 write of 0xDEADBEEF through the ring, polled (bounded by
     ///    `config.test_timeout`).
@@ -75,7 +75,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
                 address: scratch,
             }))?;
         let mut gpu = R5xx {
-            io,
+            io: Bar::new(io),
             clock,
             dma,
             config,
@@ -95,7 +95,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
         self.check_alive()?;
         self.stop_and_soft_reset();
         self.wait_me_idle()?;
-        self.upload = fw::upload(&self.io, microcode)?;
+        self.upload = fw::upload(self.io.raw(), microcode)?;
         self.program();
         self.ring_test()?;
         Ok(())
@@ -123,12 +123,13 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
     pub(super) fn wait_me_idle(&self) -> Result<(), InitError> {
         // Bounded by `idle_timeout` (default 100 ms, Linux `usec_timeout`): after the soft
         // reset the ME has nothing to drain, so a busy ME this long is a hang.
-        let polled =
-            poll_until(&self.clock, self.config.idle_timeout, || match fw::check_ready(&self.io) {
+        let polled = poll_until(&self.clock, self.config.idle_timeout, || {
+            match fw::check_ready(self.io.raw()) {
                 Ok(()) => Some(Ok(())),
                 Err(LoadError::MicroEngineBusy) => None,
                 Err(e) => Some(Err(e)),
-            });
+            }
+        });
         match polled {
             Ok(r) => r.map_err(InitError::from),
             Err(waited) => {

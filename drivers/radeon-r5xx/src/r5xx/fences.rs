@@ -3,7 +3,7 @@
 //! page, extended back to 64 bits ([`Timeline::extend32`]); the shared bounded wait, which
 //! watches the device's health while it polls.
 
-use baregpu_ring::r5xx::R5xx as R5xxFamily;
+use baregpu_regs::r5xx::Family;
 use core::time::Duration;
 
 use baregpu_gpu::wait::{self, FenceSource};
@@ -24,7 +24,7 @@ use crate::error::{DeviceGone, FenceError};
 /// if the packet was written. The one place fences are written, for the ring and for PIO.
 pub(crate) fn emit<S: CommandSink>(
     timeline: &mut Timeline,
-    w: &mut Pm4Writer<S, R5xxFamily>,
+    w: &mut Pm4Writer<S, Family>,
 ) -> Result<Fence, Pm4Error> {
     // The scratch register holds the low 32 bits; `extend32` restores the rest.
     let low = timeline.peek_next() as u32;

@@ -11,7 +11,12 @@ use crate::error::{DeviceGone, TestError};
 
 /// Interrupt sources (`GEN_INT_CNTL` enables, `GEN_INT_STATUS` status; bits from the register
 /// database, Linux rs600d.h).
+///
+/// Non-exhaustive (a source may be added): build one from [`NONE`](Self::NONE) with
+/// [`with_software`](Self::with_software) / [`with_scratch`](Self::with_scratch).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
 pub struct Interrupts {
     /// The software interrupt (fired by a `GEN_INT_STATUS` write, from the host or a packet).
     pub software: bool,
@@ -20,6 +25,19 @@ pub struct Interrupts {
 }
 
 impl Interrupts {
+    /// No source.
+    pub const NONE: Interrupts = Interrupts { software: false, scratch: false };
+
+    /// With the software interrupt set or cleared.
+    pub const fn with_software(self, software: bool) -> Interrupts {
+        Interrupts { software, ..self }
+    }
+
+    /// With the scratch interrupt set or cleared.
+    pub const fn with_scratch(self, scratch: bool) -> Interrupts {
+        Interrupts { scratch, ..self }
+    }
+
     /// Whether any source is set.
     pub const fn any(self) -> bool {
         self.software || self.scratch

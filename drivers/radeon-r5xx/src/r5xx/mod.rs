@@ -18,7 +18,8 @@ use baregpu_firmware::amd::UploadReport;
 use baregpu_gpu::Timeline;
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer};
 use baregpu_hal::time::Clock;
-use baregpu_hal::{RegisterIo, RegisterIoExt};
+use baregpu_hal::{FamilyIo, RegisterIo, RegisterIoExt};
+use baregpu_regs::r5xx::Family;
 use baregpu_regs::r5xx::cp::{CP_CSQ_CNTL, CP_CSQ_MODE, SCRATCH_ADDR};
 use baregpu_ring::r5xx::R5xxRing;
 
@@ -40,6 +41,24 @@ pub type Ring<'d, A> = R5xxRing<DmaBuffer<'d, A>, DmaBuffer<'d, A>>;
 /// written through the PIO aperture, `resets`/`recoveries` the successful ones).
 pub use baregpu_gpu::Stats;
 
+/// The register BAR as the driver holds it: bound to the R5xx family, so a register of
+/// another family (Evergreen's `CP_RB_CNTL`) does not compile against it.
+///
+/// ```
+/// # use baregpu_radeon_r5xx::{Bar, hal::{RegisterIo, RegisterIoExt}, regs};
+/// fn reset_ring_control(bar: &Bar<impl RegisterIo>) {
+///     bar.write(regs::cp::CP_RB_CNTL::RESET);
+/// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// # use baregpu_radeon_r5xx::{Bar, hal::{RegisterIo, RegisterIoExt}};
+/// fn reset_ring_control(bar: &Bar<impl RegisterIo>) {
+///     bar.write(baregpu_regs::evergreen::cp::CP_RB_CNTL::RESET);
+/// }
+/// ```
+pub type Bar<IO> = FamilyIo<Family, IO>;
+
 /// A running R5xx command processor.
 ///
 /// `IO` is the register BAR (real MMIO, an in-process model, the QEMU mailbox), `C` the clock
@@ -47,7 +66,8 @@ pub use baregpu_gpu::Stats;
 /// for `'d`). Dropping the driver stops the CP's streams (§5.8 step 1) and then gives the
 /// memory back, so the CP never fetches freed memory.
 pub struct R5xx<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
-    io: IO,
+    /// The BAR, bound to R5xx: another family's register does not compile against it.
+    io: Bar<IO>,
     clock: C,
     dma: &'d A,
     config: RingConfig,
@@ -63,7 +83,7 @@ pub struct R5xx<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> {
 /// What the PIO path borrows from the driver while a session writes to the aperture: the
 /// registers and clock shared, the fence sequence and the PIO counter exclusively.
 pub(crate) struct PioParts<'g, IO, C> {
-    pub(crate) io: &'g IO,
+    pub(crate) io: &'g Bar<IO>,
     pub(crate) clock: &'g C,
     pub(crate) timeout: Duration,
     pub(crate) timeline: &'g mut Timeline,
@@ -84,8 +104,9 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> core::fmt::Debug for R5
 }
 
 impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> {
-    /// The register BAR.
-    pub fn io(&self) -> &IO {
+    /// The register BAR, bound to the R5xx family (its typed accesses take only R5xx
+    /// registers; [`FamilyIo::raw`] is the untyped window underneath).
+    pub fn io(&self) -> &Bar<IO> {
         &self.io
     }
 

@@ -14,6 +14,7 @@ use crate::error::{DeviceGone, InitError, ResetError, TestError};
 
 /// What [`R5xx::recover`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecoverReport {
     /// Whether the MicroEngine RAM failed its read-back (§5.13) and was reloaded.
     pub microcode_reloaded: bool,
@@ -59,11 +60,11 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
         let (microcode_reloaded, fences) = recovery::recover(self, |gpu: &mut Self| {
             gpu.stop_and_soft_reset();
             gpu.wait_me_idle()?;
-            let reloaded = match fw::verify(&gpu.io, &microcode) {
+            let reloaded = match fw::verify(gpu.io.raw(), &microcode) {
                 Ok(()) => false,
                 Err(LoadError::DeviceGone { .. }) => return Err(DeviceGone.into()),
                 Err(_) => {
-                    gpu.upload = fw::upload(&gpu.io, &microcode)?;
+                    gpu.upload = fw::upload(gpu.io.raw(), &microcode)?;
                     true
                 }
             };

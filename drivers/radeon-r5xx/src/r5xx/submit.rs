@@ -9,9 +9,10 @@ use baregpu_gpu::{Checkpoint, Fence, Overrun};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
+use baregpu_regs::r5xx::Family;
 use baregpu_regs::r5xx::rbbm::GEN_INT_STATUS;
 use baregpu_ring::pm4::{Pm4Writer, pad_count};
-use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, R5xx as R5xxFamily, SUBMIT_ALIGN};
+use baregpu_ring::r5xx::{IB_PACKET_DWORDS, IbDescriptor, SUBMIT_ALIGN};
 use baregpu_ring::ring::WaitError;
 
 use super::{R5xx, Ring, fences};
@@ -172,7 +173,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Submission<'_, 'd, 
     }
 
     /// A PM4 writer on the ring, held to what the batch may still write.
-    pub fn writer(&mut self) -> Pm4Writer<Budget<&mut Ring<'d, A>, &mut Allowance>, R5xxFamily> {
+    pub fn writer(&mut self) -> Pm4Writer<Budget<&mut Ring<'d, A>, &mut Allowance>, Family> {
         Pm4Writer::new(Budget::with_allowance(&mut self.gpu.ring, &mut self.allowance))
     }
 

@@ -7,8 +7,9 @@ impl baregpu_hal::register::Family for Family {
     const NAME: &'static str = "evergreen";
     type Chipset = Chipset;
 }
-/// The chipsets of the family, in the order the database lists them: chipset ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` follows it.
+/// The chipsets of the family, in the order the database lists them: chipset ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` follows it. Non-exhaustive: a chip added to the database is not a breaking change.
 #[allow(non_camel_case_types)]
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Chipset {
@@ -32,10 +33,18 @@ impl Chipset {
 }
 /// PCI vendor/device IDs of the family's chipsets, in chipset order. Some chipsets share an ID range (the documents tell them apart by a register only): the first entry wins.
 pub const PCI_IDS: &[baregpu_hal::pci::PciMatch<Chipset>] = &[
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6880, last: 0x6880, chipset: Chipset::CYPRESS, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6888, last: 0x688a, chipset: Chipset::CYPRESS, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x688c, last: 0x688d, chipset: Chipset::CYPRESS, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6898, last: 0x6898, chipset: Chipset::CYPRESS, name: Some("Radeon HD 5870") },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6899, last: 0x6899, chipset: Chipset::CYPRESS, name: Some("Radeon HD 5850") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x689b, last: 0x689b, chipset: Chipset::CYPRESS, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x689e, last: 0x689e, chipset: Chipset::CYPRESS, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6700, last: 0x6709, chipset: Chipset::CAYMAN, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6718, last: 0x6718, chipset: Chipset::CAYMAN, name: Some("Radeon HD 6970") },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x6719, last: 0x6719, chipset: Chipset::CAYMAN, name: Some("Radeon HD 6950") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x671c, last: 0x671d, chipset: Chipset::CAYMAN, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x671f, last: 0x671f, chipset: Chipset::CAYMAN, name: None },
 ];
 /// The `PCI_IDS` entry of a vendor/device ID pair.
 pub fn identify_pci(vendor: u16, device: u16) -> Option<&'static baregpu_hal::pci::PciMatch<Chipset>> {

@@ -7,25 +7,26 @@ impl baregpu_hal::register::Family for Family {
     const NAME: &'static str = "r5xx";
     type Chipset = Chipset;
 }
-/// The chipsets of the family, in the order the database lists them: chipset ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` follows it.
+/// The chipsets of the family, in the order the database lists them: chipset ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` follows it. Non-exhaustive: a chip added to the database is not a breaking change.
 #[allow(non_camel_case_types)]
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Chipset {
-    /// RV515 (Radeon X1300 / X1550).
+    /// RV515 (Radeon X1300 / X1550 / X1400 Mobility; RV505, RV516, RV550).
     /// Source: Linux radeon_family.h (CHIP_RV515), drm_pciids.h.
     RV515,
     /// R520 (Radeon X1800).
     /// Source: Linux radeon_family.h (CHIP_R520), drm_pciids.h.
     R520,
-    /// RV530 (Radeon X1600).
+    /// RV530 (Radeon X1600 / X1650; RV535).
     /// Source: Linux radeon_family.h (CHIP_RV530), drm_pciids.h.
     RV530,
-    /// RV560 (Radeon X1650 XT); no PCI IDs listed by this project yet.
-    /// Source: Linux radeon_family.h (CHIP_RV560).
+    /// RV560 (Radeon X1650 XT).
+    /// Source: Linux radeon_family.h (CHIP_RV560), drm_pciids.h.
     RV560,
-    /// RV570 (Radeon X1950 Pro); no PCI IDs listed by this project yet.
-    /// Source: Linux radeon_family.h (CHIP_RV570).
+    /// RV570 (Radeon X1950 Pro / X1950 GT).
+    /// Source: Linux radeon_family.h (CHIP_RV570), drm_pciids.h.
     RV570,
     /// R580 (Radeon X1900 / X1950).
     /// Source: Linux radeon_family.h (CHIP_R580), drm_pciids.h.
@@ -48,15 +49,50 @@ impl Chipset {
 }
 /// PCI vendor/device IDs of the family's chipsets, in chipset order. Some chipsets share an ID range (the documents tell them apart by a register only): the first entry wins.
 pub const PCI_IDS: &[baregpu_hal::pci::PciMatch<Chipset>] = &[
-    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7140, last: 0x714f, chipset: Chipset::RV515, name: Some("Radeon X1300/X1550") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7140, last: 0x7147, chipset: Chipset::RV515, name: Some("Radeon X1300/X1550") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7149, last: 0x714f, chipset: Chipset::RV515, name: Some("Radeon X1300/X1550") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7151, last: 0x7153, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x715e, last: 0x715f, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7180, last: 0x7181, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7183, last: 0x7183, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7186, last: 0x7188, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x718a, last: 0x718d, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x718f, last: 0x718f, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7193, last: 0x7193, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7196, last: 0x7196, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x719b, last: 0x719b, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x719f, last: 0x719f, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7200, last: 0x7200, chipset: Chipset::RV515, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7210, last: 0x7211, chipset: Chipset::RV515, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7100, last: 0x7100, chipset: Chipset::R520, name: Some("Radeon X1800 XT") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7101, last: 0x7106, chipset: Chipset::R520, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7108, last: 0x7108, chipset: Chipset::R520, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7109, last: 0x7109, chipset: Chipset::R520, name: Some("Radeon X1800") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x710a, last: 0x710c, chipset: Chipset::R520, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x710e, last: 0x710f, chipset: Chipset::R520, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x71c0, last: 0x71c7, chipset: Chipset::RV530, name: Some("Radeon X1600") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x71cd, last: 0x71ce, chipset: Chipset::RV530, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x71d2, last: 0x71d2, chipset: Chipset::RV530, name: Some("Radeon X1600 (FireGL)") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x71d4, last: 0x71d6, chipset: Chipset::RV530, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x71da, last: 0x71da, chipset: Chipset::RV530, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x71de, last: 0x71de, chipset: Chipset::RV530, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7281, last: 0x7281, chipset: Chipset::RV560, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7283, last: 0x7283, chipset: Chipset::RV560, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7287, last: 0x7287, chipset: Chipset::RV560, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7290, last: 0x7291, chipset: Chipset::RV560, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7293, last: 0x7293, chipset: Chipset::RV560, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7297, last: 0x7297, chipset: Chipset::RV560, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7280, last: 0x7280, chipset: Chipset::RV570, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7288, last: 0x7289, chipset: Chipset::RV570, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x728b, last: 0x728c, chipset: Chipset::RV570, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7240, last: 0x7240, chipset: Chipset::R580, name: Some("Radeon X1950 XTX") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7243, last: 0x7243, chipset: Chipset::R580, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7244, last: 0x7244, chipset: Chipset::R580, name: Some("Radeon X1950 XT") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7245, last: 0x7247, chipset: Chipset::R580, name: None },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7248, last: 0x7248, chipset: Chipset::R580, name: Some("Radeon X1950") },
     baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7249, last: 0x7249, chipset: Chipset::R580, name: Some("Radeon X1900 XT") },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x724a, last: 0x724f, chipset: Chipset::R580, name: None },
+    baregpu_hal::pci::PciMatch { vendor: 0x1002, first: 0x7284, last: 0x7284, chipset: Chipset::R580, name: None },
 ];
 /// The `PCI_IDS` entry of a vendor/device ID pair.
 pub fn identify_pci(vendor: u16, device: u16) -> Option<&'static baregpu_hal::pci::PciMatch<Chipset>> {

@@ -7,8 +7,9 @@ impl baregpu_hal::register::Family for Family {
     const NAME: &'static str = "vc4";
     type Chipset = Chipset;
 }
-/// The chipsets of the family, in the order the database lists them: chipset ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` follows it.
+/// The chipsets of the family, in the order the database lists them: chipset ranges (`GT215:GF100`, `GF100-`) are written against this order, and `Ord` follows it. Non-exhaustive: a chip added to the database is not a breaking change.
 #[allow(non_camel_case_types)]
+#[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Chipset {

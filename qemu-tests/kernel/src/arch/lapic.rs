@@ -8,8 +8,6 @@ use x86_64::registers::model_specific::Msr;
 
 /// Vector of spurious LAPIC interrupts (no EOI).
 pub const SPURIOUS_VECTOR: u8 = 0xFF;
-/// Base of the MSI address window (Intel SDM vol. 3, 11.11.1).
-const MSI_ADDRESS_BASE: u32 = 0xFEE0_0000;
 
 const IA32_APIC_BASE: u32 = 0x1B;
 const APIC_GLOBAL_ENABLE: u64 = 1 << 11;
@@ -66,7 +64,7 @@ pub fn id() -> u8 {
     LAPIC.get().map_or(0, |l| (l.read32(REG_ID) >> 24) as u8)
 }
 
-/// MSI address and data that deliver `vector` to this CPU (fixed, edge, physical destination).
-pub fn msi_message(vector: u8) -> (u64, u32) {
-    (u64::from(MSI_ADDRESS_BASE | (u32::from(id()) << 12)), u32::from(vector))
+/// The MSI message that delivers `vector` to this CPU (fixed, edge, physical destination).
+pub fn msi_message(vector: u8) -> baregpu_platform::msi::MsiMessage {
+    baregpu_platform::msi::MsiMessage::x86_lapic(id(), vector)
 }

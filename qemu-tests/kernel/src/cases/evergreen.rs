@@ -56,11 +56,17 @@ pub(super) fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, Case
     let (pfp, me, rlc) = match chip {
         Chipset::CYPRESS => (CYPRESS_PFP, CYPRESS_ME, CYPRESS_RLC),
         Chipset::CAYMAN => (CAYMAN_PFP, CAYMAN_ME, CAYMAN_RLC),
+        _ => return Err(UNKNOWN_CHIP),
     };
-    check("firmware parses", EvergreenFirmware::parse(EvergreenUcode::of(chip), pfp, me, rlc))
+    let ucode = EvergreenUcode::of(chip).ok_or(UNKNOWN_CHIP)?;
+    check("firmware parses", EvergreenFirmware::parse(ucode, pfp, me, rlc))
 }
 
 /// Mailbox attached, device reset, probed and enabled with the driver's PCI code.
+/// A chipset the Evergreen cases have no images, IDs or assembler target for (`Chipset` is
+/// non-exhaustive).
+const UNKNOWN_CHIP: CaseError = CaseError::Check("a chip the Evergreen cases know");
+
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, Chipset), CaseError> {
     let ivshmem =
         mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
@@ -135,6 +141,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     let device = match chip {
         Chipset::CYPRESS => 0x6898u16,
         Chipset::CAYMAN => 0x6718u16,
+        _ => return Err(UNKNOWN_CHIP),
     };
     expect_eq("pci: device matches the chip", probed.function.device, device)?;
     expect("pci: register BAR >= 64 KiB", probed.registers.size >= 64 * 1024)?;
@@ -146,7 +153,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
 pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
     let gpu = init(kernel, mailbox, chip, RingConfig::default())?;
-    let u = EvergreenUcode::of(chip);
+    let u = EvergreenUcode::of(chip).ok_or(UNKNOWN_CHIP)?;
     let r = gpu.upload_report();
     defmt::info!(
         "evergreen: PFP {=usize}, ME {=usize}, RLC {=usize} writes; {=usize} read back",
@@ -163,6 +170,7 @@ pub fn firmware_case(kernel: &Kernel) -> Result<(), CaseError> {
     let other = match chip {
         Chipset::CYPRESS => Chipset::CAYMAN,
         Chipset::CAYMAN => Chipset::CYPRESS,
+        _ => return Err(UNKNOWN_CHIP),
     };
     let wrong = Evergreen::init(
         mailbox.io(0),
@@ -456,17 +464,18 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     Ok(())
 }
 
-fn asm_chip(chip: Chipset) -> Chip {
+fn asm_chip(chip: Chipset) -> Result<Chip, CaseError> {
     match chip {
-        Chipset::CYPRESS => Chip::Evergreen,
-        Chipset::CAYMAN => Chip::Cayman,
+        Chipset::CYPRESS => Ok(Chip::Evergreen),
+        Chipset::CAYMAN => Ok(Chip::Cayman),
+        _ => Err(UNKNOWN_CHIP),
     }
 }
 
 fn load(kernel: &Kernel, chip: Chipset, source: &str) -> Result<(Buffer, GpuKernel), CaseError> {
     let mut nodes = [Node::EMPTY; 64];
     let mut words = [0u32; 256];
-    let info = check("assemble", assemble(source, asm_chip(chip), &mut nodes, &mut words))?;
+    let info = check("assemble", assemble(source, asm_chip(chip)?, &mut nodes, &mut words))?;
     let region = alloc(kernel, 4096)?;
     let k = check(
         "load kernel",

@@ -137,7 +137,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     let mut r520 = init_r520(kernel, r_box)?;
     let fence = check("R520 fence", r520.emit_fence())?;
     check("R520 fence wait", r520.wait(&fence, TIMEOUT))?;
-    r520.enable_interrupts(Interrupts { software: true, scratch: false });
+    check("R520 interrupt test", r520.enable_interrupts(Interrupts::NONE.with_software(true)))?;
     *R520_IRQ.lock() = Some(r520);
     r_box.set_irq_handler(Some(on_r520_interrupt));
     e_box.set_irq_handler(Some(on_cypress_interrupt));

@@ -286,10 +286,7 @@ fn wait_irqs(count: u32) -> Result<(), CaseError> {
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let mailbox = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, RingConfig::default())?;
-    check(
-        "r5xx: interrupt test",
-        gpu.enable_interrupts(Interrupts { software: true, scratch: false }),
-    )?;
+    check("r5xx: interrupt test", gpu.enable_interrupts(Interrupts::NONE.with_software(true)))?;
     *GPU.lock() = Some(gpu);
     mailbox::set_irq_handler(Some(on_interrupt));
     x86_64::instructions::interrupts::enable();

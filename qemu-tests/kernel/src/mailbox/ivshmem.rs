@@ -12,8 +12,9 @@
 
 use crate::arch::{idt, lapic};
 use crate::pci::PortConfig;
+use baregpu_hal::MmioRegion;
 use baregpu_hal::pci::{self, ConfigRegionAccess, PciAddress, PciFunction};
-use baregpu_hal::{MmioRegion, RegisterIo};
+use baregpu_platform::msi::Msix;
 use core::ptr::NonNull;
 use gpu_mailbox::{IVSHMEM_DEVICE, IVSHMEM_VENDOR, SHMEM_SIZE, VECTOR_IRQ, VECTORS};
 
@@ -27,16 +28,9 @@ const WINDOW_END: u64 = 0xFEC0_0000;
 
 const REG_COMMAND: u16 = 0x04;
 const REG_BAR0: u16 = 0x10;
-const REG_CAPABILITIES: u16 = 0x34;
 const COMMAND_MEMORY: u32 = 1 << 1;
 const COMMAND_BUS_MASTER: u32 = 1 << 2;
 const COMMAND_IO: u32 = 1 << 0;
-const STATUS_CAPABILITIES: u32 = 1 << (16 + 4);
-const CAP_MSIX: u32 = 0x11;
-const MSIX_ENABLE: u32 = 1 << 15;
-const MSIX_FUNCTION_MASK: u32 = 1 << 14;
-const MSIX_ENTRY_SIZE: usize = 16;
-const MSIX_VECTOR_MASKED: u32 = 1;
 
 /// Why the ivshmem function cannot carry the mailbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]
@@ -231,68 +225,21 @@ fn move_bar(address: PciAddress, slot: u8, new: u64) {
     cfg_write(address, REG_COMMAND, command);
 }
 
-fn find_capability(address: PciAddress, id: u32) -> Option<u16> {
-    if cfg_read(address, REG_COMMAND) & STATUS_CAPABILITIES == 0 {
-        return None;
-    }
-    let mut pointer = (cfg_read(address, REG_CAPABILITIES) & 0xFC) as u16;
-    // At most 48 capabilities fit the 192 bytes after the header: bounds a malformed loop.
-    for _ in 0..48 {
-        if pointer < 0x40 {
-            return None;
-        }
-        let header = cfg_read(address, pointer);
-        if header & 0xFF == id {
-            return Some(pointer);
-        }
-        pointer = ((header >> 8) & 0xFC) as u16;
-    }
-    None
-}
-
 /// Enable MSI-X with every entry masked except [`VECTOR_IRQ`], which targets this CPU's LAPIC
 /// at IDT `vector`. QEMU drops ivshmem interrupts while MSI-X is disabled (no INTx), so this
 /// runs before any device interrupt is enabled.
 fn setup_msix(function: &PciFunction, index: usize, vector: u8) -> Result<(), IvshmemError> {
-    let address = function.address;
-    let cap = find_capability(address, CAP_MSIX).ok_or(IvshmemError::NoMsix)?;
-    let header = cfg_read(address, cap);
-    let control = header >> 16;
-    let entries = (control & 0x7FF) as usize + 1;
-    if entries < VECTORS as usize {
+    let mut msix = Msix::find(&PortConfig, function).map_err(|_| IvshmemError::NoMsix)?;
+    if msix.entries() < VECTORS as u16 {
         return Err(IvshmemError::NoMsix);
     }
-    let table = cfg_read(address, cap + 4);
-    let bir = (table & 0x7) as u8;
-    let (bar, bar_size) =
-        function.memory_bar(usize::from(bir)).ok_or(IvshmemError::MissingBar(bir))?;
-    let table_offset = u64::from(table & !0x7);
-    let table_len = (entries * MSIX_ENTRY_SIZE) as u64;
-    if table_offset + table_len > bar_size {
-        return Err(IvshmemError::BadMsixTable);
-    }
-    let table = map(bar + table_offset, table_len, bir)?;
-
-    // Enable with the function masked, program the entries, then unmask the function.
-    let enable_masked = control | MSIX_ENABLE | MSIX_FUNCTION_MASK;
-    cfg_write(address, cap, (header & 0xFFFF) | (enable_masked << 16));
-    let (msi_address, msi_data) = lapic::msi_message(vector);
-    for entry in 0..entries {
-        let base = entry * MSIX_ENTRY_SIZE;
-        table.write32(base + 12, MSIX_VECTOR_MASKED);
-        if entry == VECTOR_IRQ as usize {
-            table.write32(base, msi_address as u32);
-            table.write32(base + 4, (msi_address >> 32) as u32);
-            table.write32(base + 8, msi_data);
-            table.write32(base + 12, 0);
-        }
-    }
-    let enabled = (control | MSIX_ENABLE) & !MSIX_FUNCTION_MASK;
-    cfg_write(address, cap, (header & 0xFFFF) | (enabled << 16));
+    let table = map(msix.table_address(), msix.table_bytes() as u64, 0)?;
+    let route = (VECTOR_IRQ as u16, lapic::msi_message(vector));
+    msix.enable(&PortConfig, &table, &[route]).map_err(|_| IvshmemError::BadMsixTable)?;
     defmt::info!(
-        "ivshmem {=usize}: MSI-X enabled ({=usize} entries), vector {=u32} -> IDT {=u8:#x} on APIC {=u8}",
+        "ivshmem {=usize}: MSI-X enabled ({=u16} entries), vector {=u32} -> IDT {=u8:#x} on APIC {=u8}",
         index,
-        entries,
+        msix.entries(),
         VECTOR_IRQ,
         vector,
         lapic::id()

@@ -1040,12 +1040,15 @@ impl EvergreenModel {
             Packet::Set { range, next, remaining, legacy_zero } => {
                 let register = match next {
                     None => {
-                        // §9.4.13-§9.4.19: REG_OFFSET / CONST_OFFSET 15:0 in dwords; 31:16
-                        // "must be programmed to zero" where the packet says so.
-                        if legacy_zero && w >> 16 != 0 {
+                        // §9.4.13-§9.4.19: REG_OFFSET / CONST_OFFSET in dwords (every SET_*
+                        // packet has the same offset dword, as the table says); the bits
+                        // above it "must be programmed to zero" where the packet says so.
+                        let offset =
+                            baregpu_regs::evergreen::packets::set_config_reg::REG_OFFSET.spec;
+                        if legacy_zero && w & !offset.mask() != 0 {
                             return Err(self.fail(error_code::INVALID_PACKET, dev));
                         }
-                        let start = range.0 + 4 * (w & 0xFFFF);
+                        let start = range.0 + 4 * offset.get(w);
                         // The whole packet must fit the range (the data dwords still to come).
                         if u64::from(start) + 4 * u64::from(remaining - 1) > u64::from(range.1) {
                             return Err(self.fail(error_code::REG_RANGE, dev));

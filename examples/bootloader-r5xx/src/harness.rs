@@ -1,8 +1,10 @@
-//! How this kernel reaches the emulated R520 of the QEMU harness.
+//! The QEMU harness's transport to the emulated R520 (feature `qemu-harness`; delete this file
+//! and the feature when you copy the example out of the repository).
 //!
-//! A real board's `RegisterIo` is its register BAR itself (`crate::mmio::map`, an
-//! [`MmioRegion`]; `main.rs` takes that path when the PCI scan finds an R5xx). In the harness
-//! the GPU is a device model running beside QEMU and reached
+//! A real board's `RegisterIo` is its register BAR itself (`baregpu_platform::boot::map_bar`,
+//! an [`MmioRegion`]; `main.rs` takes that path when the PCI scan finds an R5xx). In the
+//! harness the GPU is a device model running beside QEMU (a separate process, `model-server`,
+//! which plain QEMU does not start) and reached
 //! through QEMU's `ivshmem-doorbell` PCI function: each register or configuration access is one
 //! request in a mailbox at the start of ivshmem's BAR2, announced through the doorbell in BAR0
 //! (the contract: the `gpu_mailbox` crate, whose `guest` module does the exchange for this
@@ -11,11 +13,14 @@
 //! `RegisterIo` with the same ordering guarantees as MMIO. Guest RAM is shared with the model,
 //! so its DMA reaches physical addresses as a bus master's does.
 
-use crate::mmio::{self, MapError};
 use baregpu_hal::pci::{self, ConfigRegionAccess, PciAddress};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{MmioRegion, RegisterIo};
+use baregpu_platform::boot::{self, BootError};
+use baregpu_platform::pci::PortConfig;
+use bootloader_api::BootInfo;
 use core::cell::Cell;
+use core::fmt;
 use core::time::Duration;
 use gpu_mailbox::guest::{self, ConnectError, ExchangeError, Request};
 use gpu_mailbox::{IVSHMEM_DEVICE, IVSHMEM_VENDOR, Op, SHMEM_SIZE};
@@ -31,50 +36,32 @@ pub const VIRTUAL_SEGMENT: u16 = 1;
 /// Why the emulated device is unreachable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceError {
-    /// No ivshmem-doorbell function on the scanned buses.
+    /// No ivshmem-doorbell function on the scanned buses: QEMU was started without the
+    /// harness's `-device ivshmem-doorbell` and its device model.
     NoIvshmem,
     /// BAR `0` or `2` is missing or too small.
     MissingBar(u8),
     /// A BAR could not be mapped.
-    Map(MapError),
+    Map(BootError),
     /// The model's header is missing or of another protocol version.
     Connect(ConnectError),
     /// A request failed (no completion in time, or an error status).
     Request(ExchangeError),
 }
 
-/// x86 configuration mechanism #1 (ports 0xCF8/0xCFC) on segment 0.
-#[derive(Debug, Clone, Copy)]
-pub struct PortConfig;
-
-impl PortConfig {
-    fn address(address: PciAddress, offset: u16) -> Option<u32> {
-        (address.segment() == 0 && offset <= 0xFC).then(|| {
-            0x8000_0000
-                | u32::from(address.bus()) << 16
-                | u32::from(address.device()) << 11
-                | u32::from(address.function()) << 8
-                | u32::from(offset & 0xFC)
-        })
-    }
-}
-
-impl ConfigRegionAccess for PortConfig {
-    unsafe fn read(&self, address: PciAddress, offset: u16) -> u32 {
-        let Some(cf8) = Self::address(address, offset) else { return u32::MAX };
-        // SAFETY: the PCI configuration ports, used only here, by one CPU, interrupts off.
-        unsafe {
-            x86_64::instructions::port::Port::<u32>::new(0xCF8).write(cf8);
-            x86_64::instructions::port::Port::<u32>::new(0xCFC).read()
-        }
-    }
-
-    unsafe fn write(&self, address: PciAddress, offset: u16, value: u32) {
-        let Some(cf8) = Self::address(address, offset) else { return };
-        // SAFETY: as in `read`; the caller vouches for the write's effect.
-        unsafe {
-            x86_64::instructions::port::Port::<u32>::new(0xCF8).write(cf8);
-            x86_64::instructions::port::Port::<u32>::new(0xCFC).write(value);
+impl fmt::Display for DeviceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DeviceError::NoIvshmem => write!(
+                f,
+                "no ivshmem-doorbell function ({IVSHMEM_VENDOR:04x}:{IVSHMEM_DEVICE:04x}): the emulated \
+                 R520 is a device model that runs beside QEMU, which plain qemu-system-x86_64 \
+                 does not start; run `cargo run -p qemu-runner -- case bootloader-r5xx`"
+            ),
+            DeviceError::MissingBar(slot) => write!(f, "ivshmem BAR{slot} is missing or too small"),
+            DeviceError::Map(e) => write!(f, "ivshmem BAR not mapped: {e:?}"),
+            DeviceError::Connect(e) => write!(f, "device model not answering: {e:?}"),
+            DeviceError::Request(e) => write!(f, "mailbox request failed: {e:?}"),
         }
     }
 }
@@ -89,8 +76,8 @@ pub struct Mailbox<C: Clock> {
 
 impl<C: Clock> Mailbox<C> {
     /// Find ivshmem on segment 0, enable its memory decoding, map its BARs through the
-    /// physical-memory map at `offset` and wait for the model's header.
-    pub fn attach(offset: u64, clock: C) -> Result<Self, DeviceError> {
+    /// bootloader's physical-memory map and wait for the model's header.
+    pub fn attach(boot_info: &BootInfo, clock: C) -> Result<Self, DeviceError> {
         let mut found = None;
         pci::scan(&PortConfig, LAST_BUS, |f| {
             if (f.vendor, f.device) == (IVSHMEM_VENDOR, IVSHMEM_DEVICE) && found.is_none() {
@@ -108,8 +95,14 @@ impl<C: Clock> Mailbox<C> {
         if size2 < SHMEM_SIZE as u64 {
             return Err(DeviceError::MissingBar(2));
         }
-        let doorbell = mmio::map(bar0, size0, offset).map_err(DeviceError::Map)?;
-        let shared = mmio::map(bar2, SHMEM_SIZE as u64, offset).map_err(DeviceError::Map)?;
+        // SAFETY: BAR0 and BAR2 of the ivshmem function (device memory), mapped once by this
+        // single-CPU kernel and used only through the mailbox.
+        let (doorbell, shared) = unsafe {
+            (
+                boot::map_bar(boot_info, bar0, size0).map_err(DeviceError::Map)?,
+                boot::map_bar(boot_info, bar2, SHMEM_SIZE as u64).map_err(DeviceError::Map)?,
+            )
+        };
         let seq = guest::connect(&shared, &clock, REQUEST_TIMEOUT).map_err(DeviceError::Connect)?;
         Ok(Mailbox { doorbell, shared, clock, seq: Cell::new(seq) })
     }
