@@ -659,11 +659,6 @@ const EXTRA_SEEDS: [u64; 2] = [0x00DD_BA11, 0xC0FF_EE00];
 /// per millisecond keeps the run about as long as a seeded one.
 const THREADED_PACING: &str = "threaded:1000";
 
-/// The packages the threaded rerun tests (the scheduler example's timing tests assume
-/// request-paced engines).
-const THREADED_PACKAGES: &[&str] =
-    &["drivers/radeon-r5xx", "drivers/radeon-evergreen", "examples/ctm-compute"];
-
 /// The packages the pacing reruns test again (their tests drive the device models).
 /// The drivers' tests include the family-generic contract suite (`gpu-contract`, in their
 /// tests/contract.rs); the scheduler example runs over both in-process GPUs.
@@ -796,13 +791,12 @@ fn test_job() -> ExitCode {
     });
     // The R5xx and Evergreen drivers, the CTM workloads and the scheduler example against other
     // engine interleavings: two more seeds and run-to-idle (the default seed ran above), and
-    // the drivers and CTM workloads threaded, with the executables built above.
+    // threaded, with the executables built above.
     tally.phase("pacing reruns", |tally| {
         let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
-        for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle"]) {
+        for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle", THREADED_PACING]) {
             rerun_paced(tally, &binaries, PACED_PACKAGES, pacing);
         }
-        rerun_paced(tally, &binaries, THREADED_PACKAGES, THREADED_PACING);
     });
 
     // 3. The QEMU cases: test kernel and Pi image beside their emulated devices.

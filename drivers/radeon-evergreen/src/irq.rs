@@ -156,8 +156,16 @@ impl<A: DmaAllocator + ?Sized> IhRing<'_, A> {
         let (lo, hi) = split_address(wb);
         io.write(IH_RB_WPTR_ADDR_LO::RESET.try_with_ih_rb_wptr_addr_lo(lo).map_err(bad)?);
         io.write(IH_RB_WPTR_ADDR_HI::RESET.try_with_ih_rb_wptr_addr_hi(hi).map_err(bad)?);
-        io.write(IH_RB_RPTR::RESET);
-        self.rptr = 0;
+        // Start reading where the IH will write next: `IH_RB_WPTR` is read-only, so after a
+        // disable/enable it still points past the vectors of the previous enable, which the
+        // ring memory still holds. Reading from 0 would take those stale vectors for new ones
+        // (the interrupt test would pass on an old end-of-pipe vector and leave its own, the
+        // line asserted).
+        let wptr = io.read::<IH_RB_WPTR>();
+        let next = wptr.wptr_offset() as usize * 4;
+        self.rptr =
+            if next.is_multiple_of(VECTOR_BYTES) && next < self.mem.size() { next } else { 0 };
+        self.write_rptr(io);
         // MC_WRREQ_CREDIT and MC_WR_CLEAN_CNT 0x10 (Linux), RPTR_REARM for MSI.
         let ih_cntl = IH_CNTL::RESET
             .with_mc_wrreq_credit(0x10)

@@ -7,6 +7,10 @@ mod common;
 
 use std::cell::Cell;
 
+use baregpu_hal::{Register, RegisterIo};
+use baregpu_radeon_evergreen::irq::source;
+use baregpu_radeon_evergreen::{Evergreen, InitError, RingConfig, TestError};
+use baregpu_regs::evergreen::cp::CP_INT_CNTL;
 use common::ih::{IH_BYTES, PlantedWptr, assert_in_step, driver, impossible_or_flags, plant};
 use common::*;
 use proptest::prelude::*;
@@ -54,5 +58,63 @@ fn arbitrary_write_pointers_never_desynchronise_the_ring() {
                 plant(&gpu, &io, &mut drv.borrow_mut(), planted).map_err(TestCaseError::fail)
             })
             .unwrap_or_else(|e| panic!("{asic:?}: {e}"));
+    }
+}
+
+/// The emulated GPU, except that writes to `CP_INT_CNTL` are dropped once `dead` is set: the
+/// CP then asks the IH for no end-of-pipe interrupt.
+struct DeadEopInterrupt<'g> {
+    gpu: &'g Gpu,
+    dead: Cell<bool>,
+}
+
+impl RegisterIo for DeadEopInterrupt<'_> {
+    fn read32(&self, offset: usize) -> u32 {
+        self.gpu.read32(offset)
+    }
+    fn write32(&self, offset: usize, value: u32) {
+        if !(self.dead.get() && offset == CP_INT_CNTL::OFFSET) {
+            self.gpu.write32(offset, value)
+        }
+    }
+}
+
+/// `IH_RB_WPTR` is read-only: after bring-up's interrupt test (and after a disable), the IH's
+/// write pointer stays past vectors the ring memory still holds. Enabling must start reading
+/// there: an interrupt test that read from 0 passed on bring-up's stale end-of-pipe vector even
+/// with the interrupt path dead, and left a live test's own vector unread (the test kernel's
+/// first fence then "interrupted" before it signalled).
+#[test]
+fn enabling_interrupts_again_tests_the_path_afresh_and_leaves_no_vector_unread() {
+    for (chip, asic) in CHIPS {
+        let gpu = gpu(asic);
+        let io = DeadEopInterrupt { gpu: &gpu, dead: Cell::new(false) };
+        let config = RingConfig { ih_ring_bytes: IH_BYTES, ..Default::default() };
+        let fw = Images::of(chip);
+        let mut drv = Evergreen::init(&io, ModelClock::new(&gpu), &gpu, chip, &fw.parse(), config)
+            .expect("init");
+        for round in 0..3 {
+            drv.enable_interrupts().expect("interrupts (opt-in)");
+            // Let the engines finish whatever the interrupt test left in flight.
+            for _ in 0..20 {
+                gpu.poll();
+            }
+            let left = drv.handle_interrupts().expect("in step");
+            assert_eq!(
+                (left.vectors, left.eop),
+                (0, 0),
+                "{asic:?}, enable #{round}: the interrupt test consumed its own vector"
+            );
+            let f = drv.fence().unwrap();
+            drv.wait(&f, FENCE_TIMEOUT).unwrap();
+            drv.disable_interrupts();
+        }
+        io.dead.set(true);
+        match drv.enable_interrupts() {
+            Err(InitError::Test(TestError::NoInterrupt { source: s, .. })) => {
+                assert_eq!(s, source::CP_EOP, "{asic:?}")
+            }
+            other => panic!("{asic:?}: a dead EOP interrupt passed the test: {other:?}"),
+        }
     }
 }

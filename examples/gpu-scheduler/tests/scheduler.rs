@@ -4,7 +4,7 @@
 //! line, as the test kernel's MSI-X handler does), every result checked by the CPU, a hung GPU
 //! reset, a lost GPU's fences failed while the other GPU's work completes.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode};
 use baregpu_gpu::{FenceFailure, FenceStatus, GpuQueue};
@@ -14,7 +14,7 @@ use baregpu_radeon_r5xx::consts::USER_SCRATCH;
 use baregpu_radeon_r5xx::{R5xx, RingConfig};
 use baregpu_regs::evergreen::Chipset;
 use evergreen_model::{Asic, EvergreenModel};
-use gpu_device_model::{GpuModel, InProcess, ModelClock};
+use gpu_device_model::{GpuModel, InProcess, ModelClock, Pacing};
 use gpu_scheduler::radeon::{CheckedWrite, FILL_BYTES};
 use gpu_scheduler::{
     Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
@@ -30,9 +30,9 @@ type Cypress =
 
 /// User scratch registers an R520 job may write (`SCRATCH_REG2..7`).
 const SCRATCH_REGS: usize = 6;
-/// Per-job deadline (simulated time: the model clock advances 10 µs per reading).
+/// Per-job deadline (the scheduler's time, see [`Timebase`]).
 const JOB_TIMEOUT: Duration = Duration::from_millis(20);
-/// Simulated time per turn of the test's main loop.
+/// Simulated time per turn of the test's main loop under request-paced engines.
 const TURN_NS: u64 = 10_000;
 
 type Job = CheckedWrite;
@@ -98,11 +98,16 @@ trait Device {
     fn poll(&self);
     fn lines(&self) -> u32;
     fn ack(&self, lines: u32);
+    /// Its engines run on the wall clock (`threaded` pacing), not as the test polls.
+    fn wall_clocked(&self) -> bool;
 }
 
 impl<M: GpuModel> Device for InProcess<M> {
     fn poll(&self) {
         InProcess::poll(self);
+    }
+    fn wall_clocked(&self) -> bool {
+        matches!(self.pacing(), Pacing::Threaded { .. })
     }
     fn lines(&self) -> u32 {
         self.irq_status()
@@ -144,13 +149,41 @@ impl Run {
     }
 }
 
+/// The scheduler's time: [`TURN_NS`] per turn while the engines advance as the test polls
+/// them, the wall clock while they run on it (`threaded` pacing: polling makes the engines
+/// catch up with it, so a job's deadline still means that long of engine time).
+enum Timebase {
+    Turns,
+    Wall(Instant),
+}
+
+impl Timebase {
+    fn of(devices: [&dyn Device; 2]) -> Self {
+        if devices.iter().any(|d| d.wall_clocked()) {
+            Self::Wall(Instant::now())
+        } else {
+            Self::Turns
+        }
+    }
+
+    /// The time after a turn that began at `now`.
+    fn after_turn(&self, now: u64) -> u64 {
+        match self {
+            Self::Turns => now + TURN_NS,
+            Self::Wall(start) => {
+                u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX).max(now)
+            }
+        }
+    }
+}
+
 /// Time passes: each device's engines run, its asserted interrupt line goes to its lane, then
 /// is acknowledged; one scheduler step.
 fn turn(
     scheduler: &mut Scheduler<2>,
     lanes: &mut [&mut dyn Engine<Job>; 2],
     devices: [&dyn Device; 2],
-    now: &mut u64,
+    (time, now): (&Timebase, &mut u64),
     run: &mut Run,
 ) {
     for (lane, device) in devices.iter().enumerate() {
@@ -161,8 +194,8 @@ fn turn(
             device.ack(lines);
         }
     }
-    *now += TURN_NS;
-    assert!(*now < 10_000_000_000, "no progress in 10 s of simulated time");
+    *now = time.after_turn(*now);
+    assert!(*now < 10_000_000_000, "no progress in 10 s of the scheduler's time");
     scheduler.step(lanes, *now, &mut |event| match event {
         Event::Submitted { lane, .. } => run.submitted.push(lane),
         Event::Completed(done) => run.done.push(done),
@@ -180,6 +213,7 @@ fn run_jobs(
     run: &mut Run,
 ) -> usize {
     let mut scheduler = Scheduler::new();
+    let time = Timebase::of(devices);
     let mut now = 0;
     let mut next = [0u32; 2];
     let mut refused = 0;
@@ -197,7 +231,7 @@ fn run_jobs(
             }
         }
         before_turn(run);
-        turn(&mut scheduler, lanes, devices, &mut now, run);
+        turn(&mut scheduler, lanes, devices, (&time, &mut now), run);
     }
     refused
 }
@@ -436,6 +470,9 @@ impl Device for NoInterrupts<'_> {
         0
     }
     fn ack(&self, _: u32) {}
+    fn wall_clocked(&self) -> bool {
+        self.0.wall_clocked()
+    }
 }
 
 #[test]

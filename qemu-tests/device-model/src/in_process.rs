@@ -247,6 +247,7 @@ impl<M: GpuModel + 'static> InProcess<M> {
     /// tick count); [`ModelClock`] does this on every reading.
     pub fn poll(&self) -> crate::Activity {
         let mut device = self.lock();
+        self.engine.catch_up(&mut device);
         let activity = device.poll();
         self.count_interrupts(&mut device);
         activity
@@ -368,7 +369,8 @@ pub const MODEL_CLOCK_STEP_NS: u64 = 10_000;
 /// pacing ([`InProcess::poll`]) and advances time by [`MODEL_CLOCK_STEP_NS`], so a driver's
 /// bounded wait makes progress the way real time does for real hardware, deterministically.
 /// Under `threaded` pacing the engines run on the wall clock, and so does this clock (time
-/// since it was made; each reading yields the processor to the engine thread).
+/// since it was made; each reading yields the processor to the engine thread, and ticks for it
+/// when the host left it unscheduled, so a timeout on this clock saw the engines run that long).
 pub struct ModelClock<'a, M: GpuModel + 'static> {
     device: &'a InProcess<M>,
     now: Cell<u64>,

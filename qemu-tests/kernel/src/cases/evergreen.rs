@@ -269,7 +269,7 @@ static GPU: spin::Mutex<Option<Gpu>> = spin::Mutex::new(None);
 static EOP_IRQS: AtomicU32 = AtomicU32::new(0);
 static MSIX_CALLS: AtomicU32 = AtomicU32::new(0);
 
-/// Device interrupt: drain the IH ring, count EOP vectors.
+/// Device interrupt (MSI-X only: nothing else calls it): drain the IH ring, count EOP vectors.
 fn on_interrupt(lines: u32) {
     if lines != 0 {
         MSIX_CALLS.fetch_add(1, Ordering::SeqCst);
@@ -283,32 +283,46 @@ fn on_interrupt(lines: u32) {
 }
 
 /// `evergreen-irq`: EOP interrupts of 10 fences arrive through the IH ring as MSI-X.
+///
+/// Only the MSI-X handler consumes the IH ring: the case waits for each fence's vector with
+/// interrupts on and never polls the ring. (It used to wait for the fences with interrupts off
+/// and then drain the ring by polling: when QEMU delivered the one MSI-X of the latched line
+/// after that drain, no vector had come by interrupt and the case failed by chance.)
 pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, chip) = attach(kernel)?;
     let mut gpu = init(kernel, mailbox, chip, RingConfig::default())?;
-    // Enabling runs the interrupt test, which raises the line and consumes its vector by
-    // polling: clear the mailbox latch it left, so the fences below signal afresh.
-    check("enable interrupts", gpu.enable_interrupts())?;
-    mailbox.request(Op::IrqAck, 0, 0, u32::MAX)?;
-    EOP_IRQS.store(0, Ordering::SeqCst);
-    MSIX_CALLS.store(0, Ordering::SeqCst);
-    *GPU.lock() = Some(gpu);
-    mailbox::set_irq_handler(Some(on_interrupt));
+    // Enabling runs the interrupt test, which consumes its vector by polling: with interrupts
+    // off, so no handler acknowledges the line while the vector is still unread (each such
+    // acknowledgement latches the asserted line again: one MSI-X after another). Then clear
+    // the latch it left, so the fences below signal afresh, and install the handler before
+    // interrupts come back on: a late MSI-X of that latch finds no line and an empty IH ring.
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        check("enable interrupts", gpu.enable_interrupts())?;
+        mailbox.request(Op::IrqAck, 0, 0, u32::MAX)?;
+        EOP_IRQS.store(0, Ordering::SeqCst);
+        MSIX_CALLS.store(0, Ordering::SeqCst);
+        *GPU.lock() = Some(gpu);
+        mailbox::set_irq_handler(Some(on_interrupt));
+        Ok::<_, CaseError>(())
+    })?;
     x86_64::instructions::interrupts::enable();
-    for _ in 0..10 {
-        x86_64::instructions::interrupts::without_interrupts(|| {
+    for i in 1..=10u32 {
+        let fence = x86_64::instructions::interrupts::without_interrupts(|| {
             let mut guard = GPU.lock();
             let gpu = guard.as_mut().ok_or(CaseError::Check("driver present"))?;
-            let f = check("fence", gpu.fence())?;
-            check("fence wait", gpu.wait(&f, FENCE_TIMEOUT))
+            check("fence", gpu.fence())
         })?;
+        // Interrupts on, the driver unlocked: the handler is the only one consuming vectors.
+        let arrived = poll_until(&TscClock, IRQ_TIMEOUT, || {
+            (EOP_IRQS.load(Ordering::SeqCst) >= i).then_some(())
+        });
+        check("EOP interrupt", arrived)?;
+        // INT_SEL 2 (Evergreen §9.6.2): the fence write is confirmed before the interrupt.
+        let signalled = x86_64::instructions::interrupts::without_interrupts(|| {
+            GPU.lock().as_ref().is_some_and(|gpu| gpu.signalled(&fence))
+        });
+        expect("a fence has signalled when its EOP interrupt arrives", signalled)?;
     }
-    let arrived = poll_until(&TscClock, IRQ_TIMEOUT, || {
-        // A vector written after the last interrupt is drained here.
-        x86_64::instructions::interrupts::without_interrupts(on_poll);
-        (EOP_IRQS.load(Ordering::SeqCst) >= 10).then_some(())
-    });
-    check("EOP interrupts", arrived)?;
     expect_eq("EOP vectors handled", EOP_IRQS.load(Ordering::SeqCst), 10u32)?;
     let calls = MSIX_CALLS.load(Ordering::SeqCst);
     defmt::info!("evergreen: {=u32} MSI-X interrupts carried the 10 EOP vectors", calls);
@@ -316,10 +330,6 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     mailbox::set_irq_handler(None);
     *GPU.lock() = None;
     Ok(())
-}
-
-fn on_poll() {
-    on_interrupt(0)
 }
 
 /// `evergreen-cp-dma`: CP DMA fill and copy, checked against the CPU word by word.
