@@ -12,7 +12,8 @@ fuzz_target!(|bytes: &[u8]| {
     let Ok(len) = assemble(src, &mut out) else { return };
     let mut pc = 0;
     while pc < len {
-        let (insn, n) = Instruction::decode(&out[pc..len]).unwrap_or_else(|e| panic!("{src:?} at {pc}: {e}"));
+        let (insn, n) =
+            Instruction::decode(&out[pc..len]).unwrap_or_else(|e| panic!("{src:?} at {pc}: {e}"));
         // The same instruction, alone at the same address (padded with 2-byte `ret`s).
         let text = format!("{}{}", "ret\n".repeat(pc / 2), insn.display_at(pc as u32));
         let mut again = vec![0u8; pc + 4];
