@@ -110,6 +110,7 @@ pub(super) fn init_cypress(
 }
 
 static R520_IRQ: spin::Mutex<Option<R520>> = spin::Mutex::new(None);
+static CYPRESS_IRQ: spin::Mutex<Option<Cypress>> = spin::Mutex::new(None);
 
 /// The R520's interrupt handler: the driver acknowledges in GEN_INT_STATUS.
 fn on_r520_interrupt(_lines: u32) {
@@ -120,13 +121,30 @@ fn on_r520_interrupt(_lines: u32) {
     }
 }
 
-/// The Cypress's handler while this case polls its fences: the mailbox acknowledges the line,
-/// the EOP vectors stay in the IH ring.
-fn on_cypress_interrupt(_lines: u32) {}
+/// The Cypress's interrupt handler: the driver drains the IH ring (its line stays asserted
+/// while vectors are unread, so the mailbox's acknowledgement alone would re-latch it).
+fn on_cypress_interrupt(_lines: u32) {
+    if let Some(mut guard) = CYPRESS_IRQ.try_lock()
+        && let Some(gpu) = guard.as_mut()
+    {
+        let _ = gpu.handle_interrupts();
+    }
+}
+
+/// Wait until mailbox `m`'s interrupt line is quiet: a vector raised while the CPU's
+/// interrupts were off has been taken and acknowledged.
+fn quiet(what: &'static str, m: &Mailbox) -> Result<(), CaseError> {
+    check(what, poll_until(&TscClock, TIMEOUT, || (m.irq_lines() == 0).then_some(())))
+}
 
 /// `multi-gpu-probe`: both GPUs found by probing, each with its own mailbox, virtual function
 /// and BARs; both initialised; each one's interrupt arrives on its own MSI-X vector only.
+///
+/// Each interrupt test runs with the CPU's interrupts off (it polls the device's status) and
+/// its GPU's handler installed before they come back on: a vector taken with no driver to
+/// clear the device's source would be acknowledged and re-latched over and over.
 pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
+    use x86_64::instructions::interrupts::without_interrupts;
     let found = attach(kernel)?;
     let (r_box, e_box) = (found.r5xx, found.evergreen.0);
     expect("distinct mailboxes", r_box.index() != e_box.index())?;
@@ -137,27 +155,43 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     let mut r520 = init_r520(kernel, r_box)?;
     let fence = check("R520 fence", r520.emit_fence())?;
     check("R520 fence wait", r520.wait(&fence, TIMEOUT))?;
-    check("R520 interrupt test", r520.enable_interrupts(Interrupts::NONE.with_software(true)))?;
-    *R520_IRQ.lock() = Some(r520);
-    r_box.set_irq_handler(Some(on_r520_interrupt));
-    e_box.set_irq_handler(Some(on_cypress_interrupt));
-    x86_64::instructions::interrupts::without_interrupts(|| {
+    without_interrupts(|| {
+        let tested = r520.enable_interrupts(Interrupts::NONE.with_software(true));
+        *R520_IRQ.lock() = Some(r520);
+        r_box.set_irq_handler(Some(on_r520_interrupt));
+        e_box.set_irq_handler(Some(on_cypress_interrupt));
+        check("R520 interrupt test", tested)
+    })?;
+    quiet("R520 interrupt test's vector taken", r_box)?;
+    let before = (r_box.interrupts(), e_box.interrupts());
+    without_interrupts(|| {
         if let Some(gpu) = R520_IRQ.lock().as_ref() {
             gpu.raise_software_interrupt();
         }
     });
-    let arrived = poll_until(&TscClock, TIMEOUT, || (r_box.interrupts() >= 1).then_some(()));
+    let arrived = poll_until(&TscClock, TIMEOUT, || (r_box.interrupts() > before.0).then_some(()));
     check("R520 interrupt on its vector", arrived)?;
-    expect_eq("no interrupt on the Cypress's vector", e_box.interrupts(), 0u32)?;
+    expect_eq("no interrupt on the Cypress's vector", e_box.interrupts(), before.1)?;
 
     // The Cypress's EOP interrupts reach its vector only.
+    without_interrupts(|| {
+        let mut cypress = init_cypress(kernel, found.evergreen)?;
+        let tested = cypress.enable_interrupts();
+        *CYPRESS_IRQ.lock() = Some(cypress);
+        check("Cypress interrupts", tested)
+    })?;
+    quiet("Cypress interrupt test's vector taken", e_box)?;
     let r520_irqs = r_box.interrupts();
-    let mut cypress = init_cypress(kernel, found.evergreen)?;
-    check("Cypress interrupts", cypress.enable_interrupts())?;
-    let fence = check("Cypress fence", cypress.fence())?;
-    check("Cypress fence wait", cypress.wait(&fence, TIMEOUT))?;
-    let arrived = poll_until(&TscClock, TIMEOUT, || (e_box.interrupts() >= 1).then_some(()));
+    let e_before = e_box.interrupts();
+    without_interrupts(|| {
+        let mut guard = CYPRESS_IRQ.lock();
+        let gpu = guard.as_mut().ok_or(CaseError::Check("Cypress"))?;
+        let fence = check("Cypress fence", gpu.fence())?;
+        check("Cypress fence wait", gpu.wait(&fence, TIMEOUT))
+    })?;
+    let arrived = poll_until(&TscClock, TIMEOUT, || (e_box.interrupts() > e_before).then_some(()));
     check("Cypress EOP interrupt on its vector", arrived)?;
+    quiet("Cypress EOP vector drained", e_box)?;
     expect_eq("no further interrupt on the R520's vector", r_box.interrupts(), r520_irqs)?;
     defmt::info!(
         "multi-gpu: interrupts: R520 {=u32} (mailbox {=usize}), Cypress {=u32} (mailbox {=usize})",
@@ -166,10 +200,14 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
         e_box.interrupts(),
         e_box.index()
     );
-    cypress.shutdown();
     r_box.set_irq_handler(None);
     e_box.set_irq_handler(None);
-    *R520_IRQ.lock() = None;
+    without_interrupts(|| {
+        if let Some(gpu) = CYPRESS_IRQ.lock().take() {
+            gpu.shutdown();
+        }
+        *R520_IRQ.lock() = None;
+    });
     Ok(())
 }
 
