@@ -119,6 +119,16 @@ impl<Q: GpuQueue, W: Work<Q>, const DEPTH: usize> Lane<Q, W, DEPTH> {
         &mut self.queue
     }
 
+    /// Jobs queued, not yet submitted.
+    pub fn queued(&self) -> usize {
+        self.queued.len
+    }
+
+    /// Jobs in flight (submitted, not yet reported finished): at most `DEPTH`.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len
+    }
+
     /// The queue back.
     pub fn into_queue(self) -> Q {
         self.queue

@@ -110,6 +110,7 @@ pub(super) fn init_cypress(
 }
 
 static R520_IRQ: spin::Mutex<Option<R520>> = spin::Mutex::new(None);
+static CYPRESS_IRQ: spin::Mutex<Option<Cypress>> = spin::Mutex::new(None);
 
 /// The R520's interrupt handler: the driver acknowledges in GEN_INT_STATUS.
 fn on_r520_interrupt(_lines: u32) {
@@ -120,13 +121,30 @@ fn on_r520_interrupt(_lines: u32) {
     }
 }
 
-/// The Cypress's handler while this case polls its fences: the mailbox acknowledges the line,
-/// the EOP vectors stay in the IH ring.
-fn on_cypress_interrupt(_lines: u32) {}
+/// The Cypress's interrupt handler: the driver drains the IH ring (its line stays asserted
+/// while vectors are unread, so the mailbox's acknowledgement alone would re-latch it).
+fn on_cypress_interrupt(_lines: u32) {
+    if let Some(mut guard) = CYPRESS_IRQ.try_lock()
+        && let Some(gpu) = guard.as_mut()
+    {
+        let _ = gpu.handle_interrupts();
+    }
+}
+
+/// Wait until mailbox `m`'s interrupt line is quiet: a vector raised while the CPU's
+/// interrupts were off has been taken and acknowledged.
+fn quiet(what: &'static str, m: &Mailbox) -> Result<(), CaseError> {
+    check(what, poll_until(&TscClock, TIMEOUT, || (m.irq_lines() == 0).then_some(())))
+}
 
 /// `multi-gpu-probe`: both GPUs found by probing, each with its own mailbox, virtual function
 /// and BARs; both initialised; each one's interrupt arrives on its own MSI-X vector only.
+///
+/// Each interrupt test runs with the CPU's interrupts off (it polls the device's status) and
+/// its GPU's handler installed before they come back on: a vector taken with no driver to
+/// clear the device's source would be acknowledged and re-latched over and over.
 pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
+    use x86_64::instructions::interrupts::without_interrupts;
     let found = attach(kernel)?;
     let (r_box, e_box) = (found.r5xx, found.evergreen.0);
     expect("distinct mailboxes", r_box.index() != e_box.index())?;
@@ -137,27 +155,43 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     let mut r520 = init_r520(kernel, r_box)?;
     let fence = check("R520 fence", r520.emit_fence())?;
     check("R520 fence wait", r520.wait(&fence, TIMEOUT))?;
-    check("R520 interrupt test", r520.enable_interrupts(Interrupts::NONE.with_software(true)))?;
-    *R520_IRQ.lock() = Some(r520);
-    r_box.set_irq_handler(Some(on_r520_interrupt));
-    e_box.set_irq_handler(Some(on_cypress_interrupt));
-    x86_64::instructions::interrupts::without_interrupts(|| {
+    without_interrupts(|| {
+        let tested = r520.enable_interrupts(Interrupts::NONE.with_software(true));
+        *R520_IRQ.lock() = Some(r520);
+        r_box.set_irq_handler(Some(on_r520_interrupt));
+        e_box.set_irq_handler(Some(on_cypress_interrupt));
+        check("R520 interrupt test", tested)
+    })?;
+    quiet("R520 interrupt test's vector taken", r_box)?;
+    let before = (r_box.interrupts(), e_box.interrupts());
+    without_interrupts(|| {
         if let Some(gpu) = R520_IRQ.lock().as_ref() {
             gpu.raise_software_interrupt();
         }
     });
-    let arrived = poll_until(&TscClock, TIMEOUT, || (r_box.interrupts() >= 1).then_some(()));
+    let arrived = poll_until(&TscClock, TIMEOUT, || (r_box.interrupts() > before.0).then_some(()));
     check("R520 interrupt on its vector", arrived)?;
-    expect_eq("no interrupt on the Cypress's vector", e_box.interrupts(), 0u32)?;
+    expect_eq("no interrupt on the Cypress's vector", e_box.interrupts(), before.1)?;
 
     // The Cypress's EOP interrupts reach its vector only.
+    without_interrupts(|| {
+        let mut cypress = init_cypress(kernel, found.evergreen)?;
+        let tested = cypress.enable_interrupts();
+        *CYPRESS_IRQ.lock() = Some(cypress);
+        check("Cypress interrupts", tested)
+    })?;
+    quiet("Cypress interrupt test's vector taken", e_box)?;
     let r520_irqs = r_box.interrupts();
-    let mut cypress = init_cypress(kernel, found.evergreen)?;
-    check("Cypress interrupts", cypress.enable_interrupts())?;
-    let fence = check("Cypress fence", cypress.fence())?;
-    check("Cypress fence wait", cypress.wait(&fence, TIMEOUT))?;
-    let arrived = poll_until(&TscClock, TIMEOUT, || (e_box.interrupts() >= 1).then_some(()));
+    let e_before = e_box.interrupts();
+    without_interrupts(|| {
+        let mut guard = CYPRESS_IRQ.lock();
+        let gpu = guard.as_mut().ok_or(CaseError::Check("Cypress"))?;
+        let fence = check("Cypress fence", gpu.fence())?;
+        check("Cypress fence wait", gpu.wait(&fence, TIMEOUT))
+    })?;
+    let arrived = poll_until(&TscClock, TIMEOUT, || (e_box.interrupts() > e_before).then_some(()));
     check("Cypress EOP interrupt on its vector", arrived)?;
+    quiet("Cypress EOP vector drained", e_box)?;
     expect_eq("no further interrupt on the R520's vector", r_box.interrupts(), r520_irqs)?;
     defmt::info!(
         "multi-gpu: interrupts: R520 {=u32} (mailbox {=usize}), Cypress {=u32} (mailbox {=usize})",
@@ -166,10 +200,14 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
         e_box.interrupts(),
         e_box.index()
     );
-    cypress.shutdown();
     r_box.set_irq_handler(None);
     e_box.set_irq_handler(None);
-    *R520_IRQ.lock() = None;
+    without_interrupts(|| {
+        if let Some(gpu) = CYPRESS_IRQ.lock().take() {
+            gpu.shutdown();
+        }
+        *R520_IRQ.lock() = None;
+    });
     Ok(())
 }
 
@@ -228,12 +266,35 @@ struct Outcome {
     states: [LaneState; 2],
     /// Cypress jobs done when the R520's lane was first seen not running.
     cypress_done_when_r520_stopped: Option<usize>,
+    /// Cypress jobs enqueued once the R520's lane was seen not running.
+    cypress_enqueued_after_r520_stopped: u32,
+    /// Steps whose submissions did not alternate while both lanes took jobs (round-robin:
+    /// lane `a` twice in a row only once lane `b` could take no more in that step).
+    steps_not_round_robin: u32,
+    /// Steps that left a running lane with a job queued and room in its in-flight window.
+    steps_leaving_work: u32,
     stats: [gpu_scheduler::LaneStats; 2],
 }
 
+/// A step's submissions, lane by lane, are round-robin: they alternate until one lane can take
+/// no more, then only the other lane's follow.
+fn round_robin(lanes: &[u8]) -> bool {
+    match lanes.windows(2).position(|w| w[0] == w[1]) {
+        Some(k) => lanes[k..].iter().all(|&l| l == lanes[k]),
+        None => true,
+    }
+}
+
 /// Both GPUs brought up, their lanes installed (completion by interrupt) where their MSI-X
-/// handlers reach them.
+/// handlers reach them. Runs with the CPU's interrupts off: the families' interrupt tests poll
+/// their devices' status, and an MSI-X taken meanwhile would find no lane to drain the device
+/// (the mailbox's acknowledgement alone re-latches a line still asserted: a storm of
+/// interrupts). The vectors raised meanwhile are taken once the run enables interrupts.
 fn set_up(kernel: &Kernel, found: &Found) -> Result<(), CaseError> {
+    x86_64::instructions::interrupts::without_interrupts(|| set_up_lanes(kernel, found))
+}
+
+fn set_up_lanes(kernel: &Kernel, found: &Found) -> Result<(), CaseError> {
     let r520 = init_r520(kernel, found.r5xx)?;
     defmt::info!("multi-gpu: R520 up after {=u64} mailbox requests", found.r5xx.requests());
     let cypress = init_cypress(kernel, found.evergreen)?;
@@ -243,6 +304,11 @@ fn set_up(kernel: &Kernel, found: &Found) -> Result<(), CaseError> {
     *CYPRESS.lock() = Some(c_lane);
     found.r5xx.set_irq_handler(Some(on_r520_lane));
     found.evergreen.0.set_irq_handler(Some(on_cypress_lane));
+    defmt::info!(
+        "multi-gpu: lanes up after R520 {=u64}, Cypress {=u64} mailbox requests",
+        found.r5xx.requests(),
+        found.evergreen.0.requests()
+    );
     Ok(())
 }
 
@@ -293,8 +359,11 @@ fn check_result(d: &Done, r520: &R520Lane, fills: &DmaRegion) -> Result<(), Case
 }
 
 /// Feed [`JOBS`] jobs to each lane and step the scheduler until every job finished, checking
-/// each result at its completion. Interrupts are on while the loop spins, off while it steps.
-fn run_jobs(fills: &DmaRegion) -> Result<Outcome, CaseError> {
+/// each result at its completion and, after each step, that it was round-robin and left no
+/// running lane with work it could take. Interrupts are on while the loop spins, off while it
+/// steps. Cypress jobs from `cypress_held` on are enqueued only once the R520's lane stopped
+/// running (or finished its jobs).
+fn run_jobs(fills: &DmaRegion, cypress_held: u32) -> Result<Outcome, CaseError> {
     use alloc::vec::Vec;
     let mut out = Outcome {
         done: [Vec::with_capacity(JOBS as usize), Vec::with_capacity(JOBS as usize)],
@@ -302,8 +371,12 @@ fn run_jobs(fills: &DmaRegion) -> Result<Outcome, CaseError> {
         refused: [0; 2],
         states: [LaneState::Running; 2],
         cypress_done_when_r520_stopped: None,
+        cypress_enqueued_after_r520_stopped: 0,
+        steps_not_round_robin: 0,
+        steps_leaving_work: 0,
         stats: Default::default(),
     };
+    let mut step_lanes = Vec::with_capacity(4 * DEPTH);
     let mut events = Vec::with_capacity(4 * DEPTH);
     let mut scheduler = Scheduler::<2>::new();
     let mut next = [0u32; 2];
@@ -315,11 +388,22 @@ fn run_jobs(fills: &DmaRegion) -> Result<Outcome, CaseError> {
             let (Some(r), Some(c)) = (r.as_mut(), c.as_mut()) else {
                 return Err(CaseError::Check("multi-gpu: lanes present"));
             };
+            let r520_stopped = r.state() != LaneState::Running;
+            let r520_finished = next[R520_LANE] == JOBS && !r.busy();
             let mut lanes: [&mut dyn Engine<Job>; 2] = [r, c];
             for (lane, n) in next.iter_mut().enumerate() {
                 while *n < JOBS {
+                    let held = lane == CYPRESS_LANE && *n >= cypress_held;
+                    if held && !(r520_stopped || r520_finished) {
+                        break;
+                    }
                     match lanes[lane].enqueue(JobId(*n), job(*n, fills)) {
-                        Ok(()) => *n += 1,
+                        Ok(()) => {
+                            if lane == CYPRESS_LANE && r520_stopped {
+                                out.cypress_enqueued_after_r520_stopped += 1;
+                            }
+                            *n += 1;
+                        }
                         Err(refused) if refused.reason == RefuseReason::Full => break,
                         Err(_) => {
                             out.refused[lane] += 1;
@@ -330,15 +414,26 @@ fn run_jobs(fills: &DmaRegion) -> Result<Outcome, CaseError> {
             }
             scheduler.step(&mut lanes, TscClock.now_ns(), &mut |e| events.push(e));
             let idle = next.iter().all(|&n| n == JOBS) && !Scheduler::busy(&lanes);
+            step_lanes.clear();
             for e in events.drain(..) {
                 match e {
-                    Event::Submitted { lane, .. } => out.submitted.push(lane as u8),
+                    Event::Submitted { lane, .. } => {
+                        out.submitted.push(lane as u8);
+                        step_lanes.push(lane as u8);
+                    }
                     Event::Completed(d) => {
                         check_result(&d, r, fills)?;
                         out.done[d.lane].push(d);
                     }
                 }
             }
+            out.steps_not_round_robin += u32::from(!round_robin(&step_lanes));
+            let leaves_work = |state: LaneState, queued: usize, in_flight: usize| {
+                state == LaneState::Running && queued > 0 && in_flight < DEPTH
+            };
+            let left = leaves_work(r.state(), r.queued(), r.in_flight())
+                || leaves_work(c.state(), c.queued(), c.in_flight());
+            out.steps_leaving_work += u32::from(left);
             out.states = [r.state(), c.state()];
             out.stats = [r.stats(), c.stats()];
             if out.states[R520_LANE] != LaneState::Running {
@@ -396,12 +491,13 @@ fn all_by_interrupt(out: &Outcome, lane: usize, what: &'static str) -> Result<()
 /// Cypress's fills in the returned memory.
 fn run_case(
     kernel: &Kernel,
+    cypress_held: u32,
 ) -> Result<(Found, DmaBuffer<'static, IdentityDma>, Outcome), CaseError> {
     let found = attach(kernel)?;
     let fills = DmaBuffer::allocate(kernel.dma, DmaLayout::new(JOBS as usize * FILL_BYTES, 256)?)?;
     fills.zero();
     set_up(kernel, &found)?;
-    let out = run_jobs(&fills)?;
+    let out = run_jobs(&fills, cypress_held)?;
     defmt::info!(
         "multi-gpu: mailbox requests: R520 {=u64}, Cypress {=u64}",
         found.r5xx.requests(),
@@ -424,10 +520,14 @@ fn check_fills(fills: &DmaRegion) -> Result<(), CaseError> {
 /// Cypress (CP DMA fills), completion by interrupt, each result checked by the CPU at its
 /// completion and all again at the end.
 pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
-    let (found, fills, out) = run_case(kernel)?;
+    let (found, fills, out) = run_case(kernel, JOBS)?;
 
     // Interleaved: the first step (both windows empty, both queues full) alternates strictly;
-    // later a GPU runs ahead only while the other's in-flight window is full.
+    // every step is round-robin and leaves neither lane with a job it could take, so a GPU runs
+    // ahead only while the other's in-flight window is full. How far ahead is the GPUs' pace,
+    // not the scheduler's: an end-of-pipe fence may stay pending long after its CP read the
+    // ring, so the R520's scratch writes may run hundreds of jobs ahead of the Cypress's
+    // fills (logged, not bounded).
     let first = out.submitted.iter().take(2 * DEPTH);
     expect(
         "first step alternates R520, Cypress",
@@ -448,7 +548,8 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
         out.submitted.len(),
         ahead
     );
-    expect("neither GPU ran more than a window ahead", ahead <= DEPTH as i64)?;
+    expect_eq("steps not round-robin", out.steps_not_round_robin, 0u32)?;
+    expect_eq("steps leaving a lane work it could take", out.steps_leaving_work, 0u32)?;
     all_by_interrupt(&out, R520_LANE, "R520 jobs done")?;
     all_by_interrupt(&out, CYPRESS_LANE, "Cypress jobs done")?;
 
@@ -475,9 +576,12 @@ pub fn schedule(kernel: &Kernel) -> Result<(), CaseError> {
 /// with their results checked; the R520's lane is gone, its jobs in flight failed with
 /// `DeviceGone` on its timeline, none pending, its queued jobs not run.
 pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
-    let (found, fills, out) = run_case(kernel)?;
+    // The Cypress's second half waits for the R520's lane to stop: however the two GPUs' paces
+    // and the death's request fall, the Cypress runs jobs after the R520 was found gone.
+    let (found, fills, out) = run_case(kernel, JOBS / 2)?;
 
     all_by_interrupt(&out, CYPRESS_LANE, "Cypress jobs done although the R520 died")?;
+    expect_eq("steps leaving a lane work it could take", out.steps_leaving_work, 0u32)?;
     check_fills(&fills)?;
 
     let r = &out.done[R520_LANE];
@@ -488,7 +592,12 @@ pub fn one_dies(kernel: &Kernel) -> Result<(), CaseError> {
         before,
         JOBS
     );
-    expect("the Cypress went on after the R520 was gone", before < JOBS as usize)?;
+    let after = out.cypress_enqueued_after_r520_stopped;
+    defmt::info!("multi-gpu: Cypress jobs enqueued after the R520 was found gone: {=u32}", after);
+    expect(
+        "the Cypress's held jobs (at least) enqueued after the R520 was found gone, all done",
+        after >= JOBS - JOBS / 2,
+    )?;
     let ok = r.iter().take_while(|d| d.result.is_ok()).count();
     let gone = Err(JobError::Failed(FenceFailure::DeviceGone));
     let failed = r.iter().filter(|d| d.result == gone).count();
