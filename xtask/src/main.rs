@@ -977,12 +977,16 @@ fn outside_build(tally: &mut Tally) {
         );
         tally.check(&format!("outside-kernel-{t}"), ok);
     }
-    // The packaged integration tests and doctests. (Not the library unit tests yet: the R5xx
-    // driver's `src/r5xx/fences.rs` tests drive the unpublished device model, which a
-    // package cannot carry; they need moving to an excluded `tests/` file first.)
-    for (what, selection) in [("integration tests", "--test=*"), ("doctests", "--doc")] {
+    // The packaged library unit tests, integration tests and doctests (tests that drive an
+    // unpublished crate, such as a device model, live in `tests/` files excluded from the
+    // package).
+    // `--all-features`: every family, as the crates' self dev-dependencies give their tests in
+    // the workspace (`cargo package` drops those), so no family's tests are skipped.
+    for (what, selection) in
+        [("library unit tests", "--lib"), ("integration tests", "--test=*"), ("doctests", "--doc")]
+    {
         let mut test = stable_cargo(&version);
-        test.current_dir(&dir).args(["test", selection]);
+        test.current_dir(&dir).args(["test", "--all-features", selection]);
         for c in PUBLISHED_CRATES {
             test.args(["-p", c]);
         }

@@ -10,8 +10,9 @@
 //! - the kernel is built for both bare-metal targets: it brings up both drivers' types over
 //!   `baregpu-platform` (PCI ports or ECAM, the arch's clock, `BumpDma`, a driver in a
 //!   `static` behind a lock for the interrupt handler, an Evergreen `Dispatch`);
-//! - `cargo test` runs the packaged tests of every crate (what `cargo test` on a downloaded
-//!   crate runs), so a test that needs an unpublished crate fails here.
+//! - `cargo test --all-features` runs the packaged tests of every crate (what `cargo test
+//!   --all-features` on a downloaded crate runs), so a test that needs an unpublished crate
+//!   fails here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

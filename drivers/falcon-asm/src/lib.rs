@@ -33,6 +33,8 @@
 //! document marks "all units" and "v3+ units" (GT215 has v3 falcons), not the crypto ones.
 
 #![no_std]
+// docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod build;

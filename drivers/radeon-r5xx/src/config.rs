@@ -1,4 +1,4 @@
-//! Ring size and timeouts.
+//! Ring size, timeouts and where the fence timeline starts.
 
 use core::time::Duration;
 
@@ -6,7 +6,7 @@ use baregpu_ring::r5xx::ring_dwords;
 
 use crate::error::ConfigError;
 
-/// Ring size and timeouts.
+/// Ring size, timeouts and where the fence timeline starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RingConfig {
     /// Ring size in bytes: a power of two from 32 B to 32 MiB (§11.1 RB_BUFSZ 2..=22 gives
@@ -18,15 +18,22 @@ pub struct RingConfig {
     pub idle_timeout: Duration,
     /// Longest wait for the ring/IB test scratch value.
     pub test_timeout: Duration,
+    /// The fence timeline's last emitted (and completed) sequence number at init: the first
+    /// fence is `timeline_start + 1`. 0 by default. A kernel that brings a device up again
+    /// while it still holds fences of the previous driver starts after them, so none of them
+    /// reads as signalled by a new fence; a start just below 2^32 exercises the extension of
+    /// the scratch register's 32 bits (§5.9) without emitting billions of fences.
+    pub timeline_start: u64,
 }
 
 impl RingConfig {
-    /// 64 KiB ring, all timeouts [`RingConfig::DEFAULT_TIMEOUT`].
+    /// 64 KiB ring, all timeouts [`RingConfig::DEFAULT_TIMEOUT`], the timeline from 0.
     pub const DEFAULT: RingConfig = RingConfig {
         ring_bytes: 64 * 1024,
         submit_timeout: Self::DEFAULT_TIMEOUT,
         idle_timeout: Self::DEFAULT_TIMEOUT,
         test_timeout: Self::DEFAULT_TIMEOUT,
+        timeline_start: 0,
     };
 
     /// 100 ms: Linux radeon's `usec_timeout` (100000 µs) for ring tests and idle waits. A

@@ -932,3 +932,32 @@ fn dropping_the_driver_stops_the_cp_before_giving_its_memory_back() {
     assert_eq!(gpu.read32(baregpu_regs::r5xx::cp::CP_CSQ_CNTL::OFFSET), 0, "streams off");
     assert_eq!(gpu.dma_outstanding(), 0);
 }
+
+/// Issue #17 §1: R5xx fences were 32-bit (`Fence::seq() -> u32`) and wrapped to 0 after
+/// 2^32 - 1; the timeline is 64-bit and the scratch write-back's 32 bits are extended. The
+/// timeline starts 3 fences below 2^32 (`RingConfig::timeline_start`: emitting 4 billion
+/// fences is not a test).
+#[test]
+fn fences_cross_2_pow_32_and_keep_their_order() {
+    let gpu = gpu();
+    let start = (1 << 32) - 3;
+    let mut drv = init(&gpu, RingConfig { timeline_start: start, ..RingConfig::default() });
+    assert_eq!(drv.last_signalled(), start, "the timeline starts where the config says");
+    let mut fences = Vec::new();
+    for _ in 0..6 {
+        let fence = drv.emit_fence().expect("fence");
+        drv.wait(&fence, FENCE_TIMEOUT).expect("signalled");
+        assert_eq!(drv.last_signalled(), fence.seq());
+        fences.push(fence);
+    }
+    let seqs: Vec<u64> = fences.iter().map(|f| f.seq()).collect();
+    assert_eq!(
+        seqs,
+        [(1 << 32) - 2, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, (1 << 32) + 2, (1 << 32) + 3]
+    );
+    assert!(fences.iter().all(|f| drv.signalled(f)));
+    // A later fence is pending, not "signalled" by the wrapped low bits of an earlier one.
+    RegisterIoExt::write(&gpu, CP_CSQ_CNTL::RESET); // streams off: the CP stops
+    let stuck = drv.emit_fence().expect("fence");
+    assert_eq!(drv.fence_status(&stuck), FenceStatus::Pending);
+}

@@ -224,8 +224,9 @@ impl Timeline {
         self.lost[slot].get()
     }
 
-    /// A timeline whose last emitted and completed sequence number is `seq`, for tests that
-    /// start near a boundary (2^32) instead of emitting billions of fences.
+    /// A timeline whose last emitted and completed sequence number is `seq`: for a driver
+    /// brought up again after fences a kernel still holds, or a test that starts near a
+    /// boundary (2^32) instead of emitting billions of fences.
     pub fn starting_at(seq: u64) -> Self {
         let t = Timeline { emitted: seq, ..Self::default() };
         t.completed.set(seq);

@@ -9,8 +9,9 @@
 //!
 //! Both convert ticks with a [`TickScale`] (32.32 fixed point), keep the moment of their
 //! creation as time 0, are `Copy + Send + Sync`, and never decrease.
+//!
+//! [`Clock`]: baregpu_hal::time::Clock
 
-use baregpu_hal::time::Clock;
 use core::fmt;
 
 /// Ticks to nanoseconds: nanoseconds per tick in 32.32 fixed point.
@@ -78,7 +79,8 @@ pub use tsc::TscClock;
 
 #[cfg(all(feature = "x86_64", target_arch = "x86_64"))]
 mod tsc {
-    use super::{CalibrationError, Clock, TickScale};
+    use super::{CalibrationError, TickScale};
+    use baregpu_hal::time::Clock;
     use x86_64::instructions::interrupts::without_interrupts;
     use x86_64::instructions::port::Port;
 
@@ -184,7 +186,8 @@ pub use counter::CounterClock;
 
 #[cfg(all(feature = "aarch64", target_arch = "aarch64"))]
 mod counter {
-    use super::{CalibrationError, Clock, TickScale};
+    use super::{CalibrationError, TickScale};
+    use baregpu_hal::time::Clock;
 
     fn cntvct() -> u64 {
         let ticks: u64;

@@ -1,6 +1,6 @@
-//! Register windows (PCI BARs) as [`MmioRegion`](baregpu_hal::MmioRegion)s.
+//! Register windows (PCI BARs) as [`MmioRegion`]s.
 //!
-//! [`MmioRegion`](baregpu_hal::MmioRegion) needs its memory mapped as device memory: uncached, not combined, not
+//! [`MmioRegion`] needs its memory mapped as device memory: uncached, not combined, not
 //! speculatively read. How a kernel gets there depends on its paging:
 //!
 //! - x86_64 with all physical memory mapped at an offset (rust-osdev `bootloader`'s
@@ -9,10 +9,13 @@
 //!   write-back and only the MTRRs keep MMIO uncached, which firmware does not promise for
 //!   every BAR (a 64-bit BAR placed by the OS is outside them).
 //! - aarch64: map the BAR with a MAIR attribute of Device-nGnRE (Arm ARM B2.7.2) in the
-//!   kernel's own tables and pass the virtual address to `MmioRegion::new`; the hook is the
+//!   kernel's own tables and pass the virtual address to [`MmioRegion::new`]; the hook is the
 //!   kernel's page-table code, which this crate does not own.
 //! - Identity-mapped kernels whose tables already mark the PCI window uncached (the test
-//!   kernel in this repository maps 3-4 GiB so) call `MmioRegion::new` directly.
+//!   kernel in this repository maps 3-4 GiB so) call [`MmioRegion::new`] directly.
+//!
+//! [`MmioRegion`]: baregpu_hal::MmioRegion
+//! [`MmioRegion::new`]: baregpu_hal::MmioRegion::new
 
 #[cfg(all(feature = "x86_64", target_arch = "x86_64"))]
 use baregpu_hal::MmioRegion;

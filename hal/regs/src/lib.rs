@@ -280,9 +280,6 @@ macro_rules! register {
     (@stride array($count:literal, $stride:literal)) => { $stride };
 }
 
-/// Type-3 command-stream packets as data: the generated `<family>::packets` modules hold one
-/// [`Packet`](packet::Packet) constant per packet of the family's table (`hal/regdb/packets/`),
-/// typed by the family, its body fields, and per fixed-length packet a typed `Body`.
 pub mod packet;
 
 /// Radeon R5xx (R520 … R580) registers: amd-r5xx-acceleration §11, plus facts the document

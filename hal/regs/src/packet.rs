@@ -1,6 +1,9 @@
-//! Type-3 packets as data, field by field (the tables in `hal/regdb/packets/`): what the
-//! generated `<family>::packets` modules are made of, the checks writers make on a body, and a
-//! human-readable decode of a command stream for logs and test failures ([`decode`]).
+//! Type-3 command-stream packets as data, field by field (the tables in
+//! `hal/regdb/packets/`): the generated `<family>::packets` modules hold one [`Packet`]
+//! constant per packet of the family's table, typed by the family, its body fields, and per
+//! fixed-length packet a typed `Body`. Here are what those modules are made of, the checks
+//! writers make on a body, and a human-readable decode of a command stream for logs and test
+//! failures ([`decode`]).
 //!
 //! A packet's fields carry the document's dword number (the header is dword 1, so body index
 //! `dword - 2`), their bits and their type, so one description drives the writers' `Body`

@@ -81,7 +81,7 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
             config,
             ring,
             scratch_addr,
-            timeline: Timeline::new(),
+            timeline: Timeline::starting_at(config.timeline_start),
             interrupts: Interrupts::default(),
             upload: UploadReport { entries: 0, load_writes: 0, verify_writes: 0, reads: 0 },
             stats: Stats::default(),
@@ -97,6 +97,8 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'d, IO, C, A> 
         self.wait_me_idle()?;
         self.upload = fw::upload(self.io.raw(), microcode)?;
         self.program();
+        // The fence scratch register and its writeback start at the timeline's start.
+        self.sync_fence_scratch();
         self.ring_test()?;
         Ok(())
     }
