@@ -427,6 +427,9 @@ fn miri_tests(tally: &mut Tally) {
             // A million model ticks and no unsafe code: minutes under Miri for nothing.
             "--skip",
             "busy_models_are_ticked_to_idle_and_hung_ones_fail",
+            // The pacing schedules: no unsafe code, and 167 of the crate's 182 s under Miri.
+            "--skip",
+            "pacing::",
         ]),
     );
     cargo_tests(
