@@ -556,11 +556,13 @@ mod tests {
         let gpu = InProcess::with_options(Toy::default(), options).unwrap();
         let clock = ModelClock::new(&gpu);
         let start = gpu.model().ticks;
-        // 300 busy ticks: about 3 ms of the engine thread, while the test makes no request.
-        gpu.write32(0x18, 300);
-        assert!(gpu.model().ticks - start < 300, "not all at once");
+        // 3000 busy ticks: about 30 ms of the engine thread, while the test makes no request
+        // (long enough that a test thread descheduled on a loaded machine still sees them
+        // unfinished right after the write).
+        gpu.write32(0x18, 3000);
+        assert!(gpu.model().ticks - start < 3000, "not all at once");
         let t0 = clock.now_ns();
-        while gpu.model().ticks - start <= 300 {
+        while gpu.model().ticks - start <= 3000 {
             std::thread::sleep(std::time::Duration::from_millis(1));
             assert!(clock.now_ns() - t0 < 10_000_000_000, "the engine thread never ran");
         }
