@@ -1,0 +1,15 @@
+//! Emulated Broadcom VideoCore IV V3D, written from the *VideoCore IV 3D Architecture
+//! Reference Guide* (`broadcom-videocore-iv-3d`, cited by section) and never from a driver.
+//!
+//! The real V3D is not a PCI device; the harness presents it through the framework's
+//! project-defined PCI wrapper ([`gpu_device_model::PlatformDevice`]) with BAR0 as the V3D
+//! register block (§10).
+//!
+//! Layout: the QPUs (their own decoder and executor) and the user-program request queue
+//! (SRQ) on one side, the control-list executor (binner and renderer) on the other, meeting
+//! at [`shading`]: what the front-end pipe hands a fragment-shader thread (§6) and what the
+//! thread leaves for the tile buffer (§5).
+
+#![forbid(unsafe_code)]
+
+pub mod shading;
