@@ -127,7 +127,7 @@ pub fn gpu(shader: Shader, pacing: Pacing) -> Gpu {
     let harness = Harness { cle: Cle::new(), qpus: TestShading::new(shader), max_tick_units: 0 };
     InProcess::with_options(
         PlatformDevice::new(harness, platform::DEVICE_V3D),
-        InProcessOptions { memory_size: 4 << 20, pacing: Some(pacing), ..Default::default() },
+        InProcessOptions { memory_size: 8 << 20, pacing: Some(pacing), ..Default::default() },
     )
     .unwrap()
 }
