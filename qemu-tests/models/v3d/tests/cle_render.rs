@@ -138,6 +138,35 @@ fn a_binned_triangle_renders_exactly_the_reference_pixels_under_every_pacing() {
 }
 
 #[test]
+fn edges_through_pixel_centres_follow_the_top_left_rule_and_shared_edges_draw_once() {
+    // A quad with corners on pixel centres (x.5, y.5), split along its diagonal: pixel
+    // centres lie exactly on all five edges.
+    let c = |x: i32, y: i32| (px(x) + 8, px(y) + 8, 0.5);
+    let scene = Scene {
+        vertices: vec![c(20, 70), c(100, 70), c(100, 110), c(20, 110)],
+        draws: vec![(RED, [0, 1, 2]), (GREEN, [0, 2, 3])],
+        depth: 7,
+    };
+    let want = reference(&scene);
+    let p =
+        scene.vertices.iter().map(|&(x, y, _)| (i64::from(x), i64::from(y))).collect::<Vec<_>>();
+    for y in 70..=110 {
+        for x in 20..=100 {
+            let a = reference_covers([p[0], p[1], p[2]], x, y) as u32;
+            let b = reference_covers([p[0], p[2], p[3]], x, y) as u32;
+            // With y up (row 0 at the bottom), the top edge (y = 110.5) and the left edge are
+            // in, the bottom and right edges out; the diagonal belongs to one triangle.
+            let inside = x < 100 && y > 70;
+            assert_eq!(a + b, inside as u32, "reference at ({x}, {y})");
+        }
+    }
+    let (got, _) = render(&scene, Pacing::Seeded(11));
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "pixel ({}, {})", i as u32 % W, i as u32 / W);
+    }
+}
+
+#[test]
 fn the_nearer_of_two_overlapping_triangles_wins_the_depth_test_in_either_order() {
     let near = [(px(0), px(0), 0.25), (px(100), px(10), 0.25), (px(30), px(90), 0.25)];
     let far = [(px(20), px(20), 0.75), (px(127), px(60), 0.75), (px(60), px(127), 0.75)];

@@ -133,8 +133,13 @@ pub fn gpu(shader: Shader, pacing: Pacing) -> Gpu {
 }
 
 /// The pacings every picture test runs under.
-pub const PACINGS: [Pacing; 4] =
-    [Pacing::RunToIdle, Pacing::Seeded(1), Pacing::Seeded(7), Pacing::Seeded(0xC1E)];
+pub const PACINGS: [Pacing; 5] = [
+    Pacing::RunToIdle,
+    Pacing::Seeded(1),
+    Pacing::Seeded(7),
+    Pacing::Seeded(0xC1E),
+    Pacing::Threaded { ticks_per_ms: 500 },
+];
 
 /// Start thread `t` on `start..end` as §10 and Linux's submission do: halt it (CTnCS.CTRUN),
 /// write CTnCA, then CTnEA (which starts it).
@@ -149,13 +154,20 @@ pub fn submit(gpu: &Gpu, t: usize, start: u32, end: u32) {
     gpu.write32(ea, end);
 }
 
-/// Let time pass until `done` (bounded).
+/// Let time pass until `done` (bounded in polls and in wall time, for threaded pacing).
 pub fn wait(gpu: &Gpu, what: &str, mut done: impl FnMut(&Gpu) -> bool) {
-    for _ in 0..200_000 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    for _ in 0..10_000_000 {
         if done(gpu) {
             return;
         }
+        if std::time::Instant::now() > deadline {
+            break;
+        }
         gpu.poll();
+        if matches!(gpu.pacing(), Pacing::Threaded { .. }) {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
     }
     panic!("timed out waiting for {what} (error {:#x})", gpu.error_code());
 }
