@@ -186,6 +186,9 @@ pub enum StateRecord {
     No,
     /// A state record the tile lists must carry.
     Yes,
+    /// A state record for the binner only (clipper scaling, 105/106) or for primitives the
+    /// model does not draw (RHT X boundary, 100): accepted, not copied.
+    BinnerOnly,
 }
 
 /// The state records the binner copies into the tile lists for the renderer (everything the
@@ -275,7 +278,7 @@ impl PrimitiveState {
                 || id == packets::CLIPPER_Z_SCALE_AND_OFFSET.opcode
                 || id == packets::RHT_X_BOUNDARY.opcode =>
             {
-                return Ok(StateRecord::No);
+                return Ok(StateRecord::BinnerOnly);
             }
             _ => return Ok(StateRecord::No),
         }

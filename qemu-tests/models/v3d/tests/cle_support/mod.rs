@@ -258,6 +258,41 @@ pub fn prim_format() -> Vec<u8> {
 pub fn config_bits(depth: u8, z_write: bool) -> Vec<u8> {
     vec![96, 0b11, (depth << 4) | if z_write { 0x80 } else { 0 }, 0]
 }
+/// 97 Flat Shade Flags.
+pub fn flat_shade_flags(flags: u32) -> Vec<u8> {
+    let mut r = vec![97];
+    r.extend(le32(flags));
+    r
+}
+/// 102 Clip Window: left, bottom, width, height (u16).
+pub fn clip_window(left: u16, bottom: u16, width: u16, height: u16) -> Vec<u8> {
+    let mut r = vec![102];
+    for v in [left, bottom, width, height] {
+        r.extend(v.to_le_bytes());
+    }
+    r
+}
+/// 103 Viewport Offset: centre x, y.
+pub fn viewport_offset(x: i16, y: i16) -> Vec<u8> {
+    let mut r = vec![103];
+    r.extend(x.to_le_bytes());
+    r.extend(y.to_le_bytes());
+    r
+}
+/// 105 Clipper XY Scaling: half width, half height in 1/16 pixel (f32).
+pub fn clipper_xy(half_width: f32, half_height: f32) -> Vec<u8> {
+    let mut r = vec![105];
+    r.extend(half_width.to_le_bytes());
+    r.extend(half_height.to_le_bytes());
+    r
+}
+/// 106 Clipper Z Scale and Offset (f32 each).
+pub fn clipper_z(scale: f32, offset: f32) -> Vec<u8> {
+    let mut r = vec![106];
+    r.extend(scale.to_le_bytes());
+    r.extend(offset.to_le_bytes());
+    r
+}
 /// 33 Vertex Array Primitives: mode 4 (triangles), count, first.
 pub fn triangles(count: u32, first: u32) -> Vec<u8> {
     let mut r = vec![33, 4];
