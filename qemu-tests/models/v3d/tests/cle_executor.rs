@@ -191,16 +191,7 @@ fn crowded_tile(gpu: &Gpu, tile_alloc_size: u32) -> (Vec<u8>, Vec<[(i64, i64); 3
     gpu.write_memory(map::VERTICES.into(), &v).unwrap();
     gpu.write_memory(map::NV_RECORD.into(), &nv_record(12, 0, map::CODE, 0, map::VERTICES))
         .unwrap();
-    let bin = list(&[
-        bin_config(map::TILE_ALLOC, tile_alloc_size, map::TSDA, 2, 2, AUTO_INIT),
-        vec![START_BINNING],
-        prim_format(),
-        config_bits(7, false),
-        nv_state(map::NV_RECORD),
-        triangles(30, 0),
-        vec![FLUSH],
-        vec![INCREMENT_SEMAPHORE],
-    ]);
+    let bin = bin_list(2, 2, tile_alloc_size, triangles(30, 0));
     gpu.write_memory(map::BIN_LIST.into(), &bin).unwrap();
     (bin, tris)
 }
@@ -301,21 +292,8 @@ fn a_frame_of_large_triangles_stays_within_the_tick_bound() {
         .unwrap();
     gpu.write_memory(map::NV_RECORD.into(), &nv_record(12, 0, map::CODE, 0, map::VERTICES))
         .unwrap();
-    let bin = list(&[
-        bin_config(map::TILE_ALLOC, 0x4_0000, map::TSDA, 16, 16, AUTO_INIT),
-        vec![START_BINNING],
-        prim_format(),
-        config_bits(7, false),
-        nv_state(map::NV_RECORD),
-        indexed(6, map::VERTICES + 0x100, 3),
-        vec![FLUSH],
-        vec![INCREMENT_SEMAPHORE],
-    ]);
-    gpu.write_memory(map::BIN_LIST.into(), &bin).unwrap();
-    let render = render_list(16, 16, 1024, 1024, 0);
-    gpu.write_memory(map::RENDER_LIST.into(), &render).unwrap();
-    submit(&gpu, 1, map::RENDER_LIST, map::RENDER_LIST + render.len() as u32);
-    submit(&gpu, 0, map::BIN_LIST, map::BIN_LIST + bin.len() as u32);
+    let bin = bin_list(16, 16, 0x4_0000, indexed(6, map::VERTICES + 0x100, 3));
+    run_frame(&gpu, &bin, &render_list(16, 16, 1024, 1024, 0));
     wait(&gpu, "the frame", |g| reg(g, V3D_RFC::OFFSET) == 1);
     assert_eq!(gpu.error_code(), 0);
     let stats = gpu.model().model().cle.stats().clone();

@@ -316,21 +316,8 @@ fn varyings_are_interpolated_perspective_correctly_from_the_section_6_coefficien
     gpu.write_memory(map::VERTICES.into(), &bytes).unwrap();
     gpu.write_memory(map::NV_RECORD.into(), &nv_record(16, 1, map::CODE, 0, map::VERTICES))
         .unwrap();
-    let bin = list(&[
-        bin_config(map::TILE_ALLOC, 0x1_0000, map::TSDA, 2, 2, AUTO_INIT),
-        vec![START_BINNING],
-        prim_format(),
-        config_bits(7, false),
-        nv_state(map::NV_RECORD),
-        triangles(3, 0),
-        vec![FLUSH],
-        vec![INCREMENT_SEMAPHORE],
-    ]);
-    gpu.write_memory(map::BIN_LIST.into(), &bin).unwrap();
-    let render = render_list(2, 2, W as u16, H as u16, 0);
-    gpu.write_memory(map::RENDER_LIST.into(), &render).unwrap();
-    submit(&gpu, 1, map::RENDER_LIST, map::RENDER_LIST + render.len() as u32);
-    submit(&gpu, 0, map::BIN_LIST, map::BIN_LIST + bin.len() as u32);
+    let bin = bin_list(2, 2, 0x1_0000, triangles(3, 0));
+    run_frame(&gpu, &bin, &render_list(2, 2, W as u16, H as u16, 0));
     wait(&gpu, "the frame", |g| reg(g, V3D_RFC::OFFSET) == 1);
     let got = frame(&gpu, W, H);
     // Perspective-correct reference: barycentrics from the pixel centre, weighted by 1/W.

@@ -396,6 +396,29 @@ pub fn render_list(tiles_x: u8, tiles_y: u8, width: u16, height: u16, clear: u32
     list(&l)
 }
 
+/// The binning list of one draw with the NV record at `map::NV_RECORD` (C2's minimal binning
+/// list): configuration, Start Tile Binning, state, the draw, Flush, Increment Semaphore.
+pub fn bin_list(tiles_x: u8, tiles_y: u8, tile_alloc_size: u32, draw: Vec<u8>) -> Vec<u8> {
+    list(&[
+        bin_config(map::TILE_ALLOC, tile_alloc_size, map::TSDA, tiles_x, tiles_y, AUTO_INIT),
+        vec![START_BINNING],
+        prim_format(),
+        config_bits(7, false),
+        nv_state(map::NV_RECORD),
+        draw,
+        vec![FLUSH],
+        vec![INCREMENT_SEMAPHORE],
+    ])
+}
+
+/// Write `bin` and `render` to their places and start the rendering thread, then binning.
+pub fn run_frame(gpu: &Gpu, bin: &[u8], render: &[u8]) {
+    gpu.write_memory(map::BIN_LIST.into(), bin).unwrap();
+    gpu.write_memory(map::RENDER_LIST.into(), render).unwrap();
+    submit(gpu, 1, map::RENDER_LIST, map::RENDER_LIST + render.len() as u32);
+    submit(gpu, 0, map::BIN_LIST, map::BIN_LIST + bin.len() as u32);
+}
+
 /// Read the frame buffer (RGBA8888, linear).
 pub fn frame(gpu: &Gpu, width: u32, height: u32) -> Vec<u32> {
     let mut b = vec![0u8; (width * height * 4) as usize];
