@@ -255,6 +255,14 @@ fn faults_stuck_slow_and_an_outomem_storm() {
     wait(&gpu, "the slow list", |g| reg(g, V3D_CT0CA::OFFSET) == map::BIN_LIST + 16);
     let records = gpu.model().model().cle.stats().records[0];
     assert_eq!(records, 16);
+    // One-shot DMA fault on the next list fetch.
+    let gpu2 = gpu_fresh();
+    let faults = CleFaults { dma_fault_next_fetch: true, ..Default::default() };
+    gpu2.model_mut().model_mut().cle.set_faults(faults);
+    gpu2.write_memory(map::BIN_LIST.into(), &nops(4)).unwrap();
+    submit(&gpu2, 0, map::BIN_LIST, map::BIN_LIST + 4);
+    assert_eq!(gpu2.error_code(), cp_error::DMA_FETCH_FAULT);
+    assert!(!gpu2.model().model().cle.faults().dma_fault_next_fetch, "one-shot");
     // OUTOMEM storm: memory given is never enough.
     let gpu = gpu_with_storm();
     let (bin, _) = crowded_tile(&gpu, 256);
@@ -267,6 +275,10 @@ fn faults_stuck_slow_and_an_outomem_storm() {
     wait(&gpu, "OUTOMEM", |g| reg(g, V3D_PCS::OFFSET) & V3D_PCS::BMOOM.mask() != 0);
     assert_eq!(reg(&gpu, V3D_BFC::OFFSET), 0);
     assert!(gpu.model().model().cle.stats().out_of_memory >= 4);
+}
+
+fn gpu_fresh() -> Gpu {
+    gpu(Shader::Constant(0), Pacing::RunToIdle)
 }
 
 fn gpu_with_storm() -> Gpu {
@@ -301,4 +313,44 @@ fn a_frame_of_large_triangles_stays_within_the_tick_bound() {
     let mut b = vec![0u8; 1024 * 1024 * 4];
     gpu.read_memory(map::FRAME.into(), &mut b).unwrap();
     assert!(b.iter().all(|&x| x == 0xFF), "every pixel drawn once by one of the two");
+}
+
+#[test]
+fn store_tile_buffer_general_writes_bgr565_and_its_last_tile_bit_ends_the_frame() {
+    // Table 38 id 28: buffer COLOR (1), raster format, pixel format 2 (BGR565, no dither),
+    // address in bits 31:4 of the last word with bit 3 "last tile of frame".
+    const COLOUR: u32 = 0xFF40_80F8; // R 0xF8, G 0x80, B 0x40
+    let gpu = gpu(Shader::Constant(COLOUR), Pacing::Seeded(2));
+    let mut v = Vec::new();
+    for (x, y) in [(0, 0), (64 * 16, 0), (0, 64 * 16)] {
+        v.extend(vertex(x, y, 0.5, 1.0, &[]));
+    }
+    gpu.write_memory(map::VERTICES.into(), &v).unwrap();
+    gpu.write_memory(map::NV_RECORD.into(), &nv_record(12, 0, map::CODE, 0, map::VERTICES))
+        .unwrap();
+    let bin = bin_list(1, 1, 0x1000, triangles(3, 0));
+    let target = map::FRAME + 0x4_0000;
+    let mut store = vec![28, 0x01, 0x02];
+    store.extend(le32(target | (1 << 3)));
+    let render = list(&[
+        clear_colours(0, 0xFF_FFFF),
+        render_config(map::FRAME, 64, 64, RGBA8888),
+        tile_coords(0, 0),
+        store_none(),
+        vec![WAIT_SEMAPHORE],
+        tile_coords(0, 0),
+        branch_sub(map::TILE_ALLOC),
+        store,
+    ]);
+    run_frame(&gpu, &bin, &render);
+    wait(&gpu, "the frame", |g| reg(g, V3D_RFC::OFFSET) == 1);
+    assert_eq!(gpu.error_code(), 0);
+    let mut b = vec![0u8; 64 * 64 * 2];
+    gpu.read_memory(target.into(), &mut b).unwrap();
+    let px =
+        |x: usize, y: usize| u16::from_le_bytes([b[2 * (y * 64 + x)], b[2 * (y * 64 + x) + 1]]);
+    let bgr565 = (0xF8 >> 3) | ((0x80 >> 2) << 5) | ((0x40 >> 3) << 11);
+    assert_eq!(px(1, 1), bgr565);
+    assert_eq!(px(63, 63), 0, "outside the triangle: the clear colour");
+    assert_ne!(reg(&gpu, V3D_INTCTL::OFFSET) & V3D_INTCTL::INT_FRDONE.mask(), 0);
 }
