@@ -197,7 +197,11 @@ impl Binner {
                 TileList { at, end: at + u64::from(config.initial_block), open: false, version: 0 }
             })
             .collect();
-        self.pool = (config.tile_alloc + initial as u32, (size - initial) as u32);
+        let Some(pool) = u32::try_from(initial).ok().and_then(|i| config.tile_alloc.checked_add(i))
+        else {
+            return Err(CleError::config("tile allocation memory past the 32-bit bus"));
+        };
+        self.pool = (pool, (size - initial) as u32);
         self.config = Some(config);
         self.started = false;
         self.version = 0;
@@ -523,7 +527,13 @@ impl Binner {
             }
         }
         let block = self.pool.0;
-        self.pool = (self.pool.0 + size, self.pool.1 - size);
+        let Some(next) = block.checked_add(size) else {
+            return Err(CleError::new(
+                gpu_device_model::cp_error::DMA_WRITE_FAULT,
+                format!("binning memory block at {block:#x} runs past the 32-bit bus"),
+            ));
+        };
+        self.pool = (next, self.pool.1 - size);
         Ok(Some(block))
     }
 }

@@ -69,8 +69,9 @@ impl FragmentShading for TestShading {
                 Shader::Constant(c) => c,
                 Shader::UniformsAsColour => b.uniforms_address,
                 Shader::FirstVarying => {
-                    let v = &b.varyings[0];
-                    let value = v.partial[lane] * b.w[lane] + v.c;
+                    // No varying set up: §6 says the read "returns undefined data"; 0 here.
+                    let value =
+                        b.varyings.first().map_or(0.0, |v| v.partial[lane] * b.w[lane] + v.c);
                     0xFF00_0000 | value.round().clamp(0.0, 255.0) as u32
                 }
             };
@@ -177,7 +178,7 @@ pub fn reg(gpu: &Gpu, offset: usize) -> u32 {
     gpu.read32(offset)
 }
 
-// ---- Control records, byte by byte from §9 Table 38 (sizes and layouts as C1 lists them).
+// ---- Control records, byte by byte from §9 Table 38 (sizes and byte layouts as Mesa vc4_packet.h gives them).
 
 pub fn le32(v: u32) -> [u8; 4] {
     v.to_le_bytes()
@@ -371,7 +372,7 @@ pub mod map {
 }
 
 /// The rendering list for a `tiles_x` x `tiles_y` frame whose tile lists the binner wrote with
-/// 32-byte initial blocks (C2's minimal render list): clear colours, mode, a clearing store,
+/// 32-byte initial blocks (the minimal render list of Linux vc4_render_cl.c): clear colours, mode, a clearing store,
 /// then per tile: (wait on the semaphore first), coordinates, branch to the tile list, store
 /// (store and end of frame on the last).
 pub fn render_list(tiles_x: u8, tiles_y: u8, width: u16, height: u16, clear: u32) -> Vec<u8> {
@@ -396,8 +397,8 @@ pub fn render_list(tiles_x: u8, tiles_y: u8, width: u16, height: u16, clear: u32
     list(&l)
 }
 
-/// The binning list of one draw with the NV record at `map::NV_RECORD` (C2's minimal binning
-/// list): configuration, Start Tile Binning, state, the draw, Flush, Increment Semaphore.
+/// The binning list of one draw with the NV record at `map::NV_RECORD` (the minimal binning
+/// list of Mesa vc4_draw.c): configuration, Start Tile Binning, state, the draw, Flush, Increment Semaphore.
 pub fn bin_list(tiles_x: u8, tiles_y: u8, tile_alloc_size: u32, draw: Vec<u8>) -> Vec<u8> {
     list(&[
         bin_config(map::TILE_ALLOC, tile_alloc_size, map::TSDA, tiles_x, tiles_y, AUTO_INIT),
