@@ -136,6 +136,12 @@ fn a_binned_triangle_renders_exactly_the_reference_pixels_under_every_pacing() {
         let int = reg(&gpu, V3D_INTCTL::OFFSET);
         assert_eq!(int & 3, V3D_INTCTL::INT_FRDONE.mask() | V3D_INTCTL::INT_FLDONE.mask());
         assert!(gpu.take_interrupts() >= 1);
+        // Writing 1 clears the counts (Tables 56, 57) and the interrupt bits (Table 75).
+        gpu.write32(V3D_BFC::OFFSET, 1);
+        gpu.write32(V3D_RFC::OFFSET, 1);
+        gpu.write32(V3D_INTCTL::OFFSET, int);
+        assert_eq!(reg(&gpu, V3D_BFC::OFFSET) | reg(&gpu, V3D_RFC::OFFSET), 0);
+        assert_eq!(reg(&gpu, V3D_INTCTL::OFFSET), 0);
         let stats = gpu.model().model().cle.stats().clone();
         assert!(stats.max_tick_units <= MAX_UNITS_PER_TICK);
         assert!(stats.batches > 0);

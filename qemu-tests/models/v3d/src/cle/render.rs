@@ -515,7 +515,7 @@ impl Renderer {
     fn apply(&mut self, offsets: &[usize; LANES], coverage: u16, out: &FragmentOutput) {
         use baregpu_regs::vc4::packets::configuration_bits as cb;
         let c = self.state.config;
-        let function = cb::DEPTH_TEST_FUNCTION.get(&c);
+        let function = cb::DEPTH_TEST_FUNCTION.value_name(cb::DEPTH_TEST_FUNCTION.get(&c));
         let update = cb::Z_UPDATES_ENABLE.get(&c) != 0;
         for (lane, &o) in offsets.iter().enumerate() {
             let bit = 1u16 << lane;
@@ -525,14 +525,14 @@ impl Renderer {
             if out.z_written & bit != 0 {
                 let (z, old) = (out.z[lane] & super::raster::Z_MAX, self.z[o]);
                 let pass = match function {
-                    0 => false,
-                    1 => z < old,
-                    2 => z == old,
-                    3 => z <= old,
-                    4 => z > old,
-                    5 => z != old,
-                    6 => z >= old,
-                    _ => true,
+                    Some("NEVER") => false,
+                    Some("LT") => z < old,
+                    Some("EQ") => z == old,
+                    Some("LE") => z <= old,
+                    Some("GT") => z > old,
+                    Some("NE") => z != old,
+                    Some("GE") => z >= old,
+                    _ => true, // ALWAYS (the 3-bit field has no other value)
                 };
                 if !pass {
                     continue;

@@ -337,32 +337,37 @@ impl PrimitiveList {
             )
         } else {
             let kind = indexed_primitive_list::INDEX_TYPE.get(bytes);
-            if indexed_primitive_list::INDEX_TYPE.value_name(kind).is_none() {
-                return Err(CleError::invalid(format!(
-                    "Indexed Primitive List: reserved index type {kind}"
-                )));
-            }
+            let wide = match indexed_primitive_list::INDEX_TYPE.value_name(kind) {
+                Some("16_BIT") => true,
+                Some(_) => false,
+                None => {
+                    return Err(CleError::invalid(format!(
+                        "Indexed Primitive List: reserved index type {kind}"
+                    )));
+                }
+            };
             let address = indexed_primitive_list::ADDRESS_OF_INDICES_LIST.address(bytes).0 as u32;
             (
                 indexed_primitive_list::PRIMITIVE_MODE.get(bytes),
                 indexed_primitive_list::LENGTH.get(bytes) as u32,
                 Source::Indexed {
                     address,
-                    wide: kind == 1,
+                    wide,
                     max: indexed_primitive_list::MAXIMUM_INDEX.get(bytes) as u32,
                 },
             )
         };
-        let mode = match mode {
-            4 => Mode::Triangles,
-            5 => Mode::Strip,
-            6 => Mode::Fan,
-            0..=3 => {
+        // Both records share the mode values (Table 38 ids 32 and 33).
+        let mode = match vertex_array_primitives::PRIMITIVE_MODE.value_name(mode) {
+            Some("TRIANGLES") => Mode::Triangles,
+            Some("TRIANGLE_STRIP") => Mode::Strip,
+            Some("TRIANGLE_FAN") => Mode::Fan,
+            Some(other) => {
                 return Err(CleError::unsupported(format!(
-                    "primitive mode {mode} (points and lines are not emulated)"
+                    "primitive mode {other} (points and lines are not emulated)"
                 )));
             }
-            _ => return Err(CleError::invalid(format!("reserved primitive mode {mode}"))),
+            None => return Err(CleError::invalid(format!("reserved primitive mode {mode}"))),
         };
         Ok(PrimitiveList { mode, source, count, next: 0 })
     }
