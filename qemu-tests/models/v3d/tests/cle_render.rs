@@ -30,6 +30,11 @@ const RED: u32 = 0xFF00_00FF;
 const GREEN: u32 = 0xFF00_FF00;
 
 fn setup(gpu: &Gpu, scene: &Scene) {
+    let render = render_list((W / 64) as u8, (H / 64) as u8, W as u16, H as u16, CLEAR);
+    setup_with(gpu, scene, &render);
+}
+
+fn setup_with(gpu: &Gpu, scene: &Scene, render: &[u8]) {
     let mut v = Vec::new();
     for &(x, y, z) in &scene.vertices {
         v.extend(vertex(x, y, z, 1.0, &[]));
@@ -63,13 +68,8 @@ fn setup(gpu: &Gpu, scene: &Scene) {
     }
     bin.push(vec![FLUSH]);
     bin.push(vec![INCREMENT_SEMAPHORE]);
-    let bin = list(&bin);
-    gpu.write_memory(map::BIN_LIST.into(), &bin).unwrap();
-    let render = render_list((W / 64) as u8, (H / 64) as u8, W as u16, H as u16, CLEAR);
-    gpu.write_memory(map::RENDER_LIST.into(), &render).unwrap();
     // Rendering first: it waits on the semaphore the binning list increments.
-    submit(gpu, 1, map::RENDER_LIST, map::RENDER_LIST + render.len() as u32);
-    submit(gpu, 0, map::BIN_LIST, map::BIN_LIST + bin.len() as u32);
+    run_frame(gpu, &list(&bin), render);
 }
 
 fn render(scene: &Scene, pacing: Pacing) -> (Vec<u32>, Gpu) {
@@ -176,6 +176,32 @@ fn edges_through_pixel_centres_follow_the_top_left_rule_and_shared_edges_draw_on
     let (got, _) = render(&scene, Pacing::Seeded(11));
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!(g, w, "pixel ({}, {})", i as u32 % W, i as u32 / W);
+    }
+}
+
+#[test]
+fn an_lt_format_frame_holds_the_same_picture_in_micro_tiles() {
+    // §11: 64-byte micro-tiles of 4x4 32-bit pixels in raster order, micro-tiles in raster
+    // order. Record 113 bits 7:6 of its flags = 2 (LT-format).
+    let scene = one_triangle();
+    let gpu = gpu(Shader::UniformsAsColour, Pacing::Seeded(21));
+    let mut render = render_list((W / 64) as u8, (H / 64) as u8, W as u16, H as u16, CLEAR);
+    let mode = render_config(map::FRAME, W as u16, H as u16, RGBA8888 | LT_FORMAT);
+    let at = render.windows(mode.len()).position(|w| w[0] == 113).unwrap();
+    render[at..at + mode.len()].copy_from_slice(&mode);
+    setup_with(&gpu, &scene, &render);
+    wait(&gpu, "the frame", |g| reg(g, V3D_RFC::OFFSET) == 1);
+    assert_eq!(gpu.error_code(), 0);
+    let mut b = vec![0u8; (W * H * 4) as usize];
+    gpu.read_memory(map::FRAME.into(), &mut b).unwrap();
+    let want = reference(&scene);
+    for y in 0..H {
+        for x in 0..W {
+            let micro = (y / 4) * (W / 4) + x / 4;
+            let o = (micro * 64 + ((y % 4) * 4 + x % 4) * 4) as usize;
+            let got = u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+            assert_eq!(got, want[(y * W + x) as usize], "pixel ({x}, {y})");
+        }
     }
 }
 

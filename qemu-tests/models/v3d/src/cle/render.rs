@@ -67,6 +67,46 @@ impl PixelFormat {
     }
 }
 
+/// How a frame buffer is laid out in memory (§11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Raster order, row 0 first.
+    Linear,
+    /// LT-format: micro-tiles of 64 bytes (4x4 pixels at 32 bpp, 8x4 at 16 bpp, pixels in
+    /// raster order) in raster order, each row of micro-tiles padded to whole micro-tiles.
+    LinearTile,
+}
+
+impl Layout {
+    fn from_name(name: Option<&str>) -> Result<Self, CleError> {
+        match name {
+            Some("LINEAR" | "RASTER_FORMAT") => Ok(Layout::Linear),
+            Some("LT_FORMAT") => Ok(Layout::LinearTile),
+            Some(other) => Err(CleError::unsupported(format!(
+                "{other} frame buffers (§11's figures of the 4K tile order are not in the text)"
+            ))),
+            None => Err(CleError::invalid("reserved memory format")),
+        }
+    }
+
+    /// Byte offset of pixel (x, y) in a frame `width` pixels wide.
+    fn offset(self, format: PixelFormat, x: u32, y: u32, width: u32) -> u64 {
+        let bpp = u64::from(format.bytes());
+        match self {
+            Layout::Linear => (u64::from(y) * u64::from(width) + u64::from(x)) * bpp,
+            Layout::LinearTile => {
+                const MICRO_TILE_BYTES: u64 = 64;
+                const MICRO_TILE_ROWS: u32 = 4;
+                let mt_width = (MICRO_TILE_BYTES / bpp) as u32 / MICRO_TILE_ROWS;
+                let per_row = u64::from(width.div_ceil(mt_width));
+                let tile = u64::from(y / MICRO_TILE_ROWS) * per_row + u64::from(x / mt_width);
+                let inside = u64::from((y % MICRO_TILE_ROWS) * mt_width + x % mt_width);
+                tile * MICRO_TILE_BYTES + inside * bpp
+            }
+        }
+    }
+}
+
 /// Tile Rendering Mode Configuration (113).
 #[derive(Debug, Clone, Copy)]
 struct Config {
@@ -74,6 +114,7 @@ struct Config {
     width: u32,
     height: u32,
     format: PixelFormat,
+    layout: Layout,
 }
 
 /// Where a store writes.
@@ -81,6 +122,7 @@ struct Config {
 struct Store {
     address: u32,
     format: PixelFormat,
+    layout: Layout,
     /// Colour buffer written at all (false: Store General with buffer NONE).
     colour: bool,
     clear_colour: bool,
@@ -188,10 +230,9 @@ impl Renderer {
             || get(&render_cfg::DOUBLE_BUFFER_IN_NON_MS_MODE) != 0
             || get(&render_cfg::SELECT_COVERAGE_MODE) != 0
             || get(&render_cfg::ENABLE_VG_MASK_BUFFER) != 0
-            || memory != 0
         {
             return Err(CleError::unsupported(
-                "Tile Rendering Mode Configuration: only linear, non-multisample, 32-bit tile buffers are emulated",
+                "Tile Rendering Mode Configuration: only non-multisample, 32-bit tile buffers are emulated",
             ));
         }
         let format = render_cfg::NON_HDR_FRAME_BUFFER_COLOR_FORMAT;
@@ -200,6 +241,7 @@ impl Renderer {
             width: get(&render_cfg::WIDTH) as u32,
             height: get(&render_cfg::HEIGHT) as u32,
             format: pixel_format(format.value_name(format.get(bytes)))?,
+            layout: Layout::from_name(render_cfg::MEMORY_FORMAT.value_name(memory))?,
         };
         if config.width == 0 || config.height == 0 {
             return Err(CleError::config("Tile Rendering Mode Configuration: an empty frame"));
@@ -250,6 +292,7 @@ impl Renderer {
         let mut store = Store {
             address: config.address,
             format: config.format,
+            layout: config.layout,
             colour: true,
             clear_colour: true,
             clear_z: true,
@@ -274,11 +317,13 @@ impl Renderer {
                 }
             }
             if store.colour {
-                if get(&store_general::FORMAT) != 0 || get(&store_general::MODE) != 0 {
+                if get(&store_general::MODE) != 0 {
                     return Err(CleError::unsupported(
-                        "Store Tile Buffer General: only raster format, sample 0 stores are emulated",
+                        "Store Tile Buffer General: only sample 0 stores are emulated",
                     ));
                 }
+                let layout = store_general::FORMAT;
+                store.layout = Layout::from_name(layout.value_name(get(&layout)))?;
                 let f = store_general::PIXEL_COLOR_FORMAT;
                 store.format = pixel_format(f.value_name(get(&f)))?;
                 store.address = store_general::MEMORY_BASE_ADDRESS_OF_FRAME_TILE_DUMP_BUFFER
@@ -547,34 +592,45 @@ impl Renderer {
         }
     }
 
-    /// Store up to [`STORE_ROWS_PER_TICK`] rows of the tile.
+    /// Store up to [`STORE_ROWS_PER_TICK`] rows of the tile, each as the runs of pixels that
+    /// are contiguous in the layout.
     fn store_rows(&mut self, dev: &mut DeviceContext<'_>, s: &mut Store) -> Result<u64, CleError> {
         let (config, (tx, ty)) = (self.config()?, self.tile()?);
         if !s.colour {
             s.row = TILE_PIXELS;
             return Ok(0);
         }
+        if s.address == 0 {
+            return Err(CleError::store("tile store", None, 0));
+        }
         let x0 = tx * TILE_PIXELS;
         let pixels = (config.width - x0).min(TILE_PIXELS);
         let mut units = 0;
-        let mut row_bytes = Vec::with_capacity((pixels * 4) as usize);
+        let mut run = Vec::with_capacity((pixels * 4) as usize);
         for _ in 0..STORE_ROWS_PER_TICK {
             let y = ty * TILE_PIXELS + s.row;
             if s.row >= TILE_PIXELS || y >= config.height {
                 s.row = TILE_PIXELS;
                 break;
             }
-            row_bytes.clear();
+            let mut start = None;
             for x in 0..pixels {
-                s.format.encode(self.colour[(s.row * TILE_PIXELS + x) as usize], &mut row_bytes);
+                let at = s.layout.offset(s.format, x0 + x, y, config.width);
+                match start {
+                    Some(begin) if begin + run.len() as u64 == at => {}
+                    _ => {
+                        if let Some(begin) = start {
+                            error::write(dev, "tile store", u64::from(s.address) + begin, &run)?;
+                        }
+                        run.clear();
+                        start = Some(at);
+                    }
+                }
+                s.format.encode(self.colour[(s.row * TILE_PIXELS + x) as usize], &mut run);
             }
-            let at = u64::from(s.address)
-                + (u64::from(y) * u64::from(config.width) + u64::from(x0))
-                    * u64::from(s.format.bytes());
-            if s.address == 0 {
-                return Err(CleError::store("tile store", None, 0));
+            if let Some(begin) = start {
+                error::write(dev, "tile store", u64::from(s.address) + begin, &run)?;
             }
-            error::write(dev, "tile store", at, &row_bytes)?;
             s.row += 1;
             units += UNITS_PER_ROW;
         }

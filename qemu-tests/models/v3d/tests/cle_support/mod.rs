@@ -209,6 +209,8 @@ pub fn render_config(address: u32, w: u16, h: u16, flags: u16) -> Vec<u8> {
     r
 }
 pub const RGBA8888: u16 = 1 << 2;
+/// Record 113 memory format (bits 7:6) 2: LT-format.
+pub const LT_FORMAT: u16 = 2 << 6;
 
 /// 114 Clear Colors: two RGBA8888 colours, 24-bit Z, VG mask, stencil.
 pub fn clear_colours(colour: u32, z: u32) -> Vec<u8> {
