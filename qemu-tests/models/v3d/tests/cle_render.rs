@@ -24,9 +24,12 @@ struct Scene {
     /// Per triangle: which NV record (colour) and the three vertex indices.
     draws: Vec<(u32, [u32; 3])>,
     depth: u8,
+    /// Clip window (left, bottom, width, height); the whole frame by default.
+    clip: [u16; 4],
 }
 
 const RED: u32 = 0xFF00_00FF;
+const FULL: [u16; 4] = [0, 0, W as u16, H as u16];
 const GREEN: u32 = 0xFF00_FF00;
 
 fn setup(gpu: &Gpu, scene: &Scene) {
@@ -53,7 +56,7 @@ fn setup_with(gpu: &Gpu, scene: &Scene, render: &[u8]) {
         // State the model keeps without using (Table 38 97, 103, 105, 106) and a clip window
         // of the whole frame.
         flat_shade_flags(0),
-        clip_window(0, 0, W as u16, H as u16),
+        clip_window(scene.clip[0], scene.clip[1], scene.clip[2], scene.clip[3]),
         viewport_offset(0, 0),
         clipper_xy(W as f32 * 8.0, H as f32 * 8.0),
         clipper_z(0.5, 0.5),
@@ -89,7 +92,9 @@ fn reference(scene: &Scene) -> Vec<u32> {
         let p = v.map(|(x, y, _)| (i64::from(x), i64::from(y)));
         for y in 0..H as i64 {
             for x in 0..W as i64 {
-                if reference_covers(p, x, y) {
+                let [l, b, w, h] = scene.clip.map(i64::from);
+                let clipped = x < l || x >= l + w || y < b || y >= b + h;
+                if !clipped && reference_covers(p, x, y) {
                     let i = (y as u32 * W + x as u32) as usize;
                     // Flat z per triangle in these scenes; LT (1) or ALWAYS (7).
                     let z = v[0].2;
@@ -118,6 +123,7 @@ fn one_triangle() -> Scene {
         ],
         draws: vec![(RED, [0, 1, 2])],
         depth: 7,
+        clip: FULL,
     }
 }
 
@@ -159,6 +165,7 @@ fn edges_through_pixel_centres_follow_the_top_left_rule_and_shared_edges_draw_on
         vertices: vec![c(20, 70), c(100, 70), c(100, 110), c(20, 110)],
         draws: vec![(RED, [0, 1, 2]), (GREEN, [0, 2, 3])],
         depth: 7,
+        clip: FULL,
     };
     let want = reference(&scene);
     let p =
@@ -206,6 +213,52 @@ fn an_lt_format_frame_holds_the_same_picture_in_micro_tiles() {
 }
 
 #[test]
+fn the_clip_window_limits_the_pixels_drawn() {
+    // Table 38 id 102: left 30, bottom 20, 50 x 70 pixels (across all four tiles).
+    let scene = Scene { clip: [30, 20, 50, 70], ..one_triangle() };
+    let want = reference(&scene);
+    assert!(want.iter().filter(|&&c| c == RED).count() > 500);
+    let (got, _) = render(&scene, Pacing::Seeded(8));
+    assert_eq!(got, want);
+}
+
+#[test]
+fn configuration_bits_cull_by_facing_and_flat_shading_takes_the_last_vertex() {
+    // Table 38 id 96 bit 0 only: forward-facing (counter-clockwise, y up) triangles only.
+    let gpu = gpu(Shader::FirstVarying, Pacing::Seeded(12));
+    let tri = |a: (i32, i32), b: (i32, i32), c: (i32, i32), v: [f32; 3]| {
+        let mut out = Vec::new();
+        for (p, v) in [a, b, c].into_iter().zip(v) {
+            out.extend(vertex(px(p.0), px(p.1), 0.5, 1.0, &[v]));
+        }
+        out
+    };
+    let mut v = tri((0, 0), (60, 0), (0, 60), [10.0, 20.0, 30.0]); // counter-clockwise
+    v.extend(tri((64, 64), (64, 124), (124, 64), [40.0, 50.0, 60.0])); // clockwise
+    gpu.write_memory(map::VERTICES.into(), &v).unwrap();
+    gpu.write_memory(map::NV_RECORD.into(), &nv_record(16, 1, map::CODE, 0, map::VERTICES))
+        .unwrap();
+    let bin = list(&[
+        bin_config(map::TILE_ALLOC, 0x1_0000, map::TSDA, 2, 2, AUTO_INIT),
+        vec![START_BINNING],
+        prim_format(),
+        vec![96, 0b01, 0x70, 0],
+        flat_shade_flags(1),
+        nv_state(map::NV_RECORD),
+        triangles(6, 0),
+        vec![FLUSH],
+        vec![INCREMENT_SEMAPHORE],
+    ]);
+    run_frame(&gpu, &bin, &render_list(2, 2, W as u16, H as u16, 0));
+    wait(&gpu, "the frame", |g| reg(g, V3D_RFC::OFFSET) == 1);
+    assert_eq!(gpu.error_code(), 0);
+    let got = frame(&gpu, W, H);
+    assert_eq!(got[(10 * W + 10) as usize], 0xFF00_0000 | 30, "flat: the last vertex's value");
+    assert_eq!(got[(5 * W + 50) as usize], 0xFF00_0000 | 30);
+    assert_eq!(got[(70 * W + 70) as usize], 0, "the clockwise triangle is culled");
+}
+
+#[test]
 fn the_nearer_of_two_overlapping_triangles_wins_the_depth_test_in_either_order() {
     let near = [(px(0), px(0), 0.25), (px(100), px(10), 0.25), (px(30), px(90), 0.25)];
     let far = [(px(20), px(20), 0.75), (px(127), px(60), 0.75), (px(60), px(127), 0.75)];
@@ -219,6 +272,7 @@ fn the_nearer_of_two_overlapping_triangles_wins_the_depth_test_in_either_order()
             vertices,
             draws: vec![(colour(&a), [0, 1, 2]), (colour(&b), [3, 4, 5])],
             depth: 1, // LT
+            clip: FULL,
         };
         let want = reference(&scene);
         assert!(want.contains(&GREEN) && want.contains(&RED));
@@ -307,6 +361,7 @@ fn tile_lists_hold_state_and_exactly_the_triangles_that_touch_each_tile() {
         ],
         draws: vec![(RED, [0, 1, 2]), (RED, [3, 4, 5]), (GREEN, [6, 7, 8])],
         depth: 7,
+        clip: FULL,
     };
     let gpu = gpu(Shader::UniformsAsColour, Pacing::RunToIdle);
     setup(&gpu, &scene);
