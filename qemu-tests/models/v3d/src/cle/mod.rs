@@ -1,7 +1,7 @@
 //! The control-list executor (CLE, §8 "System Operation"): two control-list threads (thread 0
 //! binning, thread 1 rendering, §10 "Control List Executor Registers"), the binner that writes
-//! tile lists ([`binner`]) and the renderer that rasterises, shades on the QPUs and stores
-//! tiles ([`render`]), with the registers they own and the pipeline interrupts (§10 Tables
+//! tile lists (`binner.rs`) and the renderer that rasterises, shades on the QPUs and stores
+//! tiles (`render.rs`), with the registers they own and the pipeline interrupts (§10 Tables
 //! 49-61, 75-77).
 //!
 //! Records are decoded with the checked §9 tables (`baregpu_regs::vc4::packets`): ids, sizes,
@@ -12,9 +12,9 @@
 //!
 //! Work per tick is bounded ([`MAX_UNITS_PER_TICK`]): each thread parses at most
 //! [`RECORDS_PER_TICK`] records (or compressed primitive codes), the binner does
-//! [`binner::BIN_UNITS_PER_TICK`] tile visits, the renderer scans
-//! [`render::RASTER_QUADS_PER_TICK`] quads, runs [`render::QPU_INSTRUCTIONS_PER_TICK`] QPU
-//! instructions and stores [`render::STORE_ROWS_PER_TICK`] rows; [`CleStats::max_tick_units`]
+//! [`BIN_UNITS_PER_TICK`] tile visits, the renderer scans
+//! [`RASTER_QUADS_PER_TICK`] quads, runs [`QPU_INSTRUCTIONS_PER_TICK`] QPU
+//! instructions and stores [`STORE_ROWS_PER_TICK`] rows; [`CleStats::max_tick_units`]
 //! records the most one tick did.
 
 mod binner;
@@ -26,7 +26,9 @@ mod state;
 
 pub use binner::{BIN_UNITS_PER_TICK, TILE_PIXELS, TSDA_BYTES_PER_TILE};
 pub use error::{CleError, code};
-pub use render::{QPU_INSTRUCTIONS_PER_TICK, RASTER_QUADS_PER_TICK, RENDER_UNITS_PER_TICK};
+pub use render::{
+    QPU_INSTRUCTIONS_PER_TICK, RASTER_QUADS_PER_TICK, RENDER_UNITS_PER_TICK, STORE_ROWS_PER_TICK,
+};
 
 use baregpu_hal::register::Register;
 use baregpu_regs::packet::{ListKind, Record};
