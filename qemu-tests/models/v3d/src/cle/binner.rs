@@ -204,8 +204,9 @@ impl Binner {
         self.pool = (pool, (size - initial) as u32);
         self.config = Some(config);
         self.started = false;
+        // State persists from frame to frame (the hardware's registers do); only the tile
+        // lists start afresh, with the state as their prefix.
         self.version = 0;
-        self.records.clear();
         self.job = Some(Job::InitTileState(0));
         Ok(())
     }
