@@ -8,7 +8,9 @@ use baregpu_hal::RegisterIo;
 use baregpu_hal::register::Register;
 use baregpu_regs::packet::{Walked, records};
 use baregpu_regs::vc4::packets;
-use baregpu_regs::vc4::v3d::{V3D_BFC, V3D_CT1CS, V3D_INTCTL, V3D_INTENA, V3D_RFC};
+use baregpu_regs::vc4::v3d::{
+    V3D_BFC, V3D_CT0CA, V3D_CT1CA, V3D_CT1CS, V3D_INTCTL, V3D_INTENA, V3D_RFC,
+};
 use cle_support::*;
 use gpu_device_model::Pacing;
 use v3d_model::cle::{MAX_UNITS_PER_TICK, TILE_PIXELS};
@@ -148,6 +150,14 @@ fn a_binned_triangle_renders_exactly_the_reference_pixels_under_every_pacing() {
         gpu.write32(V3D_INTCTL::OFFSET, int);
         assert_eq!(reg(&gpu, V3D_BFC::OFFSET) | reg(&gpu, V3D_RFC::OFFSET), 0);
         assert_eq!(reg(&gpu, V3D_INTCTL::OFFSET), 0);
+        // The same lists again make the same frame (state and tile lists start afresh).
+        gpu.write_memory(map::FRAME.into(), &vec![0u8; (W * H * 4) as usize]).unwrap();
+        let (bin_end, render_end) = (reg(&gpu, V3D_CT0CA::OFFSET), reg(&gpu, V3D_CT1CA::OFFSET));
+        submit(&gpu, 1, map::RENDER_LIST, render_end);
+        submit(&gpu, 0, map::BIN_LIST, bin_end);
+        wait(&gpu, "the second frame", |g| reg(g, V3D_RFC::OFFSET) == 1);
+        assert_eq!(reg(&gpu, V3D_BFC::OFFSET), 1);
+        assert_eq!(frame(&gpu, W, H), want, "second frame under {pacing}");
         let stats = gpu.model().model().cle.stats().clone();
         assert!(stats.max_tick_units <= MAX_UNITS_PER_TICK);
         assert!(stats.batches > 0);
