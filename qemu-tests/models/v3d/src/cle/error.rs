@@ -19,6 +19,7 @@ pub mod code {
 /// A control-list error: the device enters its error state with [`code`](Self::code) and the
 /// thread that met it stops with CTnCS.CTERR set.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CleError {
     /// The mailbox error code (`cp_error::*` or [`code`]).
     pub code: u32,
