@@ -119,10 +119,10 @@ impl RegisterIo for FakeV3d {
             return u32::MAX;
         }
         let mut regs = self.regs.borrow_mut();
-        if let Some(hook) = self.on_read.borrow_mut().as_mut() {
-            if let Some(v) = hook(&mut regs, offset) {
-                return v;
-            }
+        if let Some(hook) = self.on_read.borrow_mut().as_mut()
+            && let Some(v) = hook(&mut regs, offset)
+        {
+            return v;
         }
         regs.get(&offset).copied().unwrap_or(0)
     }
