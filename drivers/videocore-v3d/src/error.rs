@@ -137,6 +137,11 @@ pub enum JobError {
     },
     /// A vertex coordinate outside the s12.4 range of Figure 12 (±2048 pixels).
     CoordinateOutOfRange,
+    /// A shader address the V3D cannot reach (its addresses are 32-bit, Table 46).
+    AddressAbove4GiB {
+        /// The address.
+        address: u64,
+    },
     /// A value does not fit its record field.
     Field(FieldOverflow),
     /// An address does not fit its field.
@@ -190,6 +195,9 @@ impl fmt::Display for JobError {
             }
             JobError::CoordinateOutOfRange => {
                 f.write_str("a vertex outside the s12.4 screen coordinate range")
+            }
+            JobError::AddressAbove4GiB { address } => {
+                write!(f, "address {address:#x} is above the V3D's 4 GiB")
             }
             JobError::Field(_) => f.write_str("a value does not fit its record field"),
             JobError::Address(_) => f.write_str("an address does not fit its record field"),

@@ -443,15 +443,8 @@ fn nv_shader_record(
     varyings: u8,
     vertices: BusAddress,
 ) -> Result<[u32; SHADER_RECORD_BYTES / 4], JobError> {
-    let word = |a: BusAddress| {
-        u32::try_from(a.0).map_err(|_| {
-            JobError::ControlList(baregpu_ring::vc4::ControlListError::Relocation {
-                record: "NV_SHADER_STATE",
-                field: "shader record",
-                error: RelocationError::Unreachable,
-            })
-        })
-    };
+    let word =
+        |a: BusAddress| u32::try_from(a.0).map_err(|_| JobError::AddressAbove4GiB { address: a.0 });
     let flags = u32::from(shader.single_threaded);
     let head = u32::from_le_bytes([flags as u8, stride, 0, varyings]);
     Ok([head, word(shader.code)?, word(shader.uniforms)?, word(vertices)?])

@@ -214,6 +214,12 @@ fn job_errors_are_typed_and_checked_before_anything_is_written() {
         job::build(&triangle_job(&far), &bufs.memory()).unwrap_err(),
         JobError::CoordinateOutOfRange
     );
+    let mut far_shader = job;
+    far_shader.shader.code = BusAddress(1 << 32);
+    assert_eq!(
+        job::build(&far_shader, &bufs.memory()).unwrap_err(),
+        JobError::AddressAbove4GiB { address: 1 << 32 }
+    );
     let mut short = Buffers::new();
     short.rendering = region(32, RENDER_BUS);
     assert!(matches!(

@@ -408,3 +408,40 @@ fn a_list_error_ends_the_wait_with_its_thread() {
     fake.on_read(|_, o| (o == off::<V3D_CT1CS>()).then_some(V3D_CT1CS::CTERR.set(0, 1)));
     assert_eq!(v3d.wait(&fence, MS), Err(WaitError::ControlListError { thread: 1 }));
 }
+
+#[test]
+fn the_family_generic_interface_submits_programs_with_fences_and_tracks_completion() {
+    // `GpuQueue::submit`'s closure takes a submission of any lifetime, so the queue borrows
+    // nothing shorter than 'static (as a driver in a kernel's `static` does).
+    let fake: &'static FakeV3d = Box::leak(Box::new(FakeV3d::default()));
+    // Each queued program completes at once.
+    fake.on_write(|regs, o, _| {
+        if o == off::<V3D_SRQPC>() {
+            let v = regs.get(&off::<V3D_SRQCS>()).copied().unwrap_or(0);
+            let done = V3D_SRQCS::from_raw(v).qpurqcc().wrapping_add(1);
+            regs.insert(off::<V3D_SRQCS>(), V3D_SRQCS::QPURQCC.set(v, u32::from(done)));
+        }
+    });
+    let mut v3d = up(fake, None);
+    let mut last = None;
+    for n in 0..40 {
+        // Through the trait only, as a scheduler drives any family.
+        let fence = GpuQueue::submit(&mut v3d, 2, |s| {
+            s.program(&program(n))?;
+            <V3d<'_, &FakeV3d, StepClock> as GpuQueue>::fence(s)
+        });
+        last = Some(fence.unwrap());
+    }
+    let last = last.unwrap();
+    assert_eq!(last.seq(), 40);
+    GpuQueue::wait(&v3d, &last, MS).unwrap();
+    assert_eq!(GpuQueue::poll_completed(&v3d), 40);
+    let empty = v3d.submit_fence().unwrap();
+    assert_eq!(v3d.fence_status(&empty), FenceStatus::Signalled, "nothing before it");
+    v3d.set_fence_interrupts(true).unwrap();
+    assert!(v3d.interrupts_enabled());
+    v3d.set_fence_interrupts(false).unwrap();
+    assert!(!v3d.interrupts_enabled());
+    let stats = GpuQueue::stats(&v3d);
+    assert_eq!((stats.submissions, stats.doorbells, stats.fences), (41, 40, 41));
+}
