@@ -445,3 +445,13 @@ fn the_family_generic_interface_submits_programs_with_fences_and_tracks_completi
     let stats = GpuQueue::stats(&v3d);
     assert_eq!((stats.submissions, stats.doorbells, stats.fences), (41, 40, 41));
 }
+
+#[test]
+fn dropping_the_driver_resets_both_control_list_threads() {
+    let fake = FakeV3d::default();
+    let v3d = up(&fake, None);
+    drop(v3d);
+    assert_eq!(fake.writes_to(off::<V3D_CT0CS>()), [V3D_CT0CS::CTRSTA.set(0, 1)]);
+    assert_eq!(fake.writes_to(off::<V3D_CT1CS>()), [V3D_CT1CS::CTRSTA.set(0, 1)]);
+    assert_eq!(fake.writes_to(off::<V3D_DBQITE>()), [0], "QPU interrupts off");
+}

@@ -115,3 +115,13 @@ impl<'p, IO: RegisterIo, C: Clock> V3d<'p, IO, C> {
 pub(crate) fn check_alive(io: &Bar<impl RegisterIo>) -> Result<(), DeviceGone> {
     if io.read::<V3D_IDENT0>().raw() == u32::MAX { Err(DeviceGone) } else { Ok(()) }
 }
+
+impl<IO: RegisterIo, C: Clock> Drop for V3d<'_, IO, C> {
+    /// Both control list threads reset and interrupts disabled: no list the caller's buffers
+    /// hold runs on after the driver is gone. (A user program already on a QPU runs to its
+    /// end: the document describes no way to stop it.)
+    fn drop(&mut self) {
+        self.quiesce();
+        self.disable_interrupts();
+    }
+}
