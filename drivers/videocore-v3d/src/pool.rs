@@ -3,6 +3,7 @@
 //! it runs out of tile allocation memory (OUTOMEM, Table 75).
 
 use core::cell::Cell;
+use core::marker::PhantomData;
 
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 
@@ -12,11 +13,17 @@ use crate::job::within_binner_boundary;
 /// Overflow memory for the binner, cut into equal blocks. Blocks are handed out in order
 /// during a job and all given back when the next job starts (the previous job's binning has
 /// finished by then).
+///
+/// It keeps the region's bus address and size, borrowed for `'p` so the memory outlives the
+/// pool, but holds no reference to it: the driver stays `Send` (a kernel keeps it in a
+/// `static` for its interrupt handler; a `DmaRegion` is not `Sync`).
 #[derive(Debug)]
 pub struct OverflowPool<'p> {
-    region: &'p DmaRegion,
+    base: BusAddress,
+    size: usize,
     block_bytes: u32,
     next: Cell<u32>,
+    region: PhantomData<&'p ()>,
 }
 
 impl<'p> OverflowPool<'p> {
@@ -33,12 +40,18 @@ impl<'p> OverflowPool<'p> {
             });
         }
         within_binner_boundary(JobBuffer::OverflowPool, region.bus_address(), size)?;
-        Ok(OverflowPool { region, block_bytes, next: Cell::new(0) })
+        Ok(OverflowPool {
+            base: region.bus_address(),
+            size,
+            block_bytes,
+            next: Cell::new(0),
+            region: PhantomData,
+        })
     }
 
     /// Blocks in the pool.
     pub fn blocks(&self) -> u32 {
-        (self.region.size() / self.block_bytes as usize) as u32
+        (self.size / self.block_bytes as usize) as u32
     }
 
     /// Bytes per block.
@@ -59,7 +72,7 @@ impl<'p> OverflowPool<'p> {
         }
         self.next.set(n + 1);
         let offset = u64::from(n) * u64::from(self.block_bytes);
-        Some((BusAddress(self.region.bus_address().0 + offset), self.block_bytes))
+        Some((BusAddress(self.base.0 + offset), self.block_bytes))
     }
 
     /// Every block free again.
