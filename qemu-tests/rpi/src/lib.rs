@@ -11,6 +11,8 @@
 pub mod framebuffer;
 pub mod mailbox;
 pub mod pattern;
+pub mod qpu;
 pub mod soc;
 pub mod timer;
 pub mod uart;
+pub mod v3d;

@@ -523,7 +523,7 @@ pub static CASES: &[Case] = &[
     },
     Case {
         name: "raspi3b-framebuffer",
-        summary: "kernel8.img on raspi3b: mailbox framebuffer, test pattern checked by pixels",
+        summary: "kernel8.img on raspi3b: typed V3D not present, test pattern checked by pixels",
         kind: Kind::RaspiFramebuffer,
         expect: Expect::Pass,
         timeout: Duration::from_secs(60),

@@ -1,6 +1,7 @@
 //! The Raspberry Pi 3 case: `kernel8.img` on `qemu-system-aarch64 -M raspi3b` (TCG) allocates a
 //! framebuffer through the VideoCore mailbox and draws a test pattern; the runner waits for the
-//! image's `DONE` line, takes a QMP `screendump`, checks pixels and saves a PNG.
+//! image's `DONE` line, checks its typed `V3D not present` line (QEMU has no V3D), takes a QMP
+//! `screendump`, checks pixels and saves a PNG.
 
 use crate::cases::{Case, Outcome};
 use crate::images::Images;
@@ -276,6 +277,10 @@ fn check(
         std::thread::sleep(Duration::from_millis(20));
     }
     let boot_to_done = start.elapsed();
+    let text = std::fs::read_to_string(serial).unwrap_or_default();
+    if let Err(e) = check_v3d_absent(&text) {
+        return Outcome::KernelFailed { reason: e };
+    }
     let mut session = match Qmp::connect(qmp, Duration::from_secs(10)) {
         Ok(s) => s,
         Err(e) => return Outcome::Setup { reason: e },
@@ -299,6 +304,22 @@ fn check(
         Ok(()) => Outcome::Passed { boot_to_exit: Some(boot_to_done), bench: None },
         Err(e) => Outcome::KernelFailed { reason: format!("framebuffer check: {e}") },
     }
+}
+
+/// What the image must log about the V3D on QEMU `raspi3b`, which has none (its V3D window is
+/// an unimplemented-device region reading zero): the driver's typed probe refusal, `NotV3d`
+/// with `V3D_IDENT0` read as zero, and the firmware's refusal of the "enable QPU" tag.
+pub fn check_v3d_absent(serial: &str) -> Result<(), String> {
+    const PREFIX: &str = "V3D not present: ";
+    let Some(line) = serial.lines().map(str::trim).find(|l| l.starts_with(PREFIX)) else {
+        return Err(format!("no line starting {PREFIX:?} (the V3D probe did not report)"));
+    };
+    for expected in ["V3D_IDENT0 reads 0x00000000", "firmware power-up refused: tag 0x00030012"] {
+        if !line.contains(expected) {
+            return Err(format!("the V3D line lacks {expected:?}: {line:?}"));
+        }
+    }
+    Ok(())
 }
 
 /// The test pattern the Pi image promises to draw (qemu-tests/rpi/README.md), written here
@@ -400,6 +421,18 @@ mod tests {
         let err = check_pattern(&p).unwrap_err();
         assert!(err.starts_with("1 pixels differ"), "{err}");
         assert!(err.contains("(5, 470)"), "{err}");
+    }
+
+    #[test]
+    fn the_v3d_line_must_name_the_probe_and_the_firmware_refusal() {
+        let ok = "pattern drawn\nV3D not present: probe failed: V3D_IDENT0 reads 0x00000000, \
+                  not \"V3D\" (powered off?); firmware power-up refused: tag 0x00030012: \
+                  0-byte response, expected 4\nDONE (1 us)\n";
+        assert_eq!(check_v3d_absent(ok), Ok(()));
+        let err = check_v3d_absent("pattern drawn\nDONE (1 us)\n").unwrap_err();
+        assert!(err.contains("no line"), "{err}");
+        let wrong = ok.replace("0x00000000", "0xffffffff");
+        assert!(check_v3d_absent(&wrong).unwrap_err().contains("V3D_IDENT0 reads 0x00000000"));
     }
 
     #[test]

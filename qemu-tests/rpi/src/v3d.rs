@@ -1,0 +1,218 @@
+//! The V3D on the Pi: powered up through the firmware, probed and brought up with
+//! `baregpu-videocore-v3d`, and (on a board whose V3D answers) one frame rendered into the
+//! mailbox framebuffer.
+//!
+//! Power-up order. The V3D document (broadcom-videocore-iv-3d) does not say how the block is
+//! powered: on the Pi the VideoCore firmware owns its power domain and clock. The image asks
+//! the firmware with the "enable QPU" property tag (0x00030012; Raspberry Pi firmware wiki
+//! "Mailbox property interface", and the hello_fft sample's `qpu_enable` that every QPU
+//! program on the Pi starts with) before the first V3D register access, then lets the driver
+//! probe (`V3D_IDENT0/1/2`, three reads, no write) and bring it up. Linux powers the same
+//! domain through the firmware's power-domain tag (raspberrypi-power.c) and then checks
+//! `V3D_IDENT0` the same way (vc4_v3d.c). The registers are read whatever the firmware
+//! answered: on QEMU `raspi3b` (10.0) the V3D window is an unimplemented-device region that
+//! reads zero and ignores writes, so the driver's probe reports `NotV3d` there; the firmware's
+//! refusal is reported beside it.
+//!
+//! Cache coherency. The image runs with the MMU and the data cache off (`boot.rs`), so every
+//! CPU write reaches RAM before the next access, and the V3D is given every buffer at its
+//! uncached VideoCore bus alias (`0xC0000000 | ARM address`, [`arm_to_bus`]): the V3D's reads
+//! and writes then bypass the VideoCore L2 cache, and the ARM reads the rendered frame from RAM.
+//! The driver still clears the V3D's own L2 and slice caches before each job (its `init` and
+//! submission). With the data cache on, a kernel must clean the lists, vertices and shader
+//! before submitting and invalidate the frame buffer before reading it.
+
+use core::cell::UnsafeCell;
+use core::fmt;
+use core::ptr::NonNull;
+use core::time::Duration;
+
+use baregpu_hal::MmioRegion;
+use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
+use baregpu_hal::error::Chain;
+use baregpu_platform::dma::{BumpDma, PoolError};
+use baregpu_videocore_v3d::job::{BINNING_LIST_BYTES, rendering_list_bytes, vertex_buffer_bytes};
+use baregpu_videocore_v3d::{
+    ColorFormat, FragmentShader, Framebuffer, InitError, JobError, JobMemory, NvVertex,
+    OverflowPool, RenderJob, SubmitError, TileLayout, V3d, V3dConfig, WaitError,
+};
+
+use crate::framebuffer::{Framebuffer as FirmwareFramebuffer, Rgb};
+use crate::mailbox::{Mailbox, MailboxError, arm_to_bus};
+use crate::qpu;
+use crate::soc;
+use crate::timer::SystemTimer;
+
+/// Bytes of RAM the image gives the V3D: the overflow pool, the job's lists, tile memory,
+/// vertices and shader.
+pub const ARENA_BYTES: usize = 256 * 1024;
+/// The binner's overflow pool (the driver refills the binner from it on out-of-memory).
+pub const OVERFLOW_POOL_BYTES: usize = 64 * 1024;
+/// Overflow block size handed to the binner at a time (Linux vc4 uses 128-byte blocks for
+/// the later tile-list blocks; the pool itself is cut into these).
+pub const OVERFLOW_BLOCK_BYTES: u32 = 16 * 1024;
+/// How long the frame may take on the V3D.
+pub const FRAME_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The driver over the Pi's V3D window, timed by the system timer.
+pub type PiV3d<'p, 'c> = V3d<'p, MmioRegion, &'c SystemTimer>;
+
+/// RAM for the V3D: page-aligned, in `.bss` (so below 1 GiB and reachable at a bus address).
+#[repr(C, align(4096))]
+struct Arena(UnsafeCell<[u8; ARENA_BYTES]>);
+
+// SAFETY: the arena is only reached through the one `BumpDma` that `take_arena` builds, once.
+unsafe impl Sync for Arena {}
+
+static ARENA: Arena = Arena(UnsafeCell::new([0; ARENA_BYTES]));
+
+/// Why the image could not use the V3D.
+#[derive(Debug)]
+pub enum V3dError {
+    /// The arena has no bus address or could not be made a pool (a bug in this image).
+    Arena(PoolError),
+    /// A buffer could not be taken from the arena.
+    Dma(DmaError),
+    /// The V3D is not there: the driver's probe or bring-up refused it. `power` is the
+    /// firmware's refusal of the power-up, if it refused.
+    NotPresent {
+        /// What the driver found.
+        init: InitError,
+        /// The firmware's answer to "enable QPU", when it was not a success.
+        power: Option<MailboxError>,
+    },
+    /// The mailbox framebuffer's rows are not packed as the V3D stores them (pitch 4 x width).
+    FramebufferPitch {
+        /// Bytes per row the firmware gave.
+        pitch: u32,
+        /// Pixels per row.
+        width: u32,
+    },
+    /// The job does not fit (tile layout, buffer sizes).
+    Job(JobError),
+    /// The submission was refused.
+    Submit(SubmitError),
+    /// The frame did not complete.
+    Wait(WaitError),
+}
+
+impl fmt::Display for V3dError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            V3dError::Arena(e) => write!(f, "DMA arena: {e}"),
+            V3dError::Dma(e) => write!(f, "DMA buffer: {e}"),
+            V3dError::NotPresent { init, power } => {
+                write!(f, "V3D not present: {}", Chain(init))?;
+                match power {
+                    Some(e) => write!(f, "; firmware power-up refused: {e}"),
+                    None => f.write_str("; firmware confirmed the power-up"),
+                }
+            }
+            V3dError::FramebufferPitch { pitch, width } => {
+                write!(f, "framebuffer pitch {pitch} is not 4 x {width}")
+            }
+            V3dError::Job(e) => write!(f, "render job: {}", Chain(e)),
+            V3dError::Submit(e) => write!(f, "submission: {}", Chain(e)),
+            V3dError::Wait(e) => write!(f, "frame: {}", Chain(e)),
+        }
+    }
+}
+
+/// The arena as a DMA pool at its uncached bus alias. Call once.
+pub fn take_arena() -> Result<BumpDma, V3dError> {
+    let cpu = NonNull::new(ARENA.0.get().cast::<u8>()).ok_or(V3dError::Arena(PoolError::Empty))?;
+    let bus =
+        arm_to_bus(cpu.as_ptr().addr()).map_err(|_| V3dError::Arena(PoolError::Misaligned))?;
+    // SAFETY: `ARENA` is RAM in `.bss`, used by nothing but this pool (built once, by the one
+    // caller in `main.rs`); with the data cache off the V3D sees the same bytes at `bus`.
+    unsafe { BumpDma::new(cpu, bus, ARENA_BYTES) }.map_err(V3dError::Arena)
+}
+
+fn take(dma: &BumpDma, size: usize, align: usize) -> Result<DmaRegion, V3dError> {
+    dma.allocate(DmaLayout::new(size, align).map_err(V3dError::Dma)?).map_err(V3dError::Dma)
+}
+
+/// The overflow pool's memory, from the arena.
+pub fn overflow_memory(dma: &BumpDma) -> Result<DmaRegion, V3dError> {
+    take(dma, OVERFLOW_POOL_BYTES, 4096)
+}
+
+/// Power the V3D up through the firmware, then probe and bring it up with the driver.
+pub fn bring_up<'p, 'c>(
+    mailbox: &mut Mailbox<MmioRegion, &'c SystemTimer>,
+    clock: &'c SystemTimer,
+    overflow: &'p DmaRegion,
+) -> Result<PiV3d<'p, 'c>, V3dError> {
+    let power = mailbox.enable_qpu(true).err();
+    let pool = OverflowPool::new(overflow, OVERFLOW_BLOCK_BYTES).map_err(V3dError::Job)?;
+    // SAFETY: the V3D register window of the BCM2837 (device memory with the MMU off); the
+    // driver is its only user.
+    let io = unsafe { soc::region(soc::V3D, soc::V3D_WINDOW) };
+    V3d::init(io, clock, Some(pool), V3dConfig::default())
+        .map_err(|init| V3dError::NotPresent { init, power })
+}
+
+/// The frame the image renders: a dark background and one triangle, both in the firmware
+/// framebuffer's pixel encoding.
+pub const BACKGROUND: Rgb = Rgb::new(0, 0, 64);
+/// The triangle's colour.
+pub const TRIANGLE: Rgb = Rgb::new(255, 160, 0);
+
+/// Render one frame into the firmware framebuffer: cleared to [`BACKGROUND`], one triangle
+/// in [`TRIANGLE`] with its corners at a quarter, half and three quarters of the screen.
+/// Returns the frame's fence number.
+pub fn render_scene(
+    v3d: &mut PiV3d<'_, '_>,
+    fb: &FirmwareFramebuffer,
+    dma: &BumpDma,
+) -> Result<u64, V3dError> {
+    let (w, h) = (fb.width(), fb.height());
+    if fb.pitch() != w * ColorFormat::Rgba8888.bytes_per_pixel() {
+        return Err(V3dError::FramebufferPitch { pitch: fb.pitch(), width: w });
+    }
+    let target = Framebuffer {
+        address: fb.bus_address(),
+        width: w as u16,
+        height: h as u16,
+        format: ColorFormat::Rgba8888,
+    };
+    let layout = TileLayout::of(w, h).map_err(V3dError::Job)?;
+    // The shader's code (8-byte instructions) and an empty uniforms stream it never reads.
+    let code = take(dma, qpu::CONSTANT_COLOUR_LEN * 8, 16)?;
+    let mut words = [0u32; qpu::CONSTANT_COLOUR_LEN * 2];
+    for (pair, insn) in words.chunks_exact_mut(2).zip(qpu::constant_colour(fb.encode(TRIANGLE))) {
+        pair[0] = insn as u32;
+        pair[1] = (insn >> 32) as u32;
+    }
+    code.write_slice(0, &words).map_err(V3dError::Dma)?;
+    let uniforms = take(dma, 16, 16)?;
+    let (x0, x1, x2) = (w as f32 / 4.0, w as f32 / 2.0, w as f32 * 3.0 / 4.0);
+    let (y0, y1) = (h as f32 / 4.0, h as f32 * 3.0 / 4.0);
+    let triangle = [NvVertex::at(x0, y1), NvVertex::at(x2, y1), NvVertex::at(x1, y0)];
+    let binning_list = take(dma, BINNING_LIST_BYTES, 16)?;
+    let rendering_list = take(dma, rendering_list_bytes(layout.tiles()), 16)?;
+    let tile_allocation = take(dma, layout.tile_allocation_bytes(), 4096)?;
+    let tile_state = take(dma, layout.tile_state_bytes(), 16)?;
+    let vertices = take(dma, vertex_buffer_bytes(3, 0), 16)?;
+    let memory = JobMemory {
+        binning_list: &binning_list,
+        rendering_list: &rendering_list,
+        tile_allocation: &tile_allocation,
+        tile_state: &tile_state,
+        vertices: &vertices,
+    };
+    let job = RenderJob {
+        framebuffer: target,
+        clear_color: fb.encode(BACKGROUND),
+        triangles: &[triangle],
+        varyings: 0,
+        shader: FragmentShader {
+            code: code.bus_address(),
+            uniforms: uniforms.bus_address(),
+            single_threaded: true,
+        },
+    };
+    let fence = v3d.render(&job, &memory).map_err(V3dError::Submit)?;
+    v3d.wait(&fence, FRAME_TIMEOUT).map_err(V3dError::Wait)?;
+    Ok(fence.seq())
+}
