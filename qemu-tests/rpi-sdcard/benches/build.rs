@@ -5,7 +5,7 @@
 //! writer must at least do). The ratio is the cost of the MBR, the FAT32 format (two 512 KiB
 //! FATs) and the directory.
 //!
-//! Quick by design: 20 samples, 2 s measurement: `cargo bench -p rpi-sdcard`.
+//! Quick by design: 20 samples, 4 s measurement per function: `cargo bench -p rpi-sdcard`.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -37,7 +37,7 @@ fn bench(c: &mut Criterion) {
     std::fs::create_dir_all(&dir).expect("bench directory");
     let (image, copy) = (dir.join("sdcard.img"), dir.join("copy.bin"));
     let mut group = c.benchmark_group("sdcard");
-    group.sample_size(20).measurement_time(Duration::from_secs(2));
+    group.sample_size(20).measurement_time(Duration::from_secs(4));
     group.throughput(Throughput::Bytes(payload.len() as u64));
     group.bench_function("write_image", |b| {
         b.iter(|| write_image(black_box(&image), black_box(&files)).expect("image"))

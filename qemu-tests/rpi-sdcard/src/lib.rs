@@ -8,14 +8,16 @@
 //! kernel (Raspberry Pi documentation "The boot folder"). The active flag is not needed by the
 //! ROM but is what flashing guides and some card readers expect of a boot partition.
 //!
-//! The image is written straight into its file: the file is sized first (sparse where the
-//! file system supports it) and only the MBR, the FAT structures and the files' clusters are
-//! written. No timestamps are taken from the clock (FAT's default date), and the disk
+//! The partition is formatted and filled in memory (`fatfs` issues one small read, write or
+//! seek per sector it touches: through a file that was ~10,000 system calls per image), then
+//! the image file is sized (sparse where the file system supports it) and only the MBR and the
+//! partition's bytes up to the last one written go to it. No timestamps are taken from the clock (FAT's default date), and the disk
 //! signature and volume id are fixed, so the same files give the same bytes.
 
+use std::cell::Cell;
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// Bytes per sector (the only size SD cards and the boot ROM use).
@@ -100,18 +102,24 @@ fn io(what: &'static str) -> impl FnOnce(io::Error) -> SdCardError {
 }
 
 /// A window of `len` bytes at `start` of a file, as `fatfs` wants its volume: offsets count
-/// from the partition's first byte.
-struct Partition<F> {
+/// from the partition's first byte. `written`, if given, follows the end of the highest write.
+struct Partition<'w, F> {
     inner: F,
     start: u64,
     len: u64,
     pos: u64,
+    written: Option<&'w Cell<u64>>,
 }
 
-impl<F: Seek> Partition<F> {
+impl<'w, F: Seek> Partition<'w, F> {
     fn new(mut inner: F, start: u64, len: u64) -> io::Result<Self> {
         inner.seek(SeekFrom::Start(start))?;
-        Ok(Partition { inner, start, len, pos: 0 })
+        Ok(Partition { inner, start, len, pos: 0, written: None })
+    }
+
+    fn tracking(mut self, written: &'w Cell<u64>) -> Self {
+        self.written = Some(written);
+        self
     }
 
     /// Bytes left before the partition's end, at most `want`.
@@ -120,7 +128,7 @@ impl<F: Seek> Partition<F> {
     }
 }
 
-impl<F: Read + Seek> Read for Partition<F> {
+impl<F: Read + Seek> Read for Partition<'_, F> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.room(buf.len());
         let n = self.inner.read(&mut buf[..n])?;
@@ -129,7 +137,7 @@ impl<F: Read + Seek> Read for Partition<F> {
     }
 }
 
-impl<F: Write + Seek> Write for Partition<F> {
+impl<F: Write + Seek> Write for Partition<'_, F> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.room(buf.len());
         if n == 0 && !buf.is_empty() {
@@ -137,6 +145,9 @@ impl<F: Write + Seek> Write for Partition<F> {
         }
         let n = self.inner.write(&buf[..n])?;
         self.pos += n as u64;
+        if let Some(w) = self.written {
+            w.set(w.get().max(self.pos));
+        }
         Ok(n)
     }
 
@@ -145,7 +156,7 @@ impl<F: Write + Seek> Write for Partition<F> {
     }
 }
 
-impl<F: Seek> Seek for Partition<F> {
+impl<F: Seek> Seek for Partition<'_, F> {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let target = match to {
             SeekFrom::Start(n) => Some(n),
@@ -199,25 +210,44 @@ pub fn write_image(path: &Path, files: &[BootFile]) -> Result<(), SdCardError> {
     };
     mbr.write_into(&mut file).map_err(SdCardError::Mbr)?;
 
+    let partition = fat32_partition(files)?;
+    file.seek(SeekFrom::Start(PARTITION_OFFSET)).map_err(io("seeking to the partition"))?;
+    file.write_all(&partition).map_err(io("writing the partition"))
+}
+
+/// The FAT32 file system holding `files`, formatted and filled in memory, up to its last
+/// written byte (the rest of the partition is zero).
+fn fat32_partition(files: &[BootFile]) -> Result<Vec<u8>, SdCardError> {
+    // Zeroed pages are mapped lazily: only what `fatfs` touches costs anything.
+    let mut memory = Cursor::new(vec![0u8; PARTITION_BYTES as usize]);
+    let written = Cell::new(0);
     let options = fatfs::FormatVolumeOptions::new()
         .fat_type(fatfs::FatType::Fat32)
         .bytes_per_cluster(CLUSTER_BYTES)
         .total_sectors(PARTITION_SECTORS)
         .volume_id(VOLUME_ID)
         .volume_label(VOLUME_LABEL);
-    let volume = Partition::new(&mut file, PARTITION_OFFSET, PARTITION_BYTES)
-        .map_err(io("seeking to the partition"))?;
-    fatfs::format_volume(volume, options).map_err(io("formatting the FAT32 partition"))?;
-    let volume = Partition::new(&mut file, PARTITION_OFFSET, PARTITION_BYTES)
-        .map_err(io("seeking to the partition"))?;
-    let fs = fatfs::FileSystem::new(volume, fatfs::FsOptions::new())
+    fn volume<'a>(
+        memory: &'a mut Cursor<Vec<u8>>,
+        written: &'a Cell<u64>,
+    ) -> Result<Partition<'a, &'a mut Cursor<Vec<u8>>>, SdCardError> {
+        Partition::new(memory, 0, PARTITION_BYTES)
+            .map(|p| p.tracking(written))
+            .map_err(io("seeking in the partition"))
+    }
+    fatfs::format_volume(volume(&mut memory, &written)?, options)
+        .map_err(io("formatting the FAT32 partition"))?;
+    let fs = fatfs::FileSystem::new(volume(&mut memory, &written)?, fatfs::FsOptions::new())
         .map_err(io("mounting the new partition"))?;
     for f in files {
         let mut out = fs.root_dir().create_file(&f.name).map_err(io("creating a boot file"))?;
         out.write_all(&f.bytes).map_err(io("writing a boot file"))?;
         out.flush().map_err(io("writing a boot file"))?;
     }
-    fs.unmount().map_err(io("unmounting the partition"))
+    fs.unmount().map_err(io("unmounting the partition"))?;
+    let mut bytes = memory.into_inner();
+    bytes.truncate(written.get() as usize);
+    Ok(bytes)
 }
 
 /// One partition table entry as read back.
