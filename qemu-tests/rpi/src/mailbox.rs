@@ -192,6 +192,10 @@ impl fmt::Display for MailboxError {
     }
 }
 
+/// No `source()`: the one wrapped error (`Dma`) is printed in the message, as every caller of
+/// this image prints a `MailboxError` alone.
+impl core::error::Error for MailboxError {}
+
 impl From<DmaError> for MailboxError {
     fn from(e: DmaError) -> Self {
         MailboxError::Dma(e)

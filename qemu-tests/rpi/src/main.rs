@@ -9,6 +9,7 @@
 
 mod boot;
 
+use baregpu_hal::error::Chain;
 use core::fmt::Write;
 use core::panic::PanicInfo;
 
@@ -76,7 +77,7 @@ impl core::fmt::Display for Failure {
             Failure::Mailbox(e) => write!(f, "mailbox: {e}"),
             Failure::Framebuffer(e) => write!(f, "framebuffer: {e}"),
             Failure::Draw(e) => write!(f, "drawing: {e}"),
-            Failure::V3d(e) => write!(f, "V3D: {e}"),
+            Failure::V3d(e) => write!(f, "V3D: {}", Chain(e)),
         }
     }
 }
@@ -125,7 +126,7 @@ fn run<'c>(
 }
 
 /// Power up, probe and bring up the V3D; where it is present, render the frame into `fb`.
-/// A V3D that is not there is logged (`V3D not present: ...`) and is not a failure: the
+/// A V3D that is not there is logged (`V3D not present (...): ...`) and is not a failure: the
 /// framebuffer keeps the test pattern.
 fn run_v3d<'c>(
     uart: &mut Pl011<'_>,
@@ -138,7 +139,7 @@ fn run_v3d<'c>(
     let mut gpu = match v3d::bring_up(mailbox, clock, &overflow) {
         Ok(gpu) => gpu,
         Err(absent @ V3dError::NotPresent { .. }) => {
-            let _ = writeln!(uart, "{absent}");
+            let _ = writeln!(uart, "{}", Chain(&absent));
             return Ok(());
         }
         Err(e) => return Err(Failure::V3d(e)),

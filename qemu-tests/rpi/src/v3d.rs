@@ -25,11 +25,11 @@
 use core::cell::UnsafeCell;
 use core::fmt;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicBool, Ordering};
 use core::time::Duration;
 
 use baregpu_hal::MmioRegion;
 use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
-use baregpu_hal::error::Chain;
 use baregpu_platform::dma::{BumpDma, PoolError};
 use baregpu_videocore_v3d::job::{BINNING_LIST_BYTES, rendering_list_bytes, vertex_buffer_bytes};
 use baregpu_videocore_v3d::{
@@ -71,6 +71,8 @@ static ARENA: Arena = Arena(UnsafeCell::new([0; ARENA_BYTES]));
 pub enum V3dError {
     /// The arena has no bus address or could not be made a pool (a bug in this image).
     Arena(PoolError),
+    /// [`take_arena`] was called a second time.
+    ArenaTaken,
     /// A buffer could not be taken from the arena.
     Dma(DmaError),
     /// The V3D is not there: the driver's probe or bring-up refused it. `power` is the
@@ -99,32 +101,53 @@ pub enum V3dError {
 impl fmt::Display for V3dError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            V3dError::Arena(e) => write!(f, "DMA arena: {e}"),
-            V3dError::Dma(e) => write!(f, "DMA buffer: {e}"),
-            V3dError::NotPresent { init, power } => {
-                write!(f, "V3D not present: {}", Chain(init))?;
-                match power {
-                    Some(e) => write!(f, "; firmware power-up refused: {e}"),
-                    None => f.write_str("; firmware confirmed the power-up"),
-                }
+            V3dError::Arena(_) => f.write_str("DMA arena"),
+            V3dError::ArenaTaken => f.write_str("the DMA arena was already taken"),
+            V3dError::Dma(_) => f.write_str("DMA buffer"),
+            V3dError::NotPresent { power: Some(e), .. } => {
+                write!(f, "V3D not present (firmware power-up refused: {e})")
+            }
+            V3dError::NotPresent { power: None, .. } => {
+                f.write_str("V3D not present (firmware confirmed the power-up)")
             }
             V3dError::FramebufferPitch { pitch, width } => {
                 write!(f, "framebuffer pitch {pitch} is not 4 x {width}")
             }
-            V3dError::Job(e) => write!(f, "render job: {}", Chain(e)),
-            V3dError::Submit(e) => write!(f, "submission: {}", Chain(e)),
-            V3dError::Wait(e) => write!(f, "frame: {}", Chain(e)),
+            V3dError::Job(_) => f.write_str("render job"),
+            V3dError::Submit(_) => f.write_str("submission"),
+            V3dError::Wait(_) => f.write_str("frame"),
         }
     }
 }
 
-/// The arena as a DMA pool at its uncached bus alias. Call once.
+impl core::error::Error for V3dError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            V3dError::Arena(e) => Some(e),
+            V3dError::Dma(e) => Some(e),
+            V3dError::NotPresent { init, .. } => Some(init),
+            V3dError::Job(e) => Some(e),
+            V3dError::Submit(e) => Some(e),
+            V3dError::Wait(e) => Some(e),
+            V3dError::ArenaTaken | V3dError::FramebufferPitch { .. } => None,
+        }
+    }
+}
+
+/// Set by the first [`take_arena`].
+static ARENA_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The arena as a DMA pool at its uncached bus alias; [`V3dError::ArenaTaken`] after the first
+/// call.
 pub fn take_arena() -> Result<BumpDma, V3dError> {
+    if ARENA_TAKEN.swap(true, Ordering::AcqRel) {
+        return Err(V3dError::ArenaTaken);
+    }
     let cpu = NonNull::new(ARENA.0.get().cast::<u8>()).ok_or(V3dError::Arena(PoolError::Empty))?;
     let bus =
         arm_to_bus(cpu.as_ptr().addr()).map_err(|_| V3dError::Arena(PoolError::Misaligned))?;
-    // SAFETY: `ARENA` is RAM in `.bss`, used by nothing but this pool (built once, by the one
-    // caller in `main.rs`); with the data cache off the V3D sees the same bytes at `bus`.
+    // SAFETY: `ARENA` is RAM in `.bss`, used by nothing but this pool (`ARENA_TAKEN` lets only
+    // one be built); with the data cache off the V3D sees the same bytes at `bus`.
     unsafe { BumpDma::new(cpu, bus, ARENA_BYTES) }.map_err(V3dError::Arena)
 }
 

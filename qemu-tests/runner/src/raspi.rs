@@ -428,11 +428,11 @@ fn check(
 /// an unimplemented-device region reading zero): the driver's typed probe refusal, `NotV3d`
 /// with `V3D_IDENT0` read as zero, and the firmware's refusal of the "enable QPU" tag.
 pub fn check_v3d_absent(serial: &str) -> Result<(), String> {
-    const PREFIX: &str = "V3D not present: ";
+    const PREFIX: &str = "V3D not present (";
     let Some(line) = serial.lines().map(str::trim).find(|l| l.starts_with(PREFIX)) else {
         return Err(format!("no line starting {PREFIX:?} (the V3D probe did not report)"));
     };
-    for expected in ["V3D_IDENT0 reads 0x00000000", "firmware power-up refused: tag 0x00030012"] {
+    for expected in ["firmware power-up refused: tag 0x00030012", "V3D_IDENT0 reads 0x00000000"] {
         if !line.contains(expected) {
             return Err(format!("the V3D line lacks {expected:?}: {line:?}"));
         }
@@ -543,9 +543,9 @@ mod tests {
 
     #[test]
     fn the_v3d_line_must_name_the_probe_and_the_firmware_refusal() {
-        let ok = "pattern drawn\nV3D not present: probe failed: V3D_IDENT0 reads 0x00000000, \
-                  not \"V3D\" (powered off?); firmware power-up refused: tag 0x00030012: \
-                  0-byte response, expected 4\nDONE (1 us)\n";
+        let ok = "pattern drawn\nV3D not present (firmware power-up refused: tag 0x00030012: \
+                  0-byte response, expected 4): probe failed: V3D_IDENT0 reads 0x00000000, \
+                  not \"V3D\" (powered off?)\nDONE (1 us)\n";
         assert_eq!(check_v3d_absent(ok), Ok(()));
         let err = check_v3d_absent("pattern drawn\nDONE (1 us)\n").unwrap_err();
         assert!(err.contains("no line"), "{err}");
