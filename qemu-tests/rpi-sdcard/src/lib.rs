@@ -35,6 +35,10 @@ pub const PARTITION_TYPE_FAT32_LBA: u8 = 0x0C;
 pub const IMAGE_BYTES: u64 = (PARTITION_START_LBA as u64 + PARTITION_SECTORS as u64) * SECTOR_BYTES;
 /// The volume label, as FAT stores it (11 bytes, space padded).
 pub const VOLUME_LABEL: [u8; 11] = *b"BAREGPU-PI ";
+/// CHS geometry written beside the LBA fields: heads, sectors per track, cylinders.
+const CHS_HEADS: u8 = 255;
+const CHS_SECTORS: u8 = 63;
+const CHS_MAX_CYLINDERS: u16 = 1023;
 /// Fixed volume id and disk signature, for a reproducible image.
 const VOLUME_ID: u32 = 0xB0A7_2022;
 
@@ -200,11 +204,16 @@ pub fn write_image(path: &Path, files: &[BootFile]) -> Result<(), SdCardError> {
 
     let mut mbr = mbrman::MBR::new_from(&mut file, SECTOR_BYTES as u32, VOLUME_ID.to_le_bytes())
         .map_err(SdCardError::Mbr)?;
+    // CHS addresses too, in the 255-head, 63-sector geometry partitioning tools assume for
+    // LBA disks (the ROM uses the LBA fields; the image ends well before CHS's 1024 cylinders).
+    let chs = |lba| mbrman::CHS::from_lba_exact(lba, CHS_MAX_CYLINDERS, CHS_HEADS, CHS_SECTORS);
+    let first_chs = chs(PARTITION_START_LBA).map_err(SdCardError::Mbr)?;
+    let last_chs = chs(PARTITION_START_LBA + PARTITION_SECTORS - 1).map_err(SdCardError::Mbr)?;
     mbr[1] = mbrman::MBRPartitionEntry {
         boot: mbrman::BOOT_ACTIVE,
-        first_chs: mbrman::CHS::empty(),
+        first_chs,
         sys: PARTITION_TYPE_FAT32_LBA,
-        last_chs: mbrman::CHS::empty(),
+        last_chs,
         starting_lba: PARTITION_START_LBA,
         sectors: PARTITION_SECTORS,
     };
