@@ -12,7 +12,9 @@
 //! `V3D_IDENT0` the same way (vc4_v3d.c). The registers are read whatever the firmware
 //! answered: on QEMU `raspi3b` (10.0) the V3D window is an unimplemented-device region that
 //! reads zero and ignores writes, so the driver's probe reports `NotV3d` there; the firmware's
-//! refusal is reported beside it.
+//! refusal is reported beside it. The V3D stays powered: the image parks after its frame
+//! (hello_fft sends the same tag with 0 when it exits; a kernel done with the V3D would too,
+//! after dropping the driver, whose `Drop` stops both control list threads first).
 //!
 //! Cache coherency. The image runs with the MMU and the data cache off (`boot.rs`), so every
 //! CPU write reaches RAM before the next access, and the V3D is given every buffer at its
