@@ -50,7 +50,8 @@ pub enum Rule {
     /// delay-slot instructions are executed after the Program End instruction": the program's
     /// third-last instruction must end the thread.
     MissingThreadEnd,
-    /// A thread end whose two delay slots are not both inside the program.
+    /// A thread end whose two delay slots are not both inside the program, or one inside the
+    /// delay slots of another thread end.
     ThreadEndDelaySlots,
     /// "The last three instructions of any program (Thread End plus the following two
     /// delay-slot instructions) must not do varyings read, uniforms read or any kind of VPM,
@@ -353,6 +354,7 @@ pub fn check(words: &[u64], kind: ProgramKind) -> Result<(), RuleError> {
     let mut noswap_at: Option<usize> = None;
     let mut branch_at: Option<usize> = None;
     let mut switch_at: Option<usize> = None;
+    let mut end_at: Option<usize> = None;
     let mut tmu_written = false;
     let mut last_switch: Option<(usize, Signal)> = None;
     for (i, &word) in words.iter().enumerate() {
@@ -373,6 +375,9 @@ pub fn check(words: &[u64], kind: ProgramKind) -> Result<(), RuleError> {
         let r4_write = fx.sfu_write() || fx.sig.is_some_and(Signal::loads_r4);
         if near(sfu_at, 2) && (fx.reads_mux(Mux::R4) || r4_write) {
             return err(i, Rule::R4AfterSfu);
+        }
+        if fx.semaphore && fx.writes_any(|r| matches!(r, 43..=47 | 52..=63)) {
+            return err(i, Rule::SemaphoreWritesPeripheral);
         }
         if fx.closely_coupled() > 1 {
             return err(i, Rule::CloselyCoupled);
@@ -407,9 +412,6 @@ pub fn check(words: &[u64], kind: ProgramKind) -> Result<(), RuleError> {
         if near(unif_addr_at, 2) && fx.reads_any(|r| r == Reg::UNIFORM_READ.index()) {
             return err(i, Rule::UniformAfterAddressWrite);
         }
-        if fx.semaphore && fx.writes_any(|r| matches!(r, 43..=47 | 52..=63)) {
-            return err(i, Rule::SemaphoreWritesPeripheral);
-        }
         if fx.branch {
             if near(branch_at, 3) {
                 return err(i, Rule::BranchInDelaySlot);
@@ -437,7 +439,7 @@ pub fn check(words: &[u64], kind: ProgramKind) -> Result<(), RuleError> {
             switch_at = Some(i);
         }
         if fx.ends_thread() {
-            if i + 2 >= len {
+            if i + 2 >= len || near(end_at, 2) {
                 return err(i, Rule::ThreadEndDelaySlots);
             }
             if fx.writes().any(|(_, r)| r.is_file()) {
@@ -452,6 +454,7 @@ pub fn check(words: &[u64], kind: ProgramKind) -> Result<(), RuleError> {
                     return err(j, Rule::EndTouches14);
                 }
             }
+            end_at = Some(i);
             if i + 3 == len && fx_at(i + 2)?.writes_any(|r| r == Reg::TLB_Z.index()) {
                 return err(i + 2, Rule::FinalTlbZ);
             }
