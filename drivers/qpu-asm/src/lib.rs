@@ -83,6 +83,7 @@ mod check;
 pub mod isa;
 pub mod programs;
 mod text;
+pub mod vpm;
 
 pub use build::{
     AluSpec, BuildError, Builder, Dst, Label, MAX_FIXUPS, MAX_LABELS, OperandError, Pipe, Src,
