@@ -43,6 +43,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -63,6 +64,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -183,6 +185,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
     ("baregpu-falcon-asm", "defmt"),
+    ("baregpu-qpu-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -305,6 +308,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "vc4_control_list",
     "falcon_asm_text",
     "falcon_instruction_round_trip",
+    "qpu_asm_text",
+    "qpu_instruction_round_trip",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
