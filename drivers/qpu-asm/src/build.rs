@@ -306,14 +306,19 @@ impl AluSpec {
     }
 }
 
-fn set<T: PartialEq + Copy>(slot: &mut Option<T>, v: T) -> Result<(), OperandError> {
+/// Fills `slot` with `v` unless it holds something else; whether it now holds `v`.
+pub(crate) fn set_once<T: PartialEq + Copy>(slot: &mut Option<T>, v: T) -> bool {
     match *slot {
-        Some(old) if old != v => Err(OperandError::TooManyReads),
-        _ => {
+        Some(old) => old == v,
+        None => {
             *slot = Some(v);
-            Ok(())
+            true
         }
     }
+}
+
+fn set<T: PartialEq + Copy>(slot: &mut Option<T>, v: T) -> Result<(), OperandError> {
+    if set_once(slot, v) { Ok(()) } else { Err(OperandError::TooManyReads) }
 }
 
 /// The write-swap bit the destinations need (`force` sets it).

@@ -4,7 +4,9 @@
 
 use core::fmt::{self, Write};
 
-use crate::build::{AluSpec, BuildError, Dst, MAX_LABELS, OperandError, Pipe, Src, write_swap};
+use crate::build::{
+    AluSpec, BuildError, Dst, MAX_LABELS, OperandError, Pipe, Src, set_once, write_swap,
+};
 use crate::isa::{
     APack, AddOp, Alu, Branch, BranchCond, Cond, DecodeError, File, Instruction, LoadImm,
     LoadImmKind, MulOp, MulPack, Mux, Packing, RaddrB, Reg, Semaphore, Signal, SmallImm, Unpack,
@@ -178,22 +180,10 @@ struct PackState {
 
 impl PackState {
     fn pm(&mut self, pm: bool) -> bool {
-        match self.pm {
-            Some(p) if p != pm => false,
-            _ => {
-                self.pm = Some(pm);
-                true
-            }
-        }
+        set_once(&mut self.pm, pm)
     }
     fn unpack(&mut self, u: Unpack) -> bool {
-        match self.unpack {
-            Some(o) if o != u => false,
-            _ => {
-                self.unpack = Some(u);
-                true
-            }
-        }
+        set_once(&mut self.unpack, u)
     }
     fn packing(&self) -> Packing {
         let unpack = self.unpack.unwrap_or(Unpack::None);
@@ -270,7 +260,7 @@ fn place_pack(
             if side != File::A {
                 return cx.err(t, AsmErrorKind::PackPlacement);
             }
-            if !packs.pm(false) || packs.apack.replace(p).is_some_and(|o| o != p) {
+            if !packs.pm(false) || !set_once(&mut packs.apack, p) {
                 return cx.err(t, AsmErrorKind::PackConflict);
             }
         }
@@ -278,7 +268,7 @@ fn place_pack(
             if !mul {
                 return cx.err(t, AsmErrorKind::PackPlacement);
             }
-            if !packs.pm(true) || packs.mpack.replace(p).is_some_and(|o| o != p) {
+            if !packs.pm(true) || !set_once(&mut packs.mpack, p) {
                 return cx.err(t, AsmErrorKind::PackConflict);
             }
         }
