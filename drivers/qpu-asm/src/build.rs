@@ -510,8 +510,8 @@ impl<'o> Builder<'o> {
     pub fn nops(&mut self, n: usize) -> Result<(), BuildError> {
         (0..n).try_for_each(|_| self.emit(&Instruction::Alu(Alu::NOP)))
     }
-    /// Appends a 32-bit load immediate into `dst` (the add pipe, or the mul pipe for a
-    /// side-B-only destination, so no write swap is needed).
+    /// Appends a 32-bit load immediate into `dst` by the add pipe, with the write swap when
+    /// `dst` is on side B only (`rbN`, `vw_setup`, `vw_addr`, ...).
     pub fn ldi(&mut self, dst: Dst, value: u32) -> Result<(), BuildError> {
         let mut l = LoadImm::word(dst.reg, value);
         l.wb.ws =

@@ -10,8 +10,9 @@
 //! * [`SAXPY`]: `out = a * x + y` over rows of 16 floats, for many QPUs at once: each QPU
 //!   gets its rows, addresses and VPM row from its uniforms ([`saxpy_uniforms`]).
 //!
-//! User programs run through the QPU scheduler's request queue (V3D_SRQPC/SRQUA, §3 "Thread
-//! Control"): the uniforms address comes with the program address.
+//! User programs run through the QPU scheduler's request queue (V3DPRQPC / V3DPRQUA in §3
+//! "Thread Control", the SRQPC / SRQUA registers of §10): the uniforms address comes with the
+//! program address.
 
 use crate::build::{BuildError, Builder, Dst, Src};
 use crate::check::ProgramKind;

@@ -168,3 +168,31 @@ fn reserved_encodings_are_typed_errors() {
     // Mul operand B reading a rotation (small immediate 49) as a value.
     assert_eq!(Instruction::decode(0xd000_49e0_2093_100f), Err(DecodeError::RotationAsOperand));
 }
+
+#[test]
+fn per_element_load_immediates() {
+    use baregpu_qpu_asm::isa::{LoadImm, LoadImmKind};
+    let signed = [-2, -1, 0, 1, 1, 0, -1, -2, 0, 0, 0, 0, 1, 1, 1, 1];
+    let value = LoadImm::per_element_signed(signed).unwrap();
+    // Element 0 is -2 (binary 10): bit 16 set, bit 0 clear; element 1 is -1 (11): bits 17, 1.
+    assert_eq!(value & 0x0003_0003, 0x0003_0002);
+    let l = LoadImm {
+        kind: LoadImmKind::PerElementSigned,
+        value,
+        ..LoadImm::word(baregpu_qpu_asm::isa::Reg::ACC0, 0)
+    };
+    assert_eq!((0..16).map(|i| l.element(i) as i8).collect::<Vec<_>>(), signed);
+    assert_eq!(LoadImm::per_element_signed([2; 16]), None);
+    let unsigned = [3, 2, 1, 0, 0, 1, 2, 3, 3, 3, 3, 3, 0, 0, 0, 0];
+    let l = LoadImm {
+        kind: LoadImmKind::PerElementUnsigned,
+        value: LoadImm::per_element_unsigned(unsigned).unwrap(),
+        ..l
+    };
+    assert_eq!((0..16).map(|i| l.element(i) as u8).collect::<Vec<_>>(), unsigned);
+    assert_eq!(LoadImm::per_element_unsigned([4; 16]), None);
+    // The text form carries the mode: `ldi.pes` is mode 1, `ldi.peu` mode 3 (bits 59:57).
+    let word = Instruction::LoadImm(l).encode().unwrap();
+    assert_eq!(word >> 57 & 7, 3);
+    assert_eq!(Instruction::decode(word).unwrap().signal_bits(), 14);
+}
