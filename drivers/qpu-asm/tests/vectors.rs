@@ -8,7 +8,10 @@ use baregpu_qpu_asm::{Instruction, assemble};
 
 /// Checked against Mesa vc4_qpu_disasm.c (built from the public Mesa source as a standalone
 /// harness during development): Mesa's disassembly of each word names the same operations,
-/// conditions, destinations, sources, packs, unpacks and signals. (word, text, what it covers)
+/// conditions, destinations, sources, packs, unpacks and signals. The "random combination"
+/// rows are from a run in which 65,000 random ALU words (every field, limited to what Mesa's
+/// text shows) were disassembled by Mesa, its names mapped to this syntax, and assembled here
+/// back to the same word. (word, text, what it covers)
 const CHECKED_AGAINST_MESA: &[(u64, &str, &str)] = &[
     (0x1000_09e7_009e_7000, "nop", "NOP: sig 1, both waddr 39, raddr 39"),
     (0x3000_09e7_009e_7000, "thrend", "sig 3"),
@@ -91,6 +94,66 @@ const CHECKED_AGAINST_MESA: &[(u64, &str, &str)] = &[
         0xe004_6821_0000_0005,
         "ldi.setf r0.ifz, 0x5, r1",
         "load immediate conds, sf, mul destination",
+    ),
+    (
+        0x8009_6250_b85e_78b6,
+        "clz.ifn.setf ra9, r4, r2 ; v8max.ifnn rb16, ra23, ra23 ; loadc",
+        "random combination",
+    ),
+    (
+        0x00bf_0ac0_4c9e_7a62,
+        "add.ifnc tlb_stencil.8888.sat, r5, r1 ; mul24.ifn rb0, r4, r2 ; bkpt",
+        "random combination",
+    ),
+    (
+        0xc00b_88c3_d59e_76d9,
+        "mov.ifnn r3, r3 ; v8adds.ifc rb3, r3, r1 ; loadam",
+        "random combination",
+    ),
+    (
+        0x513d_1f8c_e59d_bec9,
+        "fminabs.ifc tmu1_r, rb27, r3 ; v8subs.ifn ra12.c8888, r1, r1 ; sbdone",
+        "random combination",
+    ),
+    (
+        0x415c_74dd_3e9f_1f49,
+        "v8adds.ifc.setf rb19, vw_busy, r5 ; fmul ra29.c8b, r1, r1 ; sbwait",
+        "random combination",
+    ),
+    (
+        0x505c_94d0_359e_7109,
+        "or.ifc rb19, r0, r4 ; fmul.ifz ra16.8b, r1, r1 ; sbdone",
+        "random combination",
+    ),
+    (
+        0x603a_8022_d19e_7245,
+        "shl.ifnn ra0.8888, r1, r1 ; v8adds.ifz r2, r0, r5 ; lthrsw",
+        "random combination",
+    ),
+    (
+        0x604c_5488_a39e_7713,
+        "fmin.ifc rb18, r3, r4 ; v8max ra8.8a, r2, r3 ; lthrsw",
+        "random combination",
+    ),
+    (
+        0xb00f_5698_e759_3c38,
+        "ftoi.ifnc rb26, ra22, r0 ; v8subs.ifnn ra24, rb19, r0 ; ldtmu1",
+        "random combination",
+    ),
+    (
+        0xb803_063d_f366_7b90,
+        "max ra24, r5, ra25.8a ; v8subs.ifn tmu1_t, r2, r0 ; ldtmu1",
+        "random combination",
+    ),
+    (
+        0x2604_d773_8e16_7b74,
+        "shr.ifz rb29, r5, r5 ; v8min.ifnz mutex_release, ra5.8dr, r4 ; thrsw",
+        "random combination",
+    ),
+    (
+        0xc009_254d_5e9d_51ec,
+        "v8adds.ifn.setf ra21, r0, rb21 ; mul24.ifn rb13, r5, r4 ; loadam",
+        "random combination",
     ),
 ];
 
