@@ -97,6 +97,13 @@ fn errors_point_at_line_and_column() {
     assert_eq!(error("add r0, r1.8a, r2"), (1, 12, AsmErrorKind::PackPlacement));
     // r4 unpack (pm 1) with a regfile-A pack (pm 0).
     assert_eq!(error("fadd ra1.16a, r4.8a, r0"), (1, 18, AsmErrorKind::PackConflict));
+    // A small immediate takes the raddr_b field: no side-B read beside it (§3 "Small
+    // Immediates").
+    assert_eq!(error("add r0, rb1, 3"), (1, 1, AsmErrorKind::Operands(OperandError::TooManyReads)));
+    assert_eq!(
+        error("add r0, r1, 3 ; fmul r2, r1, 4"),
+        (1, 1, AsmErrorKind::Operands(OperandError::TooManyReads))
+    );
     // A signal cannot go with a small immediate.
     assert!(matches!(
         error("add r0, r1, 1 ; nop ; thrsw").2,
