@@ -305,6 +305,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "vc4_control_list",
     "falcon_asm_text",
     "falcon_instruction_round_trip",
+    "nvidia_pushbuffer",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
