@@ -2736,35 +2736,36 @@ pub mod falcon {
     }
     /// `UC_CAPS`: microprocessor caps
     ///
-    /// Offset 0x108 from the block instance's base; falcon I[0x4200]; 32-bit, read/write.
+    /// Offset 0x108 from the block instance's base; falcon I[0x4200]; 32-bit, read-only.
     /// Source: nvidia-hardware-envytools §2.10.10.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct UC_CAPS(u32);
-    register!(UC_CAPS: "UC_CAPS" in "FALCON" (Block, true) at 0x108, true true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.10");
+    register!(UC_CAPS: "UC_CAPS" in "FALCON" (Block, true) at 0x108, true false scalar, mask 0, reset 0, source "nvidia-hardware-envytools §2.10.10");
     impl UC_CAPS {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x4200;
-        /// `UC_CAPS` (bits 31:0): The whole register.
-        pub const UC_CAPS: FieldSpec = FieldSpec::rw("UC_CAPS", 0, 32);
+        /// `CODE_PAGES` (bits 8:0): Number of physical 0x100-byte pages in the code segment (§2.10.7: 'UC_CAPS register, bits 0-8').
+        pub const CODE_PAGES: FieldSpec = FieldSpec::ro("CODE_PAGES", 0, 9);
+        /// `DATA_SIZE` (bits 16:9): Data segment size >> 8 (§2.10.4: 'UC_CAPS register, bits 9-16 shifted left by 8').
+        pub const DATA_SIZE: FieldSpec = FieldSpec::ro("DATA_SIZE", 9, 8);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::UC_CAPS];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CODE_PAGES, Self::DATA_SIZE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`UC_CAPS`](Self::UC_CAPS).
+        /// [`CODE_PAGES`](Self::CODE_PAGES).
         #[inline]
-        pub const fn uc_caps(self) -> u32 { Self::UC_CAPS.get(self.0) }
-        /// Set [`UC_CAPS`](Self::UC_CAPS).
-        #[must_use]
+        pub const fn code_pages(self) -> u16 { Self::CODE_PAGES.get(self.0) as u16 }
+        /// [`DATA_SIZE`](Self::DATA_SIZE).
         #[inline]
-        pub const fn with_uc_caps(self, value: u32) -> Self { Self(Self::UC_CAPS.set(self.0, value)) }
+        pub const fn data_size(self) -> u8 { Self::DATA_SIZE.get(self.0) as u8 }
     }
     /// `UC_BLOCK_ON_FIFO`: microprocessor block
     ///
