@@ -12,7 +12,7 @@ use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::nvidia::packets::ib_entry;
 use baregpu_regs::nvidia::pfifo_user::UserG80;
-use baregpu_ring::nvidia::{IbChannel, IbError, Segment};
+use baregpu_ring::nvidia::{IbChannel, IbSubmitError, Segment};
 use libfuzzer_sys::fuzz_target;
 
 /// `words` of host memory as a region at bus address `bus`.
@@ -68,8 +68,19 @@ fuzz_target!(|bytes: &[u8]| {
     };
     let mut submits = 0usize;
     while let Some(op) = next_u32() {
-        // Entries submitted and not yet read (by the cached IB_GET) before the operation.
-        let (get, put) = (ch.ib().cached_rptr() / 2, ch.ib().committed() / 2);
+        // Entries submitted and not yet read before the operation: from what the pusher
+        // reports (when it is a position it can be at: between the channel's cached IB_GET
+        // and its IB_PUT), else from the cached IB_GET.
+        let (cached, put) = (ch.ib().cached_rptr() / 2, ch.ib().committed() / 2);
+        let n = entries as u32;
+        let reported = bar0.ib_get.get();
+        let get = if reported < n
+            && (reported + n - cached) % n <= (put + n - cached) % n
+        {
+            reported
+        } else {
+            cached
+        };
         let unread: Vec<(u32, [u32; 2])> = (0..(put + entries as u32 - get) % entries as u32)
             .map(|k| {
                 let i = (get + k) % entries as u32;
@@ -107,7 +118,7 @@ fuzz_target!(|bytes: &[u8]| {
                         assert_eq!(bar0.ib_puts.borrow().len(), before + 1, "one IB_PUT per batch");
                     }
                     Err(
-                        IbError::Full { .. } | IbError::BadIbGet(_) | IbError::TooLarge { .. },
+                        IbSubmitError::Full { .. } | IbSubmitError::BadIbGet(_) | IbSubmitError::TooLarge { .. },
                     ) => assert_eq!(bar0.ib_puts.borrow().len(), before),
                     Err(e) => panic!("unexpected {e:?}"),
                 }

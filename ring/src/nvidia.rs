@@ -581,13 +581,13 @@ pub struct Segment {
 
 impl Segment {
     /// The IB entry for the segment, from the table's fields.
-    pub fn entry(&self) -> Result<[u32; ENTRY_WORDS], IbError> {
+    pub fn entry(&self) -> Result<[u32; ENTRY_WORDS], IbSubmitError> {
         if self.words == 0 || self.words as usize > MAX_SEGMENT_WORDS {
-            return Err(IbError::BadSegment { words: self.words });
+            return Err(IbSubmitError::BadSegment { words: self.words });
         }
         let mut e = [0u32; ENTRY_WORDS];
         put_address(pb::IB_ENTRY.name, ib_entry::FIELDS, &mut e, self.address)
-            .map_err(IbError::Address)?;
+            .map_err(IbSubmitError::Address)?;
         ib_entry::SIZE.put(pb::IB_ENTRY.name, &mut e, self.words)?;
         ib_entry::NOT_MAIN.put(pb::IB_ENTRY.name, &mut e, u32::from(self.not_main))?;
         Ok(e)
@@ -599,7 +599,7 @@ impl Segment {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
-pub enum IbError {
+pub enum IbSubmitError {
     /// The IB ring has no room for the batch's entries (back-pressure: unread entries are
     /// never overwritten).
     Full {
@@ -631,41 +631,45 @@ pub enum IbError {
     TimedOut(TimedOut),
 }
 
-impl fmt::Display for IbError {
+impl fmt::Display for IbSubmitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            IbError::Full { needed, free } => {
+            IbSubmitError::Full { needed, free } => {
                 write!(f, "IB ring full: {needed} entries needed, {free} free")
             }
-            IbError::BadIbGet(_) => f.write_str("IB_GET is not a position the pusher can be at"),
-            IbError::BadSegment { words } => {
+            IbSubmitError::BadIbGet(_) => {
+                f.write_str("IB_GET is not a position the pusher can be at")
+            }
+            IbSubmitError::BadSegment { words } => {
                 write!(f, "a segment of {words} words (1..={MAX_SEGMENT_WORDS})")
             }
-            IbError::Address(_) => f.write_str("an IB entry cannot hold the segment's address"),
-            IbError::Field(_) => f.write_str("an IB entry field does not fit"),
-            IbError::TooLarge { needed, capacity } => {
+            IbSubmitError::Address(_) => {
+                f.write_str("an IB entry cannot hold the segment's address")
+            }
+            IbSubmitError::Field(_) => f.write_str("an IB entry field does not fit"),
+            IbSubmitError::TooLarge { needed, capacity } => {
                 write!(f, "{needed} entries never fit an IB ring of {capacity}")
             }
-            IbError::TimedOut(_) => f.write_str("the IB ring stayed full"),
+            IbSubmitError::TimedOut(_) => f.write_str("the IB ring stayed full"),
         }
     }
 }
 
-impl core::error::Error for IbError {
+impl core::error::Error for IbSubmitError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
-            IbError::BadIbGet(e) => Some(e),
-            IbError::Address(e) => Some(e),
-            IbError::Field(e) => Some(e),
-            IbError::TimedOut(e) => Some(e),
+            IbSubmitError::BadIbGet(e) => Some(e),
+            IbSubmitError::Address(e) => Some(e),
+            IbSubmitError::Field(e) => Some(e),
+            IbSubmitError::TimedOut(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<FieldOverflow> for IbError {
+impl From<FieldOverflow> for IbSubmitError {
     fn from(e: FieldOverflow) -> Self {
-        IbError::Field(e)
+        IbSubmitError::Field(e)
     }
 }
 
@@ -756,13 +760,13 @@ where
     /// Queue an external segment (`NOT_MAIN` for a buffer outside the main pushbuffer, e.g. a
     /// prepared command buffer) after the main words written so far; it goes out with the next
     /// [`submit`](Self::submit). A batch holds at most [`MAX_BATCH_ENTRIES`] entries
-    /// ([`IbError::TooLarge`]; nothing is queued then).
-    pub fn push_external(&mut self, segment: Segment) -> Result<(), IbError> {
+    /// ([`IbSubmitError::TooLarge`]; nothing is queued then).
+    pub fn push_external(&mut self, segment: Segment) -> Result<(), IbSubmitError> {
         segment.entry()?;
         let runs = self.main_runs();
         let needed = self.queued_len + runs.iter().flatten().count() + 1;
         if needed > MAX_BATCH_ENTRIES {
-            return Err(IbError::TooLarge { needed, capacity: MAX_BATCH_ENTRIES });
+            return Err(IbSubmitError::TooLarge { needed, capacity: MAX_BATCH_ENTRIES });
         }
         self.queue_main_runs(runs);
         self.queued[self.queued_len] = segment;
@@ -797,24 +801,24 @@ where
     /// `IB_GET`, read only when the cached free space is too small, a hostile value a typed
     /// error), then one `IB_PUT` write. Returns the entries written; an empty batch writes
     /// nothing. On error nothing is lost: the batch waits for the next call.
-    pub fn submit(&mut self) -> Result<usize, IbError> {
+    pub fn submit(&mut self) -> Result<usize, IbSubmitError> {
         let runs = self.main_runs();
         let n = self.queued_len + runs.iter().flatten().count();
         if n == 0 {
             return Ok(0);
         }
         if n > MAX_BATCH_ENTRIES {
-            return Err(IbError::TooLarge { needed: n, capacity: MAX_BATCH_ENTRIES });
+            return Err(IbSubmitError::TooLarge { needed: n, capacity: MAX_BATCH_ENTRIES });
         }
         let needed = n * ENTRY_WORDS;
         if needed > self.ib.capacity() {
-            return Err(IbError::TooLarge { needed: n, capacity: self.capacity_entries() });
+            return Err(IbSubmitError::TooLarge { needed: n, capacity: self.capacity_entries() });
         }
         if self.ib.free_units() < needed {
-            self.ib.refresh_rptr().map_err(IbError::BadIbGet)?;
+            self.ib.refresh_rptr().map_err(IbSubmitError::BadIbGet)?;
             if self.ib.free_units() < needed {
                 let free = self.ib.free_units() / ENTRY_WORDS;
-                return Err(IbError::Full { needed: n, free });
+                return Err(IbSubmitError::Full { needed: n, free });
             }
         }
         self.queue_main_runs(runs);
@@ -838,14 +842,14 @@ where
         &mut self,
         clock: &impl Clock,
         timeout: Duration,
-    ) -> Result<usize, IbError> {
+    ) -> Result<usize, IbSubmitError> {
         match self.submit() {
-            Err(IbError::Full { .. }) => {}
+            Err(IbSubmitError::Full { .. }) => {}
             other => return other,
         }
         let mut last = Ok(0);
         let polled = poll_until(clock, timeout, || match self.submit() {
-            Err(IbError::Full { .. }) => None,
+            Err(IbSubmitError::Full { .. }) => None,
             other => {
                 last = other;
                 Some(())
@@ -853,12 +857,15 @@ where
         });
         match polled {
             Ok(()) => last,
-            Err(waited) => Err(IbError::TimedOut(waited)),
+            Err(waited) => Err(IbSubmitError::TimedOut(waited)),
         }
     }
 
     /// Read `IB_GET` now (validated like every read).
-    pub fn refresh_ib_get(&mut self) -> Result<u32, IbError> {
-        self.ib.refresh_rptr().map(|units| units / ENTRY_WORDS as u32).map_err(IbError::BadIbGet)
+    pub fn refresh_ib_get(&mut self) -> Result<u32, IbSubmitError> {
+        self.ib
+            .refresh_rptr()
+            .map(|units| units / ENTRY_WORDS as u32)
+            .map_err(IbSubmitError::BadIbGet)
     }
 }

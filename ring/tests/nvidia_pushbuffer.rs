@@ -18,7 +18,7 @@ use baregpu_regs::nvidia::packets::{self as pb, COMMANDS, METHODS};
 use baregpu_regs::nvidia::pfifo_user::{self, UserG80};
 use baregpu_regs::pushbuffer::{PusherMode, decode_pushbuffer, find_command};
 use baregpu_ring::nvidia::{
-    DmaRing, DmaSink, IbChannel, IbError, PushbufferError, PushbufferWriter, Segment,
+    DmaRing, DmaSink, IbChannel, IbSubmitError, PushbufferError, PushbufferWriter, Segment,
 };
 use baregpu_ring::ring::{BadReadPointer, CommandRing, RegisterRptr};
 use baregpu_ring::stream::{NoSpace, SliceSink};
@@ -326,11 +326,11 @@ fn not_main_segments_follow_the_main_words_in_order() {
     assert_eq!(ib_puts(&bar0), 1);
     assert!(matches!(
         ch.push_external(Segment { words: 0, ..ext }),
-        Err(IbError::BadSegment { words: 0 })
+        Err(IbSubmitError::BadSegment { words: 0 })
     ));
     assert!(matches!(
         ch.push_external(Segment { address: BusAddress(0x1002), ..ext }),
-        Err(IbError::Address(_))
+        Err(IbSubmitError::Address(_))
     ));
 }
 
@@ -344,7 +344,7 @@ fn a_full_ib_ring_is_an_error_and_overwrites_nothing() {
     }
     let before = dwords(ch.ib().buffer());
     ch.writer().ref_cnt(9).unwrap();
-    assert_eq!(ch.submit(), Err(IbError::Full { needed: 1, free: 0 }));
+    assert_eq!(ch.submit(), Err(IbSubmitError::Full { needed: 1, free: 0 }));
     assert_eq!(dwords(ch.ib().buffer()), before, "no unread entry overwritten");
     assert_eq!(ib_puts(&bar0), 3);
     // The pusher read one entry: the batch goes out, nothing of it lost.
@@ -369,7 +369,7 @@ fn hostile_ib_get_values_are_typed_errors() {
     for bogus in [4, 100, u32::MAX] {
         bar0.ib_get.set(bogus);
         assert!(
-            matches!(ch.submit(), Err(IbError::BadIbGet(BadReadPointer { cached: 0, .. }))),
+            matches!(ch.submit(), Err(IbSubmitError::BadIbGet(BadReadPointer { cached: 0, .. }))),
             "IB_GET {bogus}"
         );
     }
@@ -378,7 +378,7 @@ fn hostile_ib_get_values_are_typed_errors() {
     bar0.ib_get.set(1);
     assert!(matches!(
         ch.refresh_ib_get(),
-        Err(IbError::BadIbGet(BadReadPointer { rptr: 2, cached: 4, .. }))
+        Err(IbSubmitError::BadIbGet(BadReadPointer { rptr: 2, cached: 4, .. }))
     ));
     assert_eq!(dwords(ch.ib().buffer()), before);
     assert_eq!(ib_puts(&bar0), 3);
@@ -402,7 +402,7 @@ fn waiting_on_a_stalled_pusher_is_bounded() {
     let clock = StuckClock(Cell::new(0));
     assert!(matches!(
         ch.submit_blocking(&clock, Duration::from_millis(10)),
-        Err(IbError::TimedOut(_))
+        Err(IbSubmitError::TimedOut(_))
     ));
     bar0.ib_get.set(1);
     assert_eq!(ch.submit_blocking(&clock, Duration::from_millis(10)), Ok(1));
@@ -435,7 +435,7 @@ fn ten_thousand_methods_wrap_both_ib_mode_rings() {
         }
         match ch.submit() {
             Ok(n) if n > 0 => submits += 1,
-            Ok(_) | Err(IbError::Full { .. }) => {}
+            Ok(_) | Err(IbSubmitError::Full { .. }) => {}
             Err(e) => panic!("{e}"),
         }
         pusher.run_ib(&bar0, ch.main().buffer(), ch.ib().buffer());
