@@ -250,7 +250,7 @@ pub fn address_group(name: &str) -> &str {
     name.strip_suffix("_LO").or_else(|| name.strip_suffix("_HI")).unwrap_or(name)
 }
 
-fn field_kind(f: &BodyField) -> String {
+pub(crate) fn field_kind(f: &BodyField) -> String {
     if let Some(lsb) = f.address_lsb {
         format!("FieldKind::Address {{ address_lsb: {lsb} }}")
     } else if let Some(of) = &f.alias_of {

@@ -99,21 +99,17 @@ impl WordField {
         self.msb - self.lsb + 1
     }
 
+    /// The same `FieldKind` a packet body field of these bits and values has.
     fn kind(&self) -> String {
-        if let Some(lsb) = self.address_lsb {
-            format!("FieldKind::Address {{ address_lsb: {lsb} }}")
-        } else if !self.values.is_empty() {
-            let values: Vec<String> = self
-                .values
-                .iter()
-                .map(|v| format!("EnumEntry {{ name: {:?}, value: {:#x} }}", v.name, v.value))
-                .collect();
-            format!("FieldKind::Enum(&[{}])", values.join(", "))
-        } else if self.width() == 1 {
-            "FieldKind::Bool".into()
-        } else {
-            "FieldKind::Uint".into()
-        }
+        crate::packets::field_kind(&crate::packets::BodyField {
+            name: self.name.clone(),
+            dword: 0,
+            msb: self.msb,
+            lsb: self.lsb,
+            address_lsb: self.address_lsb,
+            alias_of: None,
+            values: self.values.clone(),
+        })
     }
 }
 
