@@ -9,7 +9,7 @@ mod common;
 
 use core::cell::{Cell, RefCell};
 
-use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::dma::DmaRegion;
 use baregpu_hal::{BlockIo, RegisterIo, RegisterIoExt};
 use baregpu_regs::nvidia::pfifo_user::{self, UserG80};
 use baregpu_ring::nvidia::Pushbuffer as Channel;
