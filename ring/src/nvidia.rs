@@ -390,7 +390,9 @@ pub const FILLER: u32 = pb::INCREASING_METHODS.value;
 /// The pushbuffer of an NV4-style DMA-mode channel as a ring (§2.8.3 "NV4-style mode"):
 /// `DMA_PUT` (a byte offset in the pushbuffer DMA object, which starts at the ring) is the
 /// doorbell, `DMA_GET` the read pointer. Write it through [`DmaSink`], which jumps back to
-/// the start before a command would reach the end.
+/// the start before a command would reach the end; the pusher does not wrap by itself, so
+/// the ring's own `pad_to` (which may fill up to the end) is not for DMA mode (nothing needs
+/// padding: `SUBMIT_ALIGN` is 1).
 #[derive(Debug)]
 pub enum Pushbuffer {}
 
@@ -759,14 +761,18 @@ where
 
     /// Queue an external segment (`NOT_MAIN` for a buffer outside the main pushbuffer, e.g. a
     /// prepared command buffer) after the main words written so far; it goes out with the next
-    /// [`submit`](Self::submit). A batch holds at most [`MAX_BATCH_ENTRIES`] entries
-    /// ([`IbSubmitError::TooLarge`]; nothing is queued then).
+    /// [`submit`](Self::submit). A batch holds at most [`MAX_BATCH_ENTRIES`] entries and no
+    /// more than the IB ring can ([`IbSubmitError::TooLarge`]; nothing is queued then), so a
+    /// queued batch always fits once the pusher has read the ring.
     pub fn push_external(&mut self, segment: Segment) -> Result<(), IbSubmitError> {
         segment.entry()?;
         let runs = self.main_runs();
-        let needed = self.queued_len + runs.iter().flatten().count() + 1;
-        if needed > MAX_BATCH_ENTRIES {
-            return Err(IbSubmitError::TooLarge { needed, capacity: MAX_BATCH_ENTRIES });
+        // Room is kept for the (at most two) runs of main words `submit` adds, so a queued
+        // batch can always be submitted.
+        let needed = self.queued_len + runs.iter().flatten().count() + 1 + 2;
+        let capacity = MAX_BATCH_ENTRIES.min(self.capacity_entries());
+        if needed > capacity {
+            return Err(IbSubmitError::TooLarge { needed, capacity });
         }
         self.queue_main_runs(runs);
         self.queued[self.queued_len] = segment;

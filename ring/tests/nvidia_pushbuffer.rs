@@ -324,6 +324,17 @@ fn not_main_segments_follow_the_main_words_in_order() {
         ]
     );
     assert_eq!(ib_puts(&bar0), 1);
+    // A batch never outgrows the IB ring (7 entries) and keeps room for its main runs: 5
+    // external segments, then no more; the batch waits for room and goes out whole.
+    for _ in 0..5 {
+        ch.push_external(ext).unwrap();
+    }
+    assert_eq!(ch.push_external(ext), Err(IbSubmitError::TooLarge { needed: 8, capacity: 7 }));
+    ch.writer().ref_cnt(3).unwrap();
+    assert_eq!(ch.submit(), Err(IbSubmitError::Full { needed: 6, free: 4 }));
+    bar0.ib_get.set(3);
+    assert_eq!(ch.submit(), Ok(6));
+    assert_eq!(ib_puts(&bar0), 2);
     assert!(matches!(
         ch.push_external(Segment { words: 0, ..ext }),
         Err(IbSubmitError::BadSegment { words: 0 })
