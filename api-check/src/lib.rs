@@ -105,6 +105,14 @@ error_types! {
         baregpu_radeon_evergreen::compute::DispatchError,
         baregpu_radeon_evergreen::IrqError,
     ],
+    "drivers/videocore-v3d" + defmt => [
+        baregpu_videocore_v3d::ProbeError,
+        baregpu_videocore_v3d::JobError,
+        baregpu_videocore_v3d::BuildError,
+        baregpu_videocore_v3d::SubmitError,
+        baregpu_videocore_v3d::WaitError,
+        baregpu_videocore_v3d::InitError,
+    ],
     "drivers/ati-ctm" + defmt => [
         baregpu_ati_ctm::command::CtmError,
         baregpu_ati_ctm::elf::ElfError,
@@ -153,6 +161,7 @@ readme_doctests! {
     FirmwareReadme => "../../firmware-loader/README.md",
     R5xxReadme => "../../drivers/radeon-r5xx/README.md",
     EvergreenReadme => "../../drivers/radeon-evergreen/README.md",
+    VideoCoreV3dReadme => "../../drivers/videocore-v3d/README.md",
     AtiCtmReadme => "../../drivers/ati-ctm/README.md",
     DppAsmReadme => "../../drivers/dpp-asm/README.md",
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
