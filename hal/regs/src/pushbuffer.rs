@@ -317,7 +317,8 @@ pub fn method_param<F>(
 }
 
 /// The bits an address part of a method parameter holds: `address` checked against every part
-/// of it (`parts`, e.g. the semaphore address's high and low methods), then this part's word.
+/// of it (`parts`, up to four, e.g. the semaphore address's high and low methods), then the
+/// word of part number `part`.
 pub fn address_part(
     owner: &'static str,
     parts: &[WordField],
@@ -325,14 +326,15 @@ pub fn address_part(
     address: BusAddress,
 ) -> Result<u32, AddressFieldError> {
     // Each part is alone in its method's word: lay them out one word each to check the whole
-    // address at once, then take this part's word.
+    // address at once, then take this part's word (0 for a part that is not there).
+    let Some(&first) = parts.first() else { return Ok(0) };
     let mut words = [0u32; 4];
-    let mut laid = [parts[0]; 4];
+    let mut laid = [first; 4];
     for (i, p) in parts.iter().enumerate().take(4) {
         laid[i] = WordField { word: i, ..*p };
     }
     put_address(owner, &laid[..parts.len().min(4)], &mut words, address)?;
-    Ok(words[part])
+    Ok(words.get(part).copied().unwrap_or(0))
 }
 
 /// A pushbuffer as named commands, methods and fields, one command per line (`Display`): the
