@@ -134,6 +134,14 @@ error_types! {
         baregpu_falcon_asm::isa::EncodeError,
         baregpu_falcon_asm::isa::DecodeError,
     ],
+    "drivers/qpu-asm" + defmt => [
+        baregpu_qpu_asm::AsmError,
+        baregpu_qpu_asm::BuildError,
+        baregpu_qpu_asm::OperandError,
+        baregpu_qpu_asm::RuleError,
+        baregpu_qpu_asm::isa::EncodeError,
+        baregpu_qpu_asm::isa::DecodeError,
+    ],
 }
 
 /// The repository's README.md: its Rust code blocks are doctests of this crate.
@@ -166,5 +174,6 @@ readme_doctests! {
     DppAsmReadme => "../../drivers/dpp-asm/README.md",
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
     FalconAsmReadme => "../../drivers/falcon-asm/README.md",
+    QpuAsmReadme => "../../drivers/qpu-asm/README.md",
     PortingGuide => "../../docs/porting.md",
 }

@@ -44,6 +44,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -65,6 +66,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -192,6 +194,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
     ("baregpu-falcon-asm", "defmt"),
+    ("baregpu-qpu-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -314,6 +317,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "vc4_control_list",
     "falcon_asm_text",
     "falcon_instruction_round_trip",
+    "qpu_asm_text",
+    "qpu_instruction_round_trip",
     "nvidia_pushbuffer",
 ];
 
