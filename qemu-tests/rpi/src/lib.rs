@@ -11,7 +11,6 @@
 pub mod framebuffer;
 pub mod mailbox;
 pub mod pattern;
-pub mod qpu;
 pub mod soc;
 pub mod timer;
 pub mod uart;

@@ -2,8 +2,8 @@
 //! memory, allocates a 640x480x32 framebuffer through the mailbox property interface, draws the
 //! test pattern (`pattern.rs`), then powers the V3D up through the firmware and probes it with
 //! `baregpu-videocore-v3d` (`v3d.rs`): where it answers (a real Pi 3) it renders a frame into
-//! the same framebuffer; where it does not (QEMU) it logs the typed `V3D not present` and the
-//! pattern stays. Then it logs `DONE` and parks. Failures log `FAIL: <error>` and park.
+//! the same framebuffer and runs a QPU user program; where it does not (QEMU) it logs the
+//! typed `V3D not present` and the pattern stays. Then it logs `DONE` and parks. Failures log `FAIL: <error>` and park.
 #![no_std]
 #![no_main]
 
@@ -125,7 +125,8 @@ fn run<'c>(
     run_v3d(uart, mailbox, clock, &fb)
 }
 
-/// Power up, probe and bring up the V3D; where it is present, render the frame into `fb`.
+/// Power up, probe and bring up the V3D; where it is present, render the frame into `fb` and
+/// run the user-program demo.
 /// A V3D that is not there is logged (`V3D not present (...): ...`) and is not a failure: the
 /// framebuffer keeps the test pattern.
 fn run_v3d<'c>(
@@ -161,8 +162,13 @@ fn run_v3d<'c>(
         v3d::BACKGROUND,
         v3d::TRIANGLE
     );
-    // TODO(user-program demo): run a QPU user program once a QPU assembler crate exists
-    // (README.md, "Not done yet").
+    let words = v3d::run_user_program(&mut gpu, &dma).map_err(Failure::V3d)?;
+    let _ = writeln!(
+        uart,
+        "V3D: user program VPM_STORE wrote {}..={} through the VPM and a VDW DMA",
+        words[0],
+        words[words.len() - 1]
+    );
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! The V3D on the Pi: powered up through the firmware, probed and brought up with
 //! `baregpu-videocore-v3d`, and (on a board whose V3D answers) one frame rendered into the
-//! mailbox framebuffer.
+//! mailbox framebuffer and one QPU user program run. The QPU code is `baregpu-qpu-asm`'s
+//! example programs: the constant-colour fragment shader and `VPM_STORE`.
 //!
 //! Power-up order. The V3D document (broadcom-videocore-iv-3d) does not say how the block is
 //! powered: on the Pi the VideoCore firmware owns its power domain and clock. The image asks
@@ -33,15 +34,16 @@ use core::time::Duration;
 use baregpu_hal::MmioRegion;
 use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
 use baregpu_platform::dma::{BumpDma, PoolError};
+use baregpu_qpu_asm::programs;
+use baregpu_qpu_asm::{AsmError, BuildError as QpuBuildError};
 use baregpu_videocore_v3d::job::{BINNING_LIST_BYTES, rendering_list_bytes, vertex_buffer_bytes};
 use baregpu_videocore_v3d::{
     ColorFormat, FragmentShader, Framebuffer, InitError, JobError, JobMemory, NvVertex,
-    OverflowPool, RenderJob, SubmitError, TileLayout, V3d, V3dConfig, WaitError,
+    OverflowPool, RenderJob, SubmitError, TileLayout, UserProgram, V3d, V3dConfig, WaitError,
 };
 
 use crate::framebuffer::{Framebuffer as FirmwareFramebuffer, Rgb};
 use crate::mailbox::{Mailbox, MailboxError, arm_to_bus};
-use crate::qpu;
 use crate::soc;
 use crate::timer::SystemTimer;
 
@@ -53,8 +55,14 @@ pub const OVERFLOW_POOL_BYTES: usize = 64 * 1024;
 /// Overflow block size handed to the binner at a time (Linux vc4 uses 128-byte blocks for
 /// the later tile-list blocks; the pool itself is cut into these).
 pub const OVERFLOW_BLOCK_BYTES: u32 = 16 * 1024;
-/// How long the frame may take on the V3D.
+/// How long the frame, or the user program, may take on the V3D.
 pub const FRAME_TIMEOUT: Duration = Duration::from_millis(500);
+/// Instructions the image's QPU programs may have.
+const MAX_INSTRUCTIONS: usize = 16;
+/// Words `VPM_STORE` writes: one VPM row of 16 elements.
+pub const PROGRAM_WORDS: usize = 16;
+/// What the destination holds before the program runs (none of the element numbers).
+const POISON: u32 = 0xDEAD_BEEF;
 
 /// The driver over the Pi's V3D window, timed by the system timer.
 pub type PiV3d<'p, 'c> = V3d<'p, MmioRegion, &'c SystemTimer>;
@@ -96,8 +104,21 @@ pub enum V3dError {
     Job(JobError),
     /// The submission was refused.
     Submit(SubmitError),
-    /// The frame did not complete.
+    /// The frame or the program did not complete.
     Wait(WaitError),
+    /// The fragment shader could not be built.
+    Shader(QpuBuildError),
+    /// The user program did not assemble.
+    Program(AsmError),
+    /// The user VPM could not be reserved.
+    Vpm(InitError),
+    /// The user program completed but memory does not hold what it writes.
+    ProgramResult {
+        /// The first word that differs.
+        index: usize,
+        /// What it holds.
+        found: u32,
+    },
 }
 
 impl fmt::Display for V3dError {
@@ -117,7 +138,13 @@ impl fmt::Display for V3dError {
             }
             V3dError::Job(_) => f.write_str("render job"),
             V3dError::Submit(_) => f.write_str("submission"),
-            V3dError::Wait(_) => f.write_str("frame"),
+            V3dError::Wait(_) => f.write_str("waiting for the V3D"),
+            V3dError::Shader(_) => f.write_str("fragment shader"),
+            V3dError::Program(_) => f.write_str("user program"),
+            V3dError::Vpm(_) => f.write_str("user VPM reservation"),
+            V3dError::ProgramResult { index, found } => {
+                write!(f, "user program: word {index} reads {found:#x}, expected {index}")
+            }
         }
     }
 }
@@ -131,7 +158,12 @@ impl core::error::Error for V3dError {
             V3dError::Job(e) => Some(e),
             V3dError::Submit(e) => Some(e),
             V3dError::Wait(e) => Some(e),
-            V3dError::ArenaTaken | V3dError::FramebufferPitch { .. } => None,
+            V3dError::Shader(e) => Some(e),
+            V3dError::Program(e) => Some(e),
+            V3dError::Vpm(e) => Some(e),
+            V3dError::ArenaTaken
+            | V3dError::FramebufferPitch { .. }
+            | V3dError::ProgramResult { .. } => None,
         }
     }
 }
@@ -202,14 +234,11 @@ pub fn render_scene(
         format: ColorFormat::Rgba8888,
     };
     let layout = TileLayout::of(w, h).map_err(V3dError::Job)?;
-    // The shader's code (8-byte instructions) and an empty uniforms stream it never reads.
-    let code = take(dma, qpu::CONSTANT_COLOUR_LEN * 8, 16)?;
-    let mut words = [0u32; qpu::CONSTANT_COLOUR_LEN * 2];
-    for (pair, insn) in words.chunks_exact_mut(2).zip(qpu::constant_colour(fb.encode(TRIANGLE))) {
-        pair[0] = insn as u32;
-        pair[1] = (insn >> 32) as u32;
-    }
-    code.write_slice(0, &words).map_err(V3dError::Dma)?;
+    // The shader's code and an empty uniforms stream it never reads.
+    let mut shader = [0u64; MAX_INSTRUCTIONS];
+    let shader =
+        programs::constant_colour(fb.encode(TRIANGLE), &mut shader).map_err(V3dError::Shader)?;
+    let code = load_code(dma, shader)?;
     let uniforms = take(dma, 16, 16)?;
     let (x0, x1, x2) = (w as f32 / 4.0, w as f32 / 2.0, w as f32 * 3.0 / 4.0);
     let (y0, y1) = (h as f32 / 4.0, h as f32 * 3.0 / 4.0);
@@ -240,4 +269,79 @@ pub fn render_scene(
     let fence = v3d.render(&job, &memory).map_err(V3dError::Submit)?;
     v3d.wait(&fence, FRAME_TIMEOUT).map_err(V3dError::Wait)?;
     Ok(fence.seq())
+}
+
+/// QPU code in DMA memory: each 64-bit instruction as two little-endian words, low first.
+fn load_code(dma: &BumpDma, code: &[u64]) -> Result<DmaRegion, V3dError> {
+    let region = take(dma, code.len() * 8, 8)?;
+    for (i, insn) in code.iter().enumerate() {
+        region.write_u32(i * 8, *insn as u32).map_err(V3dError::Dma)?;
+        region.write_u32(i * 8 + 4, (*insn >> 32) as u32).map_err(V3dError::Dma)?;
+    }
+    Ok(region)
+}
+
+/// The user-program demo: `baregpu-qpu-asm`'s `VPM_STORE` (the 16 element numbers through the
+/// VPM and a VDW DMA to the address in its first uniform) run once through the request queue,
+/// with one 256-byte unit of VPM reserved for user programs. The destination is filled with
+/// a value none of the numbers has first; after the fence every word must hold its index.
+/// Returns the words read back.
+pub fn run_user_program(
+    v3d: &mut PiV3d<'_, '_>,
+    dma: &BumpDma,
+) -> Result<[u32; PROGRAM_WORDS], V3dError> {
+    let mut words = [0u64; MAX_INSTRUCTIONS];
+    let program =
+        programs::assemble_into(programs::VPM_STORE, &mut words).map_err(V3dError::Program)?;
+    let code = load_code(dma, program)?;
+    let destination = take(dma, PROGRAM_WORDS * 4, 64)?;
+    destination.write_slice(0, &[POISON; PROGRAM_WORDS]).map_err(V3dError::Dma)?;
+    let uniforms = take(dma, 16, 16)?;
+    uniforms.write_u32(0, destination.bus_address().low()).map_err(V3dError::Dma)?;
+    v3d.reserve_user_vpm(baregpu_videocore_v3d::VPM_RESERVE_UNIT_BYTES).map_err(V3dError::Vpm)?;
+    let fence = v3d
+        .run_program(&UserProgram {
+            code: code.bus_address(),
+            uniforms: uniforms.bus_address(),
+            uniforms_len: 1,
+        })
+        .map_err(V3dError::Submit)?;
+    v3d.wait(&fence, FRAME_TIMEOUT).map_err(V3dError::Wait)?;
+    let mut back = [0u32; PROGRAM_WORDS];
+    destination.read_slice(0, &mut back).map_err(V3dError::Dma)?;
+    match back.iter().enumerate().find(|&(i, &w)| w != i as u32) {
+        Some((index, &found)) => Err(V3dError::ProgramResult { index, found }),
+        None => Ok(back),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baregpu_hal::dma::BusAddress;
+
+    #[repr(C, align(4096))]
+    struct Page([u8; 4096]);
+
+    #[test]
+    fn the_qpu_programs_fit_and_are_stored_low_word_first() {
+        let mut page = Box::new(Page([0; 4096]));
+        let cpu = NonNull::from(&mut page.0).cast::<u8>();
+        // SAFETY: `page` is host memory owned by this test and outlives the pool.
+        let dma = unsafe { BumpDma::new(cpu, BusAddress(0x1000), 4096) }.unwrap();
+        let mut shader = [0u64; MAX_INSTRUCTIONS];
+        let shader = programs::constant_colour(0xFF00_80FF, &mut shader).unwrap();
+        let mut program = [0u64; MAX_INSTRUCTIONS];
+        let program = programs::assemble_into(programs::VPM_STORE, &mut program).unwrap();
+        for code in [shader, program] {
+            let region = load_code(&dma, code).unwrap();
+            assert!(region.bus_address().0.is_multiple_of(8));
+            for (i, insn) in code.iter().enumerate() {
+                assert_eq!(region.read_u32(i * 8).unwrap(), *insn as u32);
+                assert_eq!(region.read_u32(i * 8 + 4).unwrap(), (*insn >> 32) as u32);
+            }
+        }
+        // The program ends as every QPU program must: thread end, then two delay slots.
+        assert_eq!(program[program.len() - 3], 0x3000_09E7_009E_7000);
+    }
 }
