@@ -20,10 +20,12 @@
 //! Cache coherency. The image runs with the MMU and the data cache off (`boot.rs`), so every
 //! CPU write reaches RAM before the next access, and the V3D is given every buffer at its
 //! uncached VideoCore bus alias (`0xC0000000 | ARM address`, [`arm_to_bus`]): the V3D's reads
-//! and writes then bypass the VideoCore L2 cache, and the ARM reads the rendered frame from RAM.
+//! and writes then bypass the VideoCore L2 cache, the display scans out the rendered frame from
+//! RAM, and the ARM reads the user program's output from RAM.
 //! The driver still clears the V3D's own L2 and slice caches before each job (its `init` and
-//! submission). With the data cache on, a kernel must clean the lists, vertices and shader
-//! before submitting and invalidate the frame buffer before reading it.
+//! submission). With the data cache on, a kernel must clean the lists, vertices, shader and
+//! uniforms before submitting and invalidate what the V3D wrote (frame buffer, program
+//! output) before reading it.
 
 use core::cell::UnsafeCell;
 use core::fmt;
@@ -52,8 +54,8 @@ use crate::timer::SystemTimer;
 pub const ARENA_BYTES: usize = 256 * 1024;
 /// The binner's overflow pool (the driver refills the binner from it on out-of-memory).
 pub const OVERFLOW_POOL_BYTES: usize = 64 * 1024;
-/// Overflow block size handed to the binner at a time (Linux vc4 uses 128-byte blocks for
-/// the later tile-list blocks; the pool itself is cut into these).
+/// Bytes handed to the binner per out-of-memory refill (`V3D_BPOA`/`V3D_BPOS`): the pool gives
+/// four. One triangle's tile lists fit the initial 32-byte blocks, so a refill is not expected.
 pub const OVERFLOW_BLOCK_BYTES: u32 = 16 * 1024;
 /// How long the frame, or the user program, may take on the V3D.
 pub const FRAME_TIMEOUT: Duration = Duration::from_millis(500);
