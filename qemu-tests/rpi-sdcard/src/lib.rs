@@ -13,6 +13,7 @@
 //! the image file is sized (sparse where the file system supports it) and only the MBR and the
 //! partition's bytes up to the last one written go to it. No timestamps are taken from the clock (FAT's default date), and the disk
 //! signature and volume id are fixed, so the same files give the same bytes.
+#![forbid(unsafe_code)]
 
 use std::cell::Cell;
 use std::fmt;
