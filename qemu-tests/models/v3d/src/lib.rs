@@ -12,4 +12,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cache;
+pub mod faults;
+pub mod qpu;
+pub mod scheduler;
 pub mod shading;
+mod v3d;
+pub mod vpm;
+
+pub use faults::Faults;
+pub use v3d::*;
