@@ -39,6 +39,14 @@ fn identity_describes_the_bcm2835_and_read_only_writes_are_counted() {
     assert_eq!(b.rd(L2CACTL), 0);
     b.wr(SRQUL, u32::MAX);
     assert_eq!(b.rd(SRQUL), 0xFFF);
+    // GPU_FFT's user-program set-up (DBCFG 0, DBQITE 0, DBQITC ~0, L2CACTL 4, SLCACTL ~0,
+    // SRQCS resets) writes only registers the model has: nothing is dropped.
+    let dropped = b.model().stats().writes_dropped;
+    for (r, v) in [(DBCFG, 0), (DBQITE, 0), (DBQITC, !0), (L2CACTL, 4), (SLCACTL, !0)] {
+        b.wr(r, v);
+    }
+    b.wr(SRQCS, 1 << 7 | 1 << 8 | 1 << 16);
+    assert_eq!(b.model().stats().writes_dropped, dropped);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use gpu_device_model::{Activity, Device, Pacing, PlatformDevice, VecMemory};
 use gpu_mailbox::{Op, Status, platform};
 use v3d_model::V3d;
 
-/// Register offsets (§10 Table 48; DBQITE/DBQITC from Broadcom's public reg_v3d.h).
+/// Register offsets (§10 Table 48; DBCFG/DBQITE/DBQITC from Broadcom's public reg_v3d.h).
 pub const IDENT0: u32 = 0x000;
 pub const IDENT1: u32 = 0x004;
 pub const IDENT2: u32 = 0x008;
@@ -25,6 +25,7 @@ pub const SRQUA: u32 = 0x434;
 pub const SRQUL: u32 = 0x438;
 pub const SRQCS: u32 = 0x43C;
 pub const VPMBASE: u32 = 0x504;
+pub const DBCFG: u32 = 0xE00;
 pub const DBQITE: u32 = 0xE2C;
 pub const DBQITC: u32 = 0xE30;
 
