@@ -124,8 +124,8 @@ fn varyings_interpolate_as_partial_times_w_plus_c() {
     ];
     p.extend(fs_end());
     let o = output(shade(&p, b).0);
-    for i in 0..LANES {
-        let v = partial[i] * 2.0 + 0.25;
+    for (i, p) in partial.iter().enumerate() {
+        let v = p * 2.0 + 0.25;
         let c = (v * 255.0).round().clamp(0.0, 255.0) as u32;
         assert_eq!(o.colour[i], c * 0x0101_0101, "lane {i}");
         assert_eq!(o.z[i], 0x1000 * i as u32);
