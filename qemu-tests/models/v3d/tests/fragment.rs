@@ -80,8 +80,8 @@ fn shade(program: &[u64], b: FragmentBatch) -> (ShadingStep, u32) {
     (r.result.clone().expect("the thread finished"), r.steps)
 }
 
-/// The fragment shader end (§3 "Thread Control", C3): thread end, a nop, and a nop with the
-/// scoreboard unlock signal.
+/// The fragment shader end (§3 "Thread Control"; Mesa vc4_qpu_emit.c ends this way): thread
+/// end, a nop, and a nop with the scoreboard unlock signal.
 fn fs_end() -> Vec<u64> {
     vec![END.word(), NOP.word(), I { sig: 5, ..NOP }.word()]
 }

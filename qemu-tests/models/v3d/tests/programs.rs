@@ -3,9 +3,10 @@
 mod common;
 use common::*;
 use gpu_device_model::Activity;
-use v3d_model::{INSTRUCTIONS_PER_TICK, MAX_UNITS_PER_TICK, qpu::PROGRAM_INSTRUCTION_LIMIT};
+use v3d_model::qpu::{PROGRAM_INSTRUCTION_LIMIT, QpuFaultKind};
+use v3d_model::{INSTRUCTIONS_PER_TICK, MAX_UNITS_PER_TICK};
 
-/// C5's memory writer: VPM write setup, element numbers to the VPM, VDW setup, the
+/// GPU_FFT-style (hello_fft) memory writer: VPM write setup, element numbers to the VPM, VDW setup, the
 /// destination uniform to VPM_ST_ADDR, wait, end.
 fn writer() -> Vec<u64> {
     let mut p = vec![ldi_b(VPM_SETUP, vpm_write_setup(0)), w(mov_a(VPM, ELEM))];
@@ -51,7 +52,7 @@ fn identity_describes_the_bcm2835_and_read_only_writes_are_counted() {
 
 #[test]
 fn a_user_program_writes_memory_through_the_vdw_and_counts_its_completion() {
-    // C5 / §7 "QPU Control of VCD and VDW"; §10 Table 68: QPURQCC counts completions.
+    // §7 "QPU Control of VCD and VDW"; §10 Table 68: QPURQCC counts completions.
     let mut b = Bench::new();
     b.code(CODE, &writer());
     b.put(UNIFORMS, &[OUT]);
@@ -266,9 +267,16 @@ fn an_endless_program_never_stalls_a_tick_and_ends_on_its_instruction_limit() {
     assert!(s.max_tick_units <= MAX_UNITS_PER_TICK);
     // Registers still answer while it runs.
     assert_eq!(b.rd(SRQCS) >> 16 & 0xFF, 0);
-    let ticks = PROGRAM_INSTRUCTION_LIMIT / u64::from(INSTRUCTIONS_PER_TICK) + 10;
+    // The limit (lowered from PROGRAM_INSTRUCTION_LIMIT for the test's speed) ends it.
+    let limit = 100_000;
+    b.dev.model_mut().model_mut().qpus.shared.instruction_limit = limit;
+    let ticks = limit / u64::from(INSTRUCTIONS_PER_TICK) + 10;
     b.run(ticks as u32);
-    assert_eq!(b.model().fault().map(|f| f.code()), Some(0x3D06));
+    let fault = b.model().fault().expect("stopped");
+    assert_eq!(fault.kind, QpuFaultKind::BudgetExhausted { limit });
+    assert_eq!(fault.code(), 0x3D06);
+    assert_eq!(b.model().stats().instructions, limit);
+    assert!(PROGRAM_INSTRUCTION_LIMIT > limit);
     assert!(b.model().stats().max_tick_units <= MAX_UNITS_PER_TICK);
 }
 
@@ -310,25 +318,47 @@ fn rewritten_code_runs_stale_until_the_instruction_cache_is_cleared() {
 fn restrictions_hardware_leaves_undefined_are_faults() {
     // §3 "Summary of Instruction Restrictions".
     let cases: Vec<(&str, Vec<u64>)> = vec![
-        ("regfile read after write", vec![w(mov(0, M_R0)), w(I { raddr_a: 0, ..mov(R1, M_A) })]),
-        ("uniform in the last three", vec![w(END), w(mov_a(R0, UNIF)), w(NOP)]),
-        ("thread end writes a regfile", vec![w(I { sig: 3, ..mov(5, M_R0) }), w(NOP), w(NOP)]),
-        ("two peripherals", vec![w(I { waddr_mul: SFU_RECIP, cond_mul: 1, ..mov(TMU0_S, M_R0) })]),
-        ("reserved op_add", vec![w(add_op(9, R0, M_R0, M_R0))]),
-        ("tile buffer outside a fragment shader", vec![w(mov(TLB_COLOUR_ALL, M_R0))]),
-        ("TMU load with nothing outstanding", vec![w(I { sig: 10, ..NOP })]),
-        ("VPM read without setup", vec![w(mov_a(R0, VPM))]),
+        (
+            "regfile A location read in the instruction after its write",
+            vec![w(mov(0, M_R0)), w(I { raddr_a: 0, ..mov(R1, M_A) })],
+        ),
+        (
+            "uniform, varying or VPM access in the last three instructions",
+            vec![w(END), w(mov_a(R0, UNIF)), w(NOP)],
+        ),
+        (
+            "thread end instruction writes a physical regfile",
+            vec![w(I { sig: 3, ..mov(5, M_R0) }), w(NOP), w(NOP)],
+        ),
+        (
+            "more than one closely coupled peripheral access in one instruction",
+            vec![w(I { waddr_mul: SFU_RECIP, cond_mul: 1, ..mov(TMU0_S, M_R0) })],
+        ),
+        ("op_add", vec![w(add_op(9, R0, M_R0, M_R0))]),
+        ("tile buffer access outside a fragment shader", vec![w(mov(TLB_COLOUR_ALL, M_R0))]),
+        ("TMU load with no lookup outstanding (the QPU would hang)", vec![w(I { sig: 10, ..NOP })]),
+        ("VPM read beyond the vectors set up (undefined data)", vec![w(mov_a(R0, VPM))]),
+        (
+            "uniform read within two instructions of a uniforms-address write",
+            vec![w(mov(UNIF_ADDR, M_R0)), w(NOP), w(mov_a(R1, UNIF))],
+        ),
+        (
+            "both pipes write the same accumulator or I/O register",
+            vec![w(I { waddr_mul: R0, cond_mul: 1, ..mov(R0, M_R1) })],
+        ),
+        ("mutex release by a QPU not holding it", vec![w(mov(MUTEX, M_R0))]),
     ];
-    for (what, mut p) in cases {
+    for (reason, mut p) in cases {
         p.extend(end());
         let mut b = Bench::new();
         b.code(CODE, &p);
         b.put(UNIFORMS, &[OUT]);
         b.submit(CODE, UNIFORMS, 4);
         b.run(100);
-        let f = b.model().fault().unwrap_or_else(|| panic!("{what}: no fault"));
-        assert!(matches!(f.code(), 0x3D01..=0x3D03), "{what}: {f}");
-        assert_eq!(b.completed(), 0, "{what}");
+        let f = b.model().fault().unwrap_or_else(|| panic!("{reason}: no fault"));
+        assert_eq!(f.kind.reason(), reason, "{f}");
+        assert!(matches!(f.code(), 0x3D01..=0x3D03), "{reason}: {f}");
+        assert_eq!(b.completed(), 0, "{reason}");
     }
 }
 

@@ -237,6 +237,8 @@ pub struct Shared {
     pub fail_next_read: bool,
     /// VPM lanes masked by the user window.
     pub vpm_lanes_masked: u64,
+    /// Instructions a program may run ([`PROGRAM_INSTRUCTION_LIMIT`] unless a test lowers it).
+    pub instruction_limit: u64,
 }
 
 impl Shared {
@@ -251,6 +253,7 @@ impl Shared {
             host_interrupts: 0,
             fail_next_read: false,
             vpm_lanes_masked: 0,
+            instruction_limit: PROGRAM_INSTRUCTION_LIMIT,
         }
     }
 
@@ -399,8 +402,9 @@ impl Exec<'_, '_> {
     fn try_step(&mut self) -> Result<Step, QpuFaultKind> {
         let slice = self.slice();
         let pc = self.thread().pc;
-        if self.thread().executed >= PROGRAM_INSTRUCTION_LIMIT {
-            return Err(QpuFaultKind::BudgetExhausted { limit: PROGRAM_INSTRUCTION_LIMIT });
+        let limit = self.shared.instruction_limit;
+        if self.thread().executed >= limit {
+            return Err(QpuFaultKind::BudgetExhausted { limit });
         }
         let lo = self.shared.read(self.dev, slice, Port::Instruction, pc)?;
         let hi = self.shared.read(self.dev, slice, Port::Instruction, pc.wrapping_add(4))?;
@@ -1091,7 +1095,7 @@ impl Exec<'_, '_> {
                 };
                 return Ok(Some(values.map(f)));
             }
-            _ => self.tmu_write(addr, values)?,
+            _ => self.tmu_write(addr, values, mask)?,
         }
         Ok(None)
     }
@@ -1127,8 +1131,9 @@ impl Exec<'_, '_> {
     }
 
     /// TMU parameter writes (§4): S retires the request. Only general-memory lookups (S alone,
-    /// §4 "Texture and Memory Lookup Unit Setup") are emulated.
-    fn tmu_write(&mut self, addr: u8, values: Vector) -> Result<(), QpuFaultKind> {
+    /// §4 "Texture and Memory Lookup Unit Setup") are emulated; lanes whose write condition
+    /// fails are not looked up and return 0 (a decision).
+    fn tmu_write(&mut self, addr: u8, values: Vector, mask: u16) -> Result<(), QpuFaultKind> {
         let slice = self.slice();
         let swap = self.id % QPUS_PER_SLICE >= 2;
         let t = self.thread();
@@ -1150,8 +1155,10 @@ impl Exec<'_, '_> {
             ));
         }
         let mut out = [0; LANES];
-        for (o, a) in out.iter_mut().zip(values) {
-            *o = self.shared.read(self.dev, slice, Port::Tmu(tmu as u8), a)?;
+        for (i, (o, a)) in out.iter_mut().zip(values).enumerate() {
+            if mask >> i & 1 != 0 {
+                *o = self.shared.read(self.dev, slice, Port::Tmu(tmu as u8), a)?;
+            }
         }
         self.thread().tmu_results[tmu].push_back(out);
         Ok(())

@@ -252,7 +252,7 @@ impl Bench {
         dev.set_pacing(Pacing::Threaded { ticks_per_ms: 1 });
         assert_eq!(dev.handle(Op::ConfigWrite as u32, 0, 4, 0b110).0, Status::Ok);
         let mut b = Bench { dev };
-        // hello_fft's set-up (C5): L2 cache on, slice caches cleared, user VPM reserved.
+        // The user VPM reservation GPU_FFT (hello_fft) relies on.
         b.wr(VPMBASE, 16);
         b
     }
