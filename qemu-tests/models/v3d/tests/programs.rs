@@ -167,34 +167,14 @@ fn a_host_interrupt_latches_in_dbqitc_and_reaches_the_line_when_enabled() {
 #[test]
 fn the_sfu_result_arrives_in_r4_three_instructions_later() {
     // §3 "Special Functions Unit": write N, r4 untouched at N+1 and N+2, read at N+3.
-    let mut b = Bench::new();
     let mut p = vec![ldi(R0, 4.0f32.to_bits()), ldi_b(VPM_SETUP, vpm_write_setup(0))];
     for sfu in [SFU_RECIP, SFU_RECIPSQRT, SFU_EXP, SFU_LOG] {
         p.extend([w(mov(sfu, M_R0)), w(NOP), w(NOP), w(mov(VPM, M_R4))]);
     }
-    let vdw = vdw_setup(4, 16, 0);
-    p.extend([
-        ldi_b(VPM_SETUP, vdw),
-        w(mov_a(VPM_DMA_ADDR, UNIF)).ws_word(),
-        w(I { raddr_b: VPM_WAIT, ..NOP }),
-    ]);
-    p.extend(end());
-    b.code(CODE, &p);
-    b.put(UNIFORMS, &[OUT]);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_rows(4, 0));
+    let b = run_user(&p);
     let row = |r: u32| f32::from_bits(b.peek(OUT + 64 * r));
     assert_eq!([row(0), row(1), row(2), row(3)], [0.25, 0.5, 16.0, 2.0]);
-}
-
-trait WsWord {
-    fn ws_word(self) -> u64;
-}
-impl WsWord for u64 {
-    fn ws_word(self) -> u64 {
-        self | 1 << 44
-    }
 }
 
 #[test]
@@ -216,29 +196,19 @@ fn a_relative_branch_loops_with_three_delay_slots() {
     // after the delay slots, three delay slots always run. Loop 10 times: r0 += 3 (small
     // immediate 3), r1 -= 1 with flags, branch back while any Z is clear; the first delay slot
     // counts in r2.
-    let mut b = Bench::new();
     let imm = |v: u64| I { sig: 13, raddr_b: v, ..NOP };
     let mut p = vec![ldi(R0, 0), ldi(R1, 10), ldi(R2, 0)];
     let body = p.len() as i32;
-    p.push(w(I { ..add_op(12, R0, M_R0, M_B) }).with(imm(3)));
+    p.push(w(add_op(12, R0, M_R0, M_B)).with(imm(3)));
     p.push(w(I { sf: 1, ..add_op(13, R1, M_R1, M_B) }).with(imm(1)));
     let here = p.len() as i32;
     // Target = (branch + 4 instructions) + imm: back to `body`.
     p.push(branch(3, true, (body - (here + 4)) * 8));
-    p.push(w(I { ..add_op(12, R2, M_R2, M_B) }).with(imm(1)));
+    p.push(w(add_op(12, R2, M_R2, M_B)).with(imm(1)));
     p.extend([w(NOP), w(NOP)]);
     p.extend([ldi_b(VPM_SETUP, vpm_write_setup(0)), w(mov(VPM, M_R0)), w(mov(VPM, M_R2))]);
-    p.extend([
-        ldi_b(VPM_SETUP, vdw_setup(2, 16, 0)),
-        w(mov_a(VPM_DMA_ADDR, UNIF)).ws_word(),
-        w(I { raddr_b: VPM_WAIT, ..NOP }),
-    ]);
-    p.extend(end());
-    b.code(CODE, &p);
-    b.put(UNIFORMS, &[OUT]);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_rows(2, 0));
+    let b = run_user(&p);
     assert_eq!((b.peek(OUT), b.peek(OUT + 64)), (30, 10));
 }
 
@@ -388,7 +358,6 @@ fn the_srq_holds_sixteen_requests_and_sets_its_error_bit_beyond() {
 #[test]
 fn load_immediate_per_element_and_mul_pipe_ops() {
     // §3 "Load Immediate" modes 1 (signed) and 3 (unsigned); fmul and the pm colour pack.
-    let mut b = Bench::new();
     let mut p = vec![
         ldi_elements(R0, 1, 0xAAAA, 0xCCCC),
         ldi_elements(R1, 3, 0xAAAA, 0xCCCC),
@@ -400,17 +369,8 @@ fn load_immediate_per_element_and_mul_pipe_ops() {
         w(mov(VPM, M_R3)),
         w(I { pm: 1, pack: 3, ..mul_op(1, VPM, M_R2, M_R2) }),
     ];
-    p.extend([
-        ldi_b(VPM_SETUP, vdw_setup(4, 16, 0)),
-        w(mov_a(VPM_DMA_ADDR, UNIF)).ws_word(),
-        w(I { raddr_b: VPM_WAIT, ..NOP }),
-    ]);
-    p.extend(end());
-    b.code(CODE, &p);
-    b.put(UNIFORMS, &[OUT]);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_rows(4, 0));
+    let b = run_user(&p);
     // Element i: MS bit = bit i of 0xAAAA, LS bit = bit i of 0xCCCC.
     let two = |i: u32| (0xAAAAu32 >> i & 1) << 1 | (0xCCCC >> i & 1);
     for i in 0..16 {

@@ -206,13 +206,19 @@ pub fn end() -> Vec<u64> {
     vec![END.word(), NOP.word(), NOP.word()]
 }
 
-/// Write the 16 words of VPM row `y` to `uniform`'s address through the VDW and wait.
-pub fn store_row(y: u32) -> Vec<u64> {
+/// Write `units` VPM rows from row `y` (16 words each) to the next uniform's address through
+/// the VDW and wait.
+pub fn store_rows(units: u32, y: u32) -> Vec<u64> {
     vec![
-        ldi_b(VPM_SETUP, vdw_setup(1, 16, y)),
+        ldi_b(VPM_SETUP, vdw_setup(units, 16, y)),
         mov_a(VPM_DMA_ADDR, UNIF).ws(),
         I { raddr_b: VPM_WAIT, ..NOP }.word(),
     ]
+}
+
+/// Write the 16 words of VPM row `y` to the next uniform's address.
+pub fn store_row(y: u32) -> Vec<u64> {
+    store_rows(1, y)
 }
 
 impl I {
@@ -310,4 +316,19 @@ impl Bench {
     pub fn model(&self) -> &V3d {
         self.dev.model().model()
     }
+}
+
+/// Run `program` (the program end appended) as one user program at [`CODE`] whose one uniform
+/// is [`OUT`], to completion, without a fault.
+pub fn run_user(program: &[u64]) -> Bench {
+    let mut b = Bench::new();
+    let mut p = program.to_vec();
+    p.extend(end());
+    b.code(CODE, &p);
+    b.put(UNIFORMS, &[OUT]);
+    b.submit(CODE, UNIFORMS, 1);
+    b.run(1000);
+    assert_eq!(b.model().fault(), None);
+    assert_eq!(b.completed(), 1);
+    b
 }
