@@ -166,6 +166,11 @@ fn fragment_shaders_that_break_the_rules_fault() {
             "fragment shader ended without reading every varying (§6)",
         ),
         (
+            "MS_FLAGS after TLB Z",
+            vec![w(NOP), w(NOP), w(I { raddr_b: 15, ..mov(TLB_Z, M_B) }), w(mov_a(R0, 42))],
+            "multisample mask read in the two instructions after a TLB Z write",
+        ),
+        (
             "other thread's registers",
             vec![w(mov(20, M_R0))],
             "threaded shader wrote a regfile location of the other thread (16-31)",

@@ -129,6 +129,10 @@ pub struct Thread {
     written_acc: u8,
     /// The instruction number of the last uniforms-address write.
     uniforms_written_at: Option<u64>,
+    /// The instruction number of the last TMU_NOSWAP write.
+    noswap_written_at: Option<u64>,
+    /// The instruction number of the last TLB Z write.
+    tlb_z_written_at: Option<u64>,
     tmu_noswap: bool,
     tmu_results: [VecDeque<Vector>; 2],
     /// TMU parameters written since the last S write (bit 0 t, 1 r, 2 b), per TMU.
@@ -166,6 +170,8 @@ impl Thread {
             written_b: None,
             written_acc: 0,
             uniforms_written_at: None,
+            noswap_written_at: None,
+            tlb_z_written_at: None,
             tmu_noswap: false,
             tmu_results: Default::default(),
             tmu_params: [0; 2],
@@ -665,6 +671,12 @@ impl Exec<'_, '_> {
                     "uniform read within two instructions of a uniforms-address write",
                 ));
             }
+            let within = |at: Option<u64>, n: u64| at.is_some_and(|at| t.executed <= at + n);
+            if within(t.tlb_z_written_at, 2) && raddr_a == MS_OR_REV {
+                return Err(QpuFaultKind::Restriction(
+                    "multisample mask read in the two instructions after a TLB Z write",
+                ));
+            }
             if t.threaded && reads.iter().any(|r| (16..32).contains(&r.0)) {
                 return Err(QpuFaultKind::Restriction(
                     "threaded shader read a regfile location of the other thread (16-31)",
@@ -731,6 +743,13 @@ impl Exec<'_, '_> {
         }
         if matches!(s, sig::PROGRAM_END | sig::COLOUR_LOAD_END) && t.end_slots.is_some() {
             return Err(QpuFaultKind::Restriction("thread end in the delay slots of a thread end"));
+        }
+        if t.noswap_written_at.is_some_and(|at| t.executed < at + 3)
+            && active.iter().any(|w| w.0 >= TMU_FIRST)
+        {
+            return Err(QpuFaultKind::Restriction(
+                "TMU write less than three instructions after a TMU_NOSWAP write",
+            ));
         }
         // One closely coupled peripheral access per instruction (the multisample colour read
         // and write may share one).
@@ -1024,7 +1043,10 @@ impl Exec<'_, '_> {
                 merge(&mut t.acc[usize::from(addr - 32)]);
                 t.written_acc |= 1 << (addr - 32);
             }
-            TMU_NOSWAP => t.tmu_noswap = values[0] & 1 != 0,
+            TMU_NOSWAP => {
+                t.tmu_noswap = values[0] & 1 != 0;
+                t.noswap_written_at = Some(t.executed);
+            }
             ACC5 => {
                 // A: each quad replicates its element 0; B: element 0 everywhere (Table 14).
                 t.acc[5] = match space {
@@ -1045,6 +1067,7 @@ impl Exec<'_, '_> {
                 ));
             }
             TLB_Z => {
+                t.tlb_z_written_at = Some(t.executed);
                 let f = t.fragment().expect("checked: fragment shader");
                 merge_lanes(&mut f.output.z, &values.map(|z| z & 0xFF_FFFF), mask);
                 f.output.z_written |= mask;
