@@ -28,6 +28,7 @@ pub mod faults;
 pub mod qpu;
 pub mod scheduler;
 pub mod shading;
+pub mod tmu;
 mod v3d;
 pub mod vpm;
 

@@ -381,3 +381,34 @@ fn load_immediate_per_element_and_mul_pipe_ops() {
     assert_eq!(f32::from_bits(b.peek(OUT + 128)), 0.25);
     assert_eq!(b.peek(OUT + 192), 0x4040_4040, "0.25 as 8-bit colour, replicated");
 }
+
+#[test]
+fn a_texture_lookup_samples_an_lt_texture_through_the_tmu() {
+    // §4: T then S written, each reading a configuration uniform (P0: base 0x10_0000, type
+    // RGBA8888; P1: width 16, height 4, NEAREST, repeat); the texel arrives in r4 with ldtmu0.
+    // Lane i samples s = i/16 (itof of the element number times the small immediate 1/16),
+    // t = 0: texel (i, 0), which LT-format (§11) puts in micro-tile i/4, word i%4.
+    let mut b = Bench::new();
+    for x in 0..16u32 {
+        b.put(0x10_0000 + 64 * (x / 4) + 4 * (x % 4), &[0xAB00_0000 | x]);
+    }
+    let p1 = 4 << 20 | 16 << 8 | 1 << 7 | 1 << 4;
+    b.put(UNIFORMS, &[0x10_0000, p1, OUT]);
+    let mut p = vec![
+        w(I { raddr_a: ELEM, ..add_op(8, R0, M_A, M_A) }),
+        w(I { sig: 13, raddr_b: 44, ..mul_op(1, R1, M_R0, M_B) }),
+        ldi(R2, 0),
+        w(mov(57, M_R2)),
+        w(mov(TMU0_S, M_R1)),
+        w(I { sig: 10, ..NOP }),
+        ldi_b(VPM_SETUP, vpm_write_setup(0)),
+        w(mov(VPM, M_R4)),
+    ];
+    p.extend(store_row(0));
+    p.extend(end());
+    b.code(CODE, &p);
+    b.submit(CODE, UNIFORMS, 3);
+    b.run(1000);
+    assert_eq!(b.model().fault(), None);
+    assert_eq!(b.peek_n(OUT, 16), (0..16).map(|x| 0xAB00_0000 | x).collect::<Vec<_>>());
+}

@@ -99,6 +99,14 @@ struct VpmRead {
     ready_at: u64,
 }
 
+/// A texture request being written (§4): the T, R, B coordinates and the configuration
+/// uniforms read with each parameter write.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct TextureRequest {
+    t: Option<Vector>,
+    config: Vec<u32>,
+}
+
 /// One QPU thread's state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thread {
@@ -135,8 +143,8 @@ pub struct Thread {
     tlb_z_written_at: Option<u64>,
     tmu_noswap: bool,
     tmu_results: [VecDeque<Vector>; 2],
-    /// TMU parameters written since the last S write (bit 0 t, 1 r, 2 b), per TMU.
-    tmu_params: [u8; 2],
+    /// Texture request being written, per TMU.
+    tmu_request: [TextureRequest; 2],
     vpm_write: Option<BlockAccess>,
     vpm_reads: VecDeque<VpmRead>,
     vdw: VdwSetup,
@@ -174,7 +182,7 @@ impl Thread {
             tlb_z_written_at: None,
             tmu_noswap: false,
             tmu_results: Default::default(),
-            tmu_params: [0; 2],
+            tmu_request: Default::default(),
             vpm_write: None,
             vpm_reads: VecDeque::new(),
             vdw: VdwSetup::default(),
@@ -751,6 +759,16 @@ impl Exec<'_, '_> {
                 "TMU write less than three instructions after a TMU_NOSWAP write",
             ));
         }
+        let texture_write = active.iter().any(|w| {
+            w.0 >= TMU_FIRST
+                && (!(w.0 - TMU_FIRST).is_multiple_of(4)
+                    || t.tmu_request.iter().any(|r| !r.config.is_empty()))
+        });
+        if texture_write && reads.iter().any(|r| r.0 == UNIFORM_READ) {
+            return Err(QpuFaultKind::Restriction(
+                "texture lookup write that also reads a uniform (§3 \"Texture and Memory Units\")",
+            ));
+        }
         // One closely coupled peripheral access per instruction (the multisample colour read
         // and write may share one).
         let mut units = 0;
@@ -1153,9 +1171,10 @@ impl Exec<'_, '_> {
         Ok(())
     }
 
-    /// TMU parameter writes (§4): S retires the request. Only general-memory lookups (S alone,
-    /// §4 "Texture and Memory Lookup Unit Setup") are emulated; lanes whose write condition
-    /// fails are not looked up and return 0 (a decision).
+    /// TMU parameter writes (§4): S retires the request. S alone is a general-memory lookup
+    /// (no uniform); a T, R or B write first makes it a texture lookup, each parameter write
+    /// reading a configuration uniform ([`crate::tmu`]). Lanes whose write condition fails are
+    /// not looked up and return 0 (a decision).
     fn tmu_write(&mut self, addr: u8, values: Vector, mask: u16) -> Result<(), QpuFaultKind> {
         let slice = self.slice();
         let swap = self.id % QPUS_PER_SLICE >= 2;
@@ -1165,23 +1184,50 @@ impl Exec<'_, '_> {
             tmu ^= 1;
         }
         let param = (addr - TMU_FIRST) % 4;
-        if param != 0 {
-            t.tmu_params[tmu] |= 1 << (param - 1);
-            return Ok(());
+        let texture = param != 0 || !t.tmu_request[tmu].config.is_empty();
+        if texture {
+            let u = self.uniform()?;
+            let r = &mut self.thread().tmu_request[tmu];
+            r.config.push(u);
+            match param {
+                0 => {}
+                1 => {
+                    r.t = Some(values);
+                    return Ok(());
+                }
+                _ => return Ok(()), // R (border colour, cube maps) and B (bias): not used
+            }
         }
-        if std::mem::take(&mut t.tmu_params[tmu]) != 0 {
-            return Err(QpuFaultKind::Unsupported("texture lookups (only general-memory lookups)"));
-        }
+        let t = self.thread();
         if t.tmu_results[tmu].len() >= TMU_FIFO_DEPTH {
             return Err(QpuFaultKind::Restriction(
                 "more TMU lookups outstanding than the receive FIFO holds (the QPU would hang)",
             ));
         }
-        let mut out = [0; LANES];
-        for (i, (o, a)) in out.iter_mut().zip(values).enumerate() {
-            if mask >> i & 1 != 0 {
-                *o = self.shared.read(self.dev, slice, Port::Tmu(tmu as u8), a)?;
+        let request = std::mem::take(&mut t.tmu_request[tmu]);
+        let sampler = match request.config[..] {
+            [] => None,
+            [p0, p1, ..] => Some(crate::tmu::Texture::decode(p0, p1)?),
+            [_] => {
+                return Err(QpuFaultKind::Restriction(
+                    "texture lookup with fewer than two parameters (§4: always at least two)",
+                ));
             }
+        };
+        let t_values = request.t.unwrap_or([0; LANES]);
+        let mut out = [0; LANES];
+        for (i, o) in out.iter_mut().enumerate() {
+            if mask >> i & 1 == 0 {
+                continue;
+            }
+            let (shared, dev) = (&mut *self.shared, &mut *self.dev);
+            let mut fetch = |a: u32| shared.read(dev, slice, Port::Tmu(tmu as u8), a);
+            *o = match &sampler {
+                None => fetch(values[i])?,
+                Some(tex) => {
+                    tex.sample(f32::from_bits(values[i]), f32::from_bits(t_values[i]), &mut fetch)?
+                }
+            };
         }
         self.thread().tmu_results[tmu].push_back(out);
         Ok(())
