@@ -206,7 +206,14 @@ impl FragmentShading for Qpus {
         for _ in 0..budget {
             let pc = self.qpus[q].thread.as_ref().map_or(0, |t| t.pc);
             match self.exec(q, dev).step() {
-                Step::Ran | Step::Stalled => {}
+                Step::Ran => {}
+                Step::Stalled => {
+                    // A fragment thread stalled for good (a semaphore no one releases) would
+                    // hang the renderer: its stalls count against the instruction limit.
+                    if let Some(t) = self.qpus[q].thread.as_mut() {
+                        t.stalls += 1;
+                    }
+                }
                 Step::Ended => {
                     let thread = self.qpus[q].thread.take();
                     self.fragment_qpu = None;

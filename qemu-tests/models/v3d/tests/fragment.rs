@@ -4,43 +4,7 @@
 //! model's tick with a small budget, as the control-list executor does.
 mod common;
 use common::*;
-use gpu_device_model::{Activity, DeviceContext, PlatformModel};
-use v3d_model::scheduler::Qpus;
-use v3d_model::shading::{
-    FragmentBatch, FragmentOutput, FragmentShading, LANES, ShadingStep, VaryingInput,
-};
-
-/// Steps one fragment thread, 4 instructions a tick.
-#[derive(Default)]
-struct Renderer {
-    qpus: Qpus,
-    result: Option<ShadingStep>,
-    steps: u32,
-}
-
-impl PlatformModel for Renderer {
-    fn window_bytes(&self) -> u64 {
-        16
-    }
-    fn read(&mut self, _: u32, _: &mut DeviceContext<'_>) -> u32 {
-        0
-    }
-    fn write(&mut self, _: u32, _: u32, _: &mut DeviceContext<'_>) {}
-    fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
-        if self.result.is_some() {
-            return Activity::Idle;
-        }
-        self.steps += 1;
-        match self.qpus.step(dev, 4) {
-            ShadingStep::Running => Activity::Busy,
-            done => {
-                self.result = Some(done);
-                Activity::Idle
-            }
-        }
-    }
-    fn reset(&mut self) {}
-}
+use v3d_model::shading::{FragmentBatch, FragmentOutput, LANES, ShadingStep, VaryingInput};
 
 fn batch(code: u32) -> FragmentBatch {
     FragmentBatch {
@@ -59,25 +23,8 @@ fn batch(code: u32) -> FragmentBatch {
 }
 
 fn shade(program: &[u64], b: FragmentBatch) -> (ShadingStep, u32) {
-    use gpu_device_model::{Device, Pacing, PlatformDevice, VecMemory};
-    use gpu_mailbox::platform;
-    let memory = VecMemory::new(1 << 20).unwrap();
-    let mut dev = Device::new(
-        PlatformDevice::new(Renderer::default(), platform::DEVICE_V3D),
-        Box::new(memory),
-    )
-    .unwrap();
-    dev.set_pacing(Pacing::Threaded { ticks_per_ms: 1 });
-    let bytes: Vec<u8> = program.iter().flat_map(|i| i.to_le_bytes()).collect();
-    dev.memory_mut().write(u64::from(b.code_address), &bytes).unwrap();
-    dev.model_mut().model_mut().qpus.start(b);
-    assert_eq!(
-        dev.handle(gpu_mailbox::Op::ConfigWrite as u32, 0, 4, 0b110).0,
-        gpu_mailbox::Status::Ok
-    );
-    dev.tick_engines(1000);
-    let r = dev.model().model();
-    (r.result.clone().expect("the thread finished"), r.steps)
+    let (step, ticks) = shade_with(program, b, None, 1000);
+    (step.expect("the thread finished"), ticks)
 }
 
 /// The fragment shader end (§3 "Thread Control"; Mesa vc4_qpu_emit.c ends this way): thread

@@ -124,6 +124,9 @@ pub struct Thread {
     c: u16,
     /// Instructions run.
     pub executed: u64,
+    /// Stalled attempts counted against the instruction limit (the scheduler counts them for
+    /// fragment threads, which nothing else can end).
+    pub stalls: u64,
     /// Delay slots left after a thread end.
     end_slots: Option<u8>,
     /// A taken branch: target and delay slots left.
@@ -171,6 +174,7 @@ impl Thread {
             n: 0,
             c: 0,
             executed: 0,
+            stalls: 0,
             end_slots: None,
             branch: None,
             sfu: None,
@@ -417,7 +421,7 @@ impl Exec<'_, '_> {
         let slice = self.slice();
         let pc = self.thread().pc;
         let limit = self.shared.instruction_limit;
-        if self.thread().executed >= limit {
+        if self.thread().executed + self.thread().stalls >= limit {
             return Err(QpuFaultKind::BudgetExhausted { limit });
         }
         let lo = self.shared.read(self.dev, slice, Port::Instruction, pc)?;

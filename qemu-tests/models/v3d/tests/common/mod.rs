@@ -5,9 +5,12 @@
 //! 5:3, mul_b 2:0) — not the project's assembler — and a bench that steps the model's engines.
 #![allow(dead_code)]
 
-use gpu_device_model::{Activity, Device, Pacing, PlatformDevice, VecMemory};
+use gpu_device_model::VecMemory;
+use gpu_device_model::{Activity, Device, DeviceContext, Pacing, PlatformDevice, PlatformModel};
 use gpu_mailbox::{Op, Status, platform};
 use v3d_model::V3d;
+use v3d_model::scheduler::Qpus;
+use v3d_model::shading::{FragmentBatch, FragmentShading, ShadingStep};
 
 /// Register offsets (§10 Table 48; DBCFG/DBQITE/DBQITC from Broadcom's public reg_v3d.h).
 pub const IDENT0: u32 = 0x000;
@@ -331,4 +334,62 @@ pub fn run_user(program: &[u64]) -> Bench {
     assert_eq!(b.model().fault(), None);
     assert_eq!(b.completed(), 1);
     b
+}
+
+/// A test-only renderer: steps one fragment thread from the model's tick, 4 instructions a
+/// tick, as the control-list executor does.
+#[derive(Default)]
+pub struct Renderer {
+    pub qpus: Qpus,
+    pub result: Option<ShadingStep>,
+    pub steps: u32,
+}
+
+impl PlatformModel for Renderer {
+    fn window_bytes(&self) -> u64 {
+        16
+    }
+    fn read(&mut self, _: u32, _: &mut DeviceContext<'_>) -> u32 {
+        0
+    }
+    fn write(&mut self, _: u32, _: u32, _: &mut DeviceContext<'_>) {}
+    fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
+        if self.result.is_some() {
+            return Activity::Idle;
+        }
+        self.steps += 1;
+        match self.qpus.step(dev, 4) {
+            ShadingStep::Running => Activity::Busy,
+            done => {
+                self.result = Some(done);
+                Activity::Idle
+            }
+        }
+    }
+    fn reset(&mut self) {}
+}
+
+/// Run `program` as a fragment shader on `batch` for at most `ticks` ticks (with the QPUs'
+/// instruction limit lowered to `limit` if given); the result, if it finished, and the ticks.
+pub fn shade_with(
+    program: &[u64],
+    batch: FragmentBatch,
+    limit: Option<u64>,
+    ticks: u32,
+) -> (Option<ShadingStep>, u32) {
+    let memory = VecMemory::new(1 << 20).unwrap();
+    let model = PlatformDevice::new(Renderer::default(), platform::DEVICE_V3D);
+    let mut dev = Device::new(model, Box::new(memory)).unwrap();
+    dev.set_pacing(Pacing::Threaded { ticks_per_ms: 1 });
+    let bytes: Vec<u8> = program.iter().flat_map(|i| i.to_le_bytes()).collect();
+    dev.memory_mut().write(u64::from(batch.code_address), &bytes).unwrap();
+    let renderer = dev.model_mut().model_mut();
+    if let Some(limit) = limit {
+        renderer.qpus.shared.instruction_limit = limit;
+    }
+    renderer.qpus.start(batch);
+    assert_eq!(dev.handle(Op::ConfigWrite as u32, 0, 4, 0b110).0, Status::Ok);
+    dev.tick_engines(ticks);
+    let r = dev.model().model();
+    (r.result.clone(), r.steps)
 }
