@@ -412,3 +412,27 @@ fn a_texture_lookup_samples_an_lt_texture_through_the_tmu() {
     assert_eq!(b.model().fault(), None);
     assert_eq!(b.peek_n(OUT, 16), (0..16).map(|x| 0xAB00_0000 | x).collect::<Vec<_>>());
 }
+
+#[test]
+fn tmu_addressing_is_swapped_alike_for_writes_and_loads_on_qpus_2_and_3() {
+    // §4 "QPU Interface": QPU2 and QPU3 of a slice address the other TMU unless TMU_NOSWAP;
+    // a lookup written to TMU0_S and loaded with ldtmu0 still meets itself. QPUs 0 and 1 are
+    // reserved against user programs (QPURSV bit 0), so the program runs on QPU 2.
+    let mut b = Bench::new();
+    b.wr(SQRSV0, 0x11);
+    b.put(DATA, &[0xC0FFEE]);
+    let mut p = vec![
+        w(mov_a(TMU0_S, UNIF)),
+        w(I { sig: 10, ..NOP }),
+        ldi_b(VPM_SETUP, vpm_write_setup(0)),
+        w(mov(VPM, M_R4)),
+    ];
+    p.extend(store_row(0));
+    p.extend(end());
+    b.code(CODE, &p);
+    b.put(UNIFORMS, &[DATA, OUT]);
+    b.submit(CODE, UNIFORMS, 2);
+    b.run(1000);
+    assert_eq!(b.model().fault(), None);
+    assert_eq!(b.peek(OUT), 0xC0FFEE);
+}

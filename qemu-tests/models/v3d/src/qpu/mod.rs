@@ -1239,10 +1239,13 @@ impl Exec<'_, '_> {
 
     /// The signal's own effect; returns what it loads into r4.
     fn signal(&mut self, s: u8) -> Result<Option<Vector>, QpuFaultKind> {
+        let swap = self.id % QPUS_PER_SLICE >= 2;
         let t = self.thread();
         Ok(match s {
             sig::LOAD_TMU0 | sig::LOAD_TMU1 => {
-                let Some(v) = t.tmu_results[usize::from(s - sig::LOAD_TMU0)].pop_front() else {
+                // The load names the TMU as the writes did (swapped likewise, §4).
+                let tmu = usize::from(s - sig::LOAD_TMU0) ^ usize::from(swap && !t.tmu_noswap);
+                let Some(v) = t.tmu_results[tmu].pop_front() else {
                     return Err(QpuFaultKind::Restriction(
                         "TMU load with no lookup outstanding (the QPU would hang)",
                     ));
