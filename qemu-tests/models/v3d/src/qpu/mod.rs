@@ -380,6 +380,22 @@ fn plain(value: u32) -> alu::Lane {
     alu::Lane { value, carry: false, wide: None }
 }
 
+/// Up to two register-space accesses (the two read ports, or the two pipes' writes).
+#[derive(Debug, Clone, Copy, Default)]
+struct Pair([Option<(u8, Space)>; 2]);
+
+impl Pair {
+    fn push(&mut self, access: (u8, Space)) {
+        if let Some(slot) = self.0.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(access);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(u8, Space)> {
+        self.0.iter().flatten()
+    }
+}
+
 /// Executes instructions of one QPU.
 pub struct Exec<'a, 'b> {
     /// The QPU's number.
@@ -623,15 +639,15 @@ impl Exec<'_, '_> {
         let last = t.end_slots == Some(0);
         let (add_space, mul_space) = if w.ws { (Space::B, Space::A) } else { (Space::A, Space::B) };
         let writes = [(w.waddr_add, add_space, w.cond_add), (w.waddr_mul, mul_space, w.cond_mul)];
-        let active: Vec<(u8, Space)> = match inst {
-            Instruction::Branch { .. } => {
-                writes.iter().filter(|w| w.0 != NOP).map(|&(a, s, _)| (a, s)).collect()
+        // A branch writes its link whatever the conditions; others write where not "never".
+        let branch = matches!(inst, Instruction::Branch { .. });
+        let mut active = Pair::default();
+        for &(a, s, c) in &writes {
+            if a != NOP && (branch || c != 0) {
+                active.push((a, s));
             }
-            _ => {
-                writes.iter().filter(|w| w.0 != NOP && w.2 != 0).map(|&(a, s, _)| (a, s)).collect()
-            }
-        };
-        let mut reads: Vec<(u8, Space)> = vec![];
+        }
+        let mut reads = Pair::default();
         if let Instruction::Alu { raddr_a, b, mux, .. } = *inst {
             reads.push((raddr_a, Space::A));
             if let SourceB::Register(r) = b {
@@ -779,13 +795,11 @@ impl Exec<'_, '_> {
         units += active.iter().filter(|w| w.0 >= TMU_FIRST).count();
         units += usize::from(matches!(s, sig::LOAD_TMU0 | sig::LOAD_TMU1));
         let colour_read = matches!(s, sig::COLOUR_LOAD | sig::COLOUR_LOAD_END);
-        let tlb_writes: Vec<u8> = active
-            .iter()
-            .filter(|w| (TLB_STENCIL_SETUP..=TLB_ALPHA_MASK).contains(&w.0))
-            .map(|w| w.0)
-            .collect();
-        units += tlb_writes.len();
-        units += usize::from(colour_read && !(tlb_writes == [TLB_COLOUR_MS]));
+        let tlb_writes =
+            active.iter().filter(|w| (TLB_STENCIL_SETUP..=TLB_ALPHA_MASK).contains(&w.0)).count();
+        let only_ms_write = tlb_writes == 1 && active.iter().any(|w| w.0 == TLB_COLOUR_MS);
+        units += tlb_writes;
+        units += usize::from(colour_read && !only_ms_write);
         units += active.iter().filter(|w| (SFU_RECIP..=SFU_LOG).contains(&w.0)).count();
         units += reads.iter().filter(|r| r.0 == MUTEX).count().min(1);
         units += usize::from(matches!(inst, Instruction::Semaphore { .. }));
@@ -803,7 +817,7 @@ impl Exec<'_, '_> {
             ));
         }
         // Both pipes writing one accumulator or I/O register is undefined (§3 "ALUs").
-        if let [(a, _), (b, _)] = active[..]
+        if let [Some((a, _)), Some((b, _))] = active.0
             && a == b
             && a >= 32
         {
@@ -956,10 +970,18 @@ impl Exec<'_, '_> {
         };
         let fa = alu::add_reads_float(op_add);
         let fm = alu::mul_is_float(op_mul);
-        let add: [alu::Lane; LANES] =
-            core::array::from_fn(|i| alu::add(op_add, input(mux[0], fa, i), input(mux[1], fa, i)));
-        let mut mul: [alu::Lane; LANES] =
-            core::array::from_fn(|i| alu::mul(op_mul, input(mux[2], fm, i), input(mux[3], fm, i)));
+        // A nop pipe reads nothing (and costs nothing).
+        let nop = [plain(0); LANES];
+        let add: [alu::Lane; LANES] = if op_add == 0 {
+            nop
+        } else {
+            core::array::from_fn(|i| alu::add(op_add, input(mux[0], fa, i), input(mux[1], fa, i)))
+        };
+        let mut mul: [alu::Lane; LANES] = if op_mul == 0 {
+            nop
+        } else {
+            core::array::from_fn(|i| alu::mul(op_mul, input(mux[2], fm, i), input(mux[3], fm, i)))
+        };
         if let SourceB::SmallImmediate(v) = b
             && v >= 48
         {
