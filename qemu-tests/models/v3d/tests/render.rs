@@ -116,6 +116,55 @@ fn triangles_shaded_by_a_qpu_program_match_the_reference_under_every_pacing() {
 }
 
 #[test]
+fn an_increment_before_the_flush_is_held_until_the_tile_lists_are_flushed() {
+    // 32x32 tiles: the flush takes many ticks. Rendering is not started, so the semaphore the
+    // binning thread increments stays visible in CT1CS.CTSEMA; it may only appear once the
+    // binner counted its flush (BFC).
+    use baregpu_regs::vc4::v3d::{V3D_BFC, V3D_CT1CS};
+    use cle_support::{
+        AUTO_INIT, FLUSH, INCREMENT_SEMAPHORE, START_BINNING, bin_config, config_bits, list,
+        nv_record, nv_state, prim_format, submit, triangles, vertex,
+    };
+    for pacing in [Pacing::Seeded(1), Pacing::Seeded(7), Pacing::Seeded(0xC1E)] {
+        let gpu = gpu(pacing);
+        let mut vertices = Vec::new();
+        for &(x, y) in TRIANGLES.iter().flatten() {
+            vertices.extend(vertex(x, y, 0.5, 1.0, &[]));
+        }
+        gpu.write_memory(map::VERTICES.into(), &vertices).unwrap();
+        gpu.write_memory(map::NV_RECORD.into(), &nv_record(12, 0, map::CODE, 0, map::VERTICES))
+            .unwrap();
+        let bin = list(&[
+            bin_config(map::TILE_ALLOC, 0x4_0000, map::TSDA, 32, 32, AUTO_INIT),
+            vec![START_BINNING],
+            prim_format(),
+            config_bits(7, false),
+            nv_state(map::NV_RECORD),
+            triangles(3 * TRIANGLES.len() as u32, 0),
+            // Linux vc4's ending: Increment Semaphore, then Flush.
+            vec![INCREMENT_SEMAPHORE, FLUSH],
+        ]);
+        gpu.write_memory(map::BIN_LIST.into(), &bin).unwrap();
+        submit(&gpu, 0, map::BIN_LIST, map::BIN_LIST + bin.len() as u32);
+        let mut seen = 0;
+        for _ in 0..100_000 {
+            let sema = (gpu.read32(V3D_CT1CS::OFFSET) >> V3D_CT1CS::CTSEMA.lsb) & 7;
+            let flushed = gpu.read32(V3D_BFC::OFFSET);
+            if sema != 0 {
+                assert_eq!(flushed, 1, "{pacing:?}: semaphore released before the flush");
+                seen += 1;
+                if seen > 3 {
+                    break;
+                }
+            }
+            gpu.poll();
+        }
+        assert!(seen > 0, "{pacing:?}: the increment happened");
+        assert_eq!(gpu.error_code(), 0);
+    }
+}
+
+#[test]
 fn frame_done_reaches_the_interrupt_line_through_the_executor() {
     let gpu = gpu(Pacing::RunToIdle);
     gpu.write32(V3D_INTENA::OFFSET, V3D_INTENA::EI_FRDONE.mask());

@@ -225,6 +225,11 @@ pub struct Cle {
     stats: CleStats,
     last_error: Option<CleError>,
     slow_count: u16,
+    /// The binning thread started tile lists the binner has not flushed yet.
+    unflushed: bool,
+    /// Increment Semaphore records of the binning thread held until its tile lists are
+    /// flushed (Table 38 id 7).
+    held_increments: u8,
 }
 
 impl Cle {
@@ -383,6 +388,8 @@ impl Cle {
                 ..Thread::default()
             };
             if t == 0 {
+                self.unflushed = false;
+                self.held_increments = 0;
                 self.binner.abandon();
                 self.update_oom();
             } else {
@@ -484,6 +491,9 @@ impl Cle {
             // "incremented in binning mode once the PTB has flushed all tile lists to memory"
             self.bfc = self.bfc.wrapping_add(1);
             self.intctl |= bits::FLDONE;
+            self.unflushed = false;
+            // The held increments happen now (checked against the maximum when held).
+            self.threads[1].semaphore += core::mem::take(&mut self.held_increments);
         }
         let mut render = RenderEvents::default();
         let before = self.renderer.batches;
@@ -636,12 +646,19 @@ impl Cle {
                 self.binner.flush(bytes[0] == FLUSH_ALL)?;
                 self.threads[t].flushes = self.threads[t].flushes.wrapping_add(1);
             }
-            START => self.binner.start()?,
+            START => {
+                self.binner.start()?;
+                self.unflushed = true;
+            }
             INCREMENT => {
                 // The other thread's semaphore: the rendering thread waits for the frame the
-                // binning thread flushed, and the reverse (§8).
+                // binning thread flushed, and the reverse (§8). Table 38: "after tile lists are
+                // flushed or last tile written": in the binning thread, with tile lists not yet
+                // flushed, the increment is held until the next flush completes (Linux vc4
+                // ends binning lists with Increment Semaphore then Flush).
+                let held = if binning && self.unflushed { self.held_increments } else { 0 };
                 let other = &mut self.threads[1 - t];
-                if other.semaphore == SEMAPHORE_MAX {
+                if other.semaphore + held >= SEMAPHORE_MAX {
                     return Err(CleError::new(
                         code::SEMAPHORE_OVERFLOW,
                         format!(
@@ -650,7 +667,11 @@ impl Cle {
                         ),
                     ));
                 }
-                other.semaphore += 1;
+                if binning && self.unflushed {
+                    self.held_increments += 1;
+                } else {
+                    other.semaphore += 1;
+                }
             }
             WAIT => {
                 let th = &mut self.threads[t];
