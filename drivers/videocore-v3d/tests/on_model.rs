@@ -6,7 +6,8 @@
 mod emulated;
 
 use baregpu_qpu_asm::programs::{self, SAXPY, VECTOR_ADD, VPM_STORE, saxpy_uniforms};
-use baregpu_videocore_v3d::{NvVertex, OverflowPool, TileBufferSize, WaitError};
+use baregpu_videocore_v3d::hal::dma::BusAddress;
+use baregpu_videocore_v3d::{NvVertex, OverflowPool, TileBufferSize, UserProgram, WaitError};
 use emulated::*;
 
 #[test]
@@ -39,6 +40,33 @@ fn vpm_store_writes_the_element_numbers_through_the_driver() {
     v3d.wait(&fence, TIMEOUT).expect("the program completed");
     assert_eq!(read_words(&out, 16), (0..16).collect::<Vec<u32>>());
     assert_eq!(v3d.programs_completed(), 1);
+}
+
+#[test]
+fn a_program_reads_uniforms_written_after_an_earlier_program_cached_their_line() {
+    // Two VPM stores, one submission each, their uniforms 8 bytes apart (one cache line).
+    // The second's uniforms are written after the first ran, when the uniforms cache holds
+    // the line: without a cache clear before the second it reads the stale zero and its
+    // DMA faults on address 0.
+    let gpu = gpu();
+    let mut v3d = driver(&gpu, None);
+    v3d.reserve_user_vpm(256).unwrap();
+    let code = program_code(&gpu, VPM_STORE);
+    let (first, second) = (alloc(&gpu, 64), alloc(&gpu, 64));
+    let uniforms = alloc(&gpu, 64);
+    uniforms.write_u32(0, first.bus_address().0 as u32).unwrap();
+    let program = |at: usize| UserProgram {
+        code: code.bus_address(),
+        uniforms: BusAddress(uniforms.bus_address().0 + at as u64),
+        uniforms_len: 1,
+    };
+    let fence = v3d.run_program(&program(0)).unwrap();
+    v3d.wait(&fence, TIMEOUT).expect("first");
+    uniforms.write_u32(8, second.bus_address().0 as u32).unwrap();
+    let fence = v3d.run_program(&program(8)).unwrap();
+    v3d.wait(&fence, TIMEOUT).expect("second: its uniform read fresh");
+    assert_eq!(gpu.error_code(), 0);
+    assert_eq!(read_words(&second, 16), (0..16).collect::<Vec<u32>>());
 }
 
 #[test]

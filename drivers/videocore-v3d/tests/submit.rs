@@ -213,7 +213,7 @@ fn program(n: u64) -> UserProgram {
 }
 
 #[test]
-fn user_programs_write_uniforms_then_length_then_code_and_complete_by_count() {
+fn user_programs_clear_the_caches_then_write_uniforms_length_code_and_complete_by_count() {
     let fake = FakeV3d::default();
     let mut v3d = up(&fake, None);
     let fence = v3d
@@ -224,7 +224,21 @@ fn user_programs_write_uniforms_then_length_then_code_and_complete_by_count() {
             s.fence()
         })
         .unwrap();
-    let mut expected = Vec::new();
+    // The caches do not snoop memory: cleared once before the programs read their code and
+    // uniforms (Tables 71-72).
+    let slices = v3d.identity().slice_mask();
+    let mut expected = vec![
+        (off::<V3D_L2CACTL>(), V3D_L2CACTL::RESET.with_l2cclr(true).raw()),
+        (
+            off::<V3D_SLCACTL>(),
+            V3D_SLCACTL::RESET
+                .with_iccs(slices)
+                .with_uccs(slices)
+                .with_t0ccs(slices)
+                .with_t1ccs(slices)
+                .raw(),
+        ),
+    ];
     for n in 0..3 {
         expected.push((off::<V3D_SRQUA>(), (UNIFORMS_BUS + n * 0x10) as u32));
         expected.push((off::<V3D_SRQUL>(), 4));
