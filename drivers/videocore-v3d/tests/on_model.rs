@@ -133,50 +133,14 @@ fn saxpy_over_twelve_qpus_matches_the_cpu() {
     assert_eq!(v3d.stats().doorbells, u64::from(QPUS), "one SRQPC write per program");
 }
 
-const W: u16 = 192;
-const H: u16 = 128;
+const W: u16 = SCENE_W;
+const H: u16 = SCENE_H;
 const CLEAR: u32 = 0xFF40_2010;
 
-fn v(x: f32, y: f32, rgb: [f32; 3]) -> NvVertex {
-    NvVertex::at(x, y).with_varyings(&rgb)
-}
-
-/// A triangle across all six tiles, clockwise on screen (the driver draws both facings).
 const RED: u32 = 0xFF00_00FF;
 
 fn one_triangle() -> [[NvVertex; 3]; 1] {
     [[v(10.3, 5.6, [0.0; 3]), v(60.5, 120.2, [0.0; 3]), v(185.0, 40.75, [0.0; 3])]]
-}
-
-/// Five overlapping triangles with per-vertex colours, both windings, edges shared.
-fn scene() -> Vec<[NvVertex; 3]> {
-    vec![
-        [
-            v(2.0, 3.0, [1.0, 0.0, 0.0]),
-            v(150.0, 10.0, [0.0, 1.0, 0.0]),
-            v(70.0, 120.0, [0.0, 0.0, 1.0]),
-        ],
-        [
-            v(100.0, 20.0, [1.0, 1.0, 0.0]),
-            v(190.0, 125.0, [0.0, 1.0, 1.0]),
-            v(40.5, 90.25, [1.0, 0.0, 1.0]),
-        ],
-        [
-            v(64.0, 64.0, [0.2, 0.4, 0.6]),
-            v(128.0, 64.0, [0.9, 0.1, 0.3]),
-            v(96.0, 127.0, [0.5, 0.5, 0.5]),
-        ],
-        [
-            v(128.0, 64.0, [0.0, 0.0, 0.0]),
-            v(64.0, 64.0, [1.0, 1.0, 1.0]),
-            v(96.0, 1.0, [0.3, 0.8, 0.1]),
-        ],
-        [
-            v(170.0, 5.0, [0.25, 0.75, 1.0]),
-            v(191.0, 60.0, [1.0, 0.5, 0.0]),
-            v(120.0, 40.0, [0.6, 0.0, 0.9]),
-        ],
-    ]
 }
 
 /// The colour of the varyings interpolated at (`px`, `py`)'s centre (W = 1: linear), as the
@@ -280,11 +244,6 @@ fn constant_red() -> Vec<u64> {
     programs::constant_colour(RED, &mut out).expect("shader").to_vec()
 }
 
-fn varying_colour() -> Vec<u64> {
-    let mut out = [0u64; 32];
-    programs::assemble_into(programs::VARYING_COLOUR, &mut out).expect("shader").to_vec()
-}
-
 #[test]
 fn a_constant_colour_triangle_matches_the_reference_pixel_for_pixel() {
     let gpu = gpu();
@@ -373,4 +332,34 @@ fn without_an_overflow_pool_the_binner_stall_is_a_typed_error() {
         Err(WaitError::OverflowPoolExhausted { blocks: 0 }) => {}
         other => panic!("expected an exhausted pool, got {other:?}"),
     }
+}
+
+#[test]
+fn a_render_job_rings_two_doorbells_and_a_user_program_one() {
+    use baregpu_videocore_v3d::regs::v3d::{V3D_CT0EA, V3D_CT1EA, V3D_SRQPC};
+    use baregpu_videocore_v3d::{V3d, V3dConfig};
+    let gpu = gpu();
+    let io = Counting::new(&gpu);
+    let mut v3d = V3d::init(&io, ModelClock::new(&gpu), None, V3dConfig::default()).unwrap();
+    v3d.reserve_user_vpm(256).unwrap();
+    let tris = scene();
+    let f = frame_for(&gpu, tris.len(), 3, 64 * 1024, &varying_colour());
+    let job = render_job(framebuffer(&f.fb, W, H), CLEAR, &tris, 3, shader(&f.code));
+    const JOBS: usize = 3;
+    for _ in 0..JOBS {
+        let fence = v3d.render(&job, &f.buffers.memory()).unwrap();
+        v3d.wait(&fence, TIMEOUT).unwrap();
+    }
+    // The writes that start work: each thread's end address (Table 50), nothing else.
+    assert_eq!((io.writes_to::<V3D_CT0EA>(), io.writes_to::<V3D_CT1EA>()), (JOBS, JOBS));
+    assert_eq!(io.writes_to::<V3D_SRQPC>(), 0);
+    let stats = v3d.stats();
+    assert_eq!((stats.doorbells, stats.submissions), (2 * JOBS as u64, JOBS as u64));
+    let code = program_code(&gpu, VPM_STORE);
+    let out = alloc(&gpu, 64);
+    let uniforms = upload(&gpu, &[out.bus_address().0 as u32]);
+    let fence = v3d.run_program(&user_program(&code, &uniforms, 1)).unwrap();
+    v3d.wait(&fence, TIMEOUT).unwrap();
+    assert_eq!(io.writes_to::<V3D_SRQPC>(), 1, "one queue write per program (Table 65)");
+    assert_eq!(v3d.stats().doorbells, 2 * JOBS as u64 + 1);
 }

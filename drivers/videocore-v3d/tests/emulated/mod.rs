@@ -207,3 +207,77 @@ pub fn settle(gpu: &Gpu) {
 pub fn reg(gpu: &Gpu, offset: usize) -> u32 {
     gpu.read32(offset)
 }
+
+/// The scene's frame: 3 x 2 tiles.
+pub const SCENE_W: u16 = 192;
+/// The scene's frame height.
+pub const SCENE_H: u16 = 128;
+
+/// A vertex at (`x`, `y`) pixels with three varyings (red, green, blue).
+pub fn v(x: f32, y: f32, rgb: [f32; 3]) -> NvVertex {
+    NvVertex::at(x, y).with_varyings(&rgb)
+}
+
+/// Five overlapping triangles with per-vertex colours, both windings, edges shared.
+pub fn scene() -> Vec<[NvVertex; 3]> {
+    vec![
+        [
+            v(2.0, 3.0, [1.0, 0.0, 0.0]),
+            v(150.0, 10.0, [0.0, 1.0, 0.0]),
+            v(70.0, 120.0, [0.0, 0.0, 1.0]),
+        ],
+        [
+            v(100.0, 20.0, [1.0, 1.0, 0.0]),
+            v(190.0, 125.0, [0.0, 1.0, 1.0]),
+            v(40.5, 90.25, [1.0, 0.0, 1.0]),
+        ],
+        [
+            v(64.0, 64.0, [0.2, 0.4, 0.6]),
+            v(128.0, 64.0, [0.9, 0.1, 0.3]),
+            v(96.0, 127.0, [0.5, 0.5, 0.5]),
+        ],
+        [
+            v(128.0, 64.0, [0.0, 0.0, 0.0]),
+            v(64.0, 64.0, [1.0, 1.0, 1.0]),
+            v(96.0, 1.0, [0.3, 0.8, 0.1]),
+        ],
+        [
+            v(170.0, 5.0, [0.25, 0.75, 1.0]),
+            v(191.0, 60.0, [1.0, 0.5, 0.0]),
+            v(120.0, 40.0, [0.6, 0.0, 0.9]),
+        ],
+    ]
+}
+
+/// The assembler's varying-colour fragment shader (`programs::VARYING_COLOUR`).
+pub fn varying_colour() -> Vec<u64> {
+    let mut out = [0u64; 32];
+    programs::assemble_into(programs::VARYING_COLOUR, &mut out).expect("shader").to_vec()
+}
+
+/// A register interface that counts the writes per register and forwards them.
+pub struct Counting<'a> {
+    pub inner: &'a Gpu,
+    pub writes: std::cell::RefCell<std::collections::HashMap<usize, usize>>,
+}
+
+impl<'a> Counting<'a> {
+    pub fn new(inner: &'a Gpu) -> Self {
+        Counting { inner, writes: Default::default() }
+    }
+
+    /// Writes to register `R` so far.
+    pub fn writes_to<R: baregpu_videocore_v3d::hal::Register>(&self) -> usize {
+        self.writes.borrow().get(&R::OFFSET).copied().unwrap_or(0)
+    }
+}
+
+impl RegisterIo for Counting<'_> {
+    fn read32(&self, offset: usize) -> u32 {
+        self.inner.read32(offset)
+    }
+    fn write32(&self, offset: usize, value: u32) {
+        *self.writes.borrow_mut().entry(offset).or_default() += 1;
+        self.inner.write32(offset, value)
+    }
+}
