@@ -363,3 +363,55 @@ fn a_render_job_rings_two_doorbells_and_a_user_program_one() {
     assert_eq!(io.writes_to::<V3D_SRQPC>(), 1, "one queue write per program (Table 65)");
     assert_eq!(v3d.stats().doorbells, 2 * JOBS as u64 + 1);
 }
+
+/// A user program that counts down from `loops`, then stores the element numbers to the
+/// address in its first uniform through VPM row `row`.
+fn slow_store(loops: u32, row: u8) -> String {
+    format!(
+        "\
+    ldi r0, {loops}
+loop:
+    sub.setf r0, r0, 1
+    bra.anynz -> loop
+    nop
+    nop
+    nop
+    ldi vw_setup, {:#x}
+    mov vpm, elem_num
+    ldi vw_setup, {:#x}
+    mov vw_addr, unif
+    mov r0, vw_wait
+    thrend
+    nop
+    nop
+",
+        baregpu_qpu_asm::vpm::write_rows(row),
+        baregpu_qpu_asm::vpm::store_rows(1, 16, row)
+    )
+}
+
+#[test]
+fn a_fence_after_a_long_program_waits_for_it_not_for_a_later_short_one() {
+    // The programs run at once on two QPUs; QPURQCC counts completions in any order, so the
+    // short one finishing first must not signal the long one's fence.
+    let gpu = gpu();
+    let mut v3d = driver(&gpu, None);
+    v3d.reserve_user_vpm(256).unwrap();
+    let (long, short) =
+        (program_code(&gpu, &slow_store(3000, 0)), program_code(&gpu, &slow_store(1, 1)));
+    let (long_out, short_out) = (alloc(&gpu, 64), alloc(&gpu, 64));
+    let long_u = upload(&gpu, &[long_out.bus_address().0 as u32]);
+    let short_u = upload(&gpu, &[short_out.bus_address().0 as u32]);
+    let (after_long, after_short) = v3d
+        .submit(4, |s| {
+            s.program(&user_program(&long, &long_u, 1))?;
+            let first = s.fence()?;
+            s.program(&user_program(&short, &short_u, 1))?;
+            Ok((first, s.fence()?))
+        })
+        .unwrap();
+    v3d.wait(&after_long, TIMEOUT).expect("the long program");
+    assert_eq!(read_words(&long_out, 16), (0..16).collect::<Vec<u32>>(), "its output is there");
+    v3d.wait(&after_short, TIMEOUT).unwrap();
+    assert_eq!(read_words(&short_out, 16), (0..16).collect::<Vec<u32>>());
+}
