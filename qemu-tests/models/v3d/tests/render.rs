@@ -53,13 +53,9 @@ const TRIANGLES: [[(i32, i32); 3]; 2] = [
     [(2 * 16, 100 * 16), (90 * 16 + 8, 126 * 16), (70 * 16, 20 * 16 + 4)],
 ];
 
-fn draw(gpu: &Gpu, shapes: &[[(i32, i32); 3]]) {
-    use cle_support::{
-        AUTO_INIT, FLUSH, INCREMENT_SEMAPHORE, START_BINNING, bin_config, clip_window, config_bits,
-        list, nv_record, nv_state, prim_format, render_list, run_frame, triangles, vertex,
-        viewport_offset,
-    };
-    gpu.write_memory(map::CODE.into(), &constant_colour(COLOUR)).unwrap();
+/// The shapes' vertices (no varyings) and the NV shader record pointing at them and the code.
+fn upload_shapes(gpu: &Gpu, shapes: &[[(i32, i32); 3]]) {
+    use cle_support::{nv_record, vertex};
     let mut vertices = Vec::new();
     for &(x, y) in shapes.iter().flatten() {
         vertices.extend(vertex(x, y, 0.5, 1.0, &[]));
@@ -67,6 +63,15 @@ fn draw(gpu: &Gpu, shapes: &[[(i32, i32); 3]]) {
     gpu.write_memory(map::VERTICES.into(), &vertices).unwrap();
     gpu.write_memory(map::NV_RECORD.into(), &nv_record(12, 0, map::CODE, 0, map::VERTICES))
         .unwrap();
+}
+
+fn draw(gpu: &Gpu, shapes: &[[(i32, i32); 3]]) {
+    use cle_support::{
+        AUTO_INIT, FLUSH, INCREMENT_SEMAPHORE, START_BINNING, bin_config, clip_window, config_bits,
+        list, nv_state, prim_format, render_list, run_frame, triangles, viewport_offset,
+    };
+    gpu.write_memory(map::CODE.into(), &constant_colour(COLOUR)).unwrap();
+    upload_shapes(gpu, shapes);
     let (tx, ty) = ((W / 64) as u8, (H / 64) as u8);
     let bin = list(&[
         bin_config(map::TILE_ALLOC, 0x1_0000, map::TSDA, tx, ty, AUTO_INIT),
@@ -123,17 +128,11 @@ fn an_increment_before_the_flush_is_held_until_the_tile_lists_are_flushed() {
     use baregpu_regs::vc4::v3d::{V3D_BFC, V3D_CT1CS};
     use cle_support::{
         AUTO_INIT, FLUSH, INCREMENT_SEMAPHORE, START_BINNING, bin_config, config_bits, list,
-        nv_record, nv_state, prim_format, submit, triangles, vertex,
+        nv_state, prim_format, submit, triangles,
     };
     for pacing in [Pacing::Seeded(1), Pacing::Seeded(7), Pacing::Seeded(0xC1E)] {
         let gpu = gpu(pacing);
-        let mut vertices = Vec::new();
-        for &(x, y) in TRIANGLES.iter().flatten() {
-            vertices.extend(vertex(x, y, 0.5, 1.0, &[]));
-        }
-        gpu.write_memory(map::VERTICES.into(), &vertices).unwrap();
-        gpu.write_memory(map::NV_RECORD.into(), &nv_record(12, 0, map::CODE, 0, map::VERTICES))
-            .unwrap();
+        upload_shapes(&gpu, &TRIANGLES);
         let bin = list(&[
             bin_config(map::TILE_ALLOC, 0x4_0000, map::TSDA, 32, 32, AUTO_INIT),
             vec![START_BINNING],
