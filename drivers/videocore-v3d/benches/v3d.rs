@@ -43,11 +43,8 @@ fn bench(c: &mut Criterion) {
     let gpu = InProcess::with_options(device, options).unwrap();
     let mut v3d = V3d::init(&gpu, ModelClock::new(&gpu), None, V3dConfig::default()).unwrap();
     let tris = scene();
-    let (w, h) = (SCENE_W, SCENE_H);
-    let fb = alloc(&gpu, usize::from(w) * usize::from(h) * 4);
-    let code = upload(&gpu, &code_words(&varying_colour()));
-    let buffers = JobBuffers::new(&gpu, w.into(), h.into(), tris.len(), 3, 64 * 1024);
-    let job = render_job(framebuffer(&fb, w, h), 0xFF00_0000, &tris, 3, shader(&code));
+    let f = Frame::new(&gpu, (SCENE_W, SCENE_H), (tris.len(), 3), 64 * 1024, &varying_colour());
+    let (job, buffers) = (f.job(0xFF00_0000, &tris, 3), &f.buffers);
 
     let mut g = c.benchmark_group("v3d");
     g.sample_size(10)
@@ -56,7 +53,7 @@ fn bench(c: &mut Criterion) {
 
     // The driver's encoding against the floor for the same bytes, in the same run.
     let built = job::build(&job, &buffers.memory()).unwrap();
-    let bytes = built_bytes(&buffers, &built);
+    let bytes = built_bytes(buffers, &built);
     println!(
         "bytes per job::build of the scene: {} (lists {} + {}, record and vertices {})",
         bytes.len(),

@@ -44,35 +44,23 @@ fn triangle() -> [[NvVertex; 3]; 1] {
     [[NvVertex::at(4.0, 4.0), NvVertex::at(120.0, 20.0), NvVertex::at(60.0, 124.0)]]
 }
 
-/// A constant-colour frame's buffers.
-struct Frame<'a> {
-    fb: Buffer<'a>,
-    code: Buffer<'a>,
-    buffers: JobBuffers<'a>,
-}
-
 const COLOUR: u32 = 0xFF11_2233;
 
-impl<'a> Frame<'a> {
-    fn new(gpu: &'a Gpu, tile_alloc: usize) -> Self {
-        let mut out = [0u64; 8];
-        let code = programs::constant_colour(COLOUR, &mut out).unwrap();
-        Frame {
-            fb: alloc(gpu, usize::from(W) * usize::from(H) * 4),
-            code: upload(gpu, &code_words(code)),
-            buffers: JobBuffers::new(gpu, W.into(), H.into(), 1, 0, tile_alloc),
-        }
-    }
+/// A constant-colour frame of `W` x `H` for one triangle.
+fn frame_of(gpu: &Gpu, tile_alloc: usize) -> Frame<'_> {
+    let mut out = [0u64; 8];
+    let code = programs::constant_colour(COLOUR, &mut out).unwrap();
+    Frame::new(gpu, (W, H), (1, 0), tile_alloc, code)
+}
 
-    fn submit(&self, v3d: &mut Driver<'_>, tris: &[[NvVertex; 3]]) -> baregpu_videocore_v3d::Fence {
-        let job = render_job(framebuffer(&self.fb, W, H), 0, tris, 0, shader(&self.code));
-        v3d.render(&job, &self.buffers.memory()).expect("submitted")
-    }
+fn submit(frame: &Frame<'_>, v3d: &mut Driver<'_>) -> baregpu_videocore_v3d::Fence {
+    let tris = triangle();
+    v3d.render(&frame.job(0, &tris, 0), &frame.buffers.memory()).expect("submitted")
+}
 
-    /// Pixels of the colour (the triangle drawn).
-    fn drawn(&self) -> usize {
-        frame(&self.fb, W.into(), H.into()).iter().filter(|&&p| p == COLOUR).count()
-    }
+/// Pixels of the colour (the triangle drawn).
+fn drawn(frame: &Frame<'_>) -> usize {
+    frame.pixels().iter().filter(|&&p| p == COLOUR).count()
 }
 
 #[test]
@@ -112,35 +100,35 @@ fn all_ones_is_device_gone_at_probe_and_ends_a_wait_early() {
 fn a_stalled_engine_times_out_without_progress_and_reset_fails_its_frame() {
     let gpu = gpu();
     let mut v3d = driver(&gpu, None);
-    let frame = Frame::new(&gpu, 64 * 1024);
+    let frame = frame_of(&gpu, 64 * 1024);
     set_faults(&gpu, |f| f.cp_stall = true);
-    let fence = frame.submit(&mut v3d, &triangle());
+    let fence = submit(&frame, &mut v3d);
     match v3d.wait(&fence, TIMEOUT) {
         Err(WaitError::Fence(FenceError::Timeout { progressed, .. })) => {
             assert!(!progressed, "a stalled CLE does not progress");
         }
         other => panic!("expected a timeout, got {other:?}"),
     }
-    assert_eq!(frame.drawn(), 0);
+    assert_eq!(drawn(&frame), 0);
     // The reset needs no engine (its register test is V3D_SCRATCH): it abandons the frame.
     let report = v3d.reset().expect("reset");
     assert_eq!(report.lost.map(|l| (l.first, l.last)), Some((fence.seq(), fence.seq())));
     assert_eq!(v3d.fence_status(&fence), FenceStatus::Failed(FenceFailure::Lost));
     set_faults(&gpu, |f| f.cp_stall = false);
     settle(&gpu);
-    assert_eq!(frame.drawn(), 0, "the abandoned frame does not run on");
-    let again = frame.submit(&mut v3d, &triangle());
+    assert_eq!(drawn(&frame), 0, "the abandoned frame does not run on");
+    let again = submit(&frame, &mut v3d);
     v3d.wait(&again, TIMEOUT).expect("rendered after the reset");
-    assert!(frame.drawn() > 4000);
+    assert!(drawn(&frame) > 4000);
 }
 
 #[test]
 fn a_slow_engine_still_progresses_and_finishes_given_time() {
     let gpu = gpu();
     let mut v3d = driver(&gpu, None);
-    let frame = Frame::new(&gpu, 64 * 1024);
+    let frame = frame_of(&gpu, 64 * 1024);
     set_faults(&gpu, |f| f.slow = Some(50));
-    let fence = frame.submit(&mut v3d, &triangle());
+    let fence = submit(&frame, &mut v3d);
     // Run to idle finishes the frame inside the submitting write; paced engines take time.
     if gpu.pacing() != gpu_device_model::Pacing::RunToIdle {
         match v3d.wait(&fence, Duration::from_micros(500)) {
@@ -150,7 +138,7 @@ fn a_slow_engine_still_progresses_and_finishes_given_time() {
         assert_eq!(v3d.fence_status(&fence), FenceStatus::Pending, "not failed: still going");
     }
     v3d.wait(&fence, Duration::from_secs(5)).expect("the slow frame completes");
-    assert!(frame.drawn() > 4000);
+    assert!(drawn(&frame) > 4000);
     assert_eq!(gpu.error_code(), 0);
 }
 
@@ -158,9 +146,9 @@ fn a_slow_engine_still_progresses_and_finishes_given_time() {
 fn a_bus_fault_on_a_list_fetch_is_a_control_list_error_and_resets_recover() {
     let gpu = gpu();
     let mut v3d = driver(&gpu, None);
-    let frame = Frame::new(&gpu, 64 * 1024);
+    let frame = frame_of(&gpu, 64 * 1024);
     set_faults(&gpu, |f| f.dma_fault_next_fetch = true);
-    let fence = frame.submit(&mut v3d, &triangle());
+    let fence = submit(&frame, &mut v3d);
     match v3d.wait(&fence, TIMEOUT) {
         Err(WaitError::ControlListError { thread: 0 }) => {}
         other => panic!("expected the binning thread's error, got {other:?}"),
@@ -170,9 +158,9 @@ fn a_bus_fault_on_a_list_fetch_is_a_control_list_error_and_resets_recover() {
     gpu.reset();
     v3d.reset().expect("reset");
     assert_eq!(v3d.fence_status(&fence), FenceStatus::Failed(FenceFailure::Lost));
-    let again = frame.submit(&mut v3d, &triangle());
+    let again = submit(&frame, &mut v3d);
     v3d.wait(&again, TIMEOUT).expect("rendered after the reset");
-    assert!(frame.drawn() > 4000);
+    assert!(drawn(&frame) > 4000);
 }
 
 #[test]
@@ -205,18 +193,18 @@ fn an_out_of_memory_storm_exhausts_the_pool_then_a_reset_recovers() {
     let pool_memory = alloc(&gpu, 4096);
     let pool = OverflowPool::new(&pool_memory, 1024).unwrap();
     let mut v3d = driver(&gpu, Some(pool));
-    let frame = Frame::new(&gpu, 0);
+    let frame = frame_of(&gpu, 0);
     set_faults(&gpu, |f| f.outomem_storm = true);
-    let fence = frame.submit(&mut v3d, &triangle());
+    let fence = submit(&frame, &mut v3d);
     match v3d.wait(&fence, TIMEOUT) {
         Err(WaitError::OverflowPoolExhausted { blocks: 4 }) => {}
         other => panic!("expected every block given and the pool exhausted, got {other:?}"),
     }
     set_faults(&gpu, |f| f.outomem_storm = false);
     v3d.reset().expect("reset");
-    let again = frame.submit(&mut v3d, &triangle());
+    let again = submit(&frame, &mut v3d);
     v3d.wait(&again, TIMEOUT).expect("rendered after the storm");
-    assert!(frame.drawn() > 4000);
+    assert!(drawn(&frame) > 4000);
 }
 
 /// A user program raising its QPU's host interrupt, then ending.

@@ -193,10 +193,15 @@ fn differences(got: &[u32], want: &[Option<[f64; 3]>], tolerance: f64) -> Vec<(u
         .collect()
 }
 
-struct Frame<'a> {
-    fb: Buffer<'a>,
-    code: Buffer<'a>,
-    buffers: JobBuffers<'a>,
+/// `got` is `want` pixel for pixel (channels within `tolerance`).
+fn assert_picture(got: &[u32], want: &[Option<[f64; 3]>], tolerance: f64) {
+    let wrong = differences(got, want, tolerance);
+    assert!(
+        wrong.is_empty(),
+        "{} pixels differ, first (index, pixel) {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(8)]
+    );
 }
 
 fn frame_for<'a>(
@@ -206,11 +211,7 @@ fn frame_for<'a>(
     tile_alloc: usize,
     code: &[u64],
 ) -> Frame<'a> {
-    Frame {
-        fb: alloc(gpu, usize::from(W) * usize::from(H) * 4),
-        code: upload(gpu, &code_words(code)),
-        buffers: JobBuffers::new(gpu, W.into(), H.into(), triangles, varyings, tile_alloc),
-    }
+    Frame::new(gpu, (W, H), (triangles, varyings), tile_alloc, code)
 }
 
 fn render(
@@ -220,7 +221,7 @@ fn render(
     triangles: &[[NvVertex; 3]],
     varyings: usize,
 ) {
-    let job = render_job(framebuffer(&f.fb, W, H), CLEAR, triangles, varyings, shader(&f.code));
+    let job = f.job(CLEAR, triangles, varyings);
     let fence = v3d.render(&job, &f.buffers.memory()).expect("submitted");
     if let Err(e) = v3d.wait(&fence, TIMEOUT) {
         use baregpu_videocore_v3d::hal::Register;
@@ -254,14 +255,8 @@ fn a_constant_colour_triangle_matches_the_reference_pixel_for_pixel() {
     let want = reference(&tris, |_, _, _| Some([255.0, 0.0, 0.0]));
     let covered = want.iter().filter(|p| p.is_some()).count();
     assert!(covered > 5000, "a real triangle: {covered} pixels");
-    let got = frame(&f.fb, W.into(), H.into());
-    let wrong = differences(&got, &want, 0.0);
-    assert!(
-        wrong.is_empty(),
-        "{} pixels differ, first {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(8)]
-    );
+    let got = f.pixels();
+    assert_picture(&got, &want, 0.0);
     assert_eq!(v3d.frames_rendered(), 1);
     assert_eq!(gpu.error_code(), 0);
 }
@@ -274,16 +269,10 @@ fn a_scene_of_overlapping_triangles_with_varyings_matches_the_reference() {
     let f = frame_for(&gpu, tris.len(), 3, 64 * 1024, &varying_colour());
     render(&gpu, &mut v3d, &f, &tris, 3);
     let want = reference(&tris, |t, x, y| Some(shaded(t, x, y)));
-    let got = frame(&f.fb, W.into(), H.into());
+    let got = f.pixels();
     // Coverage exact; colours within one step of the 8-bit conversion (the QPU interpolates
     // in f32 from the first vertex, the reference in f64 barycentrics).
-    let wrong = differences(&got, &want, 1.01);
-    assert!(
-        wrong.is_empty(),
-        "{} pixels differ, first {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(8)]
-    );
+    assert_picture(&got, &want, 1.01);
     // Bottom-left origin (§11): the first triangle's red corner at (2, 3) is in memory row 3.
     let corner = got[3 * usize::from(W) + 4].to_le_bytes();
     assert!(corner[0] > 0xF0 && corner[2] < 0x10, "red at the bottom left: {corner:02x?}");
@@ -316,8 +305,7 @@ fn outomem_is_refilled_from_the_overflow_pool_under_a_small_tile_allocation() {
     let handed = v3d.overflow_pool().unwrap().handed_out();
     assert!(handed >= 2, "the binner ran out of memory and was refilled: {handed} blocks");
     let want = reference(&tris, |_, _, _| Some([255.0, 0.0, 0.0]));
-    let wrong = differences(&frame(&f.fb, W.into(), H.into()), &want, 0.0);
-    assert!(wrong.is_empty(), "{} pixels differ", wrong.len());
+    assert_picture(&f.pixels(), &want, 0.0);
 }
 
 #[test]
@@ -326,7 +314,7 @@ fn without_an_overflow_pool_the_binner_stall_is_a_typed_error() {
     let mut v3d = driver(&gpu, None);
     let tris = crowd();
     let f = frame_for(&gpu, tris.len(), 0, 0, &constant_red());
-    let job = render_job(framebuffer(&f.fb, W, H), CLEAR, &tris, 0, shader(&f.code));
+    let job = f.job(CLEAR, &tris, 0);
     let fence = v3d.render(&job, &f.buffers.memory()).unwrap();
     match v3d.wait(&fence, TIMEOUT) {
         Err(WaitError::OverflowPoolExhausted { blocks: 0 }) => {}
@@ -344,7 +332,7 @@ fn a_render_job_rings_two_doorbells_and_a_user_program_one() {
     v3d.reserve_user_vpm(256).unwrap();
     let tris = scene();
     let f = frame_for(&gpu, tris.len(), 3, 64 * 1024, &varying_colour());
-    let job = render_job(framebuffer(&f.fb, W, H), CLEAR, &tris, 3, shader(&f.code));
+    let job = f.job(CLEAR, &tris, 3);
     const JOBS: usize = 3;
     for _ in 0..JOBS {
         let fence = v3d.render(&job, &f.buffers.memory()).unwrap();

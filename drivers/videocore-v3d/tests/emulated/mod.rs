@@ -135,6 +135,52 @@ impl<'a> JobBuffers<'a> {
     }
 }
 
+/// A frame's buffers: the frame buffer (`w` x `h`, RGBA8888), the fragment shader's code and
+/// the job's buffers.
+pub struct Frame<'a> {
+    pub w: u16,
+    pub h: u16,
+    pub fb: Buffer<'a>,
+    pub code: Buffer<'a>,
+    pub buffers: JobBuffers<'a>,
+}
+
+impl<'a> Frame<'a> {
+    /// Buffers for `triangles` triangles of `varyings` varyings, `tile_alloc` bytes of tile
+    /// allocation memory (at least the initial area), shaded by `code`.
+    pub fn new(
+        gpu: &'a Gpu,
+        (w, h): (u16, u16),
+        (triangles, varyings): (usize, usize),
+        tile_alloc: usize,
+        code: &[u64],
+    ) -> Self {
+        Frame {
+            w,
+            h,
+            fb: alloc(gpu, usize::from(w) * usize::from(h) * 4),
+            code: upload(gpu, &code_words(code)),
+            buffers: JobBuffers::new(gpu, w.into(), h.into(), triangles, varyings, tile_alloc),
+        }
+    }
+
+    /// The job drawing `triangles` over `clear`.
+    pub fn job<'t>(
+        &self,
+        clear: u32,
+        triangles: &'t [[NvVertex; 3]],
+        varyings: usize,
+    ) -> RenderJob<'t> {
+        let fb = framebuffer(&self.fb, self.w, self.h);
+        render_job(fb, clear, triangles, varyings, shader(&self.code))
+    }
+
+    /// The frame as stored, row 0 (the bottom, §11) first.
+    pub fn pixels(&self) -> Vec<u32> {
+        frame(&self.fb, self.w.into(), self.h.into())
+    }
+}
+
 /// An RGBA8888 frame buffer of `w` x `h` pixels.
 pub fn framebuffer(fb: &DmaRegion, w: u16, h: u16) -> Framebuffer {
     Framebuffer { address: fb.bus_address(), width: w, height: h, format: ColorFormat::Rgba8888 }
