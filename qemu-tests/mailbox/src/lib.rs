@@ -241,6 +241,8 @@ pub mod selftest {
     pub const BUFFER_SIZE: u32 = 0x800;
 }
 
+pub mod v3d_scenes;
+
 /// The project-defined PCI face of a device that is not PCI on real hardware (the VideoCore IV
 /// V3D sits on the BCM2835's system bus): the framework's `PlatformDevice` presents its
 /// register window as BAR0 of a PCI function with these IDs, so the same harness (QEMU's

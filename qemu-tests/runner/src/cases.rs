@@ -195,6 +195,23 @@ const fn evergreen(
     }
 }
 
+/// The emulated VideoCore IV V3D under model-server's default engine pacing.
+const V3D: &[Model] = &[Model::new("v3d", &[])];
+
+/// A V3D case: the test kernel's case of the same name beside the emulated V3D. A render
+/// case's frame is read from guest RAM, saved as `frame.png` and compared with the runner's
+/// own rasterisation (`frames`).
+const fn v3d(name: &'static str, summary: &'static str, demo: bool) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::X86 { kernel_case: name, models: V3D, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(120),
+        demo,
+    }
+}
+
 /// Two GPUs in one guest: the R520 and the Cypress, each its own model process and ivshmem
 /// function (the guest tells them apart by probing).
 const R520_CYPRESS: &[Model] = &[Model::new("r5xx", &[]), Model::new("evergreen-cypress", &[])];
@@ -412,6 +429,41 @@ pub static CASES: &[Case] = &[
         CAYMAN,
         "Cayman: vector add and SAXPY: checksums and first elements",
         true,
+    ),
+    v3d(
+        "v3d-probe",
+        "V3D_IDENT0/1/2 decoded (3 slices x 4 QPUs, 12 KiB VPM); all-ones is DeviceGone for \
+         probe and init after reads only; IDENT0 zero (powered off) is NotV3d",
+        false,
+    ),
+    v3d(
+        "v3d-triangle",
+        "one triangle through the constant-colour fragment shader over four tiles: frame.png \
+         compared pixel by pixel with the runner's rasterisation",
+        false,
+    ),
+    v3d(
+        "v3d-scene",
+        "four overlapping triangles of both windings with interpolated colours (the \
+         varying-colour shader): frame.png compared with the runner's rasterisation",
+        true,
+    ),
+    v3d(
+        "v3d-vector-add",
+        "VECTOR_ADD through the user-program queue (TMU loads, VPM DMA store) equals the CPU's sum",
+        false,
+    ),
+    v3d(
+        "v3d-saxpy",
+        "SAXPY over 768 floats on twelve QPUs queued in one submission, bit for bit the CPU's",
+        false,
+    ),
+    v3d(
+        "v3d-faults",
+        "all-ones: DeviceGone, no doorbell; stuck CLE: bounded wait times out; OUTOMEM storm: \
+         OverflowPoolExhausted; each recovered by reset (lost fence, frame renders); slow CLE \
+         completes",
+        false,
     ),
     Case {
         name: "multi-gpu-probe",
