@@ -54,6 +54,12 @@ pub enum Outcome {
         /// What differs.
         reason: String,
     },
+    /// A frame the kernel rendered differs from the runner's reference rasterisation (or
+    /// could not be read from guest RAM).
+    FrameMismatch {
+        /// Which frame, how many pixels, where the PNGs are.
+        reason: String,
+    },
     /// The case could not be started (missing program, build failure, file errors).
     Setup {
         /// What went wrong.
@@ -75,6 +81,7 @@ impl fmt::Display for Outcome {
             Outcome::TimedOut { after } => {
                 write!(f, "timed out after {} s; killed QEMU and the model", after.as_secs())
             }
+            Outcome::FrameMismatch { reason } => write!(f, "rendered frame wrong: {reason}"),
             Outcome::Setup { reason } => write!(f, "could not start: {reason}"),
         }
     }

@@ -14,6 +14,7 @@
 
 mod cases;
 mod defmt_log;
+mod frames;
 mod images;
 mod process;
 mod raspi;

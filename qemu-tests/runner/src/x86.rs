@@ -175,8 +175,12 @@ pub fn run(
     };
     let log = decode_log(kernel, dir);
     match outcome {
+        // The guest RAM file is still there (`scratch` lives to the end of this function).
         Outcome::Passed { boot_to_exit, .. } => {
-            Outcome::Passed { boot_to_exit, bench: parse_bench(&log) }
+            match crate::frames::check(&log, &scratch.ram, RAM_BYTES, dir) {
+                Ok(_) => Outcome::Passed { boot_to_exit, bench: parse_bench(&log) },
+                Err(reason) => Outcome::FrameMismatch { reason },
+            }
         }
         Outcome::KernelFailed { .. } => Outcome::KernelFailed { reason: last_errors(&log) },
         other => other,
