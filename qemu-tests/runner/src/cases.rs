@@ -472,6 +472,13 @@ pub static CASES: &[Case] = &[
          completes",
         false,
     ),
+    v3d(
+        "v3d-irq",
+        "opt-in interrupts by MSI-X: a frame's FRDONE and a QPU host interrupt acknowledged by \
+         handle_interrupts; missed-irq: no MSI-X, the fence completes by polling, the latched \
+         bit found by a polled handler",
+        false,
+    ),
     Case {
         name: "multi-gpu-probe",
         summary: "an R520 and a Cypress in one guest, each beside its own model: both found by \

@@ -137,6 +137,7 @@ const CASES: &[(&str, Case)] = &[
     ("v3d-vector-add", v3d::vector_add),
     ("v3d-saxpy", v3d::saxpy),
     ("v3d-faults", v3d::faults),
+    ("v3d-irq", v3d::irq),
     ("multi-gpu-probe", multi_gpu::probe),
     ("multi-gpu-schedule", multi_gpu::schedule),
     ("multi-gpu-one-dies", multi_gpu::one_dies),

@@ -16,6 +16,7 @@ use crate::pci::Platform;
 use baregpu_hal::RegisterIoExt;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
 use baregpu_hal::pci;
+use baregpu_hal::time::poll_until;
 use baregpu_qpu_asm::programs;
 use baregpu_videocore_v3d::job::{
     BINNING_LIST_BYTES, TileLayout, rendering_list_bytes, vertex_buffer_bytes,
@@ -26,10 +27,12 @@ use baregpu_videocore_v3d::{
     InitError, JobMemory, NvVertex, OverflowPool, ProbeError, RenderJob, SubmitError, UserProgram,
     V3d, V3dConfig, WaitError, identity,
 };
+use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use defmt::Debug2Format;
 use gpu_mailbox::v3d_scenes::{self, Scene, Shading};
 use gpu_mailbox::{Op, gpu_faults, platform};
+use x86_64::instructions::interrupts::without_interrupts;
 
 /// The driver over the mailbox; `'p` is the overflow pool's lifetime.
 type Gpu<'p> = V3d<'p, MailboxIo, TscClock>;
@@ -48,6 +51,8 @@ const TILE_POOL_BYTES: usize = 16 * 1024;
 /// Model fault-injection bits above the shared ones (`v3d_model::faults`, documented in its
 /// README): the binner is never given memory.
 const OUTOMEM_STORM: u32 = 1 << 6;
+/// The next QPU host interrupt latches without reaching the line (`v3d_model::faults`).
+const MISSED_IRQ: u32 = 1 << 5;
 /// Where `slow=N` puts N (`v3d_model::faults::SLOW_TICKS_SHIFT`).
 const SLOW_TICKS_SHIFT: u32 = 16;
 
@@ -521,5 +526,126 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     inject(mailbox, gpu_faults::SLOW | 8 << SLOW_TICKS_SHIFT)?;
     render(kernel, &mut gpu, scene)?;
     inject(mailbox, 0)?;
+    Ok(())
+}
+
+/// A user program that raises its QPU's host interrupt (`HOST_INT`, §3 Table 14) and ends.
+const HOST_INTERRUPT: &str = "\
+    mov host_int, 1
+    thrend
+    nop
+    nop
+";
+
+/// The driver where `v3d-irq`'s interrupt handler finds it.
+static IRQ_GPU: spin::Mutex<Option<Gpu<'static>>> = spin::Mutex::new(None);
+/// MSI-X interrupts that carried a device line.
+static MSIX: AtomicU32 = AtomicU32::new(0);
+/// Frame-done interrupts the handler acknowledged.
+static FRAME_IRQS: AtomicU32 = AtomicU32::new(0);
+/// QPU host interrupts the handler acknowledged.
+static QPU_IRQS: AtomicU32 = AtomicU32::new(0);
+
+/// The MSI-X handler: the driver's `handle_interrupts` reads and acknowledges what latched.
+fn on_interrupt(lines: u32) {
+    if lines != 0 {
+        MSIX.fetch_add(1, Ordering::SeqCst);
+    }
+    if let Some(mut guard) = IRQ_GPU.try_lock()
+        && let Some(gpu) = guard.as_mut()
+        && let Ok(report) = gpu.handle_interrupts()
+    {
+        FRAME_IRQS.fetch_add(u32::from(report.frame_done), Ordering::SeqCst);
+        QPU_IRQS.fetch_add(report.qpus.count_ones(), Ordering::SeqCst);
+    }
+}
+
+/// Run `f` on the driver with interrupts off (the handler never sees it half-way).
+fn with_gpu<T>(f: impl FnOnce(&mut Gpu<'static>) -> Result<T, CaseError>) -> Result<T, CaseError> {
+    without_interrupts(|| {
+        let mut guard = IRQ_GPU.lock();
+        let gpu = guard.as_mut().ok_or(CaseError::Check("driver present"))?;
+        f(gpu)
+    })
+}
+
+/// Wait with interrupts on until `counter` passes `before`.
+fn irq_arrives(what: &'static str, counter: &AtomicU32, before: u32) -> Result<(), CaseError> {
+    let arrived =
+        poll_until(&TscClock, WAIT, || (counter.load(Ordering::SeqCst) > before).then_some(()));
+    check(what, arrived)?;
+    defmt::info!("ok: {=str}", what);
+    Ok(())
+}
+
+/// `v3d-irq`: the driver's opt-in interrupts over MSI-X: a frame's `FRDONE` and a user
+/// program's QPU host interrupt each arrive and are acknowledged by `handle_interrupts` in the
+/// handler; with `missed-irq` injected the next host interrupt never reaches the line, the
+/// program's fence completes by polling all the same, no MSI-X comes, and a polled
+/// `handle_interrupts` finds the QPU's bit latched.
+pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
+    let (mailbox, io) = attach(kernel)?;
+    let mut gpu: Gpu<'static> = init(io, None)?;
+    check("reserve user VPM", gpu.reserve_user_vpm(VPM_ROW_BYTES))?;
+    without_interrupts(|| {
+        check("enable interrupts", gpu.enable_interrupts())?;
+        mailbox.request(Op::IrqAck, 0, 0, u32::MAX)?;
+        *IRQ_GPU.lock() = Some(gpu);
+        mailbox::set_irq_handler(Some(on_interrupt));
+        Ok::<_, CaseError>(())
+    })?;
+    x86_64::instructions::interrupts::enable();
+
+    // A frame: FRDONE by MSI-X.
+    let scene = &v3d_scenes::TRIANGLE;
+    let shader = Shader::of(kernel, scene)?;
+    let buffers = JobBuffers::for_scene(kernel, scene)?;
+    let (tris, n) = triangles(scene)?;
+    let frames = FRAME_IRQS.load(Ordering::SeqCst);
+    let fence = with_gpu(|gpu| {
+        check("render", gpu.render(&job(scene, &tris[..n], &buffers, &shader), &buffers.memory()))
+    })?;
+    irq_arrives("the frame-done interrupt arrives by MSI-X", &FRAME_IRQS, frames)?;
+    let done = with_gpu(|gpu| Ok(gpu.fence_status(&fence)))?;
+    expect(
+        "the frame's fence has signalled when its interrupt arrives",
+        done == FenceStatus::Signalled,
+    )?;
+
+    // A user program's host interrupt by MSI-X.
+    let mut words = [0u64; 8];
+    let code = check("assemble", programs::assemble_into(HOST_INTERRUPT, &mut words))?;
+    let code = upload_code(kernel, code)?;
+    let program =
+        UserProgram { code: code.bus_address(), uniforms: BusAddress(0), uniforms_len: 0 };
+    let qpu_irqs = QPU_IRQS.load(Ordering::SeqCst);
+    let fence = with_gpu(|gpu| check("run program", gpu.run_program(&program)))?;
+    irq_arrives("the QPU host interrupt arrives by MSI-X", &QPU_IRQS, qpu_irqs)?;
+    with_gpu(|gpu| check("program fence", gpu.wait(&fence, WAIT)))?;
+
+    // Missed: no line, completion by polling, the latched bit found by a polled handler.
+    inject(mailbox, MISSED_IRQ)?;
+    let (msix, qpu_irqs) = (MSIX.load(Ordering::SeqCst), QPU_IRQS.load(Ordering::SeqCst));
+    let fence = with_gpu(|gpu| check("run program", gpu.run_program(&program)))?;
+    with_gpu(|gpu| {
+        check("missed interrupt: the fence completes by polling", gpu.wait(&fence, WAIT))
+    })?;
+    let late =
+        poll_until(&TscClock, STALL_WINDOW, || (MSIX.load(Ordering::SeqCst) != msix).then_some(()));
+    expect("missed interrupt: no MSI-X arrives", late.is_err())?;
+    expect_eq(
+        "... and the handler saw no QPU interrupt",
+        QPU_IRQS.load(Ordering::SeqCst),
+        qpu_irqs,
+    )?;
+    let report = with_gpu(|gpu| check("polled handle_interrupts", gpu.handle_interrupts()))?;
+    defmt::info!("v3d: polled after the missed interrupt: {}", report);
+    expect("... a polled handle_interrupts finds the QPU's bit latched", report.qpus != 0)?;
+    inject(mailbox, 0)?;
+
+    without_interrupts(|| {
+        mailbox::set_irq_handler(None);
+        IRQ_GPU.lock().take();
+    });
     Ok(())
 }
