@@ -468,8 +468,8 @@ pub static CASES: &[Case] = &[
     v3d(
         "v3d-faults",
         "all-ones: DeviceGone, no doorbell; stuck CLE: bounded wait times out; OUTOMEM storm: \
-         OverflowPoolExhausted; each recovered by reset (lost fence, frame renders); slow CLE \
-         completes",
+         OverflowPoolExhausted; each recovered by reset (lost fence, frame renders); list fetch \
+         fault: ControlListError, platform reset, fresh bring-up; slow CLE completes",
         false,
     ),
     v3d(

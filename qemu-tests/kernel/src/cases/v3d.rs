@@ -481,6 +481,8 @@ fn recover(
 /// - a stuck control-list executor (`cp-stall`): the bounded wait times out without progress;
 /// - an OUTOMEM storm: the binner takes every overflow block and the wait ends with
 ///   `OverflowPoolExhausted`;
+/// - a bus fault on a control-list fetch (`dma-fault`): `ControlListError` (CTERR); the
+///   device is in its error state until the platform's reset, then a fresh bring-up renders;
 /// - a slow executor (`slow=8`): the frame still completes.
 pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, io) = attach(kernel)?;
@@ -521,6 +523,23 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
         matches!(result, Err(WaitError::OverflowPoolExhausted { blocks }) if blocks == pool_blocks),
     )?;
     recover(kernel, mailbox, &mut gpu, &fence)?;
+
+    // A bus fault on the next control-list fetch: the thread stops with CTERR.
+    inject(mailbox, gpu_faults::DMA_FAULT)?;
+    let (result, _, _faulted) = render_expecting(kernel, &mut gpu, scene, WAIT)?;
+    expect(
+        "list fetch fault: the wait ends with the thread's ControlListError",
+        matches!(result, Err(WaitError::ControlListError { .. })),
+    )?;
+    // The bus error put the whole device in its error state: the platform's reset (on a Pi,
+    // powering the V3D's domain off and on through the firmware) clears the V3D's counters
+    // under the driver, so a fresh bring-up follows, not the driver's reset (which would read
+    // the cleared frame counter as a wrap and the lost frame as rendered).
+    drop(gpu);
+    mailbox.reset()?;
+    let pool = check("overflow pool", OverflowPool::new(&pool_memory, OVERFLOW_BLOCK_BYTES))?;
+    let mut gpu = init(io, Some(pool))?;
+    render(kernel, &mut gpu, scene)?;
 
     // A slow executor is slow, not hung.
     inject(mailbox, gpu_faults::SLOW | 8 << SLOW_TICKS_SHIFT)?;
