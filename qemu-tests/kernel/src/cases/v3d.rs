@@ -451,15 +451,18 @@ fn render_expecting(
     Ok((result, fence, buffers))
 }
 
-/// Reset and check the lost fence reads so; then a frame renders again.
+/// Reset, clear the injected fault and check the stopped job's fence reads lost; then a frame
+/// renders again.
 fn recover(
     kernel: &Kernel,
     mailbox: &Mailbox,
     gpu: &mut Gpu<'_>,
     fence: &baregpu_videocore_v3d::Fence,
 ) -> Result<(), CaseError> {
-    inject(mailbox, 0)?;
+    // Reset while the fault still holds the job (cleared first, the job could finish before
+    // the reset stops it), then clear the fault.
     let report = check("reset", gpu.reset())?;
+    inject(mailbox, 0)?;
     defmt::info!("v3d: reset: {}", Debug2Format(&report));
     expect(
         "the stopped job's fence completed as lost",
