@@ -130,6 +130,10 @@ error_types! {
         baregpu_falcon_asm::isa::EncodeError,
         baregpu_falcon_asm::isa::DecodeError,
     ],
+    "drivers/vc4-validate" + defmt => [
+        baregpu_vc4_validate::ListError,
+        baregpu_vc4_validate::ShaderError,
+    ],
 }
 
 /// The repository's README.md: its Rust code blocks are doctests of this crate.
@@ -162,5 +166,6 @@ readme_doctests! {
     DppAsmReadme => "../../drivers/dpp-asm/README.md",
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
     FalconAsmReadme => "../../drivers/falcon-asm/README.md",
+    Vc4ValidateReadme => "../../drivers/vc4-validate/README.md",
     PortingGuide => "../../docs/porting.md",
 }

@@ -44,6 +44,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-vc4-validate",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -65,6 +66,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-vc4-validate",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -191,6 +193,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
     ("baregpu-falcon-asm", "defmt"),
+    ("baregpu-vc4-validate", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -313,6 +316,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "vc4_control_list",
     "falcon_asm_text",
     "falcon_instruction_round_trip",
+    "vc4_validate",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
