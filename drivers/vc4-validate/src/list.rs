@@ -281,6 +281,14 @@ pub struct ListSummary {
     pub tiles_x: u8,
     /// Tiles down.
     pub tiles_y: u8,
+    /// Tile allocation memory (record 112): a rendering list built for this binning list
+    /// branches to each tile's list in it.
+    pub tile_allocation: u64,
+    /// Its size in bytes.
+    pub tile_allocation_bytes: u32,
+    /// Bytes of each tile's initial block (32, 64, 128 or 256): tile `n`'s list starts at
+    /// `n` times this.
+    pub initial_block_bytes: u32,
     /// Shader state records.
     pub shader_states: u32,
     /// Primitive records.
@@ -428,6 +436,9 @@ fn binning_config(walk: &mut Walk, bytes: &[u8], buffers: &Buffers<'_>) -> Resul
     )?;
     walk.summary.tiles_x = x as u8;
     walk.summary.tiles_y = y as u8;
+    walk.summary.tile_allocation = ta;
+    walk.summary.tile_allocation_bytes = ta_size as u32;
+    walk.summary.initial_block_bytes = initial as u32;
     Ok(())
 }
 

@@ -44,6 +44,8 @@ fn the_valid_samples_are_accepted() {
         (summary.tiles_x, summary.tiles_y, summary.draws, summary.shader_states),
         (2, 2, 1, 1)
     );
+    assert_eq!(summary.tile_allocation, sample::TILE_ALLOCATION.0);
+    assert_eq!((summary.tile_allocation_bytes, summary.initial_block_bytes), (0x1000, 32));
     let (nv, len) = s.binning_list(true);
     assert!(validate_binning_list(&nv[..len], &Buffers::new(&buffers), &Options::NV).is_ok());
     let info = validate_shader(&s.code).unwrap();
