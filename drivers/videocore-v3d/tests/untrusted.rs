@@ -6,6 +6,7 @@
 mod common;
 
 use baregpu_hal::dma::BusAddress;
+use baregpu_regs::packet::{Walked, records};
 use baregpu_videocore_v3d::job::{self, rendering_list_bytes};
 use baregpu_videocore_v3d::regs::packets as cl;
 use baregpu_videocore_v3d::regs::v3d::{V3D_CT0CA, V3D_CT1CA};
@@ -53,18 +54,15 @@ impl Contents {
     }
 }
 
-/// Offset of NV Shader State in the driver's binning list (the records before it).
-const NV_STATE_AT: usize = cl::TILE_BINNING_MODE_CONFIGURATION.bytes
-    + cl::START_TILE_BINNING.bytes
-    + cl::PRIMITIVE_LIST_FORMAT.bytes
-    + cl::CLIP_WINDOW.bytes
-    + cl::CONFIGURATION_BITS.bytes
-    + cl::CLIPPER_XY_SCALING.bytes
-    + cl::CLIPPER_Z_SCALE_AND_OFFSET.bytes
-    + cl::VIEWPORT_OFFSET.bytes
-    + cl::FLAT_SHADE_FLAGS.bytes;
-/// Offset of Vertex Array Primitives after it.
-const DRAW_AT: usize = NV_STATE_AT + cl::NV_SHADER_STATE.bytes;
+/// Offset of record `id` in `list`.
+fn offset_of(list: &[u8], id: u8) -> usize {
+    records(cl::ALL, list)
+        .find_map(|step| match step {
+            Walked::Record { at, record, .. } if record.opcode == id => Some(at),
+            _ => None,
+        })
+        .unwrap()
+}
 
 /// The driver's lists for the sample triangle job: (buffers, binning list bytes).
 fn drivers_job() -> (Buffers, Vec<u8>) {
@@ -86,7 +84,10 @@ fn the_drivers_own_binning_list_passes_the_validator_with_nv_shader_state() {
     // Linux's rules refuse NV shader state (65), which the driver draws with.
     assert_eq!(
         validate_binning_list(&list, &Described::new(&described), &Options::LINUX),
-        Err(ListError { offset: NV_STATE_AT, rule: ListRule::NotAllowed { id: 65 } })
+        Err(ListError {
+            offset: offset_of(&list, cl::NV_SHADER_STATE.opcode),
+            rule: ListRule::NotAllowed { id: 65 }
+        })
     );
 }
 
@@ -119,6 +120,13 @@ fn copy_buffers() -> Buffers {
     b
 }
 
+/// A brought-up V3D over `fake`, its write log cleared.
+fn up(fake: &FakeV3d) -> V3d<'_, &FakeV3d, StepClock> {
+    let v3d = V3d::init(fake, StepClock::default(), None, V3dConfig::default()).unwrap();
+    fake.clear_log();
+    v3d
+}
+
 #[test]
 fn an_untrusted_list_is_validated_copied_and_given_the_drivers_rendering_list() {
     let (bufs, list) = drivers_job();
@@ -126,8 +134,7 @@ fn an_untrusted_list_is_validated_copied_and_given_the_drivers_rendering_list() 
     let described = contents.described();
     let copy = copy_buffers();
     let fake = FakeV3d::default();
-    let mut v3d = V3d::init(&fake, StepClock::default(), None, V3dConfig::default()).unwrap();
-    fake.clear_log();
+    let mut v3d = up(&fake);
     let built = v3d
         .submit(2, |s| {
             let built = s.render_lists(untrusted(&list, &described, &copy, 130))?;
@@ -152,19 +159,20 @@ fn a_hostile_untrusted_list_never_reaches_the_device() {
     let described = contents.described();
     let copy = copy_buffers();
     let fake = FakeV3d::default();
-    let mut v3d = V3d::init(&fake, StepClock::default(), None, V3dConfig::default()).unwrap();
+    let mut v3d = up(&fake);
+    let draw_at = offset_of(&list, cl::VERTEX_ARRAY_PRIMITIVES.opcode);
     // 1000 vertices: the draw reads far past the vertex buffer.
     let mut hostile = list.clone();
-    hostile[DRAW_AT + 2..DRAW_AT + 6].copy_from_slice(&1000u32.to_le_bytes());
+    hostile[draw_at + 2..draw_at + 6].copy_from_slice(&1000u32.to_le_bytes());
     // A branch to memory the validator never saw.
     let mut branching = list.clone();
-    branching.splice(DRAW_AT..DRAW_AT, [16, 0, 0, 0, 0x30]);
+    branching.splice(draw_at..draw_at, [16, 0, 0, 0, 0x30]);
     let cases: [(&[u8], u16, JobError); 3] = [
         (
             &hostile,
             130,
             JobError::Rejected(ListError {
-                offset: DRAW_AT,
+                offset: draw_at,
                 rule: ListRule::AttributeOutOfBounds { attribute: 0 },
             }),
         ),
@@ -172,7 +180,7 @@ fn a_hostile_untrusted_list_never_reaches_the_device() {
             &branching,
             130,
             JobError::Rejected(ListError {
-                offset: DRAW_AT,
+                offset: draw_at,
                 rule: ListRule::NotAllowed { id: 16 },
             }),
         ),
