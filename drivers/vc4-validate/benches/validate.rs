@@ -7,7 +7,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use baregpu_vc4_validate::sample::{NOP, Sample, THREAD_END, instruction};
+use baregpu_qpu_asm::isa::{Alu, Instruction, Signal};
+use baregpu_vc4_validate::sample::Sample;
 use baregpu_vc4_validate::{Buffers, Options, validate_binning_list, validate_shader};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
@@ -35,12 +36,12 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(validate_binning_list(black_box(&list), &buffers, &Options::LINUX)))
     });
 
+    let word = |s: Signal| Instruction::Alu(Alu::signal(s)).encode().unwrap().to_le_bytes();
     let mut code: Vec<u8> = Vec::new();
-    for _ in 0..1000 {
-        code.extend_from_slice(&instruction(NOP.0, NOP.1));
-    }
-    for (hi, lo) in [THREAD_END, NOP, NOP] {
-        code.extend_from_slice(&instruction(hi, lo));
+    for s in
+        [Signal::None; 1000].into_iter().chain([Signal::ProgramEnd, Signal::None, Signal::None])
+    {
+        code.extend_from_slice(&word(s));
     }
     let n = validate_shader(&code).unwrap().instructions;
     g.throughput(Throughput::Elements(n as u64));

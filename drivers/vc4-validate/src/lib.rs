@@ -23,7 +23,6 @@
 
 mod buffers;
 mod list;
-mod qpu;
 pub mod sample;
 mod shader;
 

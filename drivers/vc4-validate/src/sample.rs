@@ -1,9 +1,10 @@
-//! A small valid job to start from: a constant-colour fragment shader (§3; the instruction
-//! sequence of Mesa vc4_qpu_emit.c's end of shader), GL (Table 45) and NV (Table 46) shader
+//! A small valid job to start from: a constant-colour fragment shader (`baregpu-qpu-asm`'s
+//! `programs::constant_colour`), GL (Table 45) and NV (Table 46) shader
 //! records, three vertices and a binning list that draws them, each at a fixed bus address.
 //! The crate's tests, fuzz target and benchmark mutate it; a kernel's own tests can too.
 
 use baregpu_hal::dma::BusAddress;
+use baregpu_qpu_asm::programs::constant_colour;
 use baregpu_regs::vc4::packets::{
     self as cl, gl_shader_state, nv_shader_state, primitive_list_format,
     tile_binning_mode_configuration as tbmc, vertex_array_primitives,
@@ -36,27 +37,13 @@ pub const VERTEX_BYTES: usize = 12;
 /// Tiles each way of the sample frame.
 pub const TILES: u32 = 2;
 
-/// One instruction's bytes from its high and low words (stored low first, §3).
-pub const fn instruction(hi: u32, lo: u32) -> [u8; 8] {
-    let l = lo.to_le_bytes();
-    let h = hi.to_le_bytes();
-    [l[0], l[1], l[2], l[3], h[0], h[1], h[2], h[3]]
-}
-
-/// `nop` (no signal, both units write nothing, both reads NOP).
-pub const NOP: (u32, u32) = (0x1000_09e7, 0x009e_7000);
-/// `nop` with the thread end signal (3).
-pub const THREAD_END: (u32, u32) = (0x3000_09e7, 0x009e_7000);
-/// `nop` with the scoreboard unlock signal (5).
-pub const SCOREBOARD_UNLOCK: (u32, u32) = (0x5000_09e7, 0x009e_7000);
-/// Load immediate (signal 14), add unit writes TLB_COLOUR_ALL (46) unconditionally, mul
-/// unit nothing; the low word is the colour.
-pub const LDI_TLB_COLOUR_HI: u32 = 0xe002_0ba7;
+/// The colour the sample's fragment shader writes.
+pub const COLOUR: u32 = 0xff00_ff00;
 
 /// The sample's buffers' bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
-    /// The fragment (and, for the GL record, vertex and coordinate) shader: four
+    /// The fragment (and, for the GL record, vertex and coordinate) shader: six
     /// instructions, then room to grow.
     pub code: [u8; 64],
     /// The GL record at [`GL_RECORD`], the NV record at [`NV_RECORD`], vertices at
@@ -76,9 +63,12 @@ impl Sample {
     /// The valid sample.
     pub fn new() -> Sample {
         let mut code = [0u8; 64];
-        let program = [(LDI_TLB_COLOUR_HI, 0xff00_ff00), THREAD_END, NOP, SCOREBOARD_UNLOCK];
-        for (i, (hi, lo)) in program.into_iter().enumerate() {
-            code[i * 8..i * 8 + 8].copy_from_slice(&instruction(hi, lo));
+        let mut words = [0u64; 8];
+        // Six instructions fit the eight words; the tests check the sample is valid.
+        if let Ok(program) = constant_colour(COLOUR, &mut words) {
+            for (slot, word) in code.chunks_exact_mut(8).zip(program) {
+                slot.copy_from_slice(&word.to_le_bytes());
+            }
         }
         let mut records = [0u8; 128];
         let put =

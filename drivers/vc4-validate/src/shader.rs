@@ -1,11 +1,23 @@
 //! QPU shader validation: the rules of Linux vc4_validate_shaders.c over the instruction
 //! encoding of broadcom-videocore-iv-3d §3, so that a shader from an untrusted program can
 //! neither run past its code, write a register that reaches memory or the host, nor read
-//! uniforms from anywhere but the stream its shader record names.
+//! uniforms from anywhere but the stream its shader record names. Instructions are decoded
+//! with `baregpu-qpu-asm`'s typed model; a word it cannot decode (a reserved encoding) is
+//! refused.
 
 use core::fmt;
 
-use crate::qpu::{self, Inst, reg, sig};
+use baregpu_qpu_asm::isa::{
+    AddOp, Alu, Branch, Cond, DecodeError, File, Instruction, LoadImmKind, Mux, Packing, RaddrB,
+    Reg, Signal,
+};
+
+/// Register file entries (0-31); a threaded shader has half of each file (§3 "Threads").
+const THREADED_FILE_END: u8 = 16;
+/// Accumulators r0-r3 as write addresses (§3 Table 14).
+const ACCUMULATORS: [Reg; 4] = [Reg::ACC0, Reg::ACC1, Reg::ACC2, Reg::ACC3];
+/// TMU0_S..TMU1_B (§3 Table 14, §4 Table 20): four registers per TMU, S first.
+const TMU_WRITES: core::ops::Range<u8> = Reg::TMU0_S.index()..Reg::TMU1_S.index() + 4;
 
 /// Bytes of one QPU instruction (two 32-bit words, §3).
 pub const INSTRUCTION_BYTES: usize = 8;
@@ -50,6 +62,8 @@ pub struct ShaderInfo {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum ShaderRule {
+    /// A word that is no instruction (a reserved encoding, §3; the error is the `source()`).
+    Undecodable(DecodeError),
     /// No thread end signal (3) in the code.
     MissingThreadEnd,
     /// The code ends before the thread end's two delay slots.
@@ -109,6 +123,7 @@ pub enum ShaderRule {
 impl fmt::Display for ShaderRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ShaderRule::Undecodable(_) => f.write_str("not an instruction"),
             ShaderRule::MissingThreadEnd => f.write_str("no thread end signal in the code"),
             ShaderRule::ThreadEndDelaySlotsOutside => {
                 f.write_str("the code ends before the thread end's two delay slots")
@@ -162,10 +177,68 @@ impl fmt::Display for ShaderError {
     }
 }
 
-impl core::error::Error for ShaderError {}
+impl core::error::Error for ShaderError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match &self.rule {
+            ShaderRule::Undecodable(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 fn fail<T>(ip: usize, rule: ShaderRule) -> Result<T, ShaderError> {
     Err(ShaderError { offset: ip * INSTRUCTION_BYTES, rule })
+}
+
+/// The instruction at index `ip` of `code` (which holds it).
+fn decode(code: &[u8], ip: usize) -> Result<Instruction, ShaderError> {
+    let at = ip * INSTRUCTION_BYTES;
+    let mut word = [0u8; INSTRUCTION_BYTES];
+    word.copy_from_slice(&code[at..at + INSTRUCTION_BYTES]);
+    Instruction::decode(u64::from_le_bytes(word))
+        .map_err(|e| ShaderError { offset: at, rule: ShaderRule::Undecodable(e) })
+}
+
+/// One register write of an instruction: where, which side, under which condition.
+#[derive(Clone, Copy)]
+struct Write {
+    reg: Reg,
+    side: File,
+    cond: Cond,
+}
+
+/// The add pipe's write, then the mul pipe's (a branch writes its link address, if taken).
+fn writes(inst: &Instruction) -> [Write; 2] {
+    let (add, mul, ws, conds) = match inst {
+        Instruction::Alu(a) => {
+            (a.wb.waddr_add, a.wb.waddr_mul, a.wb.ws, (a.wb.cond_add, a.wb.cond_mul))
+        }
+        Instruction::LoadImm(l) => {
+            (l.wb.waddr_add, l.wb.waddr_mul, l.wb.ws, (l.wb.cond_add, l.wb.cond_mul))
+        }
+        Instruction::Semaphore(m) => {
+            (m.wb.waddr_add, m.wb.waddr_mul, m.wb.ws, (m.wb.cond_add, m.wb.cond_mul))
+        }
+        Instruction::Branch(b) => (b.waddr_add, b.waddr_mul, b.ws, (Cond::Always, Cond::Always)),
+    };
+    let (add_side, mul_side) = if ws { (File::B, File::A) } else { (File::A, File::B) };
+    [
+        Write { reg: add, side: add_side, cond: conds.0 },
+        Write { reg: mul, side: mul_side, cond: conds.1 },
+    ]
+}
+
+/// The register-file B read address of an ALU instruction (none for a small immediate).
+fn raddr_b(a: &Alu) -> Option<Reg> {
+    match a.raddr_b {
+        RaddrB::Reg(r) => Some(r),
+        RaddrB::Imm(_) => None,
+    }
+}
+
+/// Uniforms an ALU instruction reads (a read through each file's address counts).
+fn uniform_reads(a: &Alu) -> u32 {
+    u32::from(a.raddr_a == Reg::UNIFORM_READ) + u32::from(raddr_b(a) == Some(Reg::UNIFORM_READ))
 }
 
 /// What the first pass finds: where the code ends, whether it is threaded, where branches
@@ -183,15 +256,18 @@ fn shape(code: &[u8]) -> Result<Shape, ShaderError> {
     let mut threaded = false;
     let mut reach = usize::MAX;
     for ip in 0..whole {
-        let inst = Inst::at(code, ip * INSTRUCTION_BYTES);
-        match inst.sig() {
-            sig::PROG_END => {
+        match decode(code, ip)? {
+            Instruction::Alu(a) if a.sig == Signal::ProgramEnd => {
                 end = Some(ip);
                 break;
             }
-            sig::THREAD_SWITCH | sig::LAST_THREAD_SWITCH => threaded = true,
-            sig::BRANCH => {
-                let target = branch_target(ip, inst).unwrap_or(0).max(0) as usize;
+            Instruction::Alu(a)
+                if matches!(a.sig, Signal::ThreadSwitch | Signal::LastThreadSwitch) =>
+            {
+                threaded = true;
+            }
+            Instruction::Branch(b) => {
+                let target = branch_target(ip, &b).unwrap_or(0).max(0) as usize;
                 reach = reach.min(ip).min(target);
             }
             _ => {}
@@ -204,13 +280,16 @@ fn shape(code: &[u8]) -> Result<Shape, ShaderError> {
     if instructions > whole {
         return fail(end, ShaderRule::ThreadEndDelaySlotsOutside);
     }
+    for ip in end + 1..instructions {
+        decode(code, ip)?;
+    }
     Ok(Shape { instructions, threaded, first_branch_reach: reach })
 }
 
 /// The instruction a relative branch at `ip` goes to (§3: relative to PC+4, after its three
 /// delay slots), `None` when the offset is not a whole instruction.
-fn branch_target(ip: usize, inst: Inst) -> Option<i64> {
-    let offset = i64::from(inst.immediate() as i32);
+fn branch_target(ip: usize, b: &Branch) -> Option<i64> {
+    let offset = i64::from(b.immediate);
     if offset % INSTRUCTION_BYTES as i64 != 0 {
         return None;
     }
@@ -220,82 +299,73 @@ fn branch_target(ip: usize, inst: Inst) -> Option<i64> {
 /// Load-immediate values still held by accumulators r0-r3 and the two register files.
 struct LiveImmediates {
     acc: [Option<u32>; 4],
-    file: [[Option<u32>; reg::FILE_END as usize]; 2],
+    file: [[Option<u32>; 32]; 2],
 }
 
 impl LiveImmediates {
-    fn slot(&mut self, waddr: u8, file_b: bool) -> Option<&mut Option<u32>> {
-        match waddr {
-            w if w < reg::FILE_END => Some(&mut self.file[usize::from(file_b)][usize::from(w)]),
-            w if (reg::ACC0..reg::ACC0 + 4).contains(&w) => {
-                Some(&mut self.acc[usize::from(w - reg::ACC0)])
-            }
-            _ => None,
+    fn slot(&mut self, reg: Reg, side: File) -> Option<&mut Option<u32>> {
+        if reg.is_file() {
+            return Some(&mut self.file[usize::from(side == File::B)][usize::from(reg.index())]);
         }
+        let acc = ACCUMULATORS.iter().position(|&r| r == reg)?;
+        Some(&mut self.acc[acc])
     }
 
     /// Record the instruction's writes: a load immediate of one 32-bit value, written
     /// unconditionally, makes its destination live; every other write kills it.
-    fn update(&mut self, inst: Inst) {
-        let ldi = inst.sig() == sig::LOAD_IMM && inst.unpack() == 0 && inst.pack() == 0;
-        for ((waddr, file_b), cond) in
-            inst.writes().into_iter().zip([inst.cond_add(), inst.cond_mul()])
-        {
-            let value = (ldi && cond == qpu::COND_ALWAYS).then_some(inst.immediate());
-            if let Some(slot) = self.slot(waddr, file_b) {
-                *slot = value;
+    fn update(&mut self, inst: &Instruction) {
+        let value = match inst {
+            Instruction::LoadImm(l)
+                if l.kind == LoadImmKind::Word && l.packing == Packing::NONE =>
+            {
+                Some(l.value)
+            }
+            _ => None,
+        };
+        for w in writes(inst) {
+            if let Some(slot) = self.slot(w.reg, w.side) {
+                *slot = value.filter(|_| w.cond == Cond::Always);
             }
         }
     }
 
     /// The live immediate an ALU input mux reads.
-    fn read(&self, inst: Inst, mux: u8) -> Option<u32> {
+    fn read(&self, a: &Alu, mux: Mux) -> Option<u32> {
+        let file = |side: usize, r: Reg| {
+            r.is_file().then(|| self.file[side][usize::from(r.index())]).flatten()
+        };
         match mux {
-            0..=3 => self.acc[usize::from(mux)],
-            qpu::MUX_A if inst.raddr_a() < reg::FILE_END => {
-                self.file[0][usize::from(inst.raddr_a())]
-            }
-            qpu::MUX_B if inst.reads_b() && inst.raddr_b() < reg::FILE_END => {
-                self.file[1][usize::from(inst.raddr_b())]
-            }
-            _ => None,
+            Mux::R0 | Mux::R1 | Mux::R2 | Mux::R3 => self.acc[usize::from(mux.bits())],
+            Mux::A => file(0, a.raddr_a),
+            Mux::B => raddr_b(a).and_then(|r| file(1, r)),
+            Mux::R4 | Mux::R5 => None,
         }
     }
 }
 
-/// Whether mux `mux` of `inst` reads the uniform stream.
-fn mux_reads_uniform(inst: Inst, mux: u8) -> bool {
-    (mux == qpu::MUX_A && inst.raddr_a() == reg::UNIFORM_READ)
-        || (mux == qpu::MUX_B && inst.reads_b() && inst.raddr_b() == reg::UNIFORM_READ)
+/// Whether mux `mux` of `a` reads the uniform stream.
+fn mux_reads_uniform(a: &Alu, mux: Mux) -> bool {
+    (mux == Mux::A && a.raddr_a == Reg::UNIFORM_READ)
+        || (mux == Mux::B && raddr_b(a) == Some(Reg::UNIFORM_READ))
 }
 
-/// Whether `inst` is the accepted uniform-address write: `add unifs_addr, rX, unif` with `rX`
-/// a live immediate equal to the stream bytes before this uniform plus 4 (so the stream goes
+/// Whether `a` is the accepted uniform-address write: `add unifs_addr, rX, unif` with `rX` a
+/// live immediate equal to the stream bytes before this uniform plus 4 (so the stream goes
 /// on right after it, from the address the uniform holds).
-fn uniform_address_write_ok(inst: Inst, live: &LiveImmediates, uniforms_before: u32) -> bool {
-    let plain = inst.sig() == sig::NONE
-        && inst.waddr_mul() == reg::NOP
-        && inst.cond_add() == qpu::COND_ALWAYS
-        && inst.pack() == 0
-        && !inst.pm()
-        && inst.unpack() == 0
-        && inst.op_add() == qpu::OP_ADD_ADD;
+fn uniform_address_write_ok(a: &Alu, live: &LiveImmediates, uniforms_before: u32) -> bool {
+    let plain = a.sig == Signal::None
+        && a.wb.waddr_mul == Reg::NOP
+        && a.wb.cond_add == Cond::Always
+        && a.packing == Packing::NONE
+        && a.op_add == AddOp::Add;
     let expected = (uniforms_before + 1) * 4;
-    let (a, b) = (inst.add_a(), inst.add_b());
     plain
-        && ((mux_reads_uniform(inst, b) && live.read(inst, a) == Some(expected))
-            || (mux_reads_uniform(inst, a) && live.read(inst, b) == Some(expected)))
+        && ((mux_reads_uniform(a, a.add_b) && live.read(a, a.add_a) == Some(expected))
+            || (mux_reads_uniform(a, a.add_a) && live.read(a, a.add_b) == Some(expected)))
 }
 
-fn is_forbidden_write(waddr: u8) -> bool {
-    matches!(
-        waddr,
-        reg::HOST_INT
-            | reg::TMU_NOSWAP
-            | reg::TLB_ALPHA_MASK
-            | reg::MUTEX_RELEASE
-            | reg::VPM_DMA_ADDR
-    )
+fn is_forbidden_write(reg: Reg) -> bool {
+    [Reg::HOST_INT, Reg::TMU_NOSWAP, Reg::TLB_ALPHA_MASK, Reg::MUTEX, Reg::VPM_ADDR].contains(&reg)
 }
 
 /// Validate the shader whose code starts at byte 0 of `code` (the rest of its buffer after
@@ -310,63 +380,67 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
         uniform_address_writes: [0; MAX_UNIFORM_ADDRESS_WRITES],
         uniform_address_write_count: 0,
     };
-    let mut live = LiveImmediates { acc: [None; 4], file: [[None; reg::FILE_END as usize]; 2] };
+    let mut live = LiveImmediates { acc: [None; 4], file: [[None; 32]; 2] };
     let mut last_switch: Option<usize> = None;
     let mut last_branch: Option<usize> = None;
     let mut tmu_parameters = [0u32; 2];
     for ip in 0..shape.instructions {
-        let inst = Inst::at(code, ip * INSTRUCTION_BYTES);
-        let signal = inst.sig();
-        match signal {
-            sig::BREAKPOINT | sig::COVERAGE_LOAD | sig::COLOR_LOAD_END | sig::ALPHA_MASK_LOAD => {
-                return fail(ip, ShaderRule::ForbiddenSignal { signal });
-            }
-            sig::THREAD_SWITCH | sig::LAST_THREAD_SWITCH | sig::PROG_END => {
-                if last_switch.is_some_and(|last| ip < last + THREAD_SWITCH_SPACING) {
-                    return fail(ip, ShaderRule::ThreadSwitchTooClose);
+        let inst = decode(code, ip)?;
+        match &inst {
+            Instruction::Alu(a) => match a.sig {
+                Signal::Breakpoint
+                | Signal::CoverageLoad
+                | Signal::ColourLoadEnd
+                | Signal::AlphaMaskLoad => {
+                    return fail(ip, ShaderRule::ForbiddenSignal { signal: a.sig.bits() });
                 }
-                last_switch = Some(ip);
-            }
-            sig::BRANCH => {
-                check_branch(ip, inst, &shape, last_switch, last_branch)?;
+                Signal::ThreadSwitch | Signal::LastThreadSwitch | Signal::ProgramEnd => {
+                    if last_switch.is_some_and(|last| ip < last + THREAD_SWITCH_SPACING) {
+                        return fail(ip, ShaderRule::ThreadSwitchTooClose);
+                    }
+                    last_switch = Some(ip);
+                }
+                _ => {}
+            },
+            Instruction::Branch(b) => {
+                check_branch(ip, b, &shape, last_switch, last_branch)?;
                 last_branch = Some(ip);
             }
-            _ => {}
+            Instruction::LoadImm(_) | Instruction::Semaphore(_) => {}
         }
+        let alu = match &inst {
+            Instruction::Alu(a) => Some(a),
+            _ => None,
+        };
         // Register file entries a threaded shader may not name (it has half of each file).
         if shape.threaded {
-            let mut named = [None; 4];
-            if inst.is_alu() {
-                named[0] = Some(inst.raddr_a());
-                named[1] = inst.reads_b().then_some(inst.raddr_b());
-            }
-            named[2] = Some(inst.waddr_add());
-            named[3] = Some(inst.waddr_mul());
-            for r in named.into_iter().flatten() {
-                if (reg::THREADED_FILE_END..reg::FILE_END).contains(&r) {
-                    return fail(ip, ShaderRule::ThreadedRegister { register: r });
+            let reads = alu.map_or([None, None], |a| [Some(a.raddr_a), raddr_b(a)]);
+            let [w0, w1] = writes(&inst);
+            for r in reads.into_iter().flatten().chain([w0.reg, w1.reg]) {
+                if r.is_file() && r.index() >= THREADED_FILE_END {
+                    return fail(ip, ShaderRule::ThreadedRegister { register: r.index() });
                 }
             }
         }
-        let reads_uniform = inst.reads_uniform();
-        if reads_uniform && ip >= shape.first_branch_reach {
+        let uniforms = alu.map_or(0, uniform_reads);
+        if uniforms > 0 && ip >= shape.first_branch_reach {
             return fail(ip, ShaderRule::UniformAfterBranch);
         }
-        for (unit, (waddr, _)) in inst.writes().into_iter().enumerate() {
-            if is_forbidden_write(waddr) {
-                return fail(ip, ShaderRule::ForbiddenWrite { register: waddr });
+        for (unit, w) in writes(&inst).into_iter().enumerate() {
+            if is_forbidden_write(w.reg) {
+                return fail(ip, ShaderRule::ForbiddenWrite { register: w.reg.index() });
             }
-            if (reg::TMU0_S..reg::TMU_END).contains(&waddr) {
-                if reads_uniform {
+            if TMU_WRITES.contains(&w.reg.index()) {
+                if uniforms > 0 {
                     return fail(ip, ShaderRule::UniformInTmuSetup);
                 }
-                let tmu = usize::from(waddr >= reg::TMU1_S);
+                let tmu = usize::from(w.reg.index() >= Reg::TMU1_S.index());
                 tmu_parameters[tmu] += 1;
                 if tmu_parameters[tmu] > MAX_TMU_PARAMETERS {
                     return fail(ip, ShaderRule::TooManyTmuParameters);
                 }
                 // The S write retires the lookup (§4 Table 20).
-                if (waddr - reg::TMU0_S).is_multiple_of(4) {
+                if (w.reg.index() - Reg::TMU0_S.index()).is_multiple_of(4) {
                     if tmu_parameters[tmu] == 1 {
                         return fail(ip, ShaderRule::DirectTmuLookup);
                     }
@@ -374,8 +448,10 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
                     info.tmu_lookups += 1;
                 }
             }
-            if waddr == reg::UNIFORMS_ADDRESS {
-                if unit != 0 || !uniform_address_write_ok(inst, &live, info.uniforms) {
+            if w.reg == Reg::UNIFORMS_ADDRESS {
+                let ok = unit == 0
+                    && alu.is_some_and(|a| uniform_address_write_ok(a, &live, info.uniforms));
+                if !ok {
                     return fail(ip, ShaderRule::UniformAddressForm);
                 }
                 let n = info.uniform_address_write_count;
@@ -386,20 +462,15 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
                 info.uniform_address_write_count += 1;
             }
         }
-        if reads_uniform {
-            let both = inst.raddr_a() == reg::UNIFORM_READ
-                && inst.reads_b()
-                && inst.raddr_b() == reg::UNIFORM_READ;
-            info.uniforms += 1 + u32::from(both);
-        }
-        live.update(inst);
+        info.uniforms += uniforms;
+        live.update(&inst);
     }
     Ok(info)
 }
 
 fn check_branch(
     ip: usize,
-    inst: Inst,
+    b: &Branch,
     shape: &Shape,
     last_switch: Option<usize>,
     last_branch: Option<usize>,
@@ -407,13 +478,13 @@ fn check_branch(
     if last_switch.is_some_and(|last| ip < last + THREAD_SWITCH_SPACING) {
         return fail(ip, ShaderRule::BranchNearThreadSwitch);
     }
-    if !inst.branch_rel() {
+    if !b.rel {
         return fail(ip, ShaderRule::BranchNotRelative);
     }
-    if inst.branch_reg() {
+    if b.reg {
         return fail(ip, ShaderRule::BranchViaRegister);
     }
-    let Some(target) = branch_target(ip, inst) else {
+    let Some(target) = branch_target(ip, b) else {
         return fail(ip, ShaderRule::BranchMisaligned);
     };
     let end = shape.instructions as i64;

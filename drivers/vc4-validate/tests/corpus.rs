@@ -2,7 +2,8 @@
 //! offset of the record or instruction that breaks it, and valid ones, each accepted. Every
 //! case is the valid sample with one change.
 
-use baregpu_vc4_validate::sample::{self, Sample, instruction};
+use baregpu_qpu_asm::isa::{Alu, Instruction, Signal};
+use baregpu_vc4_validate::sample::{self, Sample};
 use baregpu_vc4_validate::{
     Buffers, ListError, ListRule, Options, ShaderError, ShaderRule, validate_binning_list,
     validate_shader,
@@ -49,7 +50,7 @@ fn the_valid_samples_are_accepted() {
     let (nv, len) = s.binning_list(true);
     assert!(validate_binning_list(&nv[..len], &Buffers::new(&buffers), &Options::NV).is_ok());
     let info = validate_shader(&s.code).unwrap();
-    assert_eq!((info.instructions, info.threaded, info.uniforms), (4, false, 0));
+    assert_eq!((info.instructions, info.threaded, info.uniforms), (6, false, 0));
 }
 
 #[test]
@@ -242,7 +243,7 @@ fn shader_records_are_checked() {
     refused(
         gl(|_, s| {
             let switch = alu(2, 39, 39, 0, 0, 39, 39, 0, 0);
-            let code = shader(&[switch, inst(NOP), inst(NOP)]);
+            let code = shader(&[switch, nop(), nop()]);
             s.code[..code.len()].copy_from_slice(&code);
             s.records[0] = 0; // the FS is threaded now too: its flag says so
         }),
@@ -280,11 +281,19 @@ fn alu(
     instruction(hi, lo)
 }
 
-fn inst((hi, lo): (u32, u32)) -> [u8; 8] {
-    instruction(hi, lo)
+/// One instruction's bytes from its high and low words (stored low first, §3).
+fn instruction(hi: u32, lo: u32) -> [u8; 8] {
+    (u64::from(hi) << 32 | u64::from(lo)).to_le_bytes()
 }
 
-use sample::{NOP, THREAD_END};
+/// The bytes of an ALU no-op with `signal`, encoded by the QPU assembler.
+fn signal(signal: Signal) -> [u8; 8] {
+    Instruction::Alu(Alu::signal(signal)).encode().unwrap().to_le_bytes()
+}
+
+fn nop() -> [u8; 8] {
+    signal(Signal::None)
+}
 
 /// `or r0, unif, unif` (add opcode 21, both inputs file A, which reads the uniform stream).
 fn mov_r0_unif() -> [u8; 8] {
@@ -304,8 +313,8 @@ fn branch(offset: i32) -> [u8; 8] {
 /// `program` then thread end and two nops.
 fn shader(program: &[[u8; 8]]) -> Vec<u8> {
     let mut code: Vec<u8> = program.iter().flatten().copied().collect();
-    for i in [THREAD_END, NOP, NOP] {
-        code.extend_from_slice(&inst(i));
+    for i in [signal(Signal::ProgramEnd), nop(), nop()] {
+        code.extend_from_slice(&i);
     }
     code
 }
@@ -320,7 +329,7 @@ fn shader_refused(code: &[u8], instruction: usize, rule: ShaderRule) {
 
 #[test]
 fn valid_shaders() {
-    let nop = inst(NOP);
+    let nop = nop();
     // Uniforms counted; an accepted uniform-address write: ldi r1, 8 (one uniform read so
     // far, plus 4), then add unifs_addr, r1, unif.
     let code = shader(&[mov_r0_unif(), ldi(33, 8), alu(1, 40, 39, 1, 12, 32, 39, 1, 6)]);
@@ -338,14 +347,20 @@ fn valid_shaders() {
 
 #[test]
 fn hostile_shaders() {
-    let nop = inst(NOP);
+    let nop = nop();
     let switch = alu(2, 39, 39, 0, 0, 39, 39, 0, 0);
     // No end; the end's delay slots outside the buffer.
     shader_refused(&[nop, nop].concat(), 2, ShaderRule::MissingThreadEnd);
     shader_refused(
-        &[nop, inst(THREAD_END), nop].concat(),
+        &[nop, signal(Signal::ProgramEnd), nop].concat(),
         1,
         ShaderRule::ThreadEndDelaySlotsOutside,
+    );
+    // A reserved encoding (add opcode 9, §3 Table 12).
+    shader_refused(
+        &shader(&[alu(1, 39, 39, 0, 9, 39, 39, 0, 0)]),
+        0,
+        ShaderRule::Undecodable(baregpu_qpu_asm::DecodeError::ReservedAddOp(9)),
     );
     // Forbidden signals.
     for signal in [0, 7, 9, 12] {
