@@ -241,51 +241,6 @@ fn uniform_reads(a: &Alu) -> u32 {
     u32::from(a.raddr_a == Reg::UNIFORM_READ) + u32::from(raddr_b(a) == Some(Reg::UNIFORM_READ))
 }
 
-/// What the first pass finds: where the code ends, whether it is threaded, where branches
-/// start to make the uniform position unknown.
-struct Shape {
-    instructions: usize,
-    threaded: bool,
-    /// The first instruction a branch may reach: the first branch or the least target.
-    first_branch_reach: usize,
-}
-
-fn shape(code: &[u8]) -> Result<Shape, ShaderError> {
-    let whole = code.len() / INSTRUCTION_BYTES;
-    let mut end = None;
-    let mut threaded = false;
-    let mut reach = usize::MAX;
-    for ip in 0..whole {
-        match decode(code, ip)? {
-            Instruction::Alu(a) if a.sig == Signal::ProgramEnd => {
-                end = Some(ip);
-                break;
-            }
-            Instruction::Alu(a)
-                if matches!(a.sig, Signal::ThreadSwitch | Signal::LastThreadSwitch) =>
-            {
-                threaded = true;
-            }
-            Instruction::Branch(b) => {
-                let target = branch_target(ip, &b).unwrap_or(0).max(0) as usize;
-                reach = reach.min(ip).min(target);
-            }
-            _ => {}
-        }
-    }
-    let Some(end) = end else {
-        return Err(ShaderError { offset: code.len(), rule: ShaderRule::MissingThreadEnd });
-    };
-    let instructions = end + 1 + THREAD_END_DELAY_SLOTS;
-    if instructions > whole {
-        return fail(end, ShaderRule::ThreadEndDelaySlotsOutside);
-    }
-    for ip in end + 1..instructions {
-        decode(code, ip)?;
-    }
-    Ok(Shape { instructions, threaded, first_branch_reach: reach })
-}
-
 /// The instruction a relative branch at `ip` goes to (§3: relative to PC+4, after its three
 /// delay slots), `None` when the offset is not a whole instruction.
 fn branch_target(ip: usize, b: &Branch) -> Option<i64> {
@@ -368,13 +323,25 @@ fn is_forbidden_write(reg: Reg) -> bool {
     [Reg::HOST_INT, Reg::TMU_NOSWAP, Reg::TLB_ALPHA_MASK, Reg::MUTEX, Reg::VPM_ADDR].contains(&reg)
 }
 
+/// A branch target seen so far, with the branch's instruction (checked against the end once
+/// it is known).
+#[derive(Clone, Copy)]
+struct Target {
+    branch: usize,
+    target: i64,
+}
+
 /// Validate the shader whose code starts at byte 0 of `code` (the rest of its buffer after
 /// it: the code must end, with its delay slots, inside).
+///
+/// One pass, one decode per instruction: the rules that need the whole program (threading,
+/// branch targets against the end, uniforms after a branch) keep what they need (the first
+/// register a threaded shader may not name, the least and greatest branch targets, the last
+/// uniform read) and are judged at the end.
 pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
-    let shape = shape(code)?;
     let mut info = ShaderInfo {
-        instructions: shape.instructions,
-        threaded: shape.threaded,
+        instructions: 0,
+        threaded: false,
         uniforms: 0,
         tmu_lookups: 0,
         uniform_address_writes: [0; MAX_UNIFORM_ADDRESS_WRITES],
@@ -384,7 +351,20 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
     let mut last_switch: Option<usize> = None;
     let mut last_branch: Option<usize> = None;
     let mut tmu_parameters = [0u32; 2];
-    for ip in 0..shape.instructions {
+    let mut upper_register: Option<(usize, u8)> = None;
+    let (mut lowest, mut highest): (Option<Target>, Option<Target>) = (None, None);
+    let mut branch_reach = usize::MAX;
+    let mut last_uniform: Option<usize> = None;
+    let mut end: Option<usize> = None;
+    let whole = code.len() / INSTRUCTION_BYTES;
+    let mut ip = 0;
+    while end.is_none_or(|e| ip <= e + THREAD_END_DELAY_SLOTS) {
+        if ip == whole {
+            return match end {
+                None => Err(ShaderError { offset: code.len(), rule: ShaderRule::MissingThreadEnd }),
+                Some(e) => fail(e, ShaderRule::ThreadEndDelaySlotsOutside),
+            };
+        }
         let inst = decode(code, ip)?;
         match &inst {
             Instruction::Alu(a) => match a.sig {
@@ -399,12 +379,21 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
                         return fail(ip, ShaderRule::ThreadSwitchTooClose);
                     }
                     last_switch = Some(ip);
+                    if a.sig == Signal::ProgramEnd {
+                        end = end.or(Some(ip));
+                    } else if end.is_none() {
+                        info.threaded = true;
+                    }
                 }
                 _ => {}
             },
             Instruction::Branch(b) => {
-                check_branch(ip, b, &shape, last_switch, last_branch)?;
+                let target = check_branch(ip, b, last_switch, last_branch)?;
                 last_branch = Some(ip);
+                branch_reach = branch_reach.min(ip).min(target.max(0) as usize);
+                let t = Target { branch: ip, target };
+                lowest = Some(lowest.map_or(t, |l| if target < l.target { t } else { l }));
+                highest = Some(highest.map_or(t, |h| if target > h.target { t } else { h }));
             }
             Instruction::LoadImm(_) | Instruction::Semaphore(_) => {}
         }
@@ -412,19 +401,24 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
             Instruction::Alu(a) => Some(a),
             _ => None,
         };
-        // Register file entries a threaded shader may not name (it has half of each file).
-        if shape.threaded {
+        // Register file entries 16-31, which a threaded shader may not name (it has half of
+        // each file): the first one is kept until the whole shader says whether it is.
+        if upper_register.is_none() {
             let reads = alu.map_or([None, None], |a| [Some(a.raddr_a), raddr_b(a)]);
             let [w0, w1] = writes(&inst);
-            for r in reads.into_iter().flatten().chain([w0.reg, w1.reg]) {
-                if r.is_file() && r.index() >= THREADED_FILE_END {
-                    return fail(ip, ShaderRule::ThreadedRegister { register: r.index() });
-                }
-            }
+            upper_register = reads
+                .into_iter()
+                .flatten()
+                .chain([w0.reg, w1.reg])
+                .find(|r| r.is_file() && r.index() >= THREADED_FILE_END)
+                .map(|r| (ip, r.index()));
         }
         let uniforms = alu.map_or(0, uniform_reads);
-        if uniforms > 0 && ip >= shape.first_branch_reach {
-            return fail(ip, ShaderRule::UniformAfterBranch);
+        if uniforms > 0 {
+            if ip >= branch_reach {
+                return fail(ip, ShaderRule::UniformAfterBranch);
+            }
+            last_uniform = Some(ip);
         }
         for (unit, w) in writes(&inst).into_iter().enumerate() {
             if is_forbidden_write(w.reg) {
@@ -464,17 +458,40 @@ pub fn validate_shader(code: &[u8]) -> Result<ShaderInfo, ShaderError> {
         }
         info.uniforms += uniforms;
         live.update(&inst);
+        ip += 1;
+    }
+    info.instructions = ip;
+    // The rules that needed the whole shader.
+    if let (true, Some((at, register))) = (info.threaded, upper_register) {
+        return fail(at, ShaderRule::ThreadedRegister { register });
+    }
+    let end = ip as i64;
+    if let Some(l) = lowest.filter(|l| l.target < 0) {
+        return fail(l.branch, ShaderRule::BranchOutside);
+    }
+    if let Some(h) = highest {
+        if h.target >= end {
+            return fail(h.branch, ShaderRule::BranchOutside);
+        }
+        if h.target >= end - (1 + THREAD_END_DELAY_SLOTS) as i64 {
+            return fail(h.branch, ShaderRule::BranchToEnd);
+        }
+    }
+    // A backward branch reaches uniform reads before it.
+    if let Some(at) = last_uniform.filter(|&at| at >= branch_reach) {
+        return fail(at, ShaderRule::UniformAfterBranch);
     }
     Ok(info)
 }
 
+/// The rules a branch breaks on its own (its target is judged once the end is known); its
+/// target.
 fn check_branch(
     ip: usize,
     b: &Branch,
-    shape: &Shape,
     last_switch: Option<usize>,
     last_branch: Option<usize>,
-) -> Result<(), ShaderError> {
+) -> Result<i64, ShaderError> {
     if last_switch.is_some_and(|last| ip < last + THREAD_SWITCH_SPACING) {
         return fail(ip, ShaderRule::BranchNearThreadSwitch);
     }
@@ -487,15 +504,8 @@ fn check_branch(
     let Some(target) = branch_target(ip, b) else {
         return fail(ip, ShaderRule::BranchMisaligned);
     };
-    let end = shape.instructions as i64;
-    if target < 0 || target >= end {
-        return fail(ip, ShaderRule::BranchOutside);
-    }
-    if target >= end - (1 + THREAD_END_DELAY_SLOTS) as i64 {
-        return fail(ip, ShaderRule::BranchToEnd);
-    }
     if last_branch.is_some_and(|last| ip < last + BRANCH_SPACING) {
         return fail(ip, ShaderRule::BranchTooClose);
     }
-    Ok(())
+    Ok(target)
 }
