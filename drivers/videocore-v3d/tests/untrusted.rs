@@ -127,13 +127,26 @@ fn up(fake: &FakeV3d) -> V3d<'_, &FakeV3d, StepClock> {
     v3d
 }
 
-#[test]
-fn an_untrusted_list_is_validated_copied_and_given_the_drivers_rendering_list() {
+/// A test's world: the driver's own job (its buffers and binning list), those buffers as
+/// the validator sees them, the buffers of the driver's copy, a scripted device.
+struct World {
+    bufs: Buffers,
+    list: Vec<u8>,
+    contents: Contents,
+    copy: Buffers,
+    fake: FakeV3d,
+}
+
+fn world() -> World {
     let (bufs, list) = drivers_job();
     let contents = Contents::of(&bufs);
+    World { bufs, list, contents, copy: copy_buffers(), fake: FakeV3d::default() }
+}
+
+#[test]
+fn an_untrusted_list_is_validated_copied_and_given_the_drivers_rendering_list() {
+    let World { bufs, list, contents, copy, fake } = world();
     let described = contents.described();
-    let copy = copy_buffers();
-    let fake = FakeV3d::default();
     let mut v3d = up(&fake);
     let built = v3d
         .submit(2, |s| {
@@ -154,11 +167,8 @@ fn an_untrusted_list_is_validated_copied_and_given_the_drivers_rendering_list() 
 
 #[test]
 fn a_hostile_untrusted_list_never_reaches_the_device() {
-    let (bufs, list) = drivers_job();
-    let contents = Contents::of(&bufs);
+    let World { list, contents, copy, fake, .. } = world();
     let described = contents.described();
-    let copy = copy_buffers();
-    let fake = FakeV3d::default();
     let mut v3d = up(&fake);
     let draw_at = offset_of(&list, cl::VERTEX_ARRAY_PRIMITIVES.opcode);
     // 1000 vertices: the draw reads far past the vertex buffer.
