@@ -12,20 +12,21 @@ use baregpu_regs::vc4::packets::{
 
 use crate::buffers::{Buffer, Purposes};
 
-/// Tile allocation memory.
-pub const TILE_ALLOCATION: BusAddress = BusAddress(0x1000_0000);
+/// Tile allocation memory (the buffers sit in the first 2 MiB, so a device model with that
+/// much memory can run the sample).
+pub const TILE_ALLOCATION: BusAddress = BusAddress(0x0010_0000);
 /// Its size: 4 KiB.
 pub const TILE_ALLOCATION_BYTES: u32 = 0x1000;
 /// The tile state data array.
-pub const TILE_STATE: BusAddress = BusAddress(0x1001_0000);
+pub const TILE_STATE: BusAddress = BusAddress(0x0011_0000);
 /// Its size: 4 KiB.
 pub const TILE_STATE_BYTES: u32 = 0x1000;
 /// Shader records and vertices ([`Sample::records`]).
-pub const RECORDS: BusAddress = BusAddress(0x1002_0000);
+pub const RECORDS: BusAddress = BusAddress(0x0012_0000);
 /// The shader code ([`Sample::code`]).
-pub const CODE: BusAddress = BusAddress(0x1003_0000);
+pub const CODE: BusAddress = BusAddress(0x0013_0000);
 /// The uniforms ([`Sample::uniforms`]).
-pub const UNIFORMS: BusAddress = BusAddress(0x1004_0000);
+pub const UNIFORMS: BusAddress = BusAddress(0x0014_0000);
 /// Offset of the GL shader record in [`Sample::records`].
 pub const GL_RECORD: usize = 0;
 /// Offset of the NV shader record.

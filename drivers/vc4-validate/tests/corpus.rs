@@ -108,8 +108,8 @@ fn the_binning_configuration_rules() {
     refused(gl(|l, _| l[13] = 255), CONFIG, ListRule::TileAllocationTooSmall);
     // Tile state in the tile allocation buffer, or misaligned.
     let ts = |l: &mut Vec<u8>, v: u32| l[9..13].copy_from_slice(&v.to_le_bytes());
-    refused(gl(|l, _| ts(l, 0x1000_0000)), CONFIG, ListRule::TileStateOutside);
-    refused(gl(|l, _| ts(l, 0x1001_0008)), CONFIG, ListRule::TileStateOutside);
+    refused(gl(|l, _| ts(l, 0x0010_0000)), CONFIG, ListRule::TileStateOutside);
+    refused(gl(|l, _| ts(l, 0x0011_0008)), CONFIG, ListRule::TileStateOutside);
     // An address outside every buffer.
     refused(
         gl(|l, _| l[1..5].copy_from_slice(&0x3000_0000u32.to_le_bytes())),
@@ -172,14 +172,14 @@ fn indexed_draws_check_the_index_list() {
         record.extend_from_slice(&[max, 0, 0, 0]);
         list.splice(DRAW..DRAW + 10, record).for_each(drop);
         let mut buffers = s.buffers().to_vec();
-        buffers.push(Buffer::with_contents(BusAddress(0x1005_0000), &indices, Purposes::INDICES));
+        buffers.push(Buffer::with_contents(BusAddress(0x0015_0000), &indices, Purposes::INDICES));
         validate_binning_list(&list, &Buffers::new(&buffers), &Options::LINUX).map(|_| ())
     };
-    assert!(draw(3, 2, 0x1005_0000).is_ok());
-    refused(draw(4, 2, 0x1005_0000), DRAW, ListRule::IndexAboveMaximum { index: 9 });
-    refused(draw(4, 9, 0x1005_0000), DRAW, ListRule::AttributeOutOfBounds { attribute: 0 });
-    refused(draw(3, 2, 0x1005_0004), DRAW, ListRule::IndicesOutside);
-    refused(draw(3, 2, 0x1002_0000), DRAW, ListRule::IndicesOutside);
+    assert!(draw(3, 2, 0x0015_0000).is_ok());
+    refused(draw(4, 2, 0x0015_0000), DRAW, ListRule::IndexAboveMaximum { index: 9 });
+    refused(draw(4, 9, 0x0015_0000), DRAW, ListRule::AttributeOutOfBounds { attribute: 0 });
+    refused(draw(3, 2, 0x0015_0004), DRAW, ListRule::IndicesOutside);
+    refused(draw(3, 2, 0x0012_0000), DRAW, ListRule::IndicesOutside);
 }
 
 #[test]
@@ -192,7 +192,7 @@ fn shader_records_are_checked() {
     refused(check(&s, &list, &Options::NV), STATE, ListRule::ShaderRecordMisaligned);
     // A record in a buffer without that purpose (the code buffer).
     refused(
-        gl(|l, _| l[STATE + 1..STATE + 5].copy_from_slice(&0x1003_0001u32.to_le_bytes())),
+        gl(|l, _| l[STATE + 1..STATE + 5].copy_from_slice(&0x0013_0001u32.to_le_bytes())),
         STATE,
         ListRule::ShaderRecordOutside,
     );
@@ -202,14 +202,14 @@ fn shader_records_are_checked() {
     let put =
         |s: &mut Sample, at: usize, v: u32| s.records[at..at + 4].copy_from_slice(&v.to_le_bytes());
     refused(
-        gl(|_, s| put(s, 4, 0x1003_0008)),
+        gl(|_, s| put(s, 4, 0x0013_0008)),
         STATE,
-        ListRule::ShaderNotAtBufferStart { address: 0x1003_0008 },
+        ListRule::ShaderNotAtBufferStart { address: 0x0013_0008 },
     );
     refused(
-        gl(|_, s| put(s, 16, 0x1004_0000)),
+        gl(|_, s| put(s, 16, 0x0014_0000)),
         STATE,
-        ListRule::ShaderNotAtBufferStart { address: 0x1004_0000 },
+        ListRule::ShaderNotAtBufferStart { address: 0x0014_0000 },
     );
     // The fragment shader flagged threaded though it never switches threads.
     refused(gl(|_, s| s.records[0] = 0), STATE, ListRule::ThreadingMismatch);
@@ -217,7 +217,7 @@ fn shader_records_are_checked() {
     refused(
         gl(|_, s| {
             s.code[..8].copy_from_slice(&mov_r0_unif());
-            put(s, 8, 0x1004_0010);
+            put(s, 8, 0x0014_0010);
         }),
         STATE,
         ListRule::UniformsOutside,
@@ -225,7 +225,7 @@ fn shader_records_are_checked() {
     assert!(
         gl(|_, s| {
             s.code[..8].copy_from_slice(&mov_r0_unif());
-            put(s, 8, 0x1004_000c);
+            put(s, 8, 0x0014_000c);
         })
         .is_ok()
     );
