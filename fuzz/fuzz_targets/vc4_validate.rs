@@ -3,17 +3,25 @@
 //! shader code and the uniforms (the first byte picks the GL or the NV list). Validation never
 //! panics; a list it accepts keeps every address the V3D would follow inside the buffers
 //! handed in, checked here by walking the accepted list's address fields and the shader
-//! records they name; an accepted shader ends, delay slots included, inside its code.
-//! (Running accepted mutants on the emulated V3D waits for its device model.)
+//! records they name; an accepted shader ends, delay slots included, inside its code. An
+//! accepted NV-mode list is then run on the emulated V3D (v3d-model, with a rendering list
+//! built here for the tiles the list configures) over guest memory that asserts every read
+//! stays inside the buffers handed in, the two lists and the frame buffer, and every write
+//! inside the tile memory and the frame buffer. (GL-mode lists are not run: the model shades
+//! NV-mode vertices only.)
 #![no_main]
 
 use baregpu_regs::packet::{Walked, records};
 use baregpu_regs::vc4::packets::{self as cl, tile_binning_mode_configuration as tbmc};
 use baregpu_vc4_validate::sample::{RECORDS, Sample};
 use baregpu_vc4_validate::{
-    Buffer, Buffers, INSTRUCTION_BYTES, Options, validate_binning_list, validate_shader,
+    Buffer, Buffers, INSTRUCTION_BYTES, ListSummary, Options, validate_binning_list,
+    validate_shader,
 };
 use libfuzzer_sys::fuzz_target;
+
+#[path = "vc4_validate_model.rs"]
+mod model;
 
 fn inside(buffers: &[Buffer<'_>], address: u64, len: u64) -> bool {
     buffers.iter().any(|b| b.offset_of(address, len).is_some())
@@ -91,10 +99,48 @@ fuzz_target!(|data: &[u8]| {
     }
     let buffers = s.buffers();
     let options = if nv { Options::NV } else { Options::LINUX };
-    if validate_binning_list(&list[..len], &Buffers::new(&buffers), &options).is_ok() {
+    if let Ok(summary) = validate_binning_list(&list[..len], &Buffers::new(&buffers), &options) {
         check_accepted(&list[..len], &s, &buffers);
+        if nv {
+            let binned = run_on_model(&list[..len], &buffers, &summary);
+            // The unmutated sample is binned: the model run is a real one. (Its frame is not
+            // checked: with Linux's list end, Increment Semaphore then Flush, the model starts
+            // rendering before the flush caps the tile lists.)
+            if edits.len() < 3 && mode & 2 == 0 {
+                assert_eq!(binned, 1, "the valid sample binned");
+            }
+        }
     }
     if let Ok(info) = validate_shader(&s.code) {
         assert!(info.instructions * INSTRUCTION_BYTES <= s.code.len());
     }
 });
+
+/// Run the accepted list on the emulated V3D (the watched memory asserts the bounds); the
+/// binning jobs it finished.
+fn run_on_model(list: &[u8], buffers: &[Buffer<'_>], summary: &ListSummary) -> u32 {
+    let mut contents: Vec<(u64, &[u8])> =
+        buffers.iter().filter_map(|b| Some((b.base.0, b.contents?))).collect();
+    contents.push((model::BIN_LIST, list));
+    let render = model::rendering_list(summary);
+    contents.push((model::RENDER_LIST, &render));
+    let readable: Vec<(u64, u64)> = buffers
+        .iter()
+        .map(|b| (b.base.0, u64::from(b.size)))
+        .chain([
+            (model::BIN_LIST, list.len() as u64),
+            (model::RENDER_LIST, render.len() as u64),
+            model::frame(summary),
+        ])
+        .collect();
+    let writable: Vec<(u64, u64)> = buffers
+        .iter()
+        .filter(|b| {
+            b.purposes.contains(baregpu_vc4_validate::Purposes::TILE_ALLOCATION)
+                || b.purposes.contains(baregpu_vc4_validate::Purposes::TILE_STATE)
+        })
+        .map(|b| (b.base.0, u64::from(b.size)))
+        .chain([model::frame(summary)])
+        .collect();
+    model::run(&contents, readable, writable, list.len() as u32, render.len() as u32)
+}
