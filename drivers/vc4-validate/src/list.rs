@@ -596,7 +596,12 @@ fn attribute(
     let (buffer, _) = buffers
         .find(base, size, Purposes::VERTICES)
         .ok_or(ListRule::AttributeOutside { attribute: n })?;
-    Ok(Attribute { base, size, stride, limit: buffer.base.0.saturating_add(u64::from(buffer.size)) })
+    Ok(Attribute {
+        base,
+        size,
+        stride,
+        limit: buffer.base.0.saturating_add(u64::from(buffer.size)),
+    })
 }
 
 /// The shader whose code and uniforms addresses a record holds at `code_at` and
