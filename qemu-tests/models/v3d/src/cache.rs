@@ -5,6 +5,7 @@
 //! cache until `V3D_SLCACTL` (ICC/UCC/T0CC/T1CC per slice) or `V3D_L2CACTL.L2CCLR` clears it
 //! (§10 Tables 71-72). The L2 is used only while `L2CENA` is set.
 
+use crate::perf::{Events, source};
 use gpu_device_model::DeviceContext;
 
 /// Bytes per cache line (a decision: the document gives no line size).
@@ -103,11 +104,13 @@ impl Caches {
         }
     }
 
-    /// Read the dword at `address` (the low two bits ignored) through `slice`'s `port` cache.
-    /// `Err(address)`: a bus fault, or the unprogrammed address 0.
+    /// Read the dword at `address` (the low two bits ignored) through `slice`'s `port` cache,
+    /// counting hits and misses in `events` (§10 Table 82). `Err(address)`: a bus fault, or the
+    /// unprogrammed address 0.
     pub fn read_u32(
         &mut self,
         dev: &mut DeviceContext<'_>,
+        events: &mut Events,
         slice: usize,
         port: Port,
         address: u32,
@@ -121,16 +124,29 @@ impl Caches {
         let word = |d: &[u8; LINE_BYTES as usize]| {
             u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
         };
+        let (hit, miss) = match port {
+            Port::Instruction => (Some(source::ICACHE_HITS), source::ICACHE_MISSES),
+            Port::Uniforms => (Some(source::UCACHE_HITS), source::UCACHE_MISSES),
+            Port::Tmu(_) => (None, source::TMU_MISSES),
+        };
         let cache = &mut self.slices[slice][index(port)];
         if let Some(d) = cache.get(line) {
+            if let Some(hit) = hit {
+                events.add(hit, 1);
+            }
             return Ok(word(d));
         }
+        events.add(miss, 1);
         let data = match self.l2.get(line).filter(|_| self.l2_enabled) {
-            Some(d) => *d,
+            Some(d) => {
+                events.add(source::L2_HITS, 1);
+                *d
+            }
             None => {
                 let mut d = [0u8; LINE_BYTES as usize];
                 dev.dma_read(u64::from(line), &mut d).map_err(|_| address)?;
                 if self.l2_enabled {
+                    events.add(source::L2_MISSES, 1);
                     self.l2.put(line, d);
                 }
                 d

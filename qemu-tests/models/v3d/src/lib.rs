@@ -25,6 +25,7 @@
 
 pub mod cache;
 pub mod faults;
+pub mod perf;
 pub mod qpu;
 pub mod scheduler;
 pub mod shading;
