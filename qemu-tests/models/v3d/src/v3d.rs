@@ -107,6 +107,8 @@ pub struct V3d {
     requests_made: u8,
     completed: u8,
     int_status: u32,
+    /// Pipeline conditions held asserted (INT_OUTOMEM while the binner needs memory).
+    int_levels: u32,
     int_enable: u32,
     /// QPU interrupt bits a `missed-irq` fault keeps off the line until cleared.
     suppressed: u16,
@@ -146,6 +148,7 @@ impl V3d {
             requests_made: 0,
             completed: 0,
             int_status: 0,
+            int_levels: 0,
             int_enable: 0,
             suppressed: 0,
             faults,
@@ -185,6 +188,16 @@ impl V3d {
     /// Table 75) and update the line: the control-list executor's way in.
     pub fn raise_pipeline_interrupts(&mut self, bits: u32, dev: &mut DeviceContext<'_>) {
         self.int_status |= bits & PIPELINE_INTERRUPTS;
+        self.update_irq(dev);
+    }
+
+    /// Hold pipeline interrupt bits asserted while their condition lasts (§10 "Pipeline
+    /// Interrupt Control": "INT_OUTOMEM is essentially level triggered, so the underlying
+    /// condition must be cleared before the interrupt bit can be cleared"): a `V3D_INTCTL`
+    /// write of 1 does not clear a held bit. `bits` replaces the held set.
+    pub fn set_pipeline_levels(&mut self, bits: u32, dev: &mut DeviceContext<'_>) {
+        self.int_levels = bits & PIPELINE_INTERRUPTS;
+        self.int_status |= self.int_levels;
         self.update_irq(dev);
     }
 
@@ -247,7 +260,7 @@ impl V3d {
             PCTRE => self.counters.set_enables(self.regs.write(offset, value), events),
             PCTRC => self.counters.clear(self.regs.write(offset, value), events),
             // Write 1 to clear (§10 Tables 73, 75-77).
-            INTCTL => self.int_status &= !value,
+            INTCTL => self.int_status = (self.int_status & !value) | self.int_levels,
             INTENA => self.int_enable |= value & PIPELINE_INTERRUPTS,
             INTDIS => self.int_enable &= !value,
             DBQITC => {
