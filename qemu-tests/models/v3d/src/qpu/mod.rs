@@ -592,9 +592,6 @@ impl Exec<'_, '_> {
                 "fragment shader ended without reading every varying (§6)",
             ));
         }
-        if t.sfu.is_some() {
-            return Err(QpuFaultKind::Restriction("program ended with an SFU result in flight"));
-        }
         Ok(Step::Ended)
     }
 
