@@ -77,7 +77,6 @@ fn vector_add_loads_through_the_vdr_and_stores_through_the_vdw() {
     let c: Vec<u32> = (0..16).map(|i| 1000 - i).collect();
     b.put(DATA, &a);
     b.put(DATA + 0x100, &c);
-    b.put(UNIFORMS, &[DATA, DATA + 0x100, OUT]);
     let mut p = vec![
         ldi(VPM_SETUP, vdr_setup(0)),
         w(mov_a(VPM_DMA_ADDR, UNIF)),
@@ -91,15 +90,9 @@ fn vector_add_loads_through_the_vdr_and_stores_through_the_vdw() {
         w(mov_a(R0, VPM)),
         w(mov_a(R1, VPM)),
         w(add_op(12, R2, M_R0, M_R1)),
-        ldi_b(VPM_SETUP, vpm_write_setup(2)),
-        w(mov(VPM, M_R2)),
     ];
-    p.extend(store_row(2));
-    p.extend(end());
-    b.code(CODE, &p);
-    b.submit(CODE, UNIFORMS, 3);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_vector(M_R2, 2));
+    b.run_program(&p, &[DATA, DATA + 0x100, OUT]);
     let sum: Vec<u32> = a.iter().zip(&c).map(|(x, y)| x + y).collect();
     assert_eq!(b.peek_n(OUT, 16), sum);
     assert_eq!(b.completed(), 1);
@@ -260,27 +253,26 @@ fn rewritten_code_runs_stale_until_the_instruction_cache_is_cleared() {
         p.extend(end());
         p
     };
+    let again = |b: &mut Bench| {
+        b.submit(CODE, UNIFORMS, 1);
+        b.run(1000);
+    };
     b.put(UNIFORMS, &[OUT]);
     b.code(CODE, &prog(1));
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT), 1);
     b.code(CODE, &prog(2));
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT), 1, "stale code from the instruction cache");
     b.wr(SLCACTL, 0xF);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT), 2);
-    // Uniforms likewise (UCC), and a cleared L2 does not bring them back on its own.
+    // Uniforms likewise (UCC).
     b.put(UNIFORMS, &[OUT2]);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT2), 0, "stale uniform: still stored to OUT");
     b.wr(SLCACTL, 0xF00);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT2), 2);
 }
 
@@ -393,7 +385,6 @@ fn a_texture_lookup_samples_an_lt_texture_through_the_tmu() {
         b.put(0x10_0000 + 64 * (x / 4) + 4 * (x % 4), &[0xAB00_0000 | x]);
     }
     let p1 = 4 << 20 | 16 << 8 | 1 << 7 | 1 << 4;
-    b.put(UNIFORMS, &[0x10_0000, p1, OUT]);
     let mut p = vec![
         w(I { raddr_a: ELEM, ..add_op(8, R0, M_A, M_A) }),
         w(I { sig: 13, raddr_b: 44, ..mul_op(1, R1, M_R0, M_B) }),
@@ -401,15 +392,9 @@ fn a_texture_lookup_samples_an_lt_texture_through_the_tmu() {
         w(mov(57, M_R2)),
         w(mov(TMU0_S, M_R1)),
         w(I { sig: 10, ..NOP }),
-        ldi_b(VPM_SETUP, vpm_write_setup(0)),
-        w(mov(VPM, M_R4)),
     ];
-    p.extend(store_row(0));
-    p.extend(end());
-    b.code(CODE, &p);
-    b.submit(CODE, UNIFORMS, 3);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_vector(M_R4, 0));
+    b.run_program(&p, &[0x10_0000, p1, OUT]);
     assert_eq!(b.peek_n(OUT, 16), (0..16).map(|x| 0xAB00_0000 | x).collect::<Vec<_>>());
 }
 
@@ -421,19 +406,9 @@ fn tmu_addressing_is_swapped_alike_for_writes_and_loads_on_qpus_2_and_3() {
     let mut b = Bench::new();
     b.wr(SQRSV0, 0x11);
     b.put(DATA, &[0xC0FFEE]);
-    let mut p = vec![
-        w(mov_a(TMU0_S, UNIF)),
-        w(I { sig: 10, ..NOP }),
-        ldi_b(VPM_SETUP, vpm_write_setup(0)),
-        w(mov(VPM, M_R4)),
-    ];
-    p.extend(store_row(0));
-    p.extend(end());
-    b.code(CODE, &p);
-    b.put(UNIFORMS, &[DATA, OUT]);
-    b.submit(CODE, UNIFORMS, 2);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    let mut p = vec![w(mov_a(TMU0_S, UNIF)), w(I { sig: 10, ..NOP })];
+    p.extend(store_vector(M_R4, 0));
+    b.run_program(&p, &[DATA, OUT]);
     assert_eq!(b.peek(OUT), 0xC0FFEE);
 }
 
