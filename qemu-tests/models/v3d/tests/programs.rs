@@ -446,3 +446,27 @@ fn performance_counters_count_their_sources_while_enabled() {
     assert_eq!(counts, [8, 1, 15, 100], "only counter 0 counted the second run");
     assert_eq!(b.rd(PCTRE), 1);
 }
+
+#[test]
+fn with_the_l2_enabled_code_stays_stale_until_the_l2_is_cleared_too() {
+    // §10 Tables 71-72: with L2CENA set the slice caches fill from the L2, so clearing the
+    // instruction cache alone refetches the L2's stale copy; L2CCLR makes the new code seen.
+    let mut b = Bench::new();
+    b.wr(L2CACTL, 1);
+    let prog = |v: u32| {
+        let mut p = vec![ldi(R0, v)];
+        p.extend(store_vector(M_R0, 0));
+        p
+    };
+    b.run_program(&prog(1), &[OUT]);
+    b.run_program(&prog(2), &[OUT]);
+    assert_eq!(b.peek(OUT), 1, "stale in the instruction cache");
+    b.wr(SLCACTL, 0xF);
+    b.run_program(&prog(3), &[OUT]);
+    assert_eq!(b.peek(OUT), 1, "stale in the L2");
+    b.wr(L2CACTL, 1 << 2);
+    b.wr(SLCACTL, 0xF);
+    b.run_program(&prog(4), &[OUT]);
+    assert_eq!(b.peek(OUT), 4);
+    assert_eq!(b.rd(L2CACTL), 1, "clearing leaves the L2 enabled");
+}
