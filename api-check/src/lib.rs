@@ -68,6 +68,8 @@ error_types! {
         baregpu_ring::ring::WaitError,
         baregpu_ring::vc4::ControlListError,
         baregpu_ring::vc4::RelocationError,
+        baregpu_ring::nvidia::PushbufferError,
+        baregpu_ring::nvidia::IbSubmitError,
     ],
     "hal/gpu" + defmt => [
         baregpu_gpu::DeviceGone,
@@ -83,6 +85,8 @@ error_types! {
         baregpu_firmware::amd::LoadError,
         baregpu_firmware::amd::evergreen::ImageError,
         baregpu_firmware::amd::evergreen::LoadError,
+        baregpu_firmware::falcon::FalconImageError,
+        baregpu_firmware::falcon::FalconLoadError,
     ],
     "drivers/radeon-r5xx" + defmt => [
         baregpu_radeon_r5xx::ConfigError,
@@ -100,6 +104,14 @@ error_types! {
         baregpu_radeon_evergreen::pm4::PacketError,
         baregpu_radeon_evergreen::compute::DispatchError,
         baregpu_radeon_evergreen::IrqError,
+    ],
+    "drivers/videocore-v3d" + defmt => [
+        baregpu_videocore_v3d::ProbeError,
+        baregpu_videocore_v3d::JobError,
+        baregpu_videocore_v3d::BuildError,
+        baregpu_videocore_v3d::SubmitError,
+        baregpu_videocore_v3d::WaitError,
+        baregpu_videocore_v3d::InitError,
     ],
     "drivers/ati-ctm" + defmt => [
         baregpu_ati_ctm::command::CtmError,
@@ -121,6 +133,14 @@ error_types! {
         baregpu_falcon_asm::BuildError,
         baregpu_falcon_asm::isa::EncodeError,
         baregpu_falcon_asm::isa::DecodeError,
+    ],
+    "drivers/qpu-asm" + defmt => [
+        baregpu_qpu_asm::AsmError,
+        baregpu_qpu_asm::BuildError,
+        baregpu_qpu_asm::OperandError,
+        baregpu_qpu_asm::RuleError,
+        baregpu_qpu_asm::isa::EncodeError,
+        baregpu_qpu_asm::isa::DecodeError,
     ],
 }
 
@@ -149,9 +169,11 @@ readme_doctests! {
     FirmwareReadme => "../../firmware-loader/README.md",
     R5xxReadme => "../../drivers/radeon-r5xx/README.md",
     EvergreenReadme => "../../drivers/radeon-evergreen/README.md",
+    VideoCoreV3dReadme => "../../drivers/videocore-v3d/README.md",
     AtiCtmReadme => "../../drivers/ati-ctm/README.md",
     DppAsmReadme => "../../drivers/dpp-asm/README.md",
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
     FalconAsmReadme => "../../drivers/falcon-asm/README.md",
+    QpuAsmReadme => "../../drivers/qpu-asm/README.md",
     PortingGuide => "../../docs/porting.md",
 }

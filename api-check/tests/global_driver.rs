@@ -9,6 +9,7 @@ use baregpu_hal::time::Clock;
 use baregpu_platform::dma::BumpDma;
 use baregpu_radeon_evergreen::Evergreen;
 use baregpu_radeon_r5xx::R5xx;
+use baregpu_videocore_v3d::V3d;
 use std::sync::Mutex;
 
 /// A kernel's clock (a `Copy` handle on a free-running counter).
@@ -29,6 +30,8 @@ static DMA: std::sync::OnceLock<BumpDma> = std::sync::OnceLock::new();
 static R5XX: Mutex<Option<R5xx<'static, MmioRegion, KernelClock, BumpDma>>> = Mutex::new(None);
 static EVERGREEN: Mutex<Option<Evergreen<'static, MmioRegion, KernelClock, BumpDma>>> =
     Mutex::new(None);
+/// The V3D driver owns no DMA memory (its overflow pool is the kernel's, borrowed `'static`).
+static V3D: Mutex<Option<V3d<'static, MmioRegion, KernelClock>>> = Mutex::new(None);
 
 /// Bring-up at boot: the driver borrows the `'static` allocator and moves into the static.
 #[allow(dead_code)]
@@ -51,6 +54,11 @@ fn evergreen_interrupt() -> bool {
     gpu.as_mut().is_some_and(|gpu| gpu.handle_interrupts().is_ok())
 }
 
+fn v3d_interrupt() -> bool {
+    let mut gpu = V3D.lock().expect("not poisoned");
+    gpu.as_mut().is_some_and(|gpu| gpu.handle_interrupts().is_ok())
+}
+
 fn assert_send<T: Send>() {}
 fn assert_sync<T: Sync>() {}
 
@@ -59,8 +67,10 @@ fn a_driver_over_the_platform_allocator_can_live_in_a_static_for_the_interrupt_h
     assert_sync::<BumpDma>();
     assert_send::<R5xx<'static, MmioRegion, KernelClock, BumpDma>>();
     assert_send::<Evergreen<'static, MmioRegion, KernelClock, BumpDma>>();
+    assert_send::<V3d<'static, MmioRegion, KernelClock>>();
     // Before `init` stores a driver there, the handler finds none and does nothing.
     assert!(!r5xx_interrupt());
     assert!(!evergreen_interrupt());
+    assert!(!v3d_interrupt());
     assert!(DMA.get().is_none());
 }

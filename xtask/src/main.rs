@@ -39,10 +39,12 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-firmware",
     "baregpu-radeon-r5xx",
     "baregpu-radeon-evergreen",
+    "baregpu-videocore-v3d",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -59,10 +61,12 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-firmware",
     "baregpu-radeon-r5xx",
     "baregpu-radeon-evergreen",
+    "baregpu-videocore-v3d",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -131,8 +135,9 @@ fn cargo() -> Command {
 /// metal (dependents enable only their own).
 const BARE_METAL_FEATURES: &str = "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,\
      baregpu-regs/vc4,baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,\
-     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/defmt,baregpu-platform/x86_64,\
-     baregpu-platform/aarch64,baregpu-platform/bootloader_api,baregpu-platform/defmt";
+     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/nvidia,baregpu-ring/defmt,\
+     baregpu-firmware/nvidia,baregpu-platform/x86_64,baregpu-platform/aarch64,\
+     baregpu-platform/bootloader_api,baregpu-platform/defmt";
 
 /// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
 fn bare_metal_build(target: Option<&str>) -> Command {
@@ -153,13 +158,18 @@ fn bare_metal_build(target: Option<&str>) -> Command {
     cmd
 }
 
-/// `cargo doc` of the published crates for `target` with every feature, as docs.rs builds them
+/// The published crates whose source depends on the target (`cfg(target_arch)`,
+/// `cfg(target_os)`): their documentation is built for every bare-metal target, the others'
+/// only for the first (it is the same text). A test keeps the list equal to the sources'.
+const TARGET_DEPENDENT_CRATES: &[&str] = &["baregpu-hal", "baregpu-platform"];
+
+/// `cargo doc` of `crates` for `target` with every feature, as docs.rs builds them
 /// (`--cfg docsrs`: the feature badges), warnings denied: a broken or private intra-doc link,
 /// an unclosed HTML tag or a bad code-block attribute fails the test command.
-fn doc_build(target: &str) -> Command {
+fn doc_build(target: &str, crates: &[&str]) -> Command {
     let mut cmd = cargo();
     cmd.args(["doc", "--no-deps", "--all-features", "--target", target]);
-    for c in PUBLISHED_CRATES {
+    for c in crates {
         cmd.args(["-p", c]);
     }
     cmd.env("RUSTDOCFLAGS", "-D warnings --cfg docsrs");
@@ -174,15 +184,17 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-platform", "defmt,x86_64,bootloader_api"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt,r5xx,evergreen,vc4"),
+    ("baregpu-ring", "defmt,r5xx,evergreen,vc4,nvidia"),
     ("baregpu-gpu", "defmt"),
-    ("baregpu-firmware", "defmt"),
+    ("baregpu-firmware", "defmt,nvidia"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
+    ("baregpu-videocore-v3d", "defmt"),
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
     ("baregpu-falcon-asm", "defmt"),
+    ("baregpu-qpu-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -306,6 +318,9 @@ const FUZZ_TARGETS: &[&str] = &[
     "vc4_control_list",
     "falcon_asm_text",
     "falcon_instruction_round_trip",
+    "qpu_asm_text",
+    "qpu_instruction_round_trip",
+    "nvidia_pushbuffer",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
@@ -313,8 +328,8 @@ const FUZZ_TARGETS: &[&str] = &[
 const FUZZ_SMOKE_SECONDS: u32 = 5;
 
 /// Build every fuzz target once (cargo-fuzz: libFuzzer, AddressSanitizer, debug assertions),
-/// then run each from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`]; one check per
-/// target. Skipped, with a notice, when cargo-fuzz is not installed (`scripts/setup.sh`
+/// then run each from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`], one target per
+/// core at a time; one check per target. Skipped, with a notice, when cargo-fuzz is not installed (`scripts/setup.sh`
 /// installs it).
 fn fuzz_smoke(tally: &mut Tally) {
     let installed = cargo().args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
@@ -336,11 +351,11 @@ fn fuzz_smoke(tally: &mut Tally) {
     }
     let bin = fuzz.join("target/x86_64-unknown-linux-gnu/release");
     let scratch = repo_root().join("target/fuzz-smoke");
-    for t in FUZZ_TARGETS {
+    let fuzz_one = |t: &str| {
         // New inputs go to a scratch corpus (the first directory): the seeds stay as checked in.
         let work = scratch.join(t);
         let _ = std::fs::create_dir_all(&work);
-        let ok = run(
+        run(
             &format!("fuzz {t} for {FUZZ_SMOKE_SECONDS} s"),
             Command::new(bin.join(t))
                 .arg(&work)
@@ -352,7 +367,33 @@ fn fuzz_smoke(tally: &mut Tally) {
                 .arg(format!("-artifact_prefix={}/", scratch.display()))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null()),
-        );
+        )
+    };
+    // libFuzzer runs one target on one core: one target per core at a time gives each its
+    // full FUZZ_SMOKE_SECONDS of a core, in a fraction of the wall time.
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get()).min(FUZZ_TARGETS.len());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<(usize, bool)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(t) = FUZZ_TARGETS.get(i) else { break done };
+                        done.push((i, fuzz_one(t)));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    });
+    // A target whose worker died counts as failed.
+    let mut passed = vec![false; FUZZ_TARGETS.len()];
+    for (i, ok) in results {
+        passed[i] = ok;
+    }
+    for (t, ok) in FUZZ_TARGETS.iter().zip(passed) {
         tally.check(&format!("fuzz-{t}"), ok);
     }
     eprintln!("xtask: fuzz smoke took {:.1} s", started.elapsed().as_secs_f64());
@@ -856,8 +897,12 @@ fn test_job() -> ExitCode {
             );
             tally.check(&format!("defmt-build-{krate}"), ok);
         }
-        for t in BARE_METAL_TARGETS {
-            let ok = run(&format!("cargo doc -D warnings for {t}"), &mut doc_build(t));
+        for (i, t) in BARE_METAL_TARGETS.iter().enumerate() {
+            let crates = if i == 0 { PUBLISHED_CRATES } else { TARGET_DEPENDENT_CRATES };
+            let ok = run(
+                &format!("cargo doc -D warnings for {t} ({} crates)", crates.len()),
+                &mut doc_build(t, crates),
+            );
             tally.check(&format!("doc-{t}"), ok);
         }
     });
@@ -988,19 +1033,19 @@ fn outside_build(tally: &mut Tally) {
     }
     // The packaged library unit tests, integration tests and doctests (tests that drive an
     // unpublished crate, such as a device model, live in `tests/` files excluded from the
-    // package).
+    // package), in one invocation so the builds share both cores.
     // `--all-features`: every family, as the crates' self dev-dependencies give their tests in
     // the workspace (`cargo package` drops those), so no family's tests are skipped.
-    for (what, selection) in
-        [("library unit tests", "--lib"), ("integration tests", "--test=*"), ("doctests", "--doc")]
-    {
-        let mut test = stable_cargo(&version);
-        test.current_dir(&dir).args(["test", "--all-features", selection]);
-        for c in PUBLISHED_CRATES {
-            test.args(["-p", c]);
-        }
-        cargo_tests(tally, &format!("packaged crates' {what} with Rust {version}"), &mut test);
+    let mut test = stable_cargo(&version);
+    test.current_dir(&dir).args(["test", "--all-features"]);
+    for c in PUBLISHED_CRATES {
+        test.args(["-p", c]);
     }
+    cargo_tests(
+        tally,
+        &format!("packaged crates' tests and doctests with Rust {version}"),
+        &mut test,
+    );
 }
 
 /// `cargo xtask package`: only [`publish_checks`] (part of `cargo xtask test`).
@@ -1081,37 +1126,65 @@ mod tests {
         assert_eq!(names, super::FUZZ_TARGETS);
     }
 
+    /// Every file named `file_name` under `dir` (not in `target/` or `.git/`).
+    fn files_named(dir: &Path, file_name: &str, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() && name != "target" && name != ".git" {
+                files_named(&path, file_name, out);
+            } else if name.to_str().is_some_and(|n| n.ends_with(file_name)) {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The published crates: name and directory.
+    fn published_crates() -> Vec<(String, PathBuf)> {
+        let mut found = Vec::new();
+        files_named(&super::repo_root(), "Cargo.toml", &mut found);
+        let mut published: Vec<(String, PathBuf)> = found
+            .iter()
+            .filter_map(|p| {
+                let m = std::fs::read_to_string(p).unwrap();
+                m.lines().any(|l| l.trim() == "publish = true").then_some(())?;
+                let name = m.lines().find_map(|l| l.strip_prefix("name = \""))?;
+                Some((name.trim_end_matches('"').to_string(), p.parent()?.to_path_buf()))
+            })
+            .collect();
+        published.sort();
+        published
+    }
+
     /// Every manifest that says `publish = true` is packaged and MSRV-built, and nothing else:
     /// a crate made publishable joins the checks, a test crate cannot slip in.
     #[test]
     fn published_crates_are_the_manifests_with_publish_true() {
-        fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
-            for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
-                let path = entry.path();
-                let name = entry.file_name();
-                if path.is_dir() && name != "target" && name != ".git" {
-                    manifests(&path, out);
-                } else if name == "Cargo.toml" {
-                    out.push(path);
-                }
-            }
-        }
-        let mut found = Vec::new();
-        manifests(&super::repo_root(), &mut found);
-        let mut published: Vec<String> = found
-            .iter()
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .filter(|m| m.lines().any(|l| l.trim() == "publish = true"))
-            .filter_map(|m| {
-                let name = m.lines().find_map(|l| l.strip_prefix("name = \""))?;
-                Some(name.trim_end_matches('"').to_string())
-            })
-            .collect();
-        published.sort();
+        let published: Vec<String> = published_crates().into_iter().map(|(n, _)| n).collect();
         let mut expected: Vec<&str> = super::PUBLISHED_CRATES.to_vec();
         expected.sort();
         assert_eq!(published, expected);
         assert_eq!(super::declared_rust_version().as_deref(), Some("1.88"));
+    }
+
+    /// The documentation is built for the second bare-metal target only for the crates whose
+    /// source depends on the target: a crate that gains `cfg(target_arch)` joins that list.
+    #[test]
+    fn target_dependent_crates_are_the_published_sources_with_target_cfgs() {
+        let mut dependent: Vec<String> = published_crates()
+            .into_iter()
+            .filter(|(_, dir)| {
+                let mut sources = Vec::new();
+                files_named(&dir.join("src"), ".rs", &mut sources);
+                sources.iter().any(|f| {
+                    let text = std::fs::read_to_string(f).unwrap();
+                    text.contains("target_arch") || text.contains("target_os")
+                })
+            })
+            .map(|(n, _)| n)
+            .collect();
+        dependent.sort();
+        assert_eq!(dependent, super::TARGET_DEPENDENT_CRATES);
     }
 
     /// The test command runs property tests under a fixed seed unless the developer sets one.

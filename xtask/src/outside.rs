@@ -9,7 +9,8 @@
 //!
 //! - the kernel is built for both bare-metal targets: it brings up both drivers' types over
 //!   `baregpu-platform` (PCI ports or ECAM, the arch's clock, `BumpDma`, a driver in a
-//!   `static` behind a lock for the interrupt handler, an Evergreen `Dispatch`);
+//!   `static` behind a lock for the interrupt handler, an Evergreen `Dispatch`), and on
+//!   aarch64 the VideoCore IV V3D at the Raspberry Pi 3's register base;
 //! - `cargo test --all-features` runs the packaged tests of every crate (what `cargo test
 //!   --all-features` on a downloaded crate runs), so a test that needs an unpublished crate
 //!   fails here.
@@ -18,7 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The kernel's `src/main.rs`.
-const KERNEL_MAIN: &str = r#"//! A hobby kernel's first hour: both Radeon drivers over baregpu-platform (built, not run).
+const KERNEL_MAIN: &str = r#"//! A hobby kernel's first hour: both Radeon drivers over baregpu-platform, and the V3D on a
+//! Raspberry Pi 3 (built, not run).
 #![no_std]
 #![no_main]
 
@@ -64,7 +66,25 @@ static R5XX: spin::Mutex<Option<R5xx<'static, MmioRegion, KernelClock, BumpDma>>
 static EVERGREEN: spin::Mutex<Option<Evergreen<'static, MmioRegion, KernelClock, BumpDma>>> =
     spin::Mutex::new(None);
 
+static V3D: spin::Mutex<Option<baregpu_videocore_v3d::V3d<'static, MmioRegion, KernelClock>>> =
+    spin::Mutex::new(None);
+
 static R520_CP: [u8; 2048] = [0; 2048];
+
+/// The V3D is no PCI device: its registers sit at the chip's base (the database's
+/// `mmio_base`), here the Raspberry Pi 3's.
+#[cfg(target_arch = "aarch64")]
+fn bring_up_v3d() -> Option<()> {
+    let base = baregpu_videocore_v3d::regs::Chipset::BCM2837.mmio_base()?;
+    let regs = NonNull::new(base as usize as *mut u32)?;
+    // SAFETY: identity-mapped uncached V3D registers in this kernel, used only by the driver.
+    let io = unsafe { MmioRegion::new(regs, 4096) };
+    let config = baregpu_videocore_v3d::V3dConfig::default();
+    let mut v3d = baregpu_videocore_v3d::V3d::init(io, clock(), None, config).ok()?;
+    v3d.enable_interrupts().ok()?;
+    *V3D.lock() = Some(v3d);
+    Some(())
+}
 
 fn registers(bar: baregpu_hal::pci::RegisterBar) -> MmioRegion {
     let base = NonNull::new(bar.address as usize as *mut u32).unwrap_or_else(|| halt());
@@ -112,6 +132,9 @@ pub fn gpu_interrupt() {
     if let Some(gpu) = EVERGREEN.lock().as_mut() {
         let _ = gpu.handle_interrupts();
     }
+    if let Some(gpu) = V3D.lock().as_mut() {
+        let _ = gpu.handle_interrupts();
+    }
 }
 
 fn halt() -> ! {
@@ -124,6 +147,8 @@ fn halt() -> ! {
 extern "C" fn _start() -> ! {
     let cfg = config();
     let _ = bring_up(&cfg, PciAddress::new(0, 0, 2, 0));
+    #[cfg(target_arch = "aarch64")]
+    let _ = bring_up_v3d();
     gpu_interrupt();
     halt()
 }
@@ -146,6 +171,7 @@ baregpu-hal = "0.1"
 baregpu-platform = { version = "0.1", features = ["x86_64", "aarch64"] }
 baregpu-radeon-r5xx = "0.1"
 baregpu-radeon-evergreen = "0.1"
+baregpu-videocore-v3d = "0.1"
 spin = { version = "0.10", default-features = false, features = ["spin_mutex", "once"] }
 "#;
 

@@ -24,6 +24,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod cle;
 pub mod faults;
 pub mod perf;
 pub mod qpu;

@@ -1,9 +1,11 @@
 //! The V3D register block (§10) and the engines behind it that this half of the model owns:
 //! identity, scratch, interrupts (pipeline status bits, QPU host interrupts), cache control,
 //! the QPU scheduler's reservations, the user-program request queue (SRQ) and the VPM user
-//! reservation. The control-list registers (CTnCS/EA/CA/RA0/LC/PC, PCS, BFC, RFC, BPxx) are
-//! stored with the database's masks and left to the control-list executor.
+//! reservation. The control-list registers (CTnCS/EA/CA/RA0/LC/PC, PCS, BFC, RFC, BPxx, BXCF)
+//! and the pipeline interrupts (INTCTL/INTENA/INTDIS) belong to the control-list executor
+//! ([`crate::cle::Cle`]), which shades fragments on the same QPUs.
 
+use crate::cle::{self, Cle};
 use crate::faults::Faults;
 use crate::perf::{COUNTERS, Counters};
 use crate::qpu::{QPUS, QpuFault};
@@ -20,8 +22,13 @@ pub const WINDOW_BYTES: u64 = 0x1000;
 pub const INSTRUCTIONS_PER_TICK: u32 = 192;
 /// VPM DMA words moved per tick, across all QPUs.
 pub const DMA_WORDS_PER_TICK: u32 = 64;
-/// The most work units (instruction attempts and DMA words) one tick runs.
+/// The most work units (instruction attempts and DMA words) the user-program side of one
+/// tick runs; the control-list executor's own bound ([`cle::MAX_UNITS_PER_TICK`]) comes on top
+/// ([`MODEL_UNITS_PER_TICK`]).
 pub const MAX_UNITS_PER_TICK: u64 = (INSTRUCTIONS_PER_TICK + DMA_WORDS_PER_TICK) as u64;
+/// The most work units one tick of the whole V3D runs: user programs and VPM DMA, then the
+/// control lists with the fragment shading they start.
+pub const MODEL_UNITS_PER_TICK: u64 = MAX_UNITS_PER_TICK + cle::MAX_UNITS_PER_TICK;
 /// User program requests the SRQ holds (§10 Table 65).
 pub const SRQ_DEPTH: usize = 16;
 /// The interrupt line the V3D drives (one line: pipeline and QPU interrupts).
@@ -31,9 +38,6 @@ const fn off<R: Register>() -> u32 {
     R::OFFSET as u32
 }
 
-const INTCTL: u32 = off::<v3d::V3D_INTCTL>();
-const INTENA: u32 = off::<v3d::V3D_INTENA>();
-const INTDIS: u32 = off::<v3d::V3D_INTDIS>();
 const L2CACTL: u32 = off::<v3d::V3D_L2CACTL>();
 const SLCACTL: u32 = off::<v3d::V3D_SLCACTL>();
 const SQRSV0: u32 = off::<v3d::V3D_SQRSV0>();
@@ -59,10 +63,6 @@ fn counter_register(offset: u32) -> Option<(usize, bool)> {
     (n < COUNTERS).then_some((n, rel % PCTR_STRIDE == PCTRS0 - PCTR0))
 }
 const DBQITC: u32 = off::<v3d::V3D_DBQITC>();
-
-/// The pipeline interrupt bits of `V3D_INTCTL` (§10 Table 75), raised by the control-list
-/// executor through [`V3d::raise_pipeline_interrupts`].
-pub const PIPELINE_INTERRUPTS: u32 = 0xF;
 
 /// Counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,14 +102,12 @@ pub struct V3d {
     regs: RegisterFile<Chipset>,
     /// The QPUs (also the renderer's [`crate::shading::FragmentShading`]).
     pub qpus: Qpus,
+    /// The control-list executor: binning and rendering threads, binner, renderer.
+    pub cle: Cle,
     queue: VecDeque<Request>,
     srq_error: bool,
     requests_made: u8,
     completed: u8,
-    int_status: u32,
-    /// Pipeline conditions held asserted (INT_OUTOMEM while the binner needs memory).
-    int_levels: u32,
-    int_enable: u32,
     /// QPU interrupt bits a `missed-irq` fault keeps off the line until cleared.
     suppressed: u16,
     faults: Faults,
@@ -143,13 +141,15 @@ impl V3d {
                 &[],
             ),
             qpus: Qpus::default(),
+            cle: {
+                let mut cle = Cle::new();
+                cle.set_faults(faults.cle());
+                cle
+            },
             queue: VecDeque::new(),
             srq_error: false,
             requests_made: 0,
             completed: 0,
-            int_status: 0,
-            int_levels: 0,
-            int_enable: 0,
             suppressed: 0,
             faults,
             stats: Stats::default(),
@@ -174,33 +174,6 @@ impl V3d {
         self.faults
     }
 
-    /// The register file (for the control-list executor's registers).
-    pub fn registers(&self) -> &RegisterFile<Chipset> {
-        &self.regs
-    }
-
-    /// The register file, mutably (the control-list executor stores its status registers).
-    pub fn registers_mut(&mut self) -> &mut RegisterFile<Chipset> {
-        &mut self.regs
-    }
-
-    /// Latch pipeline interrupt bits in `V3D_INTCTL` (FRDONE, FLDONE, OUTOMEM, SPILLUSE; §10
-    /// Table 75) and update the line: the control-list executor's way in.
-    pub fn raise_pipeline_interrupts(&mut self, bits: u32, dev: &mut DeviceContext<'_>) {
-        self.int_status |= bits & PIPELINE_INTERRUPTS;
-        self.update_irq(dev);
-    }
-
-    /// Hold pipeline interrupt bits asserted while their condition lasts (§10 "Pipeline
-    /// Interrupt Control": "INT_OUTOMEM is essentially level triggered, so the underlying
-    /// condition must be cleared before the interrupt bit can be cleared"): a `V3D_INTCTL`
-    /// write of 1 does not clear a held bit. `bits` replaces the held set.
-    pub fn set_pipeline_levels(&mut self, bits: u32, dev: &mut DeviceContext<'_>) {
-        self.int_levels = bits & PIPELINE_INTERRUPTS;
-        self.int_status |= self.int_levels;
-        self.update_irq(dev);
-    }
-
     /// Count `n` events of performance-counter source `source` (§10 Table 82): the
     /// control-list executor's way in for the FEP, TLB, PTB and PSE sources.
     pub fn count_event(&mut self, source: usize, n: u64) {
@@ -216,7 +189,7 @@ impl V3d {
         let enabled = self.regs.read(DBQITE) as u16;
         let host = self.qpus.shared.host_interrupts;
         let qpu = host & enabled & !self.suppressed;
-        dev.set_irq(IRQ_LINE, self.int_status & self.int_enable != 0 || qpu != 0);
+        dev.set_irq(IRQ_LINE, self.cle.interrupt_pending() != 0 || qpu != 0);
     }
 
     fn srqcs(&self) -> u32 {
@@ -227,14 +200,15 @@ impl V3d {
     }
 
     fn read_register(&mut self, offset: u32) -> u32 {
+        if let Some(value) = self.cle.mmio_read(offset) {
+            return value;
+        }
         let events = &self.qpus.shared.events;
         if let Some((n, mapping)) = counter_register(offset) {
             return if mapping { self.counters.source(n) } else { self.counters.value(n, events) };
         }
         match offset {
             PCTRE => self.counters.enables(),
-            INTCTL => self.int_status,
-            INTENA | INTDIS => self.int_enable,
             DBQITC => u32::from(self.qpus.shared.host_interrupts),
             L2CACTL => u32::from(self.qpus.shared.caches.l2_enabled),
             SRQCS => self.srqcs(),
@@ -243,6 +217,10 @@ impl V3d {
     }
 
     fn write_register(&mut self, offset: u32, value: u32, dev: &mut DeviceContext<'_>) {
+        if self.cle.mmio_write(offset, value) {
+            self.update_irq(dev);
+            return;
+        }
         if !self.regs.accepts(offset) {
             self.stats.writes_dropped += 1;
             return;
@@ -259,10 +237,7 @@ impl V3d {
         match offset {
             PCTRE => self.counters.set_enables(self.regs.write(offset, value), events),
             PCTRC => self.counters.clear(self.regs.write(offset, value), events),
-            // Write 1 to clear (§10 Tables 73, 75-77).
-            INTCTL => self.int_status = (self.int_status & !value) | self.int_levels,
-            INTENA => self.int_enable |= value & PIPELINE_INTERRUPTS,
-            INTDIS => self.int_enable &= !value,
+            // Write 1 to clear (§10 Table 73).
             DBQITC => {
                 self.qpus.shared.host_interrupts &= !(value as u16);
                 self.suppressed &= !(value as u16);
@@ -399,6 +374,26 @@ impl V3d {
     }
 }
 
+impl V3d {
+    /// One bounded step of the user-program side: VPM DMA, the SRQ and the QPUs.
+    fn tick_user_programs(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
+        if self.faults.cp_stall {
+            return Activity::Idle;
+        }
+        if let Some(n) = self.faults.slow {
+            self.slow_ticks += 1;
+            if self.slow_ticks < u32::from(n) {
+                return if self.qpus.busy() { Activity::Busy } else { Activity::Idle };
+            }
+            self.slow_ticks = 0;
+        }
+        let (units, activity) = self.run(dev);
+        self.stats.units += units;
+        self.stats.max_tick_units = self.stats.max_tick_units.max(units);
+        activity
+    }
+}
+
 impl PlatformModel for V3d {
     fn window_bytes(&self) -> u64 {
         WINDOW_BYTES
@@ -419,20 +414,16 @@ impl PlatformModel for V3d {
     }
 
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
-        if self.faults.cp_stall {
-            return Activity::Idle;
+        let programs = self.tick_user_programs(dev);
+        // The control lists beside the user programs (the executor applies its own faults);
+        // a fragment shader it starts runs on the same QPUs.
+        let lists = self.cle.tick(dev, &mut self.qpus);
+        self.update_irq(dev);
+        match (programs, lists) {
+            (Activity::Busy, _) | (_, Activity::Busy) => Activity::Busy,
+            (Activity::Waiting, _) | (_, Activity::Waiting) => Activity::Waiting,
+            _ => Activity::Idle,
         }
-        if let Some(n) = self.faults.slow {
-            self.slow_ticks += 1;
-            if self.slow_ticks < u32::from(n) {
-                return if self.qpus.busy() { Activity::Busy } else { Activity::Idle };
-            }
-            self.slow_ticks = 0;
-        }
-        let (units, activity) = self.run(dev);
-        self.stats.units += units;
-        self.stats.max_tick_units = self.stats.max_tick_units.max(units);
-        activity
     }
 
     fn reset(&mut self) {
@@ -441,6 +432,7 @@ impl PlatformModel for V3d {
 
     fn inject(&mut self, switches: u32) -> bool {
         self.faults = Faults::from_switches(switches);
+        self.cle.set_faults(self.faults.cle());
         true
     }
 }
