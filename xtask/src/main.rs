@@ -1033,7 +1033,11 @@ fn outside_build(tally: &mut Tally) {
     for c in PUBLISHED_CRATES {
         test.args(["-p", c]);
     }
-    cargo_tests(tally, &format!("packaged crates' tests and doctests with Rust {version}"), &mut test);
+    cargo_tests(
+        tally,
+        &format!("packaged crates' tests and doctests with Rust {version}"),
+        &mut test,
+    );
 }
 
 /// `cargo xtask package`: only [`publish_checks`] (part of `cargo xtask test`).

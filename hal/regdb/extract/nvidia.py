@@ -13,6 +13,7 @@ What the document describes, and where:
 * PTIMER: the document has no PTIMER chapter; §2.10.11 names the addresses of TIME_LOW / TIME_HIGH
   ("Alias of PTIMER's TIME_LOW register [MMIO 0x9400]"). PMC has no register chapter at all; its
   registers come from corrections/nvidia.toml ([[add]], from public origins: envytools rnndb and hwdocs, Linux nouveau).
+* PBUS: no chapter either; the PMEM window register (envytools rnndb bus/pbus.xml) is an [[add]].
 
 Chipsets: the §2.2.2 GPU list gives the order chipset ranges are written against ("NVxx:NVyy" is
 left-inclusive, right-noninclusive in that order); the §2.2.3 comparison table gives each GPU's id
@@ -666,6 +667,13 @@ def extract(text: str) -> Database:
             "(BAR0 0x000000:0x001000, \u00a72.4.1; the document has no PMC register chapter)",
             source=cite("2.4.1"),
             base=0x0,
+        ),
+        Block(
+            name="PBUS",
+            description="Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its "
+            "registers come from envytools rnndb bus/pbus.xml",
+            source="envytools rnndb bus/pbus.xml",
+            base=0x1000,
         ),
         Block(
             name="PTIMER",

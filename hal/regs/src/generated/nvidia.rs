@@ -765,23 +765,33 @@ pub mod pmc {
     impl INTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `PFIFO` (bits 8:8): PFIFO interrupt line (envytools rnndb bus/pmc.xml)
+        pub const PFIFO: FieldSpec = FieldSpec::ro("PFIFO", 8, 1);
         /// `PDAEMON_GT215` (bits 18:18): PDAEMON interrupt line [GT215:GF100]
         pub const PDAEMON_GT215: FieldSpec = FieldSpec::ro("PDAEMON_GT215", 18, 1);
+        /// `PCOPY_GT215` (bits 22:22): PCOPY interrupt line [GT215:GF100] (envytools rnndb bus/pmc.xml)
+        pub const PCOPY_GT215: FieldSpec = FieldSpec::ro("PCOPY_GT215", 22, 1);
         /// `PDAEMON_GF100` (bits 24:24): PDAEMON interrupt line [GF100-]
         pub const PDAEMON_GF100: FieldSpec = FieldSpec::ro("PDAEMON_GF100", 24, 1);
         /// `PDISPLAY` (bits 26:26): PDISPLAY interrupt line [G80-]
         pub const PDISPLAY: FieldSpec = FieldSpec::ro("PDISPLAY", 26, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PDAEMON_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PDAEMON_GT215, Self::PCOPY_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`PFIFO`](Self::PFIFO).
+        #[inline]
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
         /// [`PDAEMON_GT215`](Self::PDAEMON_GT215).
         #[inline]
         pub const fn pdaemon_gt215(self) -> bool { Self::PDAEMON_GT215.get(self.0) != 0 }
+        /// [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[inline]
+        pub const fn pcopy_gt215(self) -> bool { Self::PCOPY_GT215.get(self.0) != 0 }
         /// [`PDAEMON_GF100`](Self::PDAEMON_GF100).
         #[inline]
         pub const fn pdaemon_gf100(self) -> bool { Self::PDAEMON_GF100.get(self.0) != 0 }
@@ -797,24 +807,33 @@ pub mod pmc {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct ENABLE(u32);
-    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3000, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
+    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3100, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
     impl ENABLE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `PFIFO` (bits 8:8): PFIFO (envytools rnndb bus/pmc.xml)
+        pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
         /// `PGRAPH` (bits 12:12): all of PGRAPH
         pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
-        /// `PDAEMON` (bits 13:13): PDAEMON [GF100-] (GT215:GF100 use reg 0x22210 instead)
-        pub const PDAEMON: FieldSpec = FieldSpec::rw("PDAEMON", 13, 1);
+        /// `PCOPY_PDAEMON` (bits 13:13): PCOPY on GT215:GF100 (envytools rnndb bus/pmc.xml); PDAEMON on GF100+ (GT215:GF100 enable PDAEMON through reg 0x22210 instead)
+        pub const PCOPY_PDAEMON: FieldSpec = FieldSpec::rw("PCOPY_PDAEMON", 13, 1);
         /// `PDISPLAY` (bits 30:30): all of PDISPLAY
         pub const PDISPLAY: FieldSpec = FieldSpec::rw("PDISPLAY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PGRAPH, Self::PDAEMON, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PCOPY_PDAEMON, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`PFIFO`](Self::PFIFO).
+        #[inline]
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// Set [`PFIFO`](Self::PFIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_pfifo(self, value: bool) -> Self { Self(Self::PFIFO.set(self.0, value as u32)) }
         /// [`PGRAPH`](Self::PGRAPH).
         #[inline]
         pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
@@ -822,13 +841,13 @@ pub mod pmc {
         #[must_use]
         #[inline]
         pub const fn with_pgraph(self, value: bool) -> Self { Self(Self::PGRAPH.set(self.0, value as u32)) }
-        /// [`PDAEMON`](Self::PDAEMON).
+        /// [`PCOPY_PDAEMON`](Self::PCOPY_PDAEMON).
         #[inline]
-        pub const fn pdaemon(self) -> bool { Self::PDAEMON.get(self.0) != 0 }
-        /// Set [`PDAEMON`](Self::PDAEMON).
+        pub const fn pcopy_pdaemon(self) -> bool { Self::PCOPY_PDAEMON.get(self.0) != 0 }
+        /// Set [`PCOPY_PDAEMON`](Self::PCOPY_PDAEMON).
         #[must_use]
         #[inline]
-        pub const fn with_pdaemon(self, value: bool) -> Self { Self(Self::PDAEMON.set(self.0, value as u32)) }
+        pub const fn with_pcopy_pdaemon(self, value: bool) -> Self { Self(Self::PCOPY_PDAEMON.set(self.0, value as u32)) }
         /// [`PDISPLAY`](Self::PDISPLAY).
         #[inline]
         pub const fn pdisplay(self) -> bool { Self::PDISPLAY.get(self.0) != 0 }
@@ -867,6 +886,63 @@ pub mod pmc {
         #[must_use]
         #[inline]
         pub const fn with_intr_mask(self, value: u32) -> Self { Self(Self::INTR_MASK.set(self.0, value)) }
+    }
+}
+/// PBUS: Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its registers come from envytools rnndb bus/pbus.xml
+///
+/// Source: envytools rnndb bus/pbus.xml.
+pub mod pbus {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x1000;
+    /// `PMEM_WINDOW`: Where BAR0's PMEM window (0x700000:0x800000) points: VRAM address = BASE << 16 (plus the offset inside the window)
+    ///
+    /// Offset 0x1700; 32-bit, read/write.
+    /// Chipsets: `G80-` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb bus/pbus.xml (0x1700); window BAR0 0x700000:0x800000 envytools rnndb nv_mmio.xml.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PMEM_WINDOW_G80_ONWARD(u32);
+    register!(PMEM_WINDOW_G80_ONWARD: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: None }]), source "envytools rnndb bus/pbus.xml (0x1700); window BAR0 0x700000:0x800000 envytools rnndb nv_mmio.xml");
+    impl PMEM_WINDOW_G80_ONWARD {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `BASE` (bits 23:0): VRAM address >> 16 of the window's first byte
+        pub const BASE: FieldSpec = FieldSpec::rw("BASE", 0, 24);
+        /// `TARGET` (bits 25:24): memory the window reaches: 0 VRAM
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::BASE, Self::TARGET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`BASE`](Self::BASE).
+        #[inline]
+        pub const fn base(self) -> u32 { Self::BASE.get(self.0) }
+        /// Set [`BASE`](Self::BASE); bits of `value` above its 24 bits are dropped ([`try_with_base`](Self::try_with_base) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_base(self, value: u32) -> Self { Self(Self::BASE.set(self.0, value)) }
+        /// Set [`BASE`](Self::BASE), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_base(self, value: u32) -> Result<Self, FieldOverflow> { match Self::BASE.try_set("PMEM_WINDOW", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> u8 { Self::TARGET.get(self.0) as u8 }
+        /// Set [`TARGET`](Self::TARGET); bits of `value` above its 2 bits are dropped ([`try_with_target`](Self::try_with_target) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: u8) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+        /// Set [`TARGET`](Self::TARGET), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_target(self, value: u8) -> Result<Self, FieldOverflow> { match Self::TARGET.try_set("PMEM_WINDOW", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
 }
 /// PTIMER: Wall-clock timer. Base 0x9000 is envytools' PTIMER range; the document only gives the TIME_LOW/TIME_HIGH addresses (§2.10.11)
@@ -6047,6 +6123,7 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pmc::INTR::SPEC,
     pmc::ENABLE::SPEC,
     pmc::INTR_MASK_GT215_ONWARD::SPEC,
+    pbus::PMEM_WINDOW_G80_ONWARD::SPEC,
     ptimer::TIME_LOW::SPEC,
     ptimer::TIME_HIGH::SPEC,
     pfifo_user::DMA_PUT::SPEC,
