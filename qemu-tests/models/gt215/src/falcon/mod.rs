@@ -145,6 +145,8 @@ struct Xfer {
     /// Code: physical page address; data: data segment address.
     local: u32,
     bytes: u32,
+    /// Code loads: the virtual page the physical page is mapped at (ext_offset >> 8).
+    virt: u32,
 }
 
 /// What one tick of a falcon did.
@@ -348,7 +350,10 @@ impl Falcon {
 
     /// Whether the engine has work: running, or xfers queued.
     pub fn busy(&self) -> bool {
-        self.state == State::Running || !self.xfers.is_empty() || self.host_xfer.is_some()
+        self.state == State::Running
+            || !self.xfers.is_empty()
+            || self.host_xfer.is_some()
+            || (self.state == State::Sleeping && self.deliverable().is_some())
     }
 
     fn level_mask(&self) -> u32 {
@@ -628,7 +633,7 @@ impl Falcon {
             _ => 0,
         };
         let external = (u64::from(base) << 8).wrapping_add(u64::from(offset));
-        Xfer { kind, external, local: local & 0xffff, bytes }
+        Xfer { kind, external, local: local & 0xffff, bytes, virt: offset >> 8 }
     }
 
     fn admit_host_xfer(&mut self) {
@@ -644,7 +649,7 @@ impl Falcon {
         if x.kind == XferKind::CodeLoad
             && let Some(t) = self.tlb.get_mut((x.local >> 8) as usize)
         {
-            let virt = ((x.external as u32) >> 8) & ((1 << self.engine.vm_bits()) - 1);
+            let virt = x.virt & ((1 << self.engine.vm_bits()) - 1);
             *t = Tlb { virt, flags: TLB_BUSY };
         }
         self.xfers.push_back(x);
@@ -740,17 +745,21 @@ impl Falcon {
 
     /// Deliver a pending interrupt whose vector is enabled (§2.10.8 "Interrupt delivery").
     fn take_interrupt(&mut self) -> bool {
-        for vector in 0..2u32 {
+        let Some(vector) = self.deliverable() else { return false };
+        let pc = self.sr[sr::PC];
+        self.push(pc);
+        self.save_ie();
+        self.sr[sr::PC] = self.sr[sr::IV0 + vector] & 0xffff;
+        true
+    }
+
+    /// The vector a pending, enabled interrupt would enter now (routing selector 0 is vector
+    /// 0, selector 2 vector 1), if its `ieX` is set.
+    fn deliverable(&self) -> Option<usize> {
+        (0..2).find(|&vector| {
             let destination = if vector == 0 { 0 } else { 2 };
-            if self.flag(flag::IE0 + vector) && self.pending_routed(destination) {
-                let pc = self.sr[sr::PC];
-                self.push(pc);
-                self.save_ie();
-                self.sr[sr::PC] = self.sr[sr::IV0 + vector as usize] & 0xffff;
-                return true;
-            }
-        }
-        false
+            self.flag(flag::IE0 + vector as u32) && self.pending_routed(destination)
+        })
     }
 
     fn flag(&self, bit: u32) -> bool {
