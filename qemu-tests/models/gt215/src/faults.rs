@@ -11,13 +11,16 @@ use std::str::FromStr;
 /// configuration, not device state).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Faults {
-    /// The command engines stand still: no falcon executes or transfers (registers still work).
+    /// PFIFO's DMA pusher stands still: DMA_GET and IB_GET never advance (registers still
+    /// work; the falcons run on).
     pub cp_stall: bool,
     /// The device fell off the bus: reads return all-ones, writes are dropped.
     pub registers_all_ones: bool,
-    /// One-shot: the next external-memory fetch (a falcon xfer load) faults on the bus.
+    /// One-shot: the next fetch from memory faults on the bus: a pushbuffer or IB read
+    /// (DMA_PUSHER MEM_FAULT) or a falcon xfer load (the device's DMA fetch fault), whichever
+    /// comes first.
     pub dma_fault_next_fetch: bool,
-    /// Slow, not hung: the engines step once per this many ticks.
+    /// Slow, not hung: PFIFO and the falcons step once per this many ticks.
     pub slow: Option<u16>,
 }
 

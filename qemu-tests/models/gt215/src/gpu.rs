@@ -3,6 +3,7 @@
 
 use crate::falcon::{Engine, Falcon, INSNS_PER_TICK};
 use crate::faults::Faults;
+use crate::pfifo::{Env, Pfifo};
 use baregpu_hal::register::{Register, RegisterSpec};
 use baregpu_regs::nvidia::{Chipset, REGISTERS, pbus, pmc, ptimer};
 use gpu_device_model::regfile::RegisterFile;
@@ -79,6 +80,7 @@ pub struct Gt215 {
     vram: Vec<u8>,
     pcopy: Falcon,
     pdaemon: Falcon,
+    pfifo: Pfifo,
     /// PTIMER time in nanoseconds.
     time: u64,
     faults: Faults,
@@ -111,6 +113,7 @@ impl Gt215 {
             vram: vec![0; VRAM_SIZE],
             pcopy: Falcon::new(Engine::Pcopy),
             pdaemon: Falcon::new(Engine::Pdaemon),
+            pfifo: Pfifo::new(),
             time: 0,
             faults,
             slow_ticks: 0,
@@ -149,6 +152,15 @@ impl Gt215 {
     /// PTIMER time in nanoseconds.
     pub fn time_ns(&self) -> u64 {
         self.time
+    }
+
+    /// PFIFO (white-box inspection).
+    pub fn pfifo(&self) -> &Pfifo {
+        &self.pfifo
+    }
+
+    fn pfifo_enabled(&self) -> bool {
+        pmc::ENABLE::PFIFO.get(self.regs.stored(PMC_ENABLE)) != 0
     }
 
     fn enabled(&self, engine: Engine) -> bool {
@@ -190,6 +202,9 @@ impl Gt215 {
     /// `PMC.INTR`: one bit per engine line (envytools rnndb bus/pmc.xml).
     fn pmc_intr(&self) -> u32 {
         let mut intr = 0;
+        if self.pfifo_enabled() && self.pfifo.pmc_line() {
+            intr = pmc::INTR::PFIFO.set(intr, 1);
+        }
         if self.enabled(Engine::Pcopy) && self.pcopy.pmc_line() {
             intr = pmc::INTR::PCOPY_GT215.set(intr, 1);
         }
@@ -215,6 +230,9 @@ impl Gt215 {
         }
         if (PMEM_WINDOW_BASE..PMEM_WINDOW_BASE + PMEM_WINDOW_SIZE).contains(&offset) {
             return self.pmem_address(offset).map_or(0, |a| read_dword(&self.vram, a));
+        }
+        if Pfifo::owns(offset) {
+            return if self.pfifo_enabled() { self.pfifo.read(offset, &self.vram) } else { 0 };
         }
         match offset {
             PMC_INTR => self.pmc_intr(),
@@ -244,6 +262,13 @@ impl Gt215 {
             }
             return;
         }
+        if Pfifo::owns(offset) {
+            if !self.pfifo_enabled() || !self.pfifo.write(offset, value, &mut self.vram) {
+                self.stats.writes_dropped += 1;
+            }
+            self.update_irq(dev);
+            return;
+        }
         if !self.regs.accepts(offset) {
             self.stats.writes_dropped += 1;
             return;
@@ -252,12 +277,14 @@ impl Gt215 {
             TIME_LOW => self.time = (self.time & !0xFFFF_FFFF) | u64::from(value),
             TIME_HIGH => self.time = (self.time & 0xFFFF_FFFF) | u64::from(value) << 32,
             PMC_ENABLE => {
-                let was = self.enabled(Engine::Pcopy);
                 self.regs.write(offset, value);
-                if was && !self.enabled(Engine::Pcopy) {
-                    // Clearing the enable bit holds the engine in reset (§2.4.1 "Big Red
-                    // Switches"): it loses its state.
+                // A cleared enable bit holds the engine in reset (§2.4.1 "Big Red Switches"):
+                // it loses its state.
+                if !self.enabled(Engine::Pcopy) {
                     self.pcopy.reset();
+                }
+                if !self.pfifo_enabled() {
+                    self.pfifo = Pfifo::new();
                 }
             }
             _ => {
@@ -279,7 +306,9 @@ impl Gt215 {
     }
 
     fn busy(&self) -> bool {
-        self.pcopy.busy() || self.pdaemon.busy()
+        self.pcopy.busy()
+            || self.pdaemon.busy()
+            || (self.pfifo_enabled() && !self.faults.cp_stall && self.pfifo.busy(&self.vram))
     }
 }
 
@@ -328,9 +357,9 @@ impl GpuModel for Gt215 {
     fn tick(&mut self, dev: &mut DeviceContext<'_>) -> Activity {
         self.stats.ticks += 1;
         self.time = self.time.wrapping_add(TIMER_NS_PER_TICK);
-        if self.faults.cp_stall || !self.busy() {
+        if !self.busy() {
             self.update_irq(dev);
-            return if self.busy() { Activity::Waiting } else { Activity::Idle };
+            return Activity::Idle;
         }
         if let Some(n) = self.faults.slow {
             self.slow_ticks += 1;
@@ -342,6 +371,18 @@ impl GpuModel for Gt215 {
         let time = self.time;
         let mut insns = 0;
         let mut activity = Activity::Idle;
+        // PFIFO first: methods it delivers reach PCOPY's falcon in the same tick.
+        if self.pfifo_enabled() && !self.faults.cp_stall {
+            let pcopy_on = self.enabled(Engine::Pcopy);
+            let mut env = Env {
+                vram: &mut self.vram,
+                pcopy: pcopy_on.then_some(&mut self.pcopy),
+                time,
+                dev,
+                dma_fault: &mut self.faults.dma_fault_next_fetch,
+            };
+            activity = self.pfifo.step(&mut env);
+        }
         for engine in [Engine::Pcopy, Engine::Pdaemon] {
             if !self.enabled(engine) {
                 continue;

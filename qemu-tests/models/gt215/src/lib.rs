@@ -16,6 +16,10 @@
 //!   ticks the framework's pacing gives ([`TIMER_NS_PER_TICK`]).
 //! - **VRAM** ([`VRAM_SIZE`]) behind BAR1, BAR3 and BAR0's PMEM window at 0x700000 (base from
 //!   `PBUS.PMEM_WINDOW`, envytools rnndb bus/pbus.xml).
+//! - **PFIFO** (§2.8, [`pfifo`]): the channel table, RAMFC/RAMHT/DMA objects in VRAM, the
+//!   DMA pusher in DMA and IB modes with its DMA_PUSHER errors, the puller's REF_CNT and
+//!   semaphores, PCOPY's methods delivered to its falcon, bounded by
+//!   [`pfifo::PUSHER_WORDS_PER_TICK`].
 //! - **Falcons** (§2.10): the v3 falcons PCOPY (0x104000) and PDAEMON (0x10a000) executing the
 //!   ISA with this crate's own decoder ([`falcon`]), bounded by [`falcon::INSNS_PER_TICK`].
 //!
@@ -26,6 +30,7 @@
 pub mod falcon;
 mod faults;
 mod gpu;
+pub mod pfifo;
 
 pub use faults::{Faults, MAX_SLOW_TICKS};
 pub use gpu::{

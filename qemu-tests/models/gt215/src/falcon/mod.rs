@@ -111,8 +111,14 @@ pub mod trap {
     pub const VM_MULTI_HIT: u32 = 0xb;
 }
 
+/// Entries of the method FIFO from PFIFO (§2.5.2 "Fifo size: v0-v1: 0x10"; the same for
+/// PCOPY, a decision).
+pub const METHOD_FIFO_DEPTH: usize = 0x10;
+
 /// Interrupt lines (§2.10.8).
 pub mod line {
+    /// FIFO: method data available (level-triggered).
+    pub const FIFO: u32 = 2;
     /// EXIT: the processor stopped.
     pub const EXIT: u32 = 4;
     /// The first of the two software (SCRATCH / "SWGEN") lines, 6 and 7.
@@ -234,6 +240,10 @@ const DATA_INDEX: u32 = off::<f::DATA_INDEX>();
 const DATA: u32 = off::<f::DATA>();
 /// Byte distance between DATA_INDEX/DATA port pairs (§2.10.4: "0x1c0 + i * 8").
 const DATA_PORT_STRIDE: u32 = 8;
+const FIFO_DATA: u32 = off::<f::FIFO_DATA>();
+const FIFO_CMD: u32 = off::<f::FIFO_CMD>();
+const FIFO_OCCUPIED: u32 = off::<f::FIFO_OCCUPIED>();
+const FIFO_ACK: u32 = off::<f::FIFO_ACK>();
 const UC_SP: u32 = off::<f::UC_SP>();
 const UC_PC: u32 = off::<f::UC_PC>();
 /// First host-only offset (§2.10.10: "First 0xf00 bytes of this window are tied to the falcon
@@ -273,6 +283,8 @@ pub struct Falcon {
     /// A host XFER_CTRL write waiting for a free queue slot (XFER_CTRL bit 0).
     host_xfer: Option<Xfer>,
     tlb_cmd_res: u32,
+    /// Methods PFIFO delivered: (FIFO_CMD, FIFO_DATA).
+    methods: VecDeque<(u32, u32)>,
     /// Instructions executed since power-on.
     executed: u64,
 }
@@ -309,6 +321,7 @@ impl Falcon {
             xfers: VecDeque::new(),
             host_xfer: None,
             tlb_cmd_res: 0,
+            methods: VecDeque::new(),
             executed: 0,
         }
     }
@@ -360,9 +373,33 @@ impl Falcon {
         self.regs.stored(INTR_MODE) & 0xffff
     }
 
-    /// INTR as read: the edge flip-flops (level lines have no sources in this model).
+    /// INTR as read: the edge flip-flops, and the level lines wired to their sources (only
+    /// FIFO has one in this model).
     fn intr_status(&self) -> u32 {
-        self.intr & !self.level_mask()
+        let fifo = u32::from(!self.methods.is_empty()) << line::FIFO;
+        (self.intr & !self.level_mask()) | (fifo & self.level_mask())
+    }
+
+    /// Whether the method FIFO has room (PFIFO's puller waits otherwise).
+    pub fn method_fifo_free(&self) -> bool {
+        self.methods.len() < METHOD_FIFO_DEPTH
+    }
+
+    /// Whether every delivered method was acknowledged (the engine is idle for PFIFO).
+    pub fn method_fifo_empty(&self) -> bool {
+        self.methods.is_empty()
+    }
+
+    /// PFIFO delivers method `mthd` (byte address) of subchannel `subc` with `data`. The FIFO
+    /// interface is undocumented (§2.10.14 "Todo: write me"): the model's FIFO_CMD holds the
+    /// method's byte address in bits 0-12 and the subchannel in bits 16-18, FIFO_DATA the
+    /// parameter. Returns false when the FIFO is full.
+    pub fn push_method(&mut self, subc: u32, mthd: u32, data: u32) -> bool {
+        if !self.method_fifo_free() {
+            return false;
+        }
+        self.methods.push_back(((mthd & 0x1ffc) | (subc & 7) << 16, data));
+        true
     }
 
     fn route(&self, line: u32) -> u32 {
@@ -418,6 +455,9 @@ impl Falcon {
             XFER_CTRL => self.regs.read(XFER_CTRL) | u32::from(self.host_xfer.is_some()),
             XFER_STATUS => self.xfer_status(),
             TLB_CMD_RES => self.tlb_cmd_res,
+            FIFO_DATA => self.methods.front().map_or(0, |m| m.1),
+            FIFO_CMD => self.methods.front().map_or(0, |m| m.0),
+            FIFO_OCCUPIED => self.methods.len() as u32,
             UC_SP => self.sr[sr::SP],
             UC_PC => self.sr[sr::PC],
             _ => match self.data_port(offset) {
@@ -466,6 +506,9 @@ impl Falcon {
                 self.host_xfer = Some(self.host_xfer_request(value));
                 self.admit_host_xfer();
             }
+            FIFO_ACK => {
+                self.methods.pop_front();
+            }
             TLB_CMD => {
                 self.regs.write(TLB_CMD, value);
                 let param = f::TLB_CMD::PARAM.get(value);
@@ -476,7 +519,8 @@ impl Falcon {
                     _ => {}
                 }
             }
-            UC_CAPS | UC_CAPS2 | UC_SP | UC_PC | TIME_LOW | TIME_HIGH | STATUS => return false,
+            UC_CAPS | UC_CAPS2 | UC_SP | UC_PC | TIME_LOW | TIME_HIGH | STATUS | FIFO_DATA
+            | FIFO_CMD | FIFO_OCCUPIED => return false,
             _ => match self.data_port(offset) {
                 Some((port, true)) => {
                     let index_reg = DATA_INDEX + port * DATA_PORT_STRIDE;

@@ -144,6 +144,12 @@ impl<'a> Falcon<'a> {
         self.read(reg::UC_CTRL) & HALTED != 0
     }
 
+    /// Upload `code` at page 0 (virtual 0) and start it at 0.
+    pub fn run_async(&self, code: &[u8]) {
+        self.upload_code(0, 0, code);
+        self.start(0);
+    }
+
     /// Upload `code` at page 0 (virtual 0), start at 0, wait for the stop.
     pub fn run(&self, code: &[u8]) {
         self.upload_code(0, 0, code);
