@@ -226,6 +226,46 @@ fn arithmetic_and_shift_flags_follow_the_pseudocode() {
     assert_eq!(r[14] & 0xf00, z, "and sets z, clears c and o on v3");
 }
 
+#[test]
+fn unsized_operations_follow_their_pseudocode() {
+    let gpu = gpu();
+    let falcon = Falcon::new(&gpu, Engine::Pdaemon);
+    falcon.run(&program(&[
+        &[0xf1, 0x07, 0x34, 0x12], // f1/7 mov $r0, 0x1234
+        &[0xf1, 0x03, 0xcd, 0xab], // f1/3 sethi $r0, 0xabcd
+        &[0xf0, 0x17, 0x07],       // f0/7 mov $r1, 7
+        &[0xff, 0x01, 0x2c],       // ff/c div $r2, $r0, $r1
+        &[0xff, 0x01, 0x3d],       // ff/d mod $r3, $r0, $r1
+        &[0xc0, 0x04, 0x03],       // cx/0 mulu $r4, $r0, 3
+        &[0xc1, 0x05, 0xfe],       // cx/1 muls $r5, $r0, -2
+        &[0xc7, 0x06, 0xe8],       // cx/7 extr $r6, $r0, 8 | 7 << 5 (bits 15:8)
+        &[0xc3, 0x07, 0x7c],       // cx/3 extrs $r7, $r0, 28 | 3 << 5 (bits 31:28)
+        &[0xf0, 0x87, 0xff],       // f0/7 mov $r8, -1
+        &[0xcb, 0x08, 0xe4],       // cx/b ins $r8, $r0, 4 | 7 << 5 (bits 11:4)
+        &[0xc2, 0x09, 0x04],       // cx/2 sext $r9, $r0, 4
+        &[0xc8, 0x0a, 0x1f],       // cx/8 xbit $r10, $r0, 31
+        &[0xf2, 0xa8, 0x03],       // f2/8 setp $p3, $r10
+        &[0xf0, 0xc7, 0x03],       // f0/7 mov $r12, 3
+        &[0xfe, 0xcb, 0x0c],       // fe/c xbit $r11, $flags, $r12
+        &[0xbd, 0x03],             // 3d/3 b32 hswap $r0
+        &[0xf0, 0x0a, 0x00],       // f0/a bclr $r0, 0
+        &[0xc0, 0xd1, 0x00],       // cx/0 mulu $r1, $r13, 0 ($r1 = 0)
+        &[0xff, 0x1d, 0xec],       // ff/c div $r14, $r1, $r13 (by 0)
+        &[0xf8, 0x02],             // f8/2 exit
+    ]));
+    let r = gpu.model().falcon(Engine::Pdaemon).gpr();
+    let x = 0xabcd_1234u32;
+    assert_eq!((r[2], r[3]), (x / 7, x % 7));
+    assert_eq!(r[4], 0x1234 * 3, "mulu takes the low 16 bits");
+    assert_eq!(r[5], (0x1234i32 * -2) as u32, "muls sign-extends the immediate");
+    assert_eq!((r[6], r[7]), (0x12, 0xffff_fffa));
+    assert_eq!(r[8], 0xffff_f34f, "ins replaced bits 11:4 with 0x34");
+    assert_eq!(r[9], 0xffff_fff4, "bit 4 of 0x34 is the new sign");
+    assert_eq!((r[10], r[11]), (1, 1), "xbit, setp, xbit of $flags");
+    assert_eq!(r[0], 0x1234_abcc, "hswap then bclr 0");
+    assert_eq!(r[14], u32::MAX, "§2.10.3: division by 0 gives 0xffffffff");
+}
+
 /// Load 0x100 bytes from (SCRATCH0 << 8) into DMEM 0, store them to (SCRATCH0 << 8) +
 /// SCRATCH2, waiting for each.
 fn xfer_copy_program() -> Vec<u8> {

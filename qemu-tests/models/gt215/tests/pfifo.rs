@@ -154,6 +154,8 @@ impl<'a> Channel<'a> {
 fn pfifo_gpu(pacing: Pacing) -> InProcess<Gt215> {
     let gpu = gpu_with(Some(pacing));
     gpu.write32(0x200, pmc::ENABLE::PFIFO.set(pmc::ENABLE::PCOPY_PDAEMON.set(0, 1), 1));
+    // PCOPY takes methods (FIFO_ENABLE bit 1, envytools rnndb ACCESS_EN).
+    Falcon::new(&gpu, Engine::Pcopy).write(0x48, 2);
     gpu.write32(PUSH0, 1);
     gpu.write32(PULL0, 1);
     gpu.write32(PFIFO_INTR_EN, u32::MAX);
@@ -210,21 +212,42 @@ fn dma_mode_delivers_pcopy_methods_in_order_and_ref_cnt_waits_for_the_engine() {
     settle(&gpu, 10);
     assert_eq!(gpu.read32(ch.user(USER_DMA_GET)), (pb + 44) as u32, "all words fetched");
     assert_eq!(ch.reference(), 0, "REF_CNT waits until PCOPY took every method");
-    let sub2 = 2 << 16;
+    // FIFO_CMD (envytools rnndb): method >> 2 in bits 10:0, subchannel in 13:11.
+    let sub2 = 2 << 11;
     assert_eq!(
         drain_pcopy(&gpu),
         vec![
             (sub2, 0x20), // OBJECT: the object's instance offset >> 4 from RAMHT
-            (sub2 | 0x300, 0xa),
-            (sub2 | 0x304, 0xb),
-            (sub2 | 0x308, 0xc),
-            (sub2 | 0x400, 0xd),
-            (sub2 | 0x400, 0xe),
+            (sub2 | 0x300 >> 2, 0xa),
+            (sub2 | 0x304 >> 2, 0xb),
+            (sub2 | 0x308 >> 2, 0xc),
+            (sub2 | 0x400 >> 2, 0xd),
+            (sub2 | 0x400 >> 2, 0xe),
         ]
     );
     settle(&gpu, 3);
     assert_eq!(ch.reference(), 7);
     assert_eq!(gpu.read32(PFIFO_INTR), 0);
+}
+
+#[test]
+fn pcopy_takes_methods_only_with_fifo_access_enabled() {
+    let gpu = pfifo_gpu(Pacing::RunToIdle);
+    let pcopy = Falcon::new(&gpu, Engine::Pcopy);
+    pcopy.write(0x48, 0); // FIFO_ENABLE: access off
+    let pb = buffer(&gpu, 0x1000);
+    let ch = Channel::dma(&gpu, 1, pb);
+    write_words(&gpu, pb, &[incr(2, 0, 1), PCOPY_HANDLE, incr(0, 0x50, 1), 1]);
+    ch.dma_put(pb + 16);
+    settle(&gpu, 20);
+    assert_eq!(gpu.read32(ch.user(USER_DMA_GET)), (pb + 4) as u32, "the OBJECT word waits");
+    assert_eq!(pcopy.read(0x70), 0);
+    assert_eq!(gpu.read32(PFIFO_INTR), 0, "waiting is no error");
+    pcopy.write(0x48, 2);
+    settle(&gpu, 5);
+    assert_eq!(drain_pcopy(&gpu).len(), 1);
+    settle(&gpu, 5);
+    assert_eq!(ch.reference(), 1);
 }
 
 #[test]
@@ -274,7 +297,7 @@ fn ib_mode_fetches_entries_with_wrap_and_long_non_increasing_methods() {
         settle(&gpu, 5);
         let methods = drain_pcopy(&gpu);
         assert_eq!(methods.len(), 4, "OBJECT and three 0x500s");
-        assert!(methods[1..].iter().all(|&m| m == (1 << 16 | 0x500, n)), "{methods:x?}");
+        assert!(methods[1..].iter().all(|&m| m == (1 << 11 | 0x500 >> 2, n)), "{methods:x?}");
         settle(&gpu, 3);
         assert_eq!(ch.reference(), n);
         assert_eq!(gpu.read32(ch.user(USER_IB_GET)), put, "IB_GET wraps at 8 like IB_PUT");

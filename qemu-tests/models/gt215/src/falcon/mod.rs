@@ -240,6 +240,10 @@ const DATA_INDEX: u32 = off::<f::DATA_INDEX>();
 const DATA: u32 = off::<f::DATA>();
 /// Byte distance between DATA_INDEX/DATA port pairs (§2.10.4: "0x1c0 + i * 8").
 const DATA_PORT_STRIDE: u32 = 8;
+const FIFO_ENABLE: u32 = off::<f::FIFO_ENABLE>();
+/// `FIFO_ENABLE` bit 1: the engine takes methods from PFIFO (envytools rnndb falcon.xml
+/// ACCESS_EN; the database has the register without fields).
+const FIFO_ACCESS_EN: u32 = 1 << 1;
 const FIFO_DATA: u32 = off::<f::FIFO_DATA>();
 const FIFO_CMD: u32 = off::<f::FIFO_CMD>();
 const FIFO_OCCUPIED: u32 = off::<f::FIFO_OCCUPIED>();
@@ -380,9 +384,12 @@ impl Falcon {
         (self.intr & !self.level_mask()) | (fifo & self.level_mask())
     }
 
-    /// Whether the method FIFO has room (PFIFO's puller waits otherwise).
+    /// Whether the method FIFO takes a method now: PFIFO access enabled (`FIFO_ENABLE`
+    /// bit 1, envytools rnndb falcon.xml ACCESS_EN) and room left; PFIFO's puller waits
+    /// otherwise.
     pub fn method_fifo_free(&self) -> bool {
-        self.methods.len() < METHOD_FIFO_DEPTH
+        self.regs.stored(FIFO_ENABLE) & FIFO_ACCESS_EN != 0
+            && self.methods.len() < METHOD_FIFO_DEPTH
     }
 
     /// Whether every delivered method was acknowledged (the engine is idle for PFIFO).
@@ -390,15 +397,15 @@ impl Falcon {
         self.methods.is_empty()
     }
 
-    /// PFIFO delivers method `mthd` (byte address) of subchannel `subc` with `data`. The FIFO
-    /// interface is undocumented (§2.10.14 "Todo: write me"): the model's FIFO_CMD holds the
-    /// method's byte address in bits 0-12 and the subchannel in bits 16-18, FIFO_DATA the
-    /// parameter. Returns false when the FIFO is full.
+    /// PFIFO delivers method `mthd` (byte address) of subchannel `subc` with `data`. §2.10.14
+    /// is "Todo: write me"; envytools rnndb falcon.xml gives FIFO_CMD's layout: the method
+    /// >> 2 in bits 10:0, the subchannel in bits 13:11; FIFO_DATA holds the parameter.
+    /// Returns false when the FIFO does not take it ([`method_fifo_free`](Self::method_fifo_free)).
     pub fn push_method(&mut self, subc: u32, mthd: u32, data: u32) -> bool {
         if !self.method_fifo_free() {
             return false;
         }
-        self.methods.push_back(((mthd & 0x1ffc) | (subc & 7) << 16, data));
+        self.methods.push_back(((mthd >> 2) & 0x7ff | (subc & 7) << 11, data));
         true
     }
 
