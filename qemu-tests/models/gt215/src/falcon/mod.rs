@@ -399,7 +399,8 @@ impl Falcon {
 
     /// PFIFO delivers method `mthd` (byte address) of subchannel `subc` with `data`. §2.10.14
     /// is "Todo: write me"; envytools rnndb falcon.xml gives FIFO_CMD's layout: the method
-    /// >> 2 in bits 10:0, the subchannel in bits 13:11; FIFO_DATA holds the parameter.
+    /// shifted right by 2 in bits 10:0, the subchannel in bits 13:11; FIFO_DATA holds the
+    /// parameter.
     /// Returns false when the FIFO does not take it ([`method_fifo_free`](Self::method_fifo_free)).
     pub fn push_method(&mut self, subc: u32, mthd: u32, data: u32) -> bool {
         if !self.method_fifo_free() {
