@@ -4,6 +4,7 @@
 use crate::falcon::{Engine, Falcon, INSNS_PER_TICK};
 use crate::faults::Faults;
 use crate::pfifo::{Env, Pfifo};
+use crate::vram::Vram;
 use baregpu_hal::register::{Register, RegisterSpec};
 use baregpu_regs::nvidia::{Chipset, REGISTERS, pbus, pmc, ptimer};
 use gpu_device_model::regfile::RegisterFile;
@@ -77,7 +78,7 @@ pub struct Stats {
 /// The emulated GT215.
 pub struct Gt215 {
     regs: RegisterFile<Chipset>,
-    vram: Vec<u8>,
+    vram: Vram,
     pcopy: Falcon,
     pdaemon: Falcon,
     pfifo: Pfifo,
@@ -110,7 +111,7 @@ impl Gt215 {
         regs.set(BOOT_0, pmc::BOOT_0::CHIPSET.set(0, CHIPSET_ID));
         Gt215 {
             regs,
-            vram: vec![0; VRAM_SIZE],
+            vram: Vram::new(VRAM_SIZE),
             pcopy: Falcon::new(Engine::Pcopy),
             pdaemon: Falcon::new(Engine::Pdaemon),
             pfifo: Pfifo::new(),
@@ -136,9 +137,9 @@ impl Gt215 {
         self.stats
     }
 
-    /// VRAM (white-box inspection).
-    pub fn vram(&self) -> &[u8] {
-        &self.vram
+    /// The VRAM dword at `address` (white-box inspection); `None` outside VRAM or unaligned.
+    pub fn vram_u32(&self, address: u64) -> Option<u32> {
+        self.vram.read_u32(address)
     }
 
     /// The falcon of `engine` (white-box inspection).
@@ -188,15 +189,15 @@ impl Gt215 {
         }
     }
 
-    /// The VRAM byte offset a PMEM window access at BAR0 `offset` reaches, if inside VRAM.
-    fn pmem_address(&self, offset: u32) -> Option<usize> {
+    /// The VRAM address a PMEM window access at BAR0 `offset` reaches (only VRAM is
+    /// modelled behind the window: another target reaches nothing).
+    fn pmem_address(&self, offset: u32) -> Option<u64> {
         let window = self.regs.stored(PMEM_WINDOW);
         if pbus::PMEM_WINDOW_G80_ONWARD::TARGET.get(window) != 0 {
-            return None; // only VRAM is modelled behind the window
+            return None;
         }
         let base = u64::from(pbus::PMEM_WINDOW_G80_ONWARD::BASE.get(window)) << 16;
-        let address = base + u64::from(offset - PMEM_WINDOW_BASE);
-        vram_dword(&self.vram, address)
+        Some(base + u64::from(offset - PMEM_WINDOW_BASE))
     }
 
     /// `PMC.INTR`: one bit per engine line (envytools rnndb bus/pmc.xml).
@@ -229,7 +230,7 @@ impl Gt215 {
             return self.falcon_mut(engine).host_read(off, time);
         }
         if (PMEM_WINDOW_BASE..PMEM_WINDOW_BASE + PMEM_WINDOW_SIZE).contains(&offset) {
-            return self.pmem_address(offset).map_or(0, |a| read_dword(&self.vram, a));
+            return self.pmem_address(offset).and_then(|a| self.vram.read_u32(a)).unwrap_or(0);
         }
         if Pfifo::owns(offset) {
             return if self.pfifo_enabled() { self.pfifo.read(offset, &self.vram) } else { 0 };
@@ -256,9 +257,8 @@ impl Gt215 {
             return;
         }
         if (PMEM_WINDOW_BASE..PMEM_WINDOW_BASE + PMEM_WINDOW_SIZE).contains(&offset) {
-            match self.pmem_address(offset) {
-                Some(a) => write_dword(&mut self.vram, a, value),
-                None => self.stats.writes_dropped += 1,
+            if !self.pmem_address(offset).is_some_and(|a| self.vram.write_u32(a, value)) {
+                self.stats.writes_dropped += 1;
             }
             return;
         }
@@ -295,13 +295,12 @@ impl Gt215 {
     }
 
     fn vram_aperture(&mut self, offset: u32, write: Option<u32>) -> u32 {
-        let Some(address) = vram_dword(&self.vram, u64::from(offset)) else { return 0 };
         match write {
             Some(v) => {
-                write_dword(&mut self.vram, address, v);
+                self.vram.write_u32(u64::from(offset), v);
                 0
             }
-            None => read_dword(&self.vram, address),
+            None => self.vram.read_u32(u64::from(offset)).unwrap_or(0),
         }
     }
 
@@ -310,19 +309,6 @@ impl Gt215 {
             || self.pdaemon.busy()
             || (self.pfifo_enabled() && !self.faults.cp_stall && self.pfifo.busy(&self.vram))
     }
-}
-
-fn vram_dword(vram: &[u8], address: u64) -> Option<usize> {
-    let a = usize::try_from(address).ok()?;
-    (a.checked_add(4)? <= vram.len()).then_some(a)
-}
-
-fn read_dword(vram: &[u8], a: usize) -> u32 {
-    u32::from_le_bytes([vram[a], vram[a + 1], vram[a + 2], vram[a + 3]])
-}
-
-fn write_dword(vram: &mut [u8], a: usize, value: u32) {
-    vram[a..a + 4].copy_from_slice(&value.to_le_bytes());
 }
 
 impl GpuModel for Gt215 {

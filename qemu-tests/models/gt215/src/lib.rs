@@ -31,6 +31,7 @@ pub mod falcon;
 mod faults;
 mod gpu;
 pub mod pfifo;
+mod vram;
 
 pub use faults::{Faults, MAX_SLOW_TICKS};
 pub use gpu::{

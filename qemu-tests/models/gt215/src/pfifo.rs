@@ -23,6 +23,7 @@
 //!   CACHE_ERROR like SOFTWARE's: a driver never sees them "run".
 
 use crate::falcon::Falcon;
+use crate::vram::Vram;
 use baregpu_hal::register::Register;
 use baregpu_regs::nvidia::pfifo as p;
 use baregpu_regs::nvidia::pfifo_user as u;
@@ -178,7 +179,7 @@ struct DmaObj {
 
 /// What a memory access through a DMA object hit.
 enum Place {
-    Vram(usize),
+    Vram(u64),
     Sysram(u64),
 }
 
@@ -220,34 +221,17 @@ impl Default for Pfifo {
 }
 
 /// Everything a pusher step reaches besides PFIFO itself.
-pub struct Env<'a, 'b> {
+pub(crate) struct Env<'a, 'b> {
     /// VRAM.
-    pub vram: &'a mut [u8],
+    pub(crate) vram: &'a mut Vram,
     /// PCOPY's falcon (the only PFIFO engine emulated), `None` while PMC holds it in reset.
-    pub pcopy: Option<&'a mut Falcon>,
+    pub(crate) pcopy: Option<&'a mut Falcon>,
     /// PTIMER time for semaphore releases.
-    pub time: u64,
+    pub(crate) time: u64,
     /// Guest memory.
-    pub dev: &'a mut DeviceContext<'b>,
+    pub(crate) dev: &'a mut DeviceContext<'b>,
     /// One-shot injected fault of the next pushbuffer or IB fetch.
-    pub dma_fault: &'a mut bool,
-}
-
-fn vram_u32(vram: &[u8], address: u64) -> Option<u32> {
-    let a = usize::try_from(address).ok()?;
-    let b = vram.get(a..a.checked_add(4)?)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-fn vram_set(vram: &mut [u8], address: u64, value: u32) -> bool {
-    let Ok(a) = usize::try_from(address) else { return false };
-    match a.checked_add(4).and_then(|e| vram.get_mut(a..e)) {
-        Some(b) => {
-            b.copy_from_slice(&value.to_le_bytes());
-            true
-        }
-        None => false,
-    }
+    pub(crate) dma_fault: &'a mut bool,
 }
 
 impl Pfifo {
@@ -288,16 +272,16 @@ impl Pfifo {
             .then(|| u64::from(T::RAMFC.get(entry)) << 8)
     }
 
-    fn field(&self, vram: &[u8], chid: usize, offset: u64) -> u32 {
-        self.ramfc(chid).and_then(|r| vram_u32(vram, r + offset)).unwrap_or(0)
+    fn field(&self, vram: &Vram, chid: usize, offset: u64) -> u32 {
+        self.ramfc(chid).and_then(|r| vram.read_u32(r + offset)).unwrap_or(0)
     }
 
-    fn set_field(&self, vram: &mut [u8], chid: usize, offset: u64, value: u32) -> bool {
-        self.ramfc(chid).is_some_and(|r| vram_set(vram, r + offset, value))
+    fn set_field(&self, vram: &mut Vram, chid: usize, offset: u64, value: u32) -> bool {
+        self.ramfc(chid).is_some_and(|r| vram.write_u32(r + offset, value))
     }
 
     /// Whether BAR0 `offset` is PFIFO's (its registers or a control area).
-    pub fn owns(offset: u32) -> bool {
+    pub(crate) fn owns(offset: u32) -> bool {
         (0x2000..0x4000).contains(&offset)
             || (USER_BASE..USER_BASE + CHANNELS as u32 * USER_STRIDE).contains(&offset)
     }
@@ -316,7 +300,7 @@ impl Pfifo {
     }
 
     /// A BAR0 read of PFIFO's `offset`.
-    pub fn read(&self, offset: u32, vram: &[u8]) -> u32 {
+    pub(crate) fn read(&self, offset: u32, vram: &Vram) -> u32 {
         if offset >= USER_BASE {
             return self.user_read(offset, vram);
         }
@@ -356,7 +340,7 @@ impl Pfifo {
 
     /// A BAR0 write of PFIFO's `offset`; false if it did nothing (a hole, a read-only word,
     /// a disabled channel's control area).
-    pub fn write(&mut self, offset: u32, value: u32, vram: &mut [u8]) -> bool {
+    pub(crate) fn write(&mut self, offset: u32, value: u32, vram: &mut Vram) -> bool {
         if offset >= USER_BASE {
             return self.user_write(offset, value, vram);
         }
@@ -415,7 +399,7 @@ impl Pfifo {
         (1..CHANNELS - 1).contains(&chid).then(|| (chid, (offset - USER_BASE) % USER_STRIDE))
     }
 
-    fn user_read(&self, offset: u32, vram: &[u8]) -> u32 {
+    fn user_read(&self, offset: u32, vram: &Vram) -> u32 {
         let Some((chid, r)) = Self::user_slot(offset) else { return 0 };
         let field = match r {
             _ if r == off::<u::DMA_PUT>() => ramfc::DMA_PUT,
@@ -430,7 +414,7 @@ impl Pfifo {
         self.field(vram, chid, field)
     }
 
-    fn user_write(&mut self, offset: u32, value: u32, vram: &mut [u8]) -> bool {
+    fn user_write(&mut self, offset: u32, value: u32, vram: &mut Vram) -> bool {
         let Some((chid, r)) = Self::user_slot(offset) else { return false };
         let ib = self.field(vram, chid, ramfc::DMA_FETCH) & ramfc::IB_ENABLE != 0;
         if r == off::<u::DMA_PUT>() && !ib {
@@ -447,11 +431,11 @@ impl Pfifo {
 
     /// Whether the pusher has work: an enabled channel with words or IB entries pending, or
     /// a channel waiting on a semaphore or on PCOPY.
-    pub fn busy(&self, vram: &[u8]) -> bool {
+    pub(crate) fn busy(&self, vram: &Vram) -> bool {
         self.push_access && self.pull_access && (0..CHANNELS).any(|c| self.pending(vram, c))
     }
 
-    fn pending(&self, vram: &[u8], chid: usize) -> bool {
+    fn pending(&self, vram: &Vram, chid: usize) -> bool {
         let ch = &self.channels[chid];
         if self.ramfc(chid).is_none() || ch.error.is_some() {
             return false;
@@ -466,7 +450,7 @@ impl Pfifo {
     }
 
     /// One pusher tick: up to [`PUSHER_WORDS_PER_TICK`] words of the next channel with work.
-    pub fn step(&mut self, env: &mut Env<'_, '_>) -> Activity {
+    pub(crate) fn step(&mut self, env: &mut Env<'_, '_>) -> Activity {
         if !self.push_access || !self.pull_access {
             // With the puller off nothing can take the methods: the pusher stands still.
             return Activity::Idle;
@@ -525,13 +509,13 @@ impl Pfifo {
         self.intr = bit.set(self.intr, 1);
     }
 
-    fn dmaobj(&self, vram: &[u8], chid: usize, selector: u32) -> Option<DmaObj> {
+    fn dmaobj(&self, vram: &Vram, chid: usize, selector: u32) -> Option<DmaObj> {
         if selector == 0 {
             return None; // NULL_DMAOBJ (§2.7.8)
         }
         let inst = u64::from(self.field(vram, chid, ramfc::CHAN_INST)) << 12;
         let at = inst + (u64::from(selector & 0xffff) << 4);
-        let w = |i: u64| vram_u32(vram, at + 4 * i);
+        let w = |i: u64| vram.read_u32(at + 4 * i);
         let (w0, w1, w2, w3) = (w(0)?, w(1)?, w(2)?, w(3)?);
         Some(DmaObj {
             target: w0 >> 16 & 3,
@@ -548,7 +532,7 @@ impl Pfifo {
             return None;
         }
         match obj.target {
-            1 => usize::try_from(address).ok().map(Place::Vram),
+            1 => Some(Place::Vram(address)),
             2 | 3 if address != 0 => Some(Place::Sysram(address)),
             _ => None,
         }
@@ -556,14 +540,14 @@ impl Pfifo {
 
     fn read_place(env: &mut Env<'_, '_>, place: Place) -> Option<u32> {
         match place {
-            Place::Vram(a) => vram_u32(env.vram, a as u64),
+            Place::Vram(a) => env.vram.read_u32(a),
             Place::Sysram(a) => env.dev.dma_read_u32(a).ok(),
         }
     }
 
     fn write_place(env: &mut Env<'_, '_>, place: Place, value: u32) -> bool {
         match place {
-            Place::Vram(a) => vram_set(env.vram, a as u64, value),
+            Place::Vram(a) => env.vram.write_u32(a, value),
             Place::Sysram(a) => env.dev.dma_write_u32(a, value).is_ok(),
         }
     }
@@ -580,12 +564,12 @@ impl Pfifo {
         Self::read_place(env, place).ok_or(fault)
     }
 
-    fn get(&self, vram: &[u8], chid: usize) -> u64 {
+    fn get(&self, vram: &Vram, chid: usize) -> u64 {
         u64::from(self.field(vram, chid, ramfc::DMA_GET))
             | u64::from(self.field(vram, chid, ramfc::DMA_GET_HIGH) & 0xff) << 32
     }
 
-    fn set_get(&self, vram: &mut [u8], chid: usize, get: u64) {
+    fn set_get(&self, vram: &mut Vram, chid: usize, get: u64) {
         self.set_field(vram, chid, ramfc::DMA_GET, get as u32);
         self.set_field(vram, chid, ramfc::DMA_GET_HIGH, (get >> 32) as u32 & 0xff);
     }
@@ -880,7 +864,7 @@ impl Pfifo {
     }
 
     /// RAMHT lookup of `handle` (see the module decisions): (engine, object offset >> 4).
-    fn ramht_lookup(&self, vram: &[u8], chid: usize, handle: u32) -> Option<(u32, u32)> {
+    fn ramht_lookup(&self, vram: &Vram, chid: usize, handle: u32) -> Option<(u32, u32)> {
         let config = self.field(vram, chid, ramfc::RAMHT);
         let entries = 512u32.checked_shl(config >> 27)?;
         if entries > MAX_RAMHT_ENTRIES {
@@ -897,7 +881,7 @@ impl Pfifo {
         }
         for i in 0..entries {
             let at = table + u64::from((hash + i) & (entries - 1)) * 8;
-            let (key, context) = (vram_u32(vram, at)?, vram_u32(vram, at + 4)?);
+            let (key, context) = (vram.read_u32(at)?, vram.read_u32(at + 4)?);
             if context == 0 {
                 return None;
             }
