@@ -68,6 +68,8 @@ error_types! {
         baregpu_ring::ring::WaitError,
         baregpu_ring::vc4::ControlListError,
         baregpu_ring::vc4::RelocationError,
+        baregpu_ring::nvidia::PushbufferError,
+        baregpu_ring::nvidia::IbSubmitError,
     ],
     "hal/gpu" + defmt => [
         baregpu_gpu::DeviceGone,
@@ -83,6 +85,8 @@ error_types! {
         baregpu_firmware::amd::LoadError,
         baregpu_firmware::amd::evergreen::ImageError,
         baregpu_firmware::amd::evergreen::LoadError,
+        baregpu_firmware::falcon::FalconImageError,
+        baregpu_firmware::falcon::FalconLoadError,
     ],
     "drivers/radeon-r5xx" + defmt => [
         baregpu_radeon_r5xx::ConfigError,
@@ -130,6 +134,14 @@ error_types! {
         baregpu_falcon_asm::isa::EncodeError,
         baregpu_falcon_asm::isa::DecodeError,
     ],
+    "drivers/qpu-asm" + defmt => [
+        baregpu_qpu_asm::AsmError,
+        baregpu_qpu_asm::BuildError,
+        baregpu_qpu_asm::OperandError,
+        baregpu_qpu_asm::RuleError,
+        baregpu_qpu_asm::isa::EncodeError,
+        baregpu_qpu_asm::isa::DecodeError,
+    ],
 }
 
 /// The repository's README.md: its Rust code blocks are doctests of this crate.
@@ -162,5 +174,6 @@ readme_doctests! {
     DppAsmReadme => "../../drivers/dpp-asm/README.md",
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
     FalconAsmReadme => "../../drivers/falcon-asm/README.md",
+    QpuAsmReadme => "../../drivers/qpu-asm/README.md",
     PortingGuide => "../../docs/porting.md",
 }

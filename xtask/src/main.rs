@@ -44,6 +44,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -65,6 +66,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
+    "baregpu-qpu-asm",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -133,8 +135,9 @@ fn cargo() -> Command {
 /// metal (dependents enable only their own).
 const BARE_METAL_FEATURES: &str = "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,\
      baregpu-regs/vc4,baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,\
-     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/defmt,baregpu-platform/x86_64,\
-     baregpu-platform/aarch64,baregpu-platform/bootloader_api,baregpu-platform/defmt";
+     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/nvidia,baregpu-ring/defmt,\
+     baregpu-firmware/nvidia,baregpu-platform/x86_64,baregpu-platform/aarch64,\
+     baregpu-platform/bootloader_api,baregpu-platform/defmt";
 
 /// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
 fn bare_metal_build(target: Option<&str>) -> Command {
@@ -181,9 +184,9 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-platform", "defmt,x86_64,bootloader_api"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt,r5xx,evergreen,vc4"),
+    ("baregpu-ring", "defmt,r5xx,evergreen,vc4,nvidia"),
     ("baregpu-gpu", "defmt"),
-    ("baregpu-firmware", "defmt"),
+    ("baregpu-firmware", "defmt,nvidia"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
     ("baregpu-videocore-v3d", "defmt"),
@@ -191,6 +194,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
     ("baregpu-falcon-asm", "defmt"),
+    ("baregpu-qpu-asm", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -307,6 +311,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_shader",
     "evergreen_mailbox",
     "gt215_mailbox",
+    "v3d_mailbox",
     "evergreen_ih_ring",
     "evergreen_dispatch",
     "pci_probe",
@@ -314,6 +319,9 @@ const FUZZ_TARGETS: &[&str] = &[
     "vc4_control_list",
     "falcon_asm_text",
     "falcon_instruction_round_trip",
+    "qpu_asm_text",
+    "qpu_instruction_round_trip",
+    "nvidia_pushbuffer",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to
