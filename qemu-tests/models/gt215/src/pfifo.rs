@@ -633,11 +633,10 @@ impl Pfifo {
         let next = if ib_get + 1 >= 1 << order { 0 } else { ib_get + 1 };
         self.set_field(env.vram, chid, ramfc::IB_GET, next);
         self.stats.ib_entries += 1;
-        let len = high >> 10 & 0x1f_ffff;
+        let (start, len) = ib_entry(low, high);
         if len == 0 {
             return Err(ChannelError::Pusher(pusher_error::IB_EMPTY));
         }
-        let start = u64::from(low & !3) | u64::from(high & 0xff) << 32;
         let end = start + u64::from(len) * 4;
         self.set_get(env.vram, chid, start);
         self.set_field(env.vram, chid, ramfc::DMA_PUT, end as u32);
@@ -672,47 +671,36 @@ impl Pfifo {
             return self.method(env, chid, subc, m, word);
         }
         let get = self.get(env.vram, chid);
-        let subr_active = self.channels[chid].subr_active;
-        let mut jump = None;
-        if word & 0xe000_0003 == 0x2000_0000 && !ib {
-            jump = Some(word & 0x1fff_fffc); // old jump
-        } else if word & 3 == 1 && !ib {
-            jump = Some(word & 0xffff_fffc); // jump
-        } else if word & 3 == 2 && !ib {
-            // call
-            if subr_active {
-                return Err(ChannelError::Pusher(pusher_error::CALL_SUBR_ACTIVE));
+        let c = &mut self.channels[chid];
+        let jump = match classify(word, ib) {
+            Some(Cmd::OldJump(target) | Cmd::Jump(target)) => Some(target),
+            Some(Cmd::Call(target)) => {
+                if c.subr_active {
+                    return Err(ChannelError::Pusher(pusher_error::CALL_SUBR_ACTIVE));
+                }
+                c.subr_return = get as u32;
+                c.subr_active = true;
+                Some(target)
             }
-            let c = &mut self.channels[chid];
-            c.subr_return = get as u32;
-            c.subr_active = true;
-            jump = Some(word & 0xffff_fffc);
-        } else if word == 0x0002_0000 && !ib {
-            // return
-            if !subr_active {
-                return Err(ChannelError::Pusher(pusher_error::RET_SUBR_INACTIVE));
+            Some(Cmd::Return) => {
+                if !c.subr_active {
+                    return Err(ChannelError::Pusher(pusher_error::RET_SUBR_INACTIVE));
+                }
+                c.subr_active = false;
+                Some(c.subr_return)
             }
-            let c = &mut self.channels[chid];
-            c.subr_active = false;
-            jump = Some(c.subr_return);
-        } else if word & 0xe003_0003 == 0 || word & 0xe003_0003 == 0x4000_0000 {
-            // increasing / non-increasing methods
-            let c = &mut self.channels[chid];
-            c.mthd = word & 0x1ffc;
-            c.subc = word >> 13 & 7;
-            c.mcnt = word >> 18 & 0x7ff;
-            c.ni = word & 0x4000_0000 != 0;
-        } else if word & 0xffff_0003 == 0x0003_0000 && ib {
-            // long non-increasing methods: the count is the next word
-            let c = &mut self.channels[chid];
-            c.mthd = word & 0x1ffc;
-            c.subc = word >> 13 & 7;
-            c.lenp = true;
-            c.ni = true;
-        } else {
+            Some(Cmd::Methods { mthd, subc, count, ni }) => {
+                (c.mthd, c.subc, c.mcnt, c.ni) = (mthd, subc, count, ni);
+                None
+            }
+            Some(Cmd::LongNonIncreasing { mthd, subc }) => {
+                // The count is the next word.
+                (c.mthd, c.subc, c.lenp, c.ni) = (mthd, subc, true, true);
+                None
+            }
             // SLI conditionals need sli_enable, which the model never sets.
-            return Err(ChannelError::Pusher(pusher_error::INVALID_CMD));
-        }
+            None => return Err(ChannelError::Pusher(pusher_error::INVALID_CMD)),
+        };
         if let Some(target) = jump {
             self.set_get(env.vram, chid, u64::from(target));
         }
@@ -893,6 +881,46 @@ impl Pfifo {
     }
 }
 
+/// A command's first word as the §2.8.3 pusher reads it (pre-GF100 forms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cmd {
+    /// `001J..J` (DMA mode): target bits 2-28.
+    OldJump(u32),
+    /// `J..J01` (DMA mode).
+    Jump(u32),
+    /// `J..J10` (DMA mode).
+    Call(u32),
+    /// `0x00020000` (DMA mode).
+    Return,
+    /// `000C..C00SSSM..M00` increasing or `010...` non-increasing methods: the first method's
+    /// byte address, subchannel, count.
+    Methods { mthd: u32, subc: u32, count: u32, ni: bool },
+    /// `0000000000000011SSSM..M00` (IB mode): the count is in the next word.
+    LongNonIncreasing { mthd: u32, subc: u32 },
+}
+
+/// The command `word` starts in IB mode (`ib`) or DMA mode, in the pseudocode's matching
+/// order; `None` is INVALID_CMD.
+fn classify(word: u32, ib: bool) -> Option<Cmd> {
+    let (mthd, subc) = (word & 0x1ffc, word >> 13 & 7);
+    Some(match word {
+        _ if word & 0xe000_0003 == 0x2000_0000 && !ib => Cmd::OldJump(word & 0x1fff_fffc),
+        _ if word & 3 == 1 && !ib => Cmd::Jump(word & 0xffff_fffc),
+        _ if word & 3 == 2 && !ib => Cmd::Call(word & 0xffff_fffc),
+        0x0002_0000 if !ib => Cmd::Return,
+        _ if word & 0xe003_0003 == 0 || word & 0xe003_0003 == 0x4000_0000 => {
+            Cmd::Methods { mthd, subc, count: word >> 18 & 0x7ff, ni: word & 0x4000_0000 != 0 }
+        }
+        _ if word & 0xffff_0003 == 0x0003_0000 && ib => Cmd::LongNonIncreasing { mthd, subc },
+        _ => return None,
+    })
+}
+
+/// An IB entry (§2.8.3): the pushbuffer's start address (bits 2-39) and its size in words.
+fn ib_entry(low: u32, high: u32) -> (u64, u32) {
+    (u64::from(low & !3) | u64::from(high & 0xff) << 32, high >> 10 & 0x1f_ffff)
+}
+
 /// The special methods the pusher passes (§2.8.3: "it only passes methods 0x100+ and methods
 /// in 0..0xfc range that the puller recognises").
 fn puller_knows(m: u32) -> bool {
@@ -922,4 +950,89 @@ enum Progress {
     Idle,
     /// Waiting for memory (a semaphore) or an engine.
     Blocked,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use baregpu_regs::nvidia::packets as pk;
+    use baregpu_regs::pushbuffer::{PusherMode, find_command};
+
+    /// Words around every form's boundaries and a pseudo-random spread.
+    fn words() -> impl Iterator<Item = u32> {
+        let edges = [0, 1, 2, 3, 0x0002_0000, 0x0003_0000, 0x0001_0000, 0x2000_0000, 0x4000_0000];
+        let mut x = 0x9E37_79B9u32;
+        let random = (0..200_000).map(move |_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            // Clear high or low bits now and then, so the rarer forms come up.
+            match x % 4 {
+                0 => x & 0x0003_ffff,
+                1 => x & 0xe003_ffff,
+                2 => x & !0x1c00_0000,
+                _ => x,
+            }
+        });
+        edges.into_iter().chain(random)
+    }
+
+    #[test]
+    fn the_command_decoder_agrees_with_the_checked_pushbuffer_tables() {
+        for word in words() {
+            for (ib, mode) in [(false, PusherMode::Dma), (true, PusherMode::Ib)] {
+                let ours = classify(word, ib);
+                let table = find_command(pk::COMMANDS, word, Some(mode));
+                let name = |c: &Cmd| match c {
+                    Cmd::OldJump(_) => "OLD_JUMP",
+                    Cmd::Jump(_) => "JUMP",
+                    Cmd::Call(_) => "CALL",
+                    Cmd::Return => "RETURN",
+                    Cmd::Methods { ni: false, .. } => "INCREASING_METHODS",
+                    Cmd::Methods { ni: true, .. } => "NON_INCREASING_METHODS",
+                    Cmd::LongNonIncreasing { .. } => "LONG_NON_INCREASING_METHODS",
+                };
+                assert_eq!(ours.as_ref().map(name), table.map(|c| c.name), "{word:#010x} ib {ib}");
+                let Some(command) = table else { continue };
+                let get = |f: &str| command.field(f).map(|f| f.get(&[word]));
+                match ours {
+                    Some(Cmd::OldJump(t) | Cmd::Jump(t) | Cmd::Call(t)) => {
+                        assert_eq!(Some(t >> 2), get("TARGET"), "{word:#010x}");
+                    }
+                    Some(Cmd::Methods { mthd, subc, count, .. }) => {
+                        assert_eq!(Some(mthd >> 2), get("METHOD"));
+                        assert_eq!(Some(subc), get("SUBCHANNEL"));
+                        assert_eq!(Some(count), get("COUNT"));
+                    }
+                    Some(Cmd::LongNonIncreasing { mthd, subc }) => {
+                        assert_eq!(Some(mthd >> 2), get("METHOD"));
+                        assert_eq!(Some(subc), get("SUBCHANNEL"));
+                        assert_eq!(command.words, 2, "the count word follows");
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ib_entries_and_puller_methods_agree_with_the_tables() {
+        use pk::ib_entry as e;
+        for (low, high) in
+            [(0x1234_5678, 0xffff_ffff), (0xffff_fffc, 0x0000_0400), (4, 0x7fff_fc12)]
+        {
+            let (start, len) = ib_entry(low, high);
+            let w = [low, high];
+            assert_eq!(start >> 2 & 0x3fff_ffff, u64::from(e::ADDRESS_LOW.get(&w)));
+            assert_eq!(start >> 32, u64::from(e::ADDRESS_HIGH.get(&w)));
+            assert_eq!(len, e::SIZE.get(&w));
+        }
+        // GT215 has every puller method of the table but GF100's.
+        for m in pk::METHODS {
+            let on_gt215 = !m.chips.starts_with("GF100");
+            assert_eq!(puller_knows(u32::from(m.method)), on_gt215, "{}", m.name);
+        }
+        let listed = |n: u32| pk::METHODS.iter().any(|m| u32::from(m.method) == n);
+        assert!((0..0x100).step_by(4).all(|n| !puller_knows(n) || listed(n)));
+    }
 }
