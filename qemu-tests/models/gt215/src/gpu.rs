@@ -43,6 +43,13 @@ pub const PMEM_WINDOW_SIZE: u32 = 0x10_0000;
 /// of engine progress.
 pub const TIMER_NS_PER_TICK: u64 = 1000;
 
+/// Consecutive busy ticks after which the device reports one `Waiting` tick. Its engines may
+/// legitimately run forever (a firmware's polling main loop, a pushbuffer jumping back to
+/// itself): every tick is bounded work, but an endless `Busy` streak is the framework's sign
+/// of a hung model. Yielding once every this many ticks ends the streak, and bounds what one
+/// request under run-to-idle pacing runs to this many ticks.
+pub const YIELD_EVERY: u32 = 256;
+
 /// Bytes of BAR0 the register file covers: PMC, PBUS and PTIMER; higher offsets are the falcon
 /// windows, the PMEM window, or holes.
 const REGFILE_BYTES: u32 = 0x1_0000;
@@ -86,6 +93,8 @@ pub struct Gt215 {
     time: u64,
     faults: Faults,
     slow_ticks: u32,
+    /// Consecutive `Busy` ticks (see [`YIELD_EVERY`]).
+    busy_streak: u32,
     stats: Stats,
 }
 
@@ -118,6 +127,7 @@ impl Gt215 {
             time: 0,
             faults,
             slow_ticks: 0,
+            busy_streak: 0,
             stats: Stats::default(),
         }
     }
@@ -381,6 +391,15 @@ impl GpuModel for Gt215 {
             self.faults.dma_fault_next_fetch = dma_fault;
             insns += step.insns;
             activity = merge(activity, step.activity);
+        }
+        if activity == Activity::Busy {
+            self.busy_streak += 1;
+            if self.busy_streak >= YIELD_EVERY {
+                self.busy_streak = 0;
+                activity = Activity::Waiting;
+            }
+        } else {
+            self.busy_streak = 0;
         }
         debug_assert!(insns <= 2 * INSNS_PER_TICK);
         self.stats.falcon_insns += u64::from(insns);

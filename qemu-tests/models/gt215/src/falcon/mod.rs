@@ -781,14 +781,10 @@ impl Falcon {
                 exec::Flow::Stall => break,
             }
         }
-        // A running core is a self-clocked processor that may poll forever (a firmware's main
-        // loop): it asks for ticks periodically (`Waiting`) instead of being run to idle,
-        // which would spin it into the framework's hang detection. Queued xfers are bounded
-        // work: `Busy` until done.
-        let activity = if !self.xfers.is_empty() {
+        // Queued xfers and a running core can go on right now (the device paces long runs,
+        // see `gpu::YIELD_EVERY`); a sleeping or stopped core waits for the host.
+        let activity = if !self.xfers.is_empty() || self.state == State::Running {
             Activity::Busy
-        } else if self.state == State::Running {
-            Activity::Waiting
         } else {
             Activity::Idle
         };
