@@ -854,10 +854,12 @@ impl Pfifo {
     /// RAMHT lookup of `handle` (see the module decisions): (engine, object offset >> 4).
     fn ramht_lookup(&self, vram: &Vram, chid: usize, handle: u32) -> Option<(u32, u32)> {
         let config = self.field(vram, chid, ramfc::RAMHT);
-        let entries = 512u32.checked_shl(config >> 27)?;
-        if entries > MAX_RAMHT_ENTRIES {
+        // entries = 512 << bits 31:27; more than the model takes is refused before shifting.
+        let log2 = 9 + (config >> 27);
+        if 1u64 << log2 > u64::from(MAX_RAMHT_ENTRIES) {
             return None;
         }
+        let entries = 1u32 << log2;
         let bits = entries.trailing_zeros();
         let inst = u64::from(self.field(vram, chid, ramfc::CHAN_INST)) << 12;
         let table = inst + (u64::from(config & 0xff_ffff) << 4);

@@ -9,8 +9,8 @@ use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::{DmaAllocator, DmaLayout};
 use common::*;
 use gpu_device_model::{Pacing, cp_error};
-use gt215_model::{Faults, YIELD_EVERY};
 use gt215_model::falcon::trap;
+use gt215_model::{Faults, YIELD_EVERY};
 
 const ENGINES: [Engine; 2] = [Engine::Pcopy, Engine::Pdaemon];
 

@@ -477,6 +477,15 @@ fn semaphore_misuse_raises_the_semaphore_error() {
         gpu.model().pfifo().channel_error(1),
         Some(ChannelError::Semaphore(semaphore_error::INVALID_STATE))
     );
+    // A RAMHT larger than the model takes (512 << 31 entries): the lookup fails, CACHE_ERROR.
+    let gpu = pfifo_gpu(Pacing::RunToIdle);
+    let pb = buffer(&gpu, 0x1000);
+    let ch = Channel::dma(&gpu, 1, pb);
+    ch.ramfc_write(0x80, 0xf800_0100);
+    write_words(&gpu, pb, &[incr(2, 0, 1), PCOPY_HANDLE]);
+    ch.dma_put(pb + 8);
+    settle(&gpu, 5);
+    assert_eq!(gpu.model().pfifo().channel_error(1), Some(ChannelError::Cache));
     // A method for an unbound subchannel: CACHE_ERROR.
     let (gpu, _) = run_dma(&[incr(5, 0x300, 1), 1], false);
     assert!(p::INTR_G80_UNTIL_GF100::from_raw(gpu.read32(PFIFO_INTR)).cache_error());
