@@ -630,7 +630,8 @@ impl Pfifo {
         let entry = ib_address + u64::from(ib_get) * 8;
         let low = self.fetch(env, chid, entry)?;
         let high = self.fetch(env, chid, entry + 4)?;
-        let next = if ib_get + 1 >= 1 << order { 0 } else { ib_get + 1 };
+        // ib_get comes from RAMFC, which the host may have written with anything.
+        let next = if u64::from(ib_get) + 1 >= 1u64 << order { 0 } else { ib_get + 1 };
         self.set_field(env.vram, chid, ramfc::IB_GET, next);
         self.stats.ib_entries += 1;
         let (start, len) = ib_entry(low, high);

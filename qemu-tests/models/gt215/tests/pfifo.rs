@@ -378,6 +378,16 @@ fn ib_empty_and_mem_fault_are_pusher_errors() {
     gpu.write32(ch.user(USER_IB_PUT), 1);
     settle(&gpu, 5);
     assert_eq!(pusher_error_of(&gpu), pusher_error::IB_EMPTY);
+    // An IB_GET the host wrote out of range (through CACHE1): entry u32::MAX lies past the
+    // DMA object's limit, a MEM_FAULT that leaves IB_GET at the entry that faulted.
+    let gpu = pfifo_gpu(Pacing::RunToIdle);
+    let ibuf = buffer(&gpu, 0x100);
+    let ch = Channel::new(&gpu, 1, Some(2), ibuf);
+    gpu.write32(PUSH1, 1);
+    gpu.write32(0x3334, u32::MAX); // CACHE1_IB_GET
+    settle(&gpu, 5);
+    assert_eq!(pusher_error_of(&gpu), pusher_error::MEM_FAULT);
+    assert_eq!(gpu.read32(ch.user(USER_IB_GET)), u32::MAX);
     // A pushbuffer past the DMA object's limit (16 MiB).
     let gpu = pfifo_gpu(Pacing::RunToIdle);
     let ch = Channel::dma(&gpu, 1, 0x0100_0000);
