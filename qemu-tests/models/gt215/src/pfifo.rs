@@ -166,6 +166,15 @@ struct Channel {
     acquire: Option<Acquire>,
     /// Waiting for PCOPY to drain before REF_CNT writes this value.
     ref_pending: Option<u32>,
+    /// dma_mget and dma_mget_val (IB mode: the main pushbuffer's last read address).
+    mget: u64,
+    mget_val: bool,
+    /// The current IB entry's NOT_MAIN.
+    nonmain: bool,
+    /// Read shadows of DMA_GET_HIGH and DMA_MGET_HIGH, write shadow of DMA_PUT_HIGH.
+    get_high_rs: u32,
+    mget_high_rs: u32,
+    put_high_ws: u32,
     error: Option<ChannelError>,
 }
 
@@ -300,7 +309,7 @@ impl Pfifo {
     }
 
     /// A BAR0 read of PFIFO's `offset`.
-    pub(crate) fn read(&self, offset: u32, vram: &Vram) -> u32 {
+    pub(crate) fn read(&mut self, offset: u32, vram: &Vram) -> u32 {
         if offset >= USER_BASE {
             return self.user_read(offset, vram);
         }
@@ -399,26 +408,60 @@ impl Pfifo {
         (1..CHANNELS - 1).contains(&chid).then(|| (chid, (offset - USER_BASE) % USER_STRIDE))
     }
 
-    fn user_read(&self, offset: u32, vram: &Vram) -> u32 {
+    /// A control-area read (§2.8.3 table). Reading DMA_GET or DMA_MGET latches its high
+    /// part into the read shadow DMA_GET_HIGH / DMA_MGET_HIGH return, so a low-then-high read
+    /// pair is one 40-bit value.
+    fn user_read(&mut self, offset: u32, vram: &Vram) -> u32 {
         let Some((chid, r)) = Self::user_slot(offset) else { return 0 };
-        let field = match r {
-            _ if r == off::<u::DMA_PUT>() => ramfc::DMA_PUT,
-            _ if r == off::<u::DMA_GET>() => ramfc::DMA_GET,
-            _ if r == off::<u::REF>() => ramfc::REF,
-            _ if r == off::<u::DMA_PUT_HIGH>() => ramfc::DMA_PUT_HIGH,
-            _ if r == off::<u::DMA_GET_HIGH>() => ramfc::DMA_GET_HIGH,
-            _ if r == off::<u::IB_GET>() => ramfc::IB_GET,
-            _ if r == off::<u::IB_PUT>() => ramfc::IB_PUT,
-            _ => return 0,
+        let plain = match r {
+            _ if r == off::<u::DMA_PUT>() => Some(ramfc::DMA_PUT),
+            _ if r == off::<u::REF>() => Some(ramfc::REF),
+            _ if r == off::<u::DMA_PUT_HIGH>() => Some(ramfc::DMA_PUT_HIGH),
+            _ if r == off::<u::IB_GET>() => Some(ramfc::IB_GET),
+            _ if r == off::<u::IB_PUT>() => Some(ramfc::IB_PUT),
+            _ => None,
         };
-        self.field(vram, chid, field)
+        if let Some(field) = plain {
+            return self.field(vram, chid, field);
+        }
+        let get = self.field(vram, chid, ramfc::DMA_GET);
+        let get_high = self.field(vram, chid, ramfc::DMA_GET_HIGH);
+        let c = &mut self.channels[chid];
+        match r {
+            _ if r == off::<u::DMA_GET>() => {
+                c.get_high_rs = get_high;
+                get
+            }
+            _ if r == off::<u::DMA_GET_HIGH>() => c.get_high_rs,
+            // "connected to subr_return when subroutine active, dma_get when inactive"
+            _ if r == off::<u::DMA_CGET_NV40_ONWARD>() => {
+                if c.subr_active {
+                    c.subr_return
+                } else {
+                    get
+                }
+            }
+            _ if r == off::<u::DMA_MGET>() => {
+                c.mget_high_rs = (c.mget >> 32) as u32 & 0xff | u32::from(c.mget_val) << 31;
+                c.mget as u32
+            }
+            _ if r == off::<u::DMA_MGET_HIGH>() => c.mget_high_rs,
+            _ => 0,
+        }
     }
 
+    /// A control-area write: DMA_PUT (with the DMA_PUT_HIGH write shadow, "first write the
+    /// high part, then the low part") outside IB mode, IB_PUT in IB mode.
     fn user_write(&mut self, offset: u32, value: u32, vram: &mut Vram) -> bool {
         let Some((chid, r)) = Self::user_slot(offset) else { return false };
         let ib = self.field(vram, chid, ramfc::DMA_FETCH) & ramfc::IB_ENABLE != 0;
-        if r == off::<u::DMA_PUT>() && !ib {
-            self.set_field(vram, chid, ramfc::DMA_PUT, value)
+        if r == off::<u::DMA_PUT_HIGH>() && !ib {
+            self.channels[chid].put_high_ws = value & 0xff;
+            true
+        } else if r == off::<u::DMA_PUT>() && !ib {
+            let high = self.channels[chid].put_high_ws;
+            self.set_field(vram, chid, ramfc::DMA_PUT_HIGH, high)
+                && self.set_field(vram, chid, ramfc::DMA_PUT, value)
         } else if r == off::<u::IB_PUT>() && ib {
             // ib_put counts entries in 0..2^ib_order (§2.8.3 "IB mode"): a value past the
             // end is refused, not wrapped.
@@ -611,6 +654,10 @@ impl Pfifo {
             }
             let word = self.fetch(env, chid, get)?;
             self.set_get(env.vram, chid, get + 4);
+            let c = &mut self.channels[chid];
+            if !c.nonmain {
+                (c.mget, c.mget_val) = (get + 4, true);
+            }
             self.word(env, chid, word, ib)?;
             return Ok(Progress::Word);
         }
@@ -637,6 +684,11 @@ impl Pfifo {
         let (start, len) = ib_entry(low, high);
         if len == 0 {
             return Err(ChannelError::Pusher(pusher_error::IB_EMPTY));
+        }
+        let c = &mut self.channels[chid];
+        c.nonmain = high >> 9 & 1 != 0;
+        if !c.nonmain {
+            c.mget = start;
         }
         let end = start + u64::from(len) * 4;
         self.set_get(env.vram, chid, start);

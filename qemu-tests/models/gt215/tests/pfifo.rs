@@ -311,6 +311,36 @@ fn ib_mode_fetches_entries_with_wrap_and_long_non_increasing_methods() {
     assert_eq!(gpu.model().pfifo().stats().ib_entries, 20);
 }
 
+#[test]
+fn dma_mget_follows_the_main_pushbuffer_only_and_high_parts_read_through_their_shadows() {
+    let gpu = pfifo_gpu(Pacing::RunToIdle);
+    let ib = buffer(&gpu, 0x1000);
+    let (main, external) = (buffer(&gpu, 0x1000), buffer(&gpu, 0x1000));
+    let ch = Channel::new(&gpu, 1, Some(2), ib);
+    write_words(&gpu, main, &[incr(0, 0x50, 1), 1]);
+    write_words(&gpu, external, &[incr(0, 0x50, 1), 2, incr(0, 0x50, 1), 3]);
+    // Entry 0: the main pushbuffer; entry 1: NOT_MAIN (word 1 bit 9).
+    write_words(&gpu, ib, &[main as u32, 2 << 10, external as u32, 4 << 10 | 1 << 9]);
+    gpu.write32(ch.user(USER_IB_PUT), 2);
+    settle(&gpu, 10);
+    assert_eq!(ch.reference(), 3);
+    assert_eq!(gpu.read32(ch.user(USER_DMA_GET)), (external + 16) as u32);
+    // §2.8.3: "DMA_MGET will then contain the address of the current position in the main
+    // buffer without being affected by IB entries pulling data from other pushbuffers".
+    assert_eq!(gpu.read32(ch.user(0x58)), (main + 8) as u32, "DMA_MGET");
+    assert_eq!(gpu.read32(ch.user(0x5c)), 1 << 31, "DMA_MGET_HIGH: bits 39:32 0, valid");
+    assert_eq!(gpu.read32(ch.user(0x60)), 0, "DMA_GET_HIGH shadow");
+    // DMA mode: DMA_PUT_HIGH is a write shadow taken with the next DMA_PUT write.
+    let pb = buffer(&gpu, 0x1000);
+    let dma = Channel::dma(&gpu, 2, pb);
+    write_words(&gpu, pb, &[incr(0, 0x50, 1), 9]);
+    gpu.write32(dma.user(0x4c), 0);
+    dma.dma_put(pb + 8);
+    settle(&gpu, 5);
+    assert_eq!(dma.reference(), 9);
+    assert_eq!(gpu.read32(dma.user(0x54)), (pb + 8) as u32, "DMA_CGET = DMA_GET outside a call");
+}
+
 /// Submit `words` on a fresh DMA-mode channel 1 and run; returns the GPU.
 fn run_dma(words: &[u32], ib: bool) -> (InProcess<Gt215>, u64) {
     let gpu = pfifo_gpu(Pacing::RunToIdle);
