@@ -171,8 +171,13 @@ pub fn compare(got: &Frame, want: &Frame) -> (usize, Option<(usize, usize, u32, 
 
 /// Every frame `log` names: read, saved as `frame.png` (`frame-<scene>.png` from the second
 /// on), compared with the reference. `Err` names the first frame that differs (the PNG and a
-/// `reference-<scene>.png` kept) or could not be read. Returns the frames checked.
-pub fn check(log: &[String], ram: &Path, ram_bytes: u64, dir: &Path) -> Result<usize, String> {
+/// `reference-<scene>.png` kept) or could not be read. Returns the scenes checked, in order.
+pub fn check(
+    log: &[String],
+    ram: &Path,
+    ram_bytes: u64,
+    dir: &Path,
+) -> Result<Vec<String>, String> {
     let lines: Vec<FrameLine> = log.iter().filter_map(|l| parse_line(l)).collect();
     for (i, line) in lines.iter().enumerate() {
         let scene = v3d_scenes::by_name(&line.scene)
@@ -203,7 +208,7 @@ pub fn check(log: &[String], ram: &Path, ram_bytes: u64, dir: &Path) -> Result<u
             ));
         }
     }
-    Ok(lines.len())
+    Ok(lines.into_iter().map(|l| l.scene).collect())
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
         let outcome = cases::run(case, &images);
         let elapsed = start.elapsed();
         let passed = match (&case.expect, &outcome) {
-            (Expect::Pass, Outcome::Passed { .. }) => true,
+            (Expect::Pass | Expect::Frames(_), Outcome::Passed { .. }) => true,
             (Expect::Fail(check), outcome) => check(outcome),
             _ => false,
         };

@@ -2,7 +2,7 @@
 //! QEMU (TCG) booting the test kernel through PVH (or an example's BIOS disk image), supervised
 //! until one of them ends.
 
-use crate::cases::{Bench, Case, Model, Outcome};
+use crate::cases::{Bench, Case, Expect, Model, Outcome};
 use crate::defmt_log::Decoder;
 use crate::images::Images;
 use crate::process::{Supervised, describe, find_program};
@@ -178,7 +178,14 @@ pub fn run(
         // The guest RAM file is still there (`scratch` lives to the end of this function).
         Outcome::Passed { boot_to_exit, .. } => {
             match crate::frames::check(&log, &scratch.ram, RAM_BYTES, dir) {
-                Ok(_) => Outcome::Passed { boot_to_exit, bench: parse_bench(&log) },
+                Ok(scenes) => match case.expect {
+                    Expect::Frames(want) if scenes != want => Outcome::FrameMismatch {
+                        reason: format!(
+                            "the kernel logged frames {scenes:?}, the case expects {want:?}"
+                        ),
+                    },
+                    _ => Outcome::Passed { boot_to_exit, bench: parse_bench(&log) },
+                },
                 Err(reason) => Outcome::FrameMismatch { reason },
             }
         }
