@@ -87,10 +87,37 @@ pub const SCENE: Scene = Scene {
     ],
 };
 
+/// Most triangles a scene has (the kernel converts them into a fixed array, without
+/// allocating).
+pub const MAX_TRIANGLES: usize = 8;
+
 /// Every scene, for the runner's lookup by name.
 pub const SCENES: &[Scene] = &[TRIANGLE, SCENE];
 
 /// The scene called `name`.
 pub fn by_name(name: &str) -> Option<&'static Scene> {
     SCENES.iter().find(|s| s.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenes_are_named_once_and_their_vertices_sit_on_the_subpixel_grid_inside_the_frame() {
+        for (i, s) in SCENES.iter().enumerate() {
+            assert!(SCENES[i + 1..].iter().all(|o| o.name != s.name), "{} twice", s.name);
+            assert_eq!(by_name(s.name), Some(s));
+            assert!(!s.triangles.is_empty() && s.triangles.len() <= MAX_TRIANGLES, "{}", s.name);
+            for v in s.triangles.iter().flatten() {
+                // Exactly representable in s12.4: the driver's rounding changes nothing.
+                assert_eq!((v.x * 16.0).fract(), 0.0, "{}: x {}", s.name, v.x);
+                assert_eq!((v.y * 16.0).fract(), 0.0, "{}: y {}", s.name, v.y);
+                assert!((0.0..=f32::from(s.width)).contains(&v.x), "{}", s.name);
+                assert!((0.0..=f32::from(s.height)).contains(&v.y), "{}", s.name);
+                assert!(v.rgb.iter().all(|c| (0.0..=1.0).contains(c)), "{}", s.name);
+            }
+        }
+        assert_eq!(by_name("nope"), None);
+    }
 }

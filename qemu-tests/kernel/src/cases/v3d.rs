@@ -30,7 +30,7 @@ use baregpu_videocore_v3d::{
 use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use defmt::Debug2Format;
-use gpu_mailbox::v3d_scenes::{self, Scene, Shading};
+use gpu_mailbox::v3d_scenes::{self, MAX_TRIANGLES, Scene, Shading};
 use gpu_mailbox::{Op, gpu_faults, platform};
 use x86_64::instructions::interrupts::without_interrupts;
 
@@ -225,9 +225,6 @@ impl JobBuffers {
         }
     }
 }
-
-/// Most triangles a scene may have (the kernel converts them without allocating).
-const MAX_TRIANGLES: usize = 8;
 
 /// `scene`'s triangles as the driver's pre-shaded vertices (their colours as varyings).
 fn triangles(scene: &Scene) -> Result<([[NvVertex; 3]; MAX_TRIANGLES], usize), CaseError> {
