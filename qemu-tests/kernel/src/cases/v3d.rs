@@ -30,8 +30,9 @@ use baregpu_videocore_v3d::{
 use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use defmt::Debug2Format;
+use gpu_mailbox::v3d_faults::{self, MISSED_IRQ, OUTOMEM_STORM, SLOW_TICKS_SHIFT};
 use gpu_mailbox::v3d_scenes::{self, MAX_TRIANGLES, Scene, Shading};
-use gpu_mailbox::{Op, gpu_faults, platform};
+use gpu_mailbox::{Op, platform};
 use x86_64::instructions::interrupts::without_interrupts;
 
 /// The driver over the mailbox; `'p` is the overflow pool's lifetime.
@@ -48,13 +49,6 @@ const STALL_WINDOW: Duration = Duration::from_millis(100);
 const OVERFLOW_BLOCK_BYTES: u32 = 4096;
 /// Tile allocation memory beyond the initial blocks (the binner's own pool, §10 BPCA/BPCS).
 const TILE_POOL_BYTES: usize = 16 * 1024;
-/// Model fault-injection bits above the shared ones (`v3d_model::faults`, documented in its
-/// README): the binner is never given memory.
-const OUTOMEM_STORM: u32 = 1 << 6;
-/// The next QPU host interrupt latches without reaching the line (`v3d_model::faults`).
-const MISSED_IRQ: u32 = 1 << 5;
-/// Where `slow=N` puts N (`v3d_model::faults::SLOW_TICKS_SHIFT`).
-const SLOW_TICKS_SHIFT: u32 = 16;
 
 fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
     r.map_err(|e| {
@@ -131,7 +125,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
         matches!(Identity::decode(0, ident1, ident2), Err(ProbeError::NotV3d { ident0: 0 })),
     )?;
 
-    inject(mailbox, gpu_faults::ALL_ONES)?;
+    inject(mailbox, v3d_faults::ALL_ONES)?;
     let requests = mailbox.requests();
     let gone = identity::probe(&bar);
     defmt::info!("v3d: probe of an all-ones V3D: {}", Debug2Format(&gone));
@@ -493,7 +487,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let scene = &v3d_scenes::TRIANGLE;
 
     // All-ones: the device is gone for the submission, which writes nothing.
-    inject(mailbox, gpu_faults::ALL_ONES)?;
+    inject(mailbox, v3d_faults::ALL_ONES)?;
     let shader = Shader::of(kernel, scene)?;
     let buffers = JobBuffers::for_scene(kernel, scene)?;
     let (tris, n) = triangles(scene)?;
@@ -507,7 +501,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     render(kernel, &mut gpu, scene)?;
 
     // A stuck control-list executor: a bounded wait, then recovery by reset.
-    inject(mailbox, gpu_faults::CP_STALL)?;
+    inject(mailbox, v3d_faults::CP_STALL)?;
     let (result, fence, _stuck) = render_expecting(kernel, &mut gpu, scene, STALL_WINDOW)?;
     expect(
         "stuck CLE: the wait times out without progress",
@@ -525,7 +519,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     recover(kernel, mailbox, &mut gpu, &fence)?;
 
     // A bus fault on the next control-list fetch: the thread stops with CTERR.
-    inject(mailbox, gpu_faults::DMA_FAULT)?;
+    inject(mailbox, v3d_faults::DMA_FAULT)?;
     let (result, _, _faulted) = render_expecting(kernel, &mut gpu, scene, WAIT)?;
     expect(
         "list fetch fault: the wait ends with the thread's ControlListError",
@@ -542,7 +536,7 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     render(kernel, &mut gpu, scene)?;
 
     // A slow executor is slow, not hung.
-    inject(mailbox, gpu_faults::SLOW | 8 << SLOW_TICKS_SHIFT)?;
+    inject(mailbox, v3d_faults::SLOW | 8 << SLOW_TICKS_SHIFT)?;
     render(kernel, &mut gpu, scene)?;
     inject(mailbox, 0)?;
     Ok(())
