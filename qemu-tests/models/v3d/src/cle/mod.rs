@@ -123,6 +123,10 @@ struct Thread {
     subs: bool,
     err: bool,
     semaphore: u8,
+    /// Increment Semaphore records parsed whose increment has not taken effect yet: §9 Table
+    /// 38 gives it "after tile lists are flushed or last tile written", so the binning
+    /// thread's waits for the binner's flush and the rendering thread's for its stores.
+    pending_increments: u8,
     flushes: u16,
     returns: u16,
     /// Inside a compressed primitive list (id 48): the previous triangle's indices.
@@ -225,11 +229,6 @@ pub struct Cle {
     stats: CleStats,
     last_error: Option<CleError>,
     slow_count: u16,
-    /// The binning thread started tile lists the binner has not flushed yet.
-    unflushed: bool,
-    /// Increment Semaphore records of the binning thread held until its tile lists are
-    /// flushed (Table 38 id 7).
-    held_increments: u8,
 }
 
 impl Cle {
@@ -388,8 +387,6 @@ impl Cle {
                 ..Thread::default()
             };
             if t == 0 {
-                self.unflushed = false;
-                self.held_increments = 0;
                 self.binner.abandon();
                 self.update_oom();
             } else {
@@ -491,9 +488,6 @@ impl Cle {
             // "incremented in binning mode once the PTB has flushed all tile lists to memory"
             self.bfc = self.bfc.wrapping_add(1);
             self.intctl |= bits::FLDONE;
-            self.unflushed = false;
-            // The held increments happen now (checked against the maximum when held).
-            self.threads[1].semaphore += core::mem::take(&mut self.held_increments);
         }
         let mut render = RenderEvents::default();
         let before = self.renderer.batches;
@@ -503,7 +497,23 @@ impl Cle {
             self.rfc = self.rfc.wrapping_add(1);
             self.intctl |= bits::FRDONE;
         }
+        self.release_increments();
         Ok(())
+    }
+
+    /// Let pending semaphore increments count: the binning thread's once the binner has
+    /// flushed its tile lists (nothing binned since the last Flush), the rendering thread's
+    /// once every tile it asked for is stored.
+    fn release_increments(&mut self) {
+        for t in 0..2 {
+            let done = if t == 0 { self.binner.flushed() } else { !self.renderer.busy() };
+            let pending = std::mem::take(&mut self.threads[t].pending_increments);
+            if done {
+                self.threads[1 - t].semaphore += pending;
+            } else {
+                self.threads[t].pending_increments = pending;
+            }
+        }
     }
 
     fn kind(t: usize) -> ListKind {
@@ -646,19 +656,16 @@ impl Cle {
                 self.binner.flush(bytes[0] == FLUSH_ALL)?;
                 self.threads[t].flushes = self.threads[t].flushes.wrapping_add(1);
             }
-            START => {
-                self.binner.start()?;
-                self.unflushed = true;
-            }
+            START => self.binner.start()?,
             INCREMENT => {
                 // The other thread's semaphore: the rendering thread waits for the frame the
-                // binning thread flushed, and the reverse (§8). Table 38: "after tile lists are
-                // flushed or last tile written": in the binning thread, with tile lists not yet
-                // flushed, the increment is held until the next flush completes (Linux vc4
-                // ends binning lists with Increment Semaphore then Flush).
-                let held = if binning && self.unflushed { self.held_increments } else { 0 };
-                let other = &mut self.threads[1 - t];
-                if other.semaphore + held >= SEMAPHORE_MAX {
+                // binning thread flushed, and the reverse (§8). It counts once the work before
+                // it is out (`release_increments`): Linux ends its binning lists with Increment
+                // Semaphore then Flush, so the increment must not let the renderer into tile
+                // lists the Flush has not closed yet.
+                let pending = self.threads[t].pending_increments;
+                let other = &self.threads[1 - t];
+                if other.semaphore + pending >= SEMAPHORE_MAX {
                     return Err(CleError::new(
                         code::SEMAPHORE_OVERFLOW,
                         format!(
@@ -667,11 +674,7 @@ impl Cle {
                         ),
                     ));
                 }
-                if binning && self.unflushed {
-                    self.held_increments += 1;
-                } else {
-                    other.semaphore += 1;
-                }
+                self.threads[t].pending_increments += 1;
             }
             WAIT => {
                 let th = &mut self.threads[t];
