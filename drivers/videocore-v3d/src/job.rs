@@ -43,8 +43,9 @@ pub const TILE_STATE_BYTES_PER_TILE: usize = 48;
 /// starts at `n * 32` (Linux vc4_render_cl.c).
 pub const TILE_INITIAL_BLOCK_BYTES: usize = 32;
 /// The binner rounds the area of the initial blocks up to this many bytes and takes its
-/// further blocks after it (Linux vc4 vc4_validate.c): tile allocation memory smaller than
-/// the rounded area is refused by the binner.
+/// further blocks after it; tile allocation memory smaller than the rounded area is refused
+/// (not in the document; the emulated V3D's binner does so, and Linux vc4 always gives the
+/// binner far more than the initial area).
 pub const TILE_INITIAL_AREA_ALIGN: usize = 256;
 /// Tile state data array and shader record alignment (Table 38 record 112, Table 46 via
 /// record 65).
