@@ -42,6 +42,10 @@ LABEL = "nvidia-hardware-envytools"
 TITLE = "nVidia Tesla / Fermi (G80 \u2026 GF100)"
 
 PTIMER_BASE = 0x9000
+# BAR0 areas the document names without a register chapter (bases: envytools rnndb nv_mmio.xml).
+PBUS_BASE = 0x1000
+PFIFO_BASE = 0x2000
+PMEM_BASE = 0x700000
 
 # ---------------------------------------------------------------------------------------------
 # Text helpers
@@ -673,6 +677,29 @@ def extract(text: str) -> Database:
             "gives the TIME_LOW/TIME_HIGH addresses (\u00a72.10.11)",
             source=cite("2.10.11"),
             base=PTIMER_BASE,
+        ),
+        Block(
+            name="PBUS",
+            description="Bus control: the PMEM window position (base 0x1000 is envytools rnndb "
+            "nv_mmio.xml's PBUS range; the document has no PBUS register chapter)",
+            source=cite("2.4.1"),
+            base=PBUS_BASE,
+        ),
+        Block(
+            name="PFIFO",
+            description="Command submission: interrupts, channel table, playlist, CACHE1 pusher and "
+            "puller state (G80:GF100 offsets; base 0x2000 is envytools rnndb nv_mmio.xml's PFIFO "
+            "range, registers from rnndb fifo/g80_pfifo.xml: the document's register list is 'todo')",
+            source=cite("2.8.1"),
+            base=PFIFO_BASE,
+        ),
+        Block(
+            name="PMEM",
+            description="The 1 MiB BAR0 window onto VRAM (or system memory) at the address "
+            "PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel "
+            "structures are written before any VM exists",
+            source=cite("2.7.8"),
+            base=PMEM_BASE,
         ),
         Block(
             name="PFIFO_USER",

@@ -765,23 +765,38 @@ pub mod pmc {
     impl INTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `PFIFO` (bits 8:8): PFIFO interrupt line (envytools rnndb bus/pmc.xml)
+        pub const PFIFO: FieldSpec = FieldSpec::ro("PFIFO", 8, 1);
+        /// `PGRAPH` (bits 12:12): PGRAPH interrupt line (envytools rnndb bus/pmc.xml)
+        pub const PGRAPH: FieldSpec = FieldSpec::ro("PGRAPH", 12, 1);
         /// `PDAEMON_GT215` (bits 18:18): PDAEMON interrupt line [GT215:GF100]
         pub const PDAEMON_GT215: FieldSpec = FieldSpec::ro("PDAEMON_GT215", 18, 1);
+        /// `PCOPY_GT215` (bits 22:22): PCOPY interrupt line [GT215:GF100] (envytools rnndb bus/pmc.xml)
+        pub const PCOPY_GT215: FieldSpec = FieldSpec::ro("PCOPY_GT215", 22, 1);
         /// `PDAEMON_GF100` (bits 24:24): PDAEMON interrupt line [GF100-]
         pub const PDAEMON_GF100: FieldSpec = FieldSpec::ro("PDAEMON_GF100", 24, 1);
         /// `PDISPLAY` (bits 26:26): PDISPLAY interrupt line [G80-]
         pub const PDISPLAY: FieldSpec = FieldSpec::ro("PDISPLAY", 26, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PDAEMON_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PDAEMON_GT215, Self::PCOPY_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`PFIFO`](Self::PFIFO).
+        #[inline]
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// [`PGRAPH`](Self::PGRAPH).
+        #[inline]
+        pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
         /// [`PDAEMON_GT215`](Self::PDAEMON_GT215).
         #[inline]
         pub const fn pdaemon_gt215(self) -> bool { Self::PDAEMON_GT215.get(self.0) != 0 }
+        /// [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[inline]
+        pub const fn pcopy_gt215(self) -> bool { Self::PCOPY_GT215.get(self.0) != 0 }
         /// [`PDAEMON_GF100`](Self::PDAEMON_GF100).
         #[inline]
         pub const fn pdaemon_gf100(self) -> bool { Self::PDAEMON_GF100.get(self.0) != 0 }
@@ -797,10 +812,12 @@ pub mod pmc {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct ENABLE(u32);
-    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3000, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
+    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3100, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
     impl ENABLE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `PFIFO` (bits 8:8): all of PFIFO (envytools rnndb bus/pmc.xml; Linux nouveau nv50.c toggles it to reset PFIFO)
+        pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
         /// `PGRAPH` (bits 12:12): all of PGRAPH
         pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
         /// `PDAEMON` (bits 13:13): PDAEMON [GF100-] (GT215:GF100 use reg 0x22210 instead)
@@ -808,13 +825,20 @@ pub mod pmc {
         /// `PDISPLAY` (bits 30:30): all of PDISPLAY
         pub const PDISPLAY: FieldSpec = FieldSpec::rw("PDISPLAY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PGRAPH, Self::PDAEMON, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PDAEMON, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`PFIFO`](Self::PFIFO).
+        #[inline]
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// Set [`PFIFO`](Self::PFIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_pfifo(self, value: bool) -> Self { Self(Self::PFIFO.set(self.0, value as u32)) }
         /// [`PGRAPH`](Self::PGRAPH).
         #[inline]
         pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
@@ -938,6 +962,873 @@ pub mod ptimer {
         #[must_use]
         #[inline]
         pub const fn with_time_high(self, value: u32) -> Self { Self(Self::TIME_HIGH.set(self.0, value)) }
+    }
+}
+/// PBUS: Bus control: the PMEM window position (base 0x1000 is envytools rnndb nv_mmio.xml's PBUS range; the document has no PBUS register chapter)
+///
+/// Source: nvidia-hardware-envytools §2.4.1.
+pub mod pbus {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x1000;
+    /// `PMEM_WINDOW`: Where the BAR0 PMEM window (0x700000, 1 MiB) points: VRAM or system memory, in 64 KiB units
+    ///
+    /// Offset 0x1700; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PMEM_WINDOW_G80_UNTIL_GF100(u32);
+    register!(PMEM_WINDOW_G80_UNTIL_GF100: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8");
+    /// Enumerated field values of [`PMEM_WINDOW_G80_UNTIL_GF100`].
+    pub mod pmem_window_g80_until_gf100 {
+        /// Values of field `TARGET`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Target {
+            /// `VRAM` = 0: VRAM
+            Vram = 0,
+            /// `SYSRAM_SNOOP` = 2: system memory, snooped
+            SysramSnoop = 2,
+            /// `SYSRAM_NOSNOOP` = 3: system memory, not snooped
+            SysramNosnoop = 3,
+        }
+        impl Target {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::Vram),
+                    2 => Some(Self::SysramSnoop),
+                    3 => Some(Self::SysramNosnoop),
+                    _ => None,
+                }
+            }
+        }
+    }
+    impl PMEM_WINDOW_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `BASE` (bits 23:0): bits 16-39 of the window's address
+        pub const BASE: FieldSpec = FieldSpec::rw("BASE", 0, 24);
+        /// `TARGET` (bits 25:24): memory the window shows (the §2.7.8 target specifier)
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::BASE, Self::TARGET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`BASE`](Self::BASE).
+        #[inline]
+        pub const fn base(self) -> u32 { Self::BASE.get(self.0) }
+        /// Set [`BASE`](Self::BASE); bits of `value` above its 24 bits are dropped ([`try_with_base`](Self::try_with_base) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_base(self, value: u32) -> Self { Self(Self::BASE.set(self.0, value)) }
+        /// Set [`BASE`](Self::BASE), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_base(self, value: u32) -> Result<Self, FieldOverflow> { match Self::BASE.try_set("PMEM_WINDOW", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> Result<pmem_window_g80_until_gf100::Target, InvalidEnumValue> {
+            let raw = Self::TARGET.get(self.0);
+            match pmem_window_g80_until_gf100::Target::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "PMEM_WINDOW", field: "TARGET", value: raw }),
+            }
+        }
+        /// Raw contents of [`TARGET`](Self::TARGET), documented or not.
+        #[inline]
+        pub const fn target_raw(self) -> u32 { Self::TARGET.get(self.0) }
+        /// Set [`TARGET`](Self::TARGET).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: pmem_window_g80_until_gf100::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+    }
+}
+/// PFIFO: Command submission: interrupts, channel table, playlist, CACHE1 pusher and puller state (G80:GF100 offsets; base 0x2000 is envytools rnndb nv_mmio.xml's PFIFO range, registers from rnndb fifo/g80_pfifo.xml: the document's register list is 'todo')
+///
+/// Source: nvidia-hardware-envytools §2.8.1.
+pub mod pfifo {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x2000;
+    /// `UNK044`: Undocumented PFIFO setting; Linux nouveau nv50.c writes 0x01003fff at init (the RAMFC DMA_TIMESLICE value)
+    ///
+    /// Offset 0x2044; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: Linux nouveau nvkm/engine/fifo/nv50.c (0x002044 = 0x01003fff); envytools rnndb fifo/g80_pfifo.xml.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct UNK044_G80_UNTIL_GF100(u32);
+    register!(UNK044_G80_UNTIL_GF100: "UNK044" in "PFIFO" (Absolute, false) at 0x2044, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "Linux nouveau nvkm/engine/fifo/nv50.c (0x002044 = 0x01003fff); envytools rnndb fifo/g80_pfifo.xml");
+    impl UNK044_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `VALUE` (bits 31:0): the whole word
+        pub const VALUE: FieldSpec = FieldSpec::rw("VALUE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::VALUE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`VALUE`](Self::VALUE).
+        #[inline]
+        pub const fn value(self) -> u32 { Self::VALUE.get(self.0) }
+        /// Set [`VALUE`](Self::VALUE).
+        #[must_use]
+        #[inline]
+        pub const fn with_value(self, value: u32) -> Self { Self(Self::VALUE.set(self.0, value)) }
+    }
+    /// `INTR`: PFIFO interrupt status; writing 1 acknowledges a bit
+    ///
+    /// Offset 0x2100; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (INTR 0x2100); error kinds nvidia-hardware-envytools §2.8.3, §2.8.4.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct INTR_G80_UNTIL_GF100(u32);
+    register!(INTR_G80_UNTIL_GF100: "INTR" in "PFIFO" (Absolute, false) at 0x2100, true true scalar, mask 0x4010_1151, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (INTR 0x2100); error kinds nvidia-hardware-envytools §2.8.3, §2.8.4");
+    impl INTR_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE_ERROR` (bits 0:0): puller: no RAMHT match, invalid method
+        pub const CACHE_ERROR: FieldSpec = FieldSpec::rw("CACHE_ERROR", 0, 1);
+        /// `BAR_FAULT` (bits 4:4): BAR1/BAR3 VM fault
+        pub const BAR_FAULT: FieldSpec = FieldSpec::rw("BAR_FAULT", 4, 1);
+        /// `PEEPHOLE_FAULT` (bits 6:6): peephole VM fault
+        pub const PEEPHOLE_FAULT: FieldSpec = FieldSpec::rw("PEEPHOLE_FAULT", 6, 1);
+        /// `PIO_ERROR` (bits 8:8): PIO submission error
+        pub const PIO_ERROR: FieldSpec = FieldSpec::rw("PIO_ERROR", 8, 1);
+        /// `DMA_PUSHER` (bits 12:12): DMA pusher error (CACHE1_DMA_STATE.ERROR)
+        pub const DMA_PUSHER: FieldSpec = FieldSpec::rw("DMA_PUSHER", 12, 1);
+        /// `SEMAPHORE` (bits 20:20): semaphore method error (§2.8.4)
+        pub const SEMAPHORE: FieldSpec = FieldSpec::rw("SEMAPHORE", 20, 1);
+        /// `NOTIFY` (bits 30:30): NOTIFY_INTR method executed [G84-] (non-stall)
+        pub const NOTIFY: FieldSpec = FieldSpec::rw("NOTIFY", 30, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::BAR_FAULT, Self::PEEPHOLE_FAULT, Self::PIO_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[inline]
+        pub const fn cache_error(self) -> bool { Self::CACHE_ERROR.get(self.0) != 0 }
+        /// Set [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache_error(self, value: bool) -> Self { Self(Self::CACHE_ERROR.set(self.0, value as u32)) }
+        /// [`BAR_FAULT`](Self::BAR_FAULT).
+        #[inline]
+        pub const fn bar_fault(self) -> bool { Self::BAR_FAULT.get(self.0) != 0 }
+        /// Set [`BAR_FAULT`](Self::BAR_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_bar_fault(self, value: bool) -> Self { Self(Self::BAR_FAULT.set(self.0, value as u32)) }
+        /// [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[inline]
+        pub const fn peephole_fault(self) -> bool { Self::PEEPHOLE_FAULT.get(self.0) != 0 }
+        /// Set [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_peephole_fault(self, value: bool) -> Self { Self(Self::PEEPHOLE_FAULT.set(self.0, value as u32)) }
+        /// [`PIO_ERROR`](Self::PIO_ERROR).
+        #[inline]
+        pub const fn pio_error(self) -> bool { Self::PIO_ERROR.get(self.0) != 0 }
+        /// Set [`PIO_ERROR`](Self::PIO_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_pio_error(self, value: bool) -> Self { Self(Self::PIO_ERROR.set(self.0, value as u32)) }
+        /// [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[inline]
+        pub const fn dma_pusher(self) -> bool { Self::DMA_PUSHER.get(self.0) != 0 }
+        /// Set [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_pusher(self, value: bool) -> Self { Self(Self::DMA_PUSHER.set(self.0, value as u32)) }
+        /// [`SEMAPHORE`](Self::SEMAPHORE).
+        #[inline]
+        pub const fn semaphore(self) -> bool { Self::SEMAPHORE.get(self.0) != 0 }
+        /// Set [`SEMAPHORE`](Self::SEMAPHORE).
+        #[must_use]
+        #[inline]
+        pub const fn with_semaphore(self, value: bool) -> Self { Self(Self::SEMAPHORE.set(self.0, value as u32)) }
+        /// [`NOTIFY`](Self::NOTIFY).
+        #[inline]
+        pub const fn notify(self) -> bool { Self::NOTIFY.get(self.0) != 0 }
+        /// Set [`NOTIFY`](Self::NOTIFY).
+        #[must_use]
+        #[inline]
+        pub const fn with_notify(self, value: bool) -> Self { Self(Self::NOTIFY.set(self.0, value as u32)) }
+    }
+    /// `INTR_EN`: PFIFO interrupt enables (bits as INTR)
+    ///
+    /// Offset 0x2140; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (INTR_EN 0x2140); Linux nouveau nv50.c enables all but bit 30 at init.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct INTR_EN_G80_UNTIL_GF100(u32);
+    register!(INTR_EN_G80_UNTIL_GF100: "INTR_EN" in "PFIFO" (Absolute, false) at 0x2140, true true scalar, mask 0x4010_1151, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (INTR_EN 0x2140); Linux nouveau nv50.c enables all but bit 30 at init");
+    impl INTR_EN_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE_ERROR` (bits 0:0): CACHE_ERROR
+        pub const CACHE_ERROR: FieldSpec = FieldSpec::rw("CACHE_ERROR", 0, 1);
+        /// `BAR_FAULT` (bits 4:4): BAR_FAULT
+        pub const BAR_FAULT: FieldSpec = FieldSpec::rw("BAR_FAULT", 4, 1);
+        /// `PEEPHOLE_FAULT` (bits 6:6): PEEPHOLE_FAULT
+        pub const PEEPHOLE_FAULT: FieldSpec = FieldSpec::rw("PEEPHOLE_FAULT", 6, 1);
+        /// `PIO_ERROR` (bits 8:8): PIO_ERROR
+        pub const PIO_ERROR: FieldSpec = FieldSpec::rw("PIO_ERROR", 8, 1);
+        /// `DMA_PUSHER` (bits 12:12): DMA_PUSHER
+        pub const DMA_PUSHER: FieldSpec = FieldSpec::rw("DMA_PUSHER", 12, 1);
+        /// `SEMAPHORE` (bits 20:20): SEMAPHORE
+        pub const SEMAPHORE: FieldSpec = FieldSpec::rw("SEMAPHORE", 20, 1);
+        /// `NOTIFY` (bits 30:30): NOTIFY [G84-]
+        pub const NOTIFY: FieldSpec = FieldSpec::rw("NOTIFY", 30, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::BAR_FAULT, Self::PEEPHOLE_FAULT, Self::PIO_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[inline]
+        pub const fn cache_error(self) -> bool { Self::CACHE_ERROR.get(self.0) != 0 }
+        /// Set [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache_error(self, value: bool) -> Self { Self(Self::CACHE_ERROR.set(self.0, value as u32)) }
+        /// [`BAR_FAULT`](Self::BAR_FAULT).
+        #[inline]
+        pub const fn bar_fault(self) -> bool { Self::BAR_FAULT.get(self.0) != 0 }
+        /// Set [`BAR_FAULT`](Self::BAR_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_bar_fault(self, value: bool) -> Self { Self(Self::BAR_FAULT.set(self.0, value as u32)) }
+        /// [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[inline]
+        pub const fn peephole_fault(self) -> bool { Self::PEEPHOLE_FAULT.get(self.0) != 0 }
+        /// Set [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_peephole_fault(self, value: bool) -> Self { Self(Self::PEEPHOLE_FAULT.set(self.0, value as u32)) }
+        /// [`PIO_ERROR`](Self::PIO_ERROR).
+        #[inline]
+        pub const fn pio_error(self) -> bool { Self::PIO_ERROR.get(self.0) != 0 }
+        /// Set [`PIO_ERROR`](Self::PIO_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_pio_error(self, value: bool) -> Self { Self(Self::PIO_ERROR.set(self.0, value as u32)) }
+        /// [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[inline]
+        pub const fn dma_pusher(self) -> bool { Self::DMA_PUSHER.get(self.0) != 0 }
+        /// Set [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_pusher(self, value: bool) -> Self { Self(Self::DMA_PUSHER.set(self.0, value as u32)) }
+        /// [`SEMAPHORE`](Self::SEMAPHORE).
+        #[inline]
+        pub const fn semaphore(self) -> bool { Self::SEMAPHORE.get(self.0) != 0 }
+        /// Set [`SEMAPHORE`](Self::SEMAPHORE).
+        #[must_use]
+        #[inline]
+        pub const fn with_semaphore(self, value: bool) -> Self { Self(Self::SEMAPHORE.set(self.0, value as u32)) }
+        /// [`NOTIFY`](Self::NOTIFY).
+        #[inline]
+        pub const fn notify(self) -> bool { Self::NOTIFY.get(self.0) != 0 }
+        /// Set [`NOTIFY`](Self::NOTIFY).
+        #[must_use]
+        #[inline]
+        pub const fn with_notify(self, value: bool) -> Self { Self(Self::NOTIFY.set(self.0, value as u32)) }
+    }
+    /// `CACHES`: Channel switching
+    ///
+    /// Offset 0x2500; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHES 0x2500: REASSIGN bit 0); Linux nouveau nv50.c sets it last at init.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHES_G80_UNTIL_GF100(u32);
+    register!(CACHES_G80_UNTIL_GF100: "CACHES" in "PFIFO" (Absolute, false) at 0x2500, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHES 0x2500: REASSIGN bit 0); Linux nouveau nv50.c sets it last at init");
+    impl CACHES_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `REASSIGN` (bits 0:0): allow channel switches
+        pub const REASSIGN: FieldSpec = FieldSpec::rw("REASSIGN", 0, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::REASSIGN];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`REASSIGN`](Self::REASSIGN).
+        #[inline]
+        pub const fn reassign(self) -> bool { Self::REASSIGN.get(self.0) != 0 }
+        /// Set [`REASSIGN`](Self::REASSIGN).
+        #[must_use]
+        #[inline]
+        pub const fn with_reassign(self, value: bool) -> Self { Self(Self::REASSIGN.set(self.0, value as u32)) }
+    }
+    /// `UNK50C`: Undocumented PFIFO setting; Linux nouveau nv50.c writes 0x6f3cfc34 at init
+    ///
+    /// Offset 0x250c; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: Linux nouveau nvkm/engine/fifo/nv50.c (0x00250c = 0x6f3cfc34).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct UNK50C_G80_UNTIL_GF100(u32);
+    register!(UNK50C_G80_UNTIL_GF100: "UNK50C" in "PFIFO" (Absolute, false) at 0x250c, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "Linux nouveau nvkm/engine/fifo/nv50.c (0x00250c = 0x6f3cfc34)");
+    impl UNK50C_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `VALUE` (bits 31:0): the whole word
+        pub const VALUE: FieldSpec = FieldSpec::rw("VALUE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::VALUE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`VALUE`](Self::VALUE).
+        #[inline]
+        pub const fn value(self) -> u32 { Self::VALUE.get(self.0) }
+        /// Set [`VALUE`](Self::VALUE).
+        #[must_use]
+        #[inline]
+        pub const fn with_value(self, value: u32) -> Self { Self(Self::VALUE.set(self.0, value)) }
+    }
+    /// `CHAN_TABLE`: Channel table, one entry per channel id: where the channel's RAMFC is, and whether it runs (G84+ layout)
+    ///
+    /// Offset 0x2600, 128 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Chipsets: `G84:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CHAN_TABLE 0x2600, G84 layout); Linux nouveau nvkm/engine/fifo/g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CHAN_TABLE_G84_UNTIL_GF100(u32);
+    register!(CHAN_TABLE_G84_UNTIL_GF100: "CHAN_TABLE" in "PFIFO" (Absolute, false) at 0x2600, true true array(128, 4), mask 0xc3ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G84, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CHAN_TABLE 0x2600, G84 layout); Linux nouveau nvkm/engine/fifo/g84.c");
+    /// Enumerated field values of [`CHAN_TABLE_G84_UNTIL_GF100`].
+    pub mod chan_table_g84_until_gf100 {
+        /// Values of field `TARGET`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Target {
+            /// `VRAM` = 0: VRAM
+            Vram = 0,
+            /// `SYSRAM_SNOOP` = 2: system memory, snooped
+            SysramSnoop = 2,
+            /// `SYSRAM_NOSNOOP` = 3: system memory, not snooped
+            SysramNosnoop = 3,
+        }
+        impl Target {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::Vram),
+                    2 => Some(Self::SysramSnoop),
+                    3 => Some(Self::SysramNosnoop),
+                    _ => None,
+                }
+            }
+        }
+    }
+    impl CHAN_TABLE_G84_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `RAMFC` (bits 23:0): bits 8-31 of the RAMFC's address (RAMFC >> 8)
+        pub const RAMFC: FieldSpec = FieldSpec::rw("RAMFC", 0, 24);
+        /// `TARGET` (bits 25:24): memory holding the RAMFC (the §2.7.8 target specifier)
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
+        /// `PENDING` (bits 30:30): the channel has work
+        pub const PENDING: FieldSpec = FieldSpec::rw("PENDING", 30, 1);
+        /// `ENABLE` (bits 31:31): the channel may run
+        pub const ENABLE: FieldSpec = FieldSpec::rw("ENABLE", 31, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RAMFC, Self::TARGET, Self::PENDING, Self::ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`RAMFC`](Self::RAMFC).
+        #[inline]
+        pub const fn ramfc(self) -> u32 { Self::RAMFC.get(self.0) }
+        /// Set [`RAMFC`](Self::RAMFC); bits of `value` above its 24 bits are dropped ([`try_with_ramfc`](Self::try_with_ramfc) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ramfc(self, value: u32) -> Self { Self(Self::RAMFC.set(self.0, value)) }
+        /// Set [`RAMFC`](Self::RAMFC), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_ramfc(self, value: u32) -> Result<Self, FieldOverflow> { match Self::RAMFC.try_set("CHAN_TABLE", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> Result<chan_table_g84_until_gf100::Target, InvalidEnumValue> {
+            let raw = Self::TARGET.get(self.0);
+            match chan_table_g84_until_gf100::Target::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "CHAN_TABLE", field: "TARGET", value: raw }),
+            }
+        }
+        /// Raw contents of [`TARGET`](Self::TARGET), documented or not.
+        #[inline]
+        pub const fn target_raw(self) -> u32 { Self::TARGET.get(self.0) }
+        /// Set [`TARGET`](Self::TARGET).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: chan_table_g84_until_gf100::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+        /// [`PENDING`](Self::PENDING).
+        #[inline]
+        pub const fn pending(self) -> bool { Self::PENDING.get(self.0) != 0 }
+        /// Set [`PENDING`](Self::PENDING).
+        #[must_use]
+        #[inline]
+        pub const fn with_pending(self, value: bool) -> Self { Self(Self::PENDING.set(self.0, value as u32)) }
+        /// [`ENABLE`](Self::ENABLE).
+        #[inline]
+        pub const fn enable(self) -> bool { Self::ENABLE.get(self.0) != 0 }
+        /// Set [`ENABLE`](Self::ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_enable(self, value: bool) -> Self { Self(Self::ENABLE.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_PUSH0`: CACHE1 pusher access
+    ///
+    /// Offset 0x3200; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH0 0x3200); Linux nouveau nv50.c writes 1 at init.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_PUSH0_G80_UNTIL_GF100(u32);
+    register!(CACHE1_PUSH0_G80_UNTIL_GF100: "CACHE1_PUSH0" in "PFIFO" (Absolute, false) at 0x3200, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH0 0x3200); Linux nouveau nv50.c writes 1 at init");
+    impl CACHE1_PUSH0_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ACCESS` (bits 0:0): the pusher may fill CACHE1
+        pub const ACCESS: FieldSpec = FieldSpec::rw("ACCESS", 0, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ACCESS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ACCESS`](Self::ACCESS).
+        #[inline]
+        pub const fn access(self) -> bool { Self::ACCESS.get(self.0) != 0 }
+        /// Set [`ACCESS`](Self::ACCESS).
+        #[must_use]
+        #[inline]
+        pub const fn with_access(self, value: bool) -> Self { Self(Self::ACCESS.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_PUSH1`: The channel CACHE1 currently holds
+    ///
+    /// Offset 0x3204; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH1 0x3204: CHID 6:0, MODE bit 16).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_PUSH1_G80_UNTIL_GF100(u32);
+    register!(CACHE1_PUSH1_G80_UNTIL_GF100: "CACHE1_PUSH1" in "PFIFO" (Absolute, false) at 0x3204, true true scalar, mask 0x0001_007f, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH1 0x3204: CHID 6:0, MODE bit 16)");
+    impl CACHE1_PUSH1_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CHID` (bits 6:0): channel id
+        pub const CHID: FieldSpec = FieldSpec::rw("CHID", 0, 7);
+        /// `MODE` (bits 16:16): 1: DMA or IB channel, 0: PIO
+        pub const MODE: FieldSpec = FieldSpec::rw("MODE", 16, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CHID, Self::MODE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CHID`](Self::CHID).
+        #[inline]
+        pub const fn chid(self) -> u8 { Self::CHID.get(self.0) as u8 }
+        /// Set [`CHID`](Self::CHID); bits of `value` above its 7 bits are dropped ([`try_with_chid`](Self::try_with_chid) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_chid(self, value: u8) -> Self { Self(Self::CHID.set(self.0, value as u32)) }
+        /// Set [`CHID`](Self::CHID), or fail if `value` does not fit its 7 bits.
+        #[inline]
+        pub const fn try_with_chid(self, value: u8) -> Result<Self, FieldOverflow> { match Self::CHID.try_set("CACHE1_PUSH1", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`MODE`](Self::MODE).
+        #[inline]
+        pub const fn mode(self) -> bool { Self::MODE.get(self.0) != 0 }
+        /// Set [`MODE`](Self::MODE).
+        #[must_use]
+        #[inline]
+        pub const fn with_mode(self, value: bool) -> Self { Self(Self::MODE.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_DMA_STATE`: DMA pusher state of the current channel; ERROR holds the DMA_PUSHER error kind
+    ///
+    /// Offset 0x3228; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29); error codes nvidia-hardware-envytools §2.8.3.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_DMA_STATE_G80_UNTIL_GF100(u32);
+    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xe000_0000, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29); error codes nvidia-hardware-envytools §2.8.3");
+    /// Enumerated field values of [`CACHE1_DMA_STATE_G80_UNTIL_GF100`].
+    pub mod cache1_dma_state_g80_until_gf100 {
+        /// Values of field `ERROR`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Error {
+            /// `NONE` = 0: no error
+            None = 0,
+            /// `CALL_SUBR_ACTIVE` = 1: call command while subroutine active
+            CallSubrActive = 1,
+            /// `INVALID_MTHD` = 2: attempt to submit a nonexistent special method
+            InvalidMthd = 2,
+            /// `RET_SUBR_INACTIVE` = 3: return command while subroutine inactive
+            RetSubrInactive = 3,
+            /// `INVALID_CMD` = 4: invalid command
+            InvalidCmd = 4,
+            /// `IB_EMPTY` = 5: attempt to submit zero-length IB entry
+            IbEmpty = 5,
+            /// `MEM_FAULT` = 6: failure to read from pushbuffer or IB
+            MemFault = 6,
+        }
+        impl Error {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::None),
+                    1 => Some(Self::CallSubrActive),
+                    2 => Some(Self::InvalidMthd),
+                    3 => Some(Self::RetSubrInactive),
+                    4 => Some(Self::InvalidCmd),
+                    5 => Some(Self::IbEmpty),
+                    6 => Some(Self::MemFault),
+                    _ => None,
+                }
+            }
+        }
+    }
+    impl CACHE1_DMA_STATE_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ERROR` (bits 31:29): DMA_PUSHER error kind (§2.8.3)
+        pub const ERROR: FieldSpec = FieldSpec::rw("ERROR", 29, 3);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ERROR];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ERROR`](Self::ERROR).
+        #[inline]
+        pub const fn error(self) -> Result<cache1_dma_state_g80_until_gf100::Error, InvalidEnumValue> {
+            let raw = Self::ERROR.get(self.0);
+            match cache1_dma_state_g80_until_gf100::Error::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "CACHE1_DMA_STATE", field: "ERROR", value: raw }),
+            }
+        }
+        /// Raw contents of [`ERROR`](Self::ERROR), documented or not.
+        #[inline]
+        pub const fn error_raw(self) -> u32 { Self::ERROR.get(self.0) }
+        /// Set [`ERROR`](Self::ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_error(self, value: cache1_dma_state_g80_until_gf100::Error) -> Self { Self(Self::ERROR.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_DMA_GET`: DMA pusher read address of the current channel (the pusher state's dma_get, §2.8.3)
+    ///
+    /// Offset 0x3244; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_GET 0x3244); state nvidia-hardware-envytools §2.8.3.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_DMA_GET_G80_UNTIL_GF100(u32);
+    register!(CACHE1_DMA_GET_G80_UNTIL_GF100: "CACHE1_DMA_GET" in "PFIFO" (Absolute, false) at 0x3244, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_GET 0x3244); state nvidia-hardware-envytools §2.8.3");
+    impl CACHE1_DMA_GET_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_DMA_GET` (bits 31:0): The whole register.
+        pub const CACHE1_DMA_GET: FieldSpec = FieldSpec::rw("CACHE1_DMA_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_DMA_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_DMA_GET`](Self::CACHE1_DMA_GET).
+        #[inline]
+        pub const fn cache1_dma_get(self) -> u32 { Self::CACHE1_DMA_GET.get(self.0) }
+        /// Set [`CACHE1_DMA_GET`](Self::CACHE1_DMA_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_dma_get(self, value: u32) -> Self { Self(Self::CACHE1_DMA_GET.set(self.0, value)) }
+    }
+    /// `CACHE1_PULL0`: CACHE1 puller access
+    ///
+    /// Offset 0x3250; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_PULL0 0x3250); Linux nouveau nv50.c writes 1 at init.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_PULL0_G80_UNTIL_GF100(u32);
+    register!(CACHE1_PULL0_G80_UNTIL_GF100: "CACHE1_PULL0" in "PFIFO" (Absolute, false) at 0x3250, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_PULL0 0x3250); Linux nouveau nv50.c writes 1 at init");
+    impl CACHE1_PULL0_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ACCESS` (bits 0:0): the puller may run
+        pub const ACCESS: FieldSpec = FieldSpec::rw("ACCESS", 0, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ACCESS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ACCESS`](Self::ACCESS).
+        #[inline]
+        pub const fn access(self) -> bool { Self::ACCESS.get(self.0) != 0 }
+        /// Set [`ACCESS`](Self::ACCESS).
+        #[must_use]
+        #[inline]
+        pub const fn with_access(self, value: bool) -> Self { Self(Self::ACCESS.set(self.0, value as u32)) }
+    }
+    /// `PLAYLIST_LEN`: Channels in the playlist; writing it makes PFIFO load the playlist PLAYLIST points at
+    ///
+    /// Offset 0x32ec; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (PLAYLIST_LEN 0x32ec); Linux nouveau nv50.c writes it after PLAYLIST.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PLAYLIST_LEN_G80_UNTIL_GF100(u32);
+    register!(PLAYLIST_LEN_G80_UNTIL_GF100: "PLAYLIST_LEN" in "PFIFO" (Absolute, false) at 0x32ec, true true scalar, mask 0xff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (PLAYLIST_LEN 0x32ec); Linux nouveau nv50.c writes it after PLAYLIST");
+    impl PLAYLIST_LEN_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `COUNT` (bits 7:0): number of channel ids in the playlist
+        pub const COUNT_FIELD: FieldSpec = FieldSpec::rw("COUNT", 0, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::COUNT_FIELD];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`COUNT`](Self::COUNT_FIELD).
+        #[inline]
+        pub const fn count(self) -> u8 { Self::COUNT_FIELD.get(self.0) as u8 }
+        /// Set [`COUNT`](Self::COUNT_FIELD).
+        #[must_use]
+        #[inline]
+        pub const fn with_count(self, value: u8) -> Self { Self(Self::COUNT_FIELD.set(self.0, value as u32)) }
+    }
+    /// `PLAYLIST`: Where the playlist (one 32-bit channel id per entry) is
+    ///
+    /// Offset 0x32f4; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (PLAYLIST 0x32f4: address >> 12, target 29:28).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PLAYLIST_G80_UNTIL_GF100(u32);
+    register!(PLAYLIST_G80_UNTIL_GF100: "PLAYLIST" in "PFIFO" (Absolute, false) at 0x32f4, true true scalar, mask 0x3fff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (PLAYLIST 0x32f4: address >> 12, target 29:28)");
+    /// Enumerated field values of [`PLAYLIST_G80_UNTIL_GF100`].
+    pub mod playlist_g80_until_gf100 {
+        /// Values of field `TARGET`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Target {
+            /// `VRAM` = 0: VRAM
+            Vram = 0,
+            /// `SYSRAM_SNOOP` = 2: system memory, snooped
+            SysramSnoop = 2,
+            /// `SYSRAM_NOSNOOP` = 3: system memory, not snooped
+            SysramNosnoop = 3,
+        }
+        impl Target {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::Vram),
+                    2 => Some(Self::SysramSnoop),
+                    3 => Some(Self::SysramNosnoop),
+                    _ => None,
+                }
+            }
+        }
+    }
+    impl PLAYLIST_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ADDR` (bits 27:0): bits 12-39 of the playlist's address
+        pub const ADDR: FieldSpec = FieldSpec::rw("ADDR", 0, 28);
+        /// `TARGET` (bits 29:28): memory holding the playlist (the §2.7.8 target specifier)
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 28, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ADDR, Self::TARGET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ADDR`](Self::ADDR).
+        #[inline]
+        pub const fn addr(self) -> u32 { Self::ADDR.get(self.0) }
+        /// Set [`ADDR`](Self::ADDR); bits of `value` above its 28 bits are dropped ([`try_with_addr`](Self::try_with_addr) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_addr(self, value: u32) -> Self { Self(Self::ADDR.set(self.0, value)) }
+        /// Set [`ADDR`](Self::ADDR), or fail if `value` does not fit its 28 bits.
+        #[inline]
+        pub const fn try_with_addr(self, value: u32) -> Result<Self, FieldOverflow> { match Self::ADDR.try_set("PLAYLIST", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> Result<playlist_g80_until_gf100::Target, InvalidEnumValue> {
+            let raw = Self::TARGET.get(self.0);
+            match playlist_g80_until_gf100::Target::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "PLAYLIST", field: "TARGET", value: raw }),
+            }
+        }
+        /// Raw contents of [`TARGET`](Self::TARGET), documented or not.
+        #[inline]
+        pub const fn target_raw(self) -> u32 { Self::TARGET.get(self.0) }
+        /// Set [`TARGET`](Self::TARGET).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: playlist_g80_until_gf100::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+    }
+    /// `CHANNEL_UNLOAD`: Write a channel's instance address >> 12 to save its state to RAMFC; reads all-ones until done
+    ///
+    /// Offset 0x32fc; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: Linux nouveau nvkm/engine/fifo/nv50.c (0x0032fc = inst >> 12, polled until it is no longer 0xffffffff).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CHANNEL_UNLOAD_G80_UNTIL_GF100(u32);
+    register!(CHANNEL_UNLOAD_G80_UNTIL_GF100: "CHANNEL_UNLOAD" in "PFIFO" (Absolute, false) at 0x32fc, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "Linux nouveau nvkm/engine/fifo/nv50.c (0x0032fc = inst >> 12, polled until it is no longer 0xffffffff)");
+    impl CHANNEL_UNLOAD_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `INSTANCE` (bits 31:0): bits 12-43 of the channel structure's address; all-ones while the unload runs
+        pub const INSTANCE: FieldSpec = FieldSpec::rw("INSTANCE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::INSTANCE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`INSTANCE`](Self::INSTANCE).
+        #[inline]
+        pub const fn instance(self) -> u32 { Self::INSTANCE.get(self.0) }
+        /// Set [`INSTANCE`](Self::INSTANCE).
+        #[must_use]
+        #[inline]
+        pub const fn with_instance(self, value: u32) -> Self { Self(Self::INSTANCE.set(self.0, value)) }
+    }
+}
+/// PMEM: The 1 MiB BAR0 window onto VRAM (or system memory) at the address PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel structures are written before any VM exists
+///
+/// Source: nvidia-hardware-envytools §2.7.8.
+pub mod pmem {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x700000;
+    /// `DATA`: One word of the memory PBUS.PMEM_WINDOW selects (word i at window address 4 * i)
+    ///
+    /// Offset 0x700000, 262144 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb nv_mmio.xml (PMEM 0x700000:0x800000); Linux nouveau nv50 instmem writes instance memory through it.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DATA_G80_UNTIL_GF100(u32);
+    register!(DATA_G80_UNTIL_GF100: "DATA" in "PMEM" (Absolute, false) at 0x700000, true true array(262144, 4), mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb nv_mmio.xml (PMEM 0x700000:0x800000); Linux nouveau nv50 instmem writes instance memory through it");
+    impl DATA_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DATA` (bits 31:0): The whole register.
+        pub const DATA: FieldSpec = FieldSpec::rw("DATA", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DATA];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DATA`](Self::DATA).
+        #[inline]
+        pub const fn data(self) -> u32 { Self::DATA.get(self.0) }
+        /// Set [`DATA`](Self::DATA).
+        #[must_use]
+        #[inline]
+        pub const fn with_data(self, value: u32) -> Self { Self(Self::DATA.set(self.0, value)) }
     }
 }
 /// PFIFO_USER: Channel control area (USER): one per channel; its offsets count from the channel's area (instances: the G80 areas in BAR0)
@@ -6049,6 +6940,22 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pmc::INTR_MASK_GT215_ONWARD::SPEC,
     ptimer::TIME_LOW::SPEC,
     ptimer::TIME_HIGH::SPEC,
+    pbus::PMEM_WINDOW_G80_UNTIL_GF100::SPEC,
+    pfifo::UNK044_G80_UNTIL_GF100::SPEC,
+    pfifo::INTR_G80_UNTIL_GF100::SPEC,
+    pfifo::INTR_EN_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHES_G80_UNTIL_GF100::SPEC,
+    pfifo::UNK50C_G80_UNTIL_GF100::SPEC,
+    pfifo::CHAN_TABLE_G84_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_PUSH0_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_PUSH1_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_DMA_STATE_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_DMA_GET_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_PULL0_G80_UNTIL_GF100::SPEC,
+    pfifo::PLAYLIST_LEN_G80_UNTIL_GF100::SPEC,
+    pfifo::PLAYLIST_G80_UNTIL_GF100::SPEC,
+    pfifo::CHANNEL_UNLOAD_G80_UNTIL_GF100::SPEC,
+    pmem::DATA_G80_UNTIL_GF100::SPEC,
     pfifo_user::DMA_PUT::SPEC,
     pfifo_user::DMA_GET::SPEC,
     pfifo_user::REF::SPEC,
