@@ -1,0 +1,137 @@
+//! Interrupts: `PMC.INTR` routes to the engine that raised them (PFIFO, PCOPY, PDAEMON lines,
+//! envytools rnndb bus/pmc.xml); PFIFO's error interrupts are decoded into [`FifoFault`]s
+//! (nvidia-hardware-envytools §2.8.3 DMA_PUSHER error codes, §2.8.4 SEMAPHORE and
+//! CACHE_ERROR), acknowledged, and the faulting channel recovered on request.
+
+use baregpu_hal::time::Clock;
+use baregpu_hal::{RegisterIo, RegisterIoExt};
+use baregpu_regs::nvidia::pfifo::{
+    CACHE1_DMA_STATE_G80_UNTIL_GF100 as CACHE1_DMA_STATE,
+    CACHE1_PUSH1_G80_UNTIL_GF100 as CACHE1_PUSH1, INTR_EN_G80_UNTIL_GF100 as INTR_EN,
+    INTR_G80_UNTIL_GF100 as INTR,
+};
+use baregpu_regs::nvidia::pmc::INTR as PMC_INTR;
+
+use super::Tesla;
+use super::bringup::ENABLED_INTERRUPTS;
+use crate::channel::ChannelId;
+use crate::error::{ChannelError, DeviceGone, FifoFault};
+
+/// Faults one [`Tesla::handle_interrupts`] reports at most (one per PFIFO error kind).
+pub const MAX_FAULTS: usize = 4;
+
+/// What one call of the interrupt handler found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct IrqReport {
+    /// PFIFO errors, acknowledged; recover their channels with
+    /// [`Tesla::recover_channel`].
+    pub faults: [Option<FifoFault>; MAX_FAULTS],
+    /// A channel executed `NOTIFY_INTR` (§2.8.4; only while notify interrupts are on).
+    pub notify: bool,
+    /// The PCOPY line is raised (its falcon's `INTR` says why).
+    pub pcopy: bool,
+    /// The PDAEMON line is raised.
+    pub pdaemon: bool,
+}
+
+impl IrqReport {
+    /// The faults found.
+    pub fn faults(&self) -> impl Iterator<Item = FifoFault> + '_ {
+        self.faults.iter().flatten().copied()
+    }
+
+    fn push(&mut self, fault: FifoFault) {
+        if let Some(slot) = self.faults.iter_mut().find(|f| f.is_none()) {
+            *slot = Some(fault);
+        }
+    }
+}
+
+impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
+    /// Ask for an interrupt when a channel executes `NOTIFY_INTR` (`INTR_EN.NOTIFY`), or not.
+    pub fn set_notify_interrupts(&self, enabled: bool) {
+        self.io.write(ENABLED_INTERRUPTS.with_notify(enabled));
+    }
+
+    /// The interrupt handler: read `PMC.INTR`, decode and acknowledge PFIFO's interrupts
+    /// (`DMA_PUSHER`: the channel from `CACHE1_PUSH1.CHID`, the error from
+    /// `CACHE1_DMA_STATE.ERROR`, which is then cleared so the pusher may go on; `SEMAPHORE`,
+    /// `CACHE_ERROR`: the channel; `NOTIFY`), and report the falcon lines. All-ones is
+    /// [`DeviceGone`].
+    pub fn handle_interrupts(&mut self) -> Result<IrqReport, DeviceGone> {
+        let pmc = self.io.read::<PMC_INTR>();
+        if pmc.raw() == u32::MAX {
+            return Err(DeviceGone);
+        }
+        let mut report = IrqReport {
+            pcopy: pmc.pcopy_gt215(),
+            pdaemon: pmc.pdaemon_gt215(),
+            ..IrqReport::default()
+        };
+        if pmc.pfifo() {
+            self.handle_pfifo(&mut report)?;
+        }
+        Ok(report)
+    }
+
+    fn handle_pfifo(&self, report: &mut IrqReport) -> Result<(), DeviceGone> {
+        let pending = self.io.read::<INTR>();
+        if pending.raw() == u32::MAX {
+            return Err(DeviceGone);
+        }
+        let enabled = self.io.read::<INTR_EN>();
+        let pending = INTR::from_raw(pending.raw() & enabled.raw());
+        let channel = self.io.read::<CACHE1_PUSH1>().chid();
+        let mut handled = INTR::RESET;
+        if pending.dma_pusher() {
+            let state = self.io.read::<CACHE1_DMA_STATE>();
+            report.push(match state.error() {
+                Ok(error) => FifoFault::DmaPusher { channel, error },
+                Err(_) => FifoFault::DmaPusherUnknown { channel, code: state.error_raw() },
+            });
+            // The pusher stays stopped while ERROR is set (§2.8.3 pseudocode throws out of
+            // the fetch loop); clearing it lets PFIFO switch away from the channel.
+            self.io.write(CACHE1_DMA_STATE::RESET);
+            handled = handled.with_dma_pusher(true);
+        }
+        if pending.semaphore() {
+            report.push(FifoFault::Semaphore { channel });
+            handled = handled.with_semaphore(true);
+        }
+        if pending.cache_error() {
+            report.push(FifoFault::Cache { channel });
+            handled = handled.with_cache_error(true);
+        }
+        if pending.notify() {
+            report.notify = true;
+            handled = handled.with_notify(true);
+        }
+        let other = pending.raw() & !handled.raw();
+        if other != 0 {
+            report.push(FifoFault::Other { bits: other });
+        }
+        self.io.write(INTR::from_raw(pending.raw()));
+        Ok(())
+    }
+
+    /// Recover channel `id` after a fault: disabled and unloaded, its RAMFC written afresh
+    /// (empty IB ring: `IB_GET` = `IB_PUT` = 0, no semaphore acquire pending), enabled again.
+    /// The work in its IB ring is dropped; the caller's ring starts again from entry 0.
+    pub fn recover_channel(&mut self, id: ChannelId) -> Result<(), ChannelError> {
+        let ib = self.channel_ib(id).ok_or(ChannelError::NotCreated(id))?;
+        let was_enabled = self.channel_state(id) == Some(true);
+        self.destroy_channel(id)?;
+        self.create_channel(id, ib)?;
+        if was_enabled {
+            self.enable_channel(id)?;
+        }
+        Ok(())
+    }
+
+    /// The IB ring channel `id` was created with.
+    pub fn channel_ib(&self, id: ChannelId) -> Option<crate::channel::IbRing> {
+        self.channels[usize::from(id.get())].ib
+    }
+}

@@ -1,0 +1,300 @@
+//! Bring-up, channels and PFIFO faults against a scripted register file that records every
+//! write: the order and values the init sequence and the channel table need, and the typed
+//! errors of an absent, foreign or hung GPU.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+use baregpu_nvidia_tesla::hal::RegisterIo;
+use baregpu_nvidia_tesla::hal::time::Clock;
+use baregpu_nvidia_tesla::regs::pmc::BOOT_0;
+use baregpu_nvidia_tesla::{
+    ChannelError, ChannelId, FifoFault, IbRing, InitError, Missing, ProbeError, Tesla, TeslaConfig,
+};
+
+// BAR0 offsets, spelled out here on purpose: the test checks the generated tables put the
+// registers where envytools rnndb and Linux nouveau nv50.c have them.
+const PMC_BOOT_0: usize = 0x0;
+const PMC_INTR: usize = 0x100;
+const PMC_ENABLE: usize = 0x200;
+const PMEM_WINDOW: usize = 0x1700;
+const PFIFO_UNK044: usize = 0x2044;
+const PFIFO_INTR: usize = 0x2100;
+const PFIFO_INTR_EN: usize = 0x2140;
+const PFIFO_CACHES: usize = 0x2500;
+const PFIFO_UNK50C: usize = 0x250c;
+const CHAN_TABLE: usize = 0x2600;
+const PUSH0: usize = 0x3200;
+const PUSH1: usize = 0x3204;
+const DMA_STATE: usize = 0x3228;
+const PULL0: usize = 0x3250;
+const PLAYLIST_LEN: usize = 0x32ec;
+const PLAYLIST: usize = 0x32f4;
+const UNLOAD: usize = 0x32fc;
+const PMEM: usize = 0x70_0000;
+
+const VRAM: u64 = 0x100_0000;
+
+/// A register file: reads give what was last written (or the preset), writes are logged.
+/// `hung_unload` makes `CHANNEL_UNLOAD` read all-ones forever; `gone` every register.
+#[derive(Default)]
+struct Fake {
+    regs: RefCell<HashMap<usize, u32>>,
+    writes: RefCell<Vec<(usize, u32)>>,
+    hung_unload: Cell<bool>,
+    gone: Cell<bool>,
+}
+
+impl Fake {
+    fn gt215() -> Self {
+        let f = Fake::default();
+        f.regs.borrow_mut().insert(PMC_BOOT_0, BOOT_0::CHIPSET.set(0, 0xa3) | 0xa2);
+        f.regs.borrow_mut().insert(PMC_ENABLE, 1 << 12);
+        f
+    }
+
+    fn set(&self, offset: usize, value: u32) {
+        self.regs.borrow_mut().insert(offset, value);
+    }
+
+    /// Register writes in order, without PMEM and its window (VRAM traffic).
+    fn register_writes(&self) -> Vec<(usize, u32)> {
+        let vram = |o: usize| o == PMEM_WINDOW || (PMEM..PMEM + 0x10_0000).contains(&o);
+        self.writes.borrow().iter().copied().filter(|(o, _)| !vram(*o)).collect()
+    }
+
+    /// The word at VRAM `address`, assuming the window was last set to cover it.
+    fn vram(&self, address: u64) -> u32 {
+        let window = u64::from(self.regs.borrow()[&PMEM_WINDOW] & 0xff_ffff) << 16;
+        let at = PMEM + (address - window) as usize;
+        self.regs.borrow().get(&at).copied().unwrap_or(0)
+    }
+}
+
+impl RegisterIo for &Fake {
+    fn read32(&self, offset: usize) -> u32 {
+        if self.gone.get() || (offset == UNLOAD && self.hung_unload.get()) {
+            return u32::MAX;
+        }
+        self.regs.borrow().get(&offset).copied().unwrap_or(0)
+    }
+
+    fn write32(&self, offset: usize, value: u32) {
+        self.writes.borrow_mut().push((offset, value));
+        self.regs.borrow_mut().insert(offset, value);
+    }
+}
+
+/// A clock that moves 1 µs per reading.
+#[derive(Default)]
+struct StepClock(Cell<u64>);
+
+impl Clock for StepClock {
+    fn now_ns(&self) -> u64 {
+        self.0.set(self.0.get() + 1000);
+        self.0.get()
+    }
+}
+
+fn config() -> TeslaConfig {
+    TeslaConfig::new(VRAM, 4 << 20)
+}
+
+fn id(n: u8) -> ChannelId {
+    ChannelId::new(n).unwrap()
+}
+
+const IB: IbRing = IbRing { address: 0x8000_0000, entries: 512 };
+
+#[test]
+fn pfifo_init_follows_the_documented_order_with_pfifo_reset_first() {
+    let fake = Fake::gt215();
+    let _gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    let w = fake.register_writes();
+    // PMC.ENABLE: PFIFO off, then on, PGRAPH left as it was; before any PFIFO register.
+    assert_eq!(w[0], (PMC_ENABLE, 1 << 12));
+    assert_eq!(w[1], (PMC_ENABLE, 1 << 12 | 1 << 8));
+    assert_eq!(w[2], (PFIFO_UNK50C, 0x6f3c_fc34));
+    assert_eq!(w[3], (PFIFO_UNK044, 0x0100_3fff));
+    assert_eq!(w[4], (PFIFO_INTR, 0xffff_ffff));
+    // Every documented error interrupt, not NOTIFY (bit 30).
+    assert_eq!(w[5], (PFIFO_INTR_EN, 1 | 1 << 4 | 1 << 6 | 1 << 8 | 1 << 12 | 1 << 20));
+    for i in 0..128 {
+        assert_eq!(w[6 + i], (CHAN_TABLE + 4 * i, 0), "channel table entry {i}");
+    }
+    // The playlist is the first 4 KiB-aligned block of the driver's VRAM, empty.
+    assert_eq!(w[134], (PLAYLIST, (VRAM >> 12) as u32));
+    assert_eq!(w[135], (PLAYLIST_LEN, 0));
+    assert_eq!(&w[136..], [(PUSH0, 1), (PULL0, 1), (PFIFO_CACHES, 1)]);
+}
+
+#[test]
+fn all_ones_and_foreign_chips_are_refused_before_any_write() {
+    let fake = Fake::gt215();
+    fake.gone.set(true);
+    let e = Tesla::init(&fake, StepClock::default(), config()).err().unwrap();
+    assert!(matches!(e, InitError::DeviceGone(_)), "{e:?}");
+    assert!(fake.writes.borrow().is_empty());
+
+    let fake = Fake::gt215();
+    fake.set(PMC_BOOT_0, BOOT_0::CHIPSET.set(0, 0x92));
+    let e = Tesla::init(&fake, StepClock::default(), config()).err().unwrap();
+    match e {
+        InitError::Probe(ProbeError::Unsupported { missing, .. }) => {
+            assert_eq!(missing, Missing::Falcon)
+        }
+        e => panic!("{e:?}"),
+    }
+    assert!(fake.writes.borrow().is_empty());
+}
+
+#[test]
+fn a_channel_is_bound_in_the_table_after_its_ramfc_and_runs_once_enabled() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    let start = fake.writes.borrow().len();
+    gpu.create_channel(id(5), IB).unwrap();
+    let mem = gpu.channel_memory(id(5)).unwrap();
+    // RAMFC for IB mode: IB address and order, DMA_FETCH with IB_ENABLE, RAMHT, instance.
+    assert_eq!(fake.vram(mem.ramfc.address + 0x50), 0x8000_0000);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x54), 9 << 16);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x3c), 0x403f_6078);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x80), 3 << 27 | 4 << 24 | 0x800);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x98), (mem.instance.address >> 12) as u32);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x48), 0x420, "pushbuffer DMA object at 0x4200");
+    // The channel table entry is written last, pointing at RAMFC, not enabled.
+    let w = fake.writes.borrow()[start..].to_vec();
+    let entry = (mem.ramfc.address >> 8) as u32;
+    assert_eq!(*w.last().unwrap(), (CHAN_TABLE + 4 * 5, entry));
+    drop(w);
+    assert_eq!(gpu.channel_state(id(5)), Some(false));
+
+    let start = fake.writes.borrow().len();
+    gpu.enable_channel(id(5)).unwrap();
+    let w = fake.register_writes();
+    let w: Vec<_> = w.iter().rev().take(3).rev().copied().collect();
+    assert_eq!(w[0], (CHAN_TABLE + 4 * 5, entry | 1 << 31));
+    assert_eq!(w[1].0, PLAYLIST);
+    assert_eq!(w[2], (PLAYLIST_LEN, 1));
+    assert!(
+        fake.writes.borrow()[start..].iter().any(|&(o, v)| o >= PMEM && v == 5),
+        "id 5 in the playlist"
+    );
+    assert_eq!(fake.vram(VRAM), 5);
+}
+
+#[test]
+fn the_semaphore_object_is_in_ramht_under_its_handle() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    gpu.create_channel(id(1), IB).unwrap();
+    let mem = gpu.channel_memory(id(1)).unwrap();
+    let h = baregpu_nvidia_tesla::SEMAPHORE_DMA_HANDLE;
+    let slot = (h & 0xfff) ^ (h >> 12 & 0xfff) ^ (h >> 24);
+    let entry = mem.ramht() + 8 * u64::from(slot);
+    assert_eq!(fake.vram(entry), h);
+    // Software engine (0), the object after the pushbuffer's at 0x4200 + 0x20.
+    assert_eq!(fake.vram(entry + 4), 0x4220 >> 4);
+    // Read-write class 0x3d, system memory snooped, 40-bit limit.
+    assert_eq!(fake.vram(mem.instance.address + 0x4220) & 0xffff, 0x3d);
+    assert_eq!(
+        gpu.add_dma_object(
+            id(1),
+            h,
+            baregpu_nvidia_tesla::DmaObject::linear_sysram(baregpu_nvidia_tesla::Access::ReadOnly)
+        ),
+        Err(ChannelError::DuplicateHandle { handle: h })
+    );
+}
+
+#[test]
+fn channel_ids_and_bad_ib_rings_are_refused_with_the_table_untouched() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    assert_eq!(ChannelId::new(0), Err(ChannelError::BadId { id: 0 }));
+    assert_eq!(ChannelId::new(127), Err(ChannelError::BadId { id: 127 }));
+    let free = gpu.vram_free();
+    let start = fake.writes.borrow().len();
+    let bad = IbRing { address: 0x8000_0004, entries: 512 };
+    assert!(matches!(gpu.create_channel(id(2), bad), Err(ChannelError::BadIbRing { .. })));
+    assert_eq!(fake.writes.borrow().len(), start);
+    assert_eq!(gpu.vram_free(), free);
+    gpu.create_channel(id(2), IB).unwrap();
+    assert_eq!(gpu.create_channel(id(2), IB), Err(ChannelError::InUse(id(2))));
+    assert_eq!(gpu.enable_channel(id(3)), Err(ChannelError::NotCreated(id(3))));
+}
+
+#[test]
+fn a_full_vram_range_is_a_typed_error_that_writes_nothing() {
+    let fake = Fake::gt215();
+    // The playlist (4 KiB) and room for less than one channel structure (64 KiB).
+    let mut gpu = Tesla::init(&fake, StepClock::default(), TeslaConfig::new(VRAM, 0x8000)).unwrap();
+    let start = fake.writes.borrow().len();
+    let e = gpu.create_channel(id(1), IB).unwrap_err();
+    assert!(matches!(e, ChannelError::Memory(_)), "{e:?}");
+    assert_eq!(fake.writes.borrow().len(), start);
+}
+
+#[test]
+fn disable_takes_the_channel_off_the_playlist_then_unloads_it_bounded() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    gpu.create_channel(id(7), IB).unwrap();
+    gpu.enable_channel(id(7)).unwrap();
+    let mem = gpu.channel_memory(id(7)).unwrap();
+    gpu.disable_channel(id(7)).unwrap();
+    let w = fake.register_writes();
+    let n = w.len();
+    assert_eq!(w[n - 3], (PLAYLIST_LEN, 0), "off the playlist first");
+    assert_eq!(w[n - 2], (CHAN_TABLE + 4 * 7, (mem.ramfc.address >> 8) as u32));
+    assert_eq!(w[n - 1], (UNLOAD, (mem.instance.address >> 12) as u32));
+
+    fake.hung_unload.set(true);
+    gpu.enable_channel(id(7)).unwrap();
+    assert!(matches!(gpu.disable_channel(id(7)), Err(ChannelError::UnloadTimeout(_))));
+}
+
+#[test]
+fn pfifo_faults_are_decoded_acknowledged_and_the_channel_recovered() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    gpu.create_channel(id(3), IB).unwrap();
+    gpu.enable_channel(id(3)).unwrap();
+    // DMA_PUSHER with IB_EMPTY (5) and SEMAPHORE on channel 3.
+    fake.set(PMC_INTR, 1 << 8);
+    fake.set(PFIFO_INTR, 1 << 12 | 1 << 20);
+    fake.set(PUSH1, 1 << 16 | 3);
+    fake.set(DMA_STATE, 5 << 29);
+    let report = gpu.handle_interrupts().unwrap();
+    let faults: Vec<FifoFault> = report.faults().collect();
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    assert!(matches!(faults[0], FifoFault::DmaPusher { channel: 3, .. }), "{faults:?}");
+    assert!(faults[0].to_string().contains("IbEmpty"), "{}", faults[0]);
+    assert_eq!(faults[1], FifoFault::Semaphore { channel: 3 });
+    let w = fake.register_writes();
+    assert_eq!(w[w.len() - 2], (DMA_STATE, 0), "pusher error cleared");
+    assert_eq!(w[w.len() - 1], (PFIFO_INTR, 1 << 12 | 1 << 20), "both acknowledged");
+
+    fake.set(PFIFO_INTR, 0);
+    gpu.recover_channel(id(3)).unwrap();
+    assert_eq!(gpu.channel_state(id(3)), Some(true));
+    let mem = gpu.channel_memory(id(3)).unwrap();
+    assert_eq!(fake.vram(mem.ramfc.address), 0, "IB_PUT 0");
+    assert_eq!(fake.vram(mem.ramfc.address + 4), 0, "IB_GET 0");
+}
+
+#[test]
+fn notify_is_reported_only_once_enabled_and_all_ones_is_device_gone() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    fake.set(PMC_INTR, 1 << 8 | 1 << 22);
+    fake.set(PFIFO_INTR, 1 << 30);
+    let r = gpu.handle_interrupts().unwrap();
+    assert!(!r.notify && r.pcopy && r.faults().next().is_none());
+    gpu.set_notify_interrupts(true);
+    fake.set(PFIFO_INTR, 1 << 30); // the fake stores the acknowledgement: raise it again
+    assert!(gpu.handle_interrupts().unwrap().notify);
+    fake.gone.set(true);
+    assert!(gpu.handle_interrupts().is_err());
+    assert!(gpu.check_alive().is_err());
+}
