@@ -68,6 +68,8 @@ error_types! {
         baregpu_ring::ring::WaitError,
         baregpu_ring::vc4::ControlListError,
         baregpu_ring::vc4::RelocationError,
+        baregpu_ring::nvidia::PushbufferError,
+        baregpu_ring::nvidia::IbSubmitError,
     ],
     "hal/gpu" + defmt => [
         baregpu_gpu::DeviceGone,
@@ -83,6 +85,8 @@ error_types! {
         baregpu_firmware::amd::LoadError,
         baregpu_firmware::amd::evergreen::ImageError,
         baregpu_firmware::amd::evergreen::LoadError,
+        baregpu_firmware::falcon::FalconImageError,
+        baregpu_firmware::falcon::FalconLoadError,
     ],
     "drivers/radeon-r5xx" + defmt => [
         baregpu_radeon_r5xx::ConfigError,

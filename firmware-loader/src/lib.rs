@@ -12,17 +12,25 @@
 //!     [`amd::evergreen::RlcMicrocode`] (a set: [`amd::evergreen::EvergreenFirmware`]), uploaded
 //!     and read back with the ME and PFP halted ([`amd::evergreen::upload`], Linux radeon
 //!     evergreen.c).
-//! - nVidia falcon (IMEM/DMEM upload through `CODE_INDEX`/`CODE`/`DATA_INDEX`/`DATA`): not yet;
-//!   it arrives with the nVidia driver issue. Nothing here pretends to support it.
+//! - `falcon` (feature `nvidia`): nVidia v3+ falcon images ([`falcon::FalconImage`]: IMEM code
+//!   with its virtual start page, DMEM data, entry point) uploaded to a falcon instance
+//!   (`PDAEMON`, `PCOPY`) through `CODE_INDEX`/`CODE_VIRT`/`CODE` and `DATA_INDEX`/`DATA`
+//!   with auto-increment, checked against the engine's `UC_CAPS` first and read back after
+//!   ([`falcon::FalconLoader`], nvidia-hardware-envytools §2.10.4, §2.10.7). The falcon is
+//!   never started here.
 //!
 //! Errors: [`FirmwareError`] (the image is malformed; nothing was written) and
-//! [`amd::r5xx::LoadError`] / [`amd::evergreen::LoadError`] (the device refused, was not ready or did not keep what was written).
+//! [`amd::r5xx::LoadError`] / [`amd::evergreen::LoadError`] (the device refused, was not ready or did not keep what was written);
+//! for falcons `falcon::FalconImageError` and `falcon::FalconLoadError`.
 #![no_std]
 // docs.rs (`--cfg docsrs`) marks each feature-gated item with the feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 pub mod amd;
+mod counting;
 mod error;
+#[cfg(feature = "nvidia")]
+pub mod falcon;
 
 pub use error::FirmwareError;

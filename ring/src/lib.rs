@@ -30,6 +30,13 @@
 //!   §9) over the `u8` stream unit: records packed from the generated record table, the list
 //!   buffer bounds-checked, every address field through one caller-implemented relocation hook.
 //!
+//! - `nvidia` (feature `nvidia`): nVidia pushbuffers (nvidia-hardware-envytools §2.8) over
+//!   the `u32` unit: the `PushbufferWriter` (method headers, jumps, calls, returns and the
+//!   puller's methods from the generated tables), the DMA-mode pushbuffer ring (doorbell
+//!   `DMA_PUT`, read pointer `DMA_GET`, a jump back before the end) and the IB-mode
+//!   `IbChannel` (entries pointing at segments, back-pressure on `IB_GET`, one `IB_PUT` per
+//!   batch), both on the generic ring with the channel's USER block.
+//!
 //! No allocation anywhere: the crate is `no_std` and does not link `alloc`, so no submit path
 //! can allocate. No `unsafe` either: DMA memory is reached through `DmaRegion`'s safe,
 //! bounds-checked volatile accessors.
@@ -57,6 +64,8 @@ extern crate std;
 #[cfg(feature = "evergreen")]
 pub mod evergreen;
 pub mod ib;
+#[cfg(feature = "nvidia")]
+pub mod nvidia;
 pub mod pm4;
 #[cfg(feature = "r5xx")]
 pub mod r5xx;

@@ -1,58 +1,22 @@
-//! The ring for a family shaped like an nVidia DMA channel (envytools §2.8.3): the doorbell
-//! (`DMA_PUT`) lives in a per-channel USER block, reached through a `BlockIo` of the channel's
-//! instance, and the read pointer (`DMA_GET`) is a register read, not a write-back dword. The
-//! same generic ring serves it: space, back-pressure, wrap and read-pointer validation.
+//! The ring of an nVidia DMA-mode channel (`nvidia::Pushbuffer`, envytools §2.8.3): the
+//! doorbell (`DMA_PUT`) lives in a per-channel USER block, reached through a `BlockIo` of the
+//! channel's instance, and the read pointer (`DMA_GET`) is a register read, not a write-back
+//! dword. The same generic ring serves it: space, back-pressure, wrap and read-pointer
+//! validation (the jump back before the end is `DmaSink`'s, tested in `nvidia_pushbuffer.rs`).
 
 #[path = "common/mod.rs"]
 mod common;
 
 use core::cell::{Cell, RefCell};
 
-use baregpu_hal::dma::{BusAddress, DmaRegion};
+use baregpu_hal::dma::DmaRegion;
 use baregpu_hal::{BlockIo, RegisterIo, RegisterIoExt};
-use baregpu_regs::nvidia::pfifo_user::{self, DMA_GET, DMA_PUT, UserG80};
+use baregpu_regs::nvidia::pfifo_user::{self, UserG80};
+use baregpu_ring::nvidia::Pushbuffer as Channel;
 use baregpu_ring::pm4::{CommandSink, NoSpace};
 use baregpu_ring::r5xx;
-use baregpu_ring::ring::{
-    BadReadPointer, CommandProcessorRing, CommandRing, RegisterRptr, RegisterRptrFamily, RingFull,
-};
+use baregpu_ring::ring::{BadReadPointer, CommandRing, RegisterRptr, RingFull};
 use common::{dwords, region};
-
-/// A test family shaped like an nVidia channel in DMA mode: a pushbuffer of 32-bit words whose
-/// put and get pointers are byte offsets into it, `DMA_PUT` the doorbell, `DMA_GET` the read
-/// pointer (both in the channel's USER block).
-enum Channel {}
-
-impl CommandProcessorRing for Channel {
-    type Unit = u32;
-    /// The pushbuffer's address (a real channel reaches it through a DMA object).
-    type Base = BusAddress;
-    type Doorbell = DMA_PUT;
-    const MIN_UNITS: usize = 16;
-    const MAX_UNITS: usize = 1 << 16;
-    /// The test channel skips zero words.
-    const FILLER: u32 = 0;
-    const SUBMIT_ALIGN: usize = 2;
-    fn base(address: BusAddress, _bytes: usize) -> Option<BusAddress> {
-        address.0.is_multiple_of(4).then_some(address)
-    }
-    fn size_field(units: usize) -> u8 {
-        units.trailing_zeros() as u8
-    }
-    /// PUT is a byte offset.
-    fn doorbell(wptr: u32) -> DMA_PUT {
-        DMA_PUT::RESET.with_dma_put(wptr * 4)
-    }
-}
-
-impl RegisterRptrFamily for Channel {
-    type Rptr = DMA_GET;
-    /// GET is a byte offset (rounded down to its word); one out of the ring stays out of it,
-    /// for the ring to ignore.
-    fn rptr_index(value: DMA_GET) -> u32 {
-        value.dma_get() / 4
-    }
-}
 
 const CHANNEL: usize = 3;
 /// Channel 3's USER area in BAR0: 0xc00000 + 3 * 0x2000 (envytools §2.8.3, `USER_G80`).
@@ -128,11 +92,12 @@ fn a_get_the_channel_cannot_have_reached_is_ignored() {
     let mut ring = channel_ring(&bar0, 16);
     ring.write_packet(1, &[2, 3]).unwrap();
     ring.kick(&user);
-    // GET past PUT (word 5 of 3 committed), then all-ones (a channel that fell off the bus).
-    for bogus in [20, u32::MAX] {
+    // GET past PUT (word 5 of 3 committed), then all-ones (a channel that fell off the bus:
+    // not a word offset, so outside the ring).
+    for (bogus, rptr) in [(20, 5), (u32::MAX, u32::MAX)] {
         bar0.get.set(bogus);
         let err = ring.refresh_rptr().unwrap_err();
-        assert_eq!(err, BadReadPointer { rptr: bogus / 4, cached: 0, committed: 3 });
+        assert_eq!(err, BadReadPointer { rptr, cached: 0, committed: 3 });
         assert_eq!(ring.cached_rptr(), 0);
     }
     assert_eq!(ring.free_units(), 12, "nothing the channel has not fetched is freed");

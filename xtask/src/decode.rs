@@ -1,13 +1,15 @@
 //! `cargo xtask decode <family> <file>`: a captured ring or indirect buffer (binary dwords,
 //! little-endian) printed as named packets and fields, from the family's packet table
 //! (`baregpu_regs::packet::decode`); for `vc4`, a control list (bytes) printed as named records
-//! and fields (`baregpu_regs::packet::decode_records`).
+//! and fields (`baregpu_regs::packet::decode_records`); for `nvidia`, a pushbuffer (dwords)
+//! printed as named commands, methods and fields (`baregpu_regs::pushbuffer::decode_pushbuffer`).
 
 use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use baregpu_regs::packet::{decode, decode_records};
+use baregpu_regs::pushbuffer::decode_pushbuffer;
 
 /// Why a capture could not be decoded.
 #[derive(Debug)]
@@ -24,7 +26,10 @@ impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DecodeError::UnknownFamily(name) => {
-                write!(f, "no packet table for family {name:?} (known: r5xx, evergreen, vc4)")
+                write!(
+                    f,
+                    "no packet table for family {name:?} (known: r5xx, evergreen, vc4, nvidia)"
+                )
             }
             DecodeError::Read(e) => write!(f, "cannot read the capture: {e}"),
             DecodeError::NotDwords(n) => write!(f, "{n} bytes is not a whole number of dwords"),
@@ -45,6 +50,10 @@ pub fn render(family: &str, dwords: &[u32]) -> Result<String, DecodeError> {
     match family {
         "r5xx" => Ok(decode(baregpu_regs::r5xx::packets::ALL, dwords).to_string()),
         "evergreen" => Ok(decode(baregpu_regs::evergreen::packets::ALL, dwords).to_string()),
+        "nvidia" => {
+            use baregpu_regs::nvidia::packets::{COMMANDS, METHODS};
+            Ok(decode_pushbuffer(COMMANDS, METHODS, dwords).to_string())
+        }
         other => Err(DecodeError::UnknownFamily(other.into())),
     }
 }
@@ -62,7 +71,7 @@ fn run(family: &str, file: &Path) -> Result<String, DecodeError> {
 pub fn decode_job(args: &[String]) -> ExitCode {
     let [family, file] = args else {
         eprintln!(
-            "usage: cargo xtask decode <r5xx|evergreen> <file of little-endian dwords>\n       \
+            "usage: cargo xtask decode <r5xx|evergreen|nvidia> <file of little-endian dwords>\n       \
              cargo xtask decode vc4 <control list bytes>"
         );
         return ExitCode::from(2);
@@ -148,9 +157,20 @@ mod tests {
     }
 
     #[test]
+    fn an_nvidia_pushbuffer_reads_as_named_methods() {
+        // REF_CNT = 5 on subchannel 0 (increasing methods, count 1: 1 << 18 | 0x50), then a
+        // jump to 0x1000 (J..J01), nvidia-hardware-envytools §2.8.3.
+        let text = render("nvidia", &[0x0004_0050, 5, 0x0000_1001]).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "    0: 00040050 INCREASING_METHODS SUBCHANNEL=0x0 x1");
+        assert_eq!(lines[1], "    1: 00000005   REF_CNT VALUE=0x5");
+        assert_eq!(lines[2], "    2: 00001001 JUMP [DMA mode] TARGET=0x1000");
+    }
+
+    #[test]
     fn bad_captures_are_refused() {
         assert!(matches!(dwords(&[1, 2, 3]), Err(DecodeError::NotDwords(3))));
-        assert!(matches!(render("nvidia", &[]), Err(DecodeError::UnknownFamily(_))));
+        assert!(matches!(render("fermi", &[]), Err(DecodeError::UnknownFamily(_))));
         let missing = std::env::temp_dir().join("xtask-decode-no-such-file");
         assert!(matches!(run("r5xx", &missing), Err(DecodeError::Read(_))));
     }

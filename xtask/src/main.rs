@@ -135,8 +135,9 @@ fn cargo() -> Command {
 /// metal (dependents enable only their own).
 const BARE_METAL_FEATURES: &str = "baregpu-hal/defmt,baregpu-regs/defmt,baregpu-regs/r5xx,\
      baregpu-regs/vc4,baregpu-regs/evergreen,baregpu-regs/nvidia,baregpu-ring/r5xx,\
-     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/defmt,baregpu-platform/x86_64,\
-     baregpu-platform/aarch64,baregpu-platform/bootloader_api,baregpu-platform/defmt";
+     baregpu-ring/evergreen,baregpu-ring/vc4,baregpu-ring/nvidia,baregpu-ring/defmt,\
+     baregpu-firmware/nvidia,baregpu-platform/x86_64,baregpu-platform/aarch64,\
+     baregpu-platform/bootloader_api,baregpu-platform/defmt";
 
 /// Arguments building the no_std crates for one target (`None`: the kernel target JSON).
 fn bare_metal_build(target: Option<&str>) -> Command {
@@ -183,9 +184,9 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-hal", "defmt"),
     ("baregpu-platform", "defmt,x86_64,bootloader_api"),
     ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt,r5xx,evergreen,vc4"),
+    ("baregpu-ring", "defmt,r5xx,evergreen,vc4,nvidia"),
     ("baregpu-gpu", "defmt"),
-    ("baregpu-firmware", "defmt"),
+    ("baregpu-firmware", "defmt,nvidia"),
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
     ("baregpu-videocore-v3d", "defmt"),
@@ -318,6 +319,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "falcon_instruction_round_trip",
     "qpu_asm_text",
     "qpu_instruction_round_trip",
+    "nvidia_pushbuffer",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to

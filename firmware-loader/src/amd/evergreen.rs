@@ -23,7 +23,7 @@
 //! The engines stay halted: the driver programs the ring, writes `ME_INITIALIZE` and only then
 //! clears the halt bits (Linux `evergreen_cp_start`), and enables the RLC.
 
-use super::counting::Counting;
+use crate::counting::Counting;
 use core::fmt;
 
 use baregpu_hal::{RegisterIo, RegisterIoExt};

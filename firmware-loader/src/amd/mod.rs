@@ -4,7 +4,6 @@
 //!   through `CP_ME_RAM_ADDR`/`RADDR`/`DATAH`/`DATAL` (amd-r5xx-acceleration §5.12, §5.13).
 //! - [`evergreen`]: the Evergreen / Cayman PFP, ME and RLC images (parse, upload, read back).
 
-mod counting;
 pub mod evergreen;
 pub mod r5xx;
 

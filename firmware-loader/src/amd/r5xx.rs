@@ -61,7 +61,7 @@
 //! }
 //! ```
 
-use super::counting::Counting;
+use crate::counting::Counting;
 use core::fmt;
 
 use baregpu_hal::{RegisterIo, RegisterIoExt};

@@ -11,6 +11,7 @@ pub mod coverage;
 pub mod lint;
 pub mod model;
 pub mod packets;
+pub mod pushbuffer;
 
 pub use codegen::generate;
 pub use lint::{LintError, lint};

@@ -21,6 +21,15 @@ pub struct PacketTable {
     /// Byte-oriented control records (VideoCore IV), in document order.
     #[serde(default, rename = "record")]
     pub records: Vec<Record>,
+    /// nVidia pushbuffer command forms, in the pusher's matching order.
+    #[serde(default, rename = "command")]
+    pub commands: Vec<crate::pushbuffer::Command>,
+    /// nVidia pushbuffer structures (the IB entry).
+    #[serde(default, rename = "entry")]
+    pub entries: Vec<crate::pushbuffer::Entry>,
+    /// nVidia puller methods.
+    #[serde(default, rename = "method")]
+    pub methods: Vec<crate::pushbuffer::Method>,
 }
 
 /// One control record of a byte stream (VideoCore IV §9): an id byte, then fields at byte and
@@ -241,7 +250,7 @@ pub fn address_group(name: &str) -> &str {
     name.strip_suffix("_LO").or_else(|| name.strip_suffix("_HI")).unwrap_or(name)
 }
 
-fn field_kind(f: &BodyField) -> String {
+pub(crate) fn field_kind(f: &BodyField) -> String {
     if let Some(lsb) = f.address_lsb {
         format!("FieldKind::Address {{ address_lsb: {lsb} }}")
     } else if let Some(of) = &f.alias_of {
@@ -427,7 +436,7 @@ fn lists_variant(lists: &str) -> &'static str {
 
 /// A packet's or record's `FIELDS` list (`ty` constants in `order`) and an enum with
 /// `from_raw` for each enumerated field (`camel(name)`).
-fn render_field_list<'a>(
+pub(crate) fn render_field_list<'a>(
     out: &mut String,
     order: &str,
     ty: &str,
@@ -638,6 +647,9 @@ pub fn render(table: &PacketTable) -> String {
     if !table.records.is_empty() {
         return render_records(table);
     }
+    if !table.commands.is_empty() {
+        return crate::pushbuffer::render(table);
+    }
     let label = &table.meta.doc_label;
     let mut out = String::new();
     let _ = writeln!(
@@ -797,6 +809,7 @@ pub fn lint(table: &PacketTable) -> Vec<crate::lint::LintError> {
         }
     }
     errors.extend(lint_records(table));
+    errors.extend(crate::pushbuffer::lint(table));
     errors
 }
 

@@ -20,6 +20,7 @@ sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import packets  # noqa: E402
+import pushbuffer  # noqa: E402
 import regdb  # noqa: E402
 
 FAMILIES = ["r5xx", "vc4", "evergreen", "nvidia"]
@@ -42,6 +43,8 @@ def build(family: str) -> list[tuple[Path, str]]:
     files = [(regdb.REGDB_DIR / f"{family}.toml", regdb.to_toml(db))]
     if family in packets.FAMILIES:
         files.append((packets.PACKETS_DIR / f"{family}.toml", packets.build(family, raw)))
+    if family == "nvidia":
+        files.append((packets.PACKETS_DIR / "nvidia.toml", pushbuffer.build(raw)))
     return files
 
 

@@ -281,6 +281,7 @@ macro_rules! register {
 }
 
 pub mod packet;
+pub mod pushbuffer;
 
 /// Radeon R5xx (R520 … R580) registers: amd-r5xx-acceleration §11, plus facts the document
 /// omits from public drivers (named in each register's source).

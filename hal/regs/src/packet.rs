@@ -316,12 +316,36 @@ impl BodyField {
     }
 }
 
-/// The bus address held by the address fields `parts` of `body`.
-pub fn get_address(parts: &[BodyField], body: &[u32]) -> BusAddress {
+/// A field that may hold part of a bus address: a packet body's ([`BodyField`]) or a
+/// pushbuffer word group's (`pushbuffer::WordField`). [`get_address`] and [`put_address`] work
+/// on either.
+pub trait AddressPart {
+    /// Index of the field's word in the words it is read from.
+    fn index(&self) -> usize;
+    /// Its name and bits.
+    fn spec(&self) -> FieldSpec;
+    /// What it holds.
+    fn kind(&self) -> FieldKind;
+}
+
+impl AddressPart for BodyField {
+    fn index(&self) -> usize {
+        BodyField::index(self)
+    }
+    fn spec(&self) -> FieldSpec {
+        self.spec
+    }
+    fn kind(&self) -> FieldKind {
+        self.kind
+    }
+}
+
+/// The bus address held by the address fields `parts` of `words` (0 for parts past their end).
+pub fn get_address<P: AddressPart>(parts: &[P], words: &[u32]) -> BusAddress {
     let mut address = 0u64;
     for p in parts {
-        if let FieldKind::Address { address_lsb } = p.kind {
-            address |= u64::from(p.get(body)) << address_lsb;
+        if let (FieldKind::Address { address_lsb }, Some(&w)) = (p.kind(), words.get(p.index())) {
+            address |= u64::from(p.spec().get(w)) << address_lsb;
         }
     }
     BusAddress(address)
@@ -331,17 +355,17 @@ pub fn get_address(parts: &[BodyField], body: &[u32]) -> BusAddress {
 /// aligned to the lowest bit the fields hold, or beyond the highest. Inlined: writers build
 /// bodies per packet (a fence's address), and for a constant field list the loops fold.
 #[inline]
-pub fn put_address(
+pub fn put_address<P: AddressPart>(
     packet: &'static str,
-    parts: &[BodyField],
+    parts: &[P],
     body: &mut [u32],
     address: BusAddress,
 ) -> Result<(), AddressFieldError> {
     let (mut low, mut limit_bits) = (64u32, 0u32);
     for p in parts {
-        if let FieldKind::Address { address_lsb } = p.kind {
+        if let FieldKind::Address { address_lsb } = p.kind() {
             low = low.min(address_lsb);
-            limit_bits = limit_bits.max(address_lsb + p.spec.width);
+            limit_bits = limit_bits.max(address_lsb + p.spec().width);
         }
     }
     let align = 1u64 << low;
@@ -352,14 +376,14 @@ pub fn put_address(
         AddressProblem::OutOfReach { limit }
     } else {
         for p in parts {
-            if let FieldKind::Address { address_lsb } = p.kind {
+            if let FieldKind::Address { address_lsb } = p.kind() {
                 let i = p.index();
-                body[i] = p.spec.set(body[i], (address.0 >> address_lsb) as u32);
+                body[i] = p.spec().set(body[i], (address.0 >> address_lsb) as u32);
             }
         }
         return Ok(());
     };
-    Err(AddressFieldError { register: packet, field: parts[0].spec.name, address, problem })
+    Err(AddressFieldError { register: packet, field: parts[0].spec().name, address, problem })
 }
 
 /// A body whose length does not fit its packet's layout.

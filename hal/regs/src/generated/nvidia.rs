@@ -3627,35 +3627,36 @@ pub mod falcon {
     }
     /// `UC_CAPS`: microprocessor caps
     ///
-    /// Offset 0x108 from the block instance's base; falcon I[0x4200]; 32-bit, read/write.
+    /// Offset 0x108 from the block instance's base; falcon I[0x4200]; 32-bit, read-only.
     /// Source: nvidia-hardware-envytools §2.10.10.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct UC_CAPS(u32);
-    register!(UC_CAPS: "UC_CAPS" in "FALCON" (Block, true) at 0x108, true true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.10");
+    register!(UC_CAPS: "UC_CAPS" in "FALCON" (Block, true) at 0x108, true false scalar, mask 0, reset 0, source "nvidia-hardware-envytools §2.10.10");
     impl UC_CAPS {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x4200;
-        /// `UC_CAPS` (bits 31:0): The whole register.
-        pub const UC_CAPS: FieldSpec = FieldSpec::rw("UC_CAPS", 0, 32);
+        /// `CODE_PAGES` (bits 8:0): Number of physical 0x100-byte pages in the code segment (§2.10.7: 'UC_CAPS register, bits 0-8').
+        pub const CODE_PAGES: FieldSpec = FieldSpec::ro("CODE_PAGES", 0, 9);
+        /// `DATA_SIZE` (bits 16:9): Data segment size >> 8 (§2.10.4: 'UC_CAPS register, bits 9-16 shifted left by 8').
+        pub const DATA_SIZE: FieldSpec = FieldSpec::ro("DATA_SIZE", 9, 8);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::UC_CAPS];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CODE_PAGES, Self::DATA_SIZE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`UC_CAPS`](Self::UC_CAPS).
+        /// [`CODE_PAGES`](Self::CODE_PAGES).
         #[inline]
-        pub const fn uc_caps(self) -> u32 { Self::UC_CAPS.get(self.0) }
-        /// Set [`UC_CAPS`](Self::UC_CAPS).
-        #[must_use]
+        pub const fn code_pages(self) -> u16 { Self::CODE_PAGES.get(self.0) as u16 }
+        /// [`DATA_SIZE`](Self::DATA_SIZE).
         #[inline]
-        pub const fn with_uc_caps(self, value: u32) -> Self { Self(Self::UC_CAPS.set(self.0, value)) }
+        pub const fn data_size(self) -> u8 { Self::DATA_SIZE.get(self.0) as u8 }
     }
     /// `UC_BLOCK_ON_FIFO`: microprocessor block
     ///
@@ -7085,3 +7086,287 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pdaemon::MMIO_INTR::SPEC,
     pdaemon::MMIO_INTR_EN::SPEC,
 ];
+
+/// Pushbuffer commands, the IB entry and the puller's methods: `hal/regdb/packets/nvidia.toml`, extracted from nvidia-hardware-envytools.txt and checked against it by `regdb-gen`'s tests, field by field. Each constant is typed by the family; each item's module holds its fields.
+pub mod packets {
+    use super::Family;
+    #[allow(unused_imports)]
+    use crate::pushbuffer::{Command, Entry, Method, Modes};
+
+    /// The fields of [`OLD_JUMP`].
+    pub mod old_jump {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `TARGET` of `OLD_JUMP`: word 0 bits 28:2.
+        pub const TARGET: WordField = WordField::new("TARGET", 0, 28, 2, FieldKind::Address { address_lsb: 2 });
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[TARGET];
+    }
+    /// `old jump` (nvidia-hardware-envytools §2.8.3; NV4-; dma mode): first word `& 0xe0000003 == 0x20000000`.
+    pub const OLD_JUMP: Command<Family> = Command::new("OLD_JUMP", "2.8.3", "NV4-", Modes::Dma, 0xe0000003, 0x20000000, 1, false, old_jump::FIELDS);
+
+    /// The fields of [`JUMP`].
+    pub mod jump {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `TARGET` of `JUMP`: word 0 bits 31:2.
+        pub const TARGET: WordField = WordField::new("TARGET", 0, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[TARGET];
+    }
+    /// `jump` (nvidia-hardware-envytools §2.8.3; NV1A-; dma mode): first word `& 0x00000003 == 0x00000001`.
+    pub const JUMP: Command<Family> = Command::new("JUMP", "2.8.3", "NV1A-", Modes::Dma, 0x00000003, 0x00000001, 1, false, jump::FIELDS);
+
+    /// The fields of [`CALL`].
+    pub mod call {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `TARGET` of `CALL`: word 0 bits 31:2.
+        pub const TARGET: WordField = WordField::new("TARGET", 0, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[TARGET];
+    }
+    /// `call` (nvidia-hardware-envytools §2.8.3; NV1A-; dma mode): first word `& 0x00000003 == 0x00000002`.
+    pub const CALL: Command<Family> = Command::new("CALL", "2.8.3", "NV1A-", Modes::Dma, 0x00000003, 0x00000002, 1, false, call::FIELDS);
+
+    /// `return` (nvidia-hardware-envytools §2.8.3; NV1A-; dma mode): first word `& 0xffffffff == 0x00020000`.
+    pub const RETURN: Command<Family> = Command::new("RETURN", "2.8.3", "NV1A-", Modes::Dma, 0xffffffff, 0x00020000, 1, false, &[]);
+
+    /// The fields of [`INCREASING_METHODS`].
+    pub mod increasing_methods {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `METHOD` of `INCREASING_METHODS`: word 0 bits 12:2.
+        pub const METHOD: WordField = WordField::new("METHOD", 0, 12, 2, FieldKind::Address { address_lsb: 2 });
+        /// `SUBCHANNEL` of `INCREASING_METHODS`: word 0 bits 15:13.
+        pub const SUBCHANNEL: WordField = WordField::new("SUBCHANNEL", 0, 15, 13, FieldKind::Uint);
+        /// `COUNT` of `INCREASING_METHODS`: word 0 bits 28:18.
+        pub const COUNT: WordField = WordField::new("COUNT", 0, 28, 18, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[METHOD, SUBCHANNEL, COUNT];
+    }
+    /// `increasing methods` (nvidia-hardware-envytools §2.8.3; NV4-; both mode): first word `& 0xe0030003 == 0x00000000`.
+    pub const INCREASING_METHODS: Command<Family> = Command::new("INCREASING_METHODS", "2.8.3", "NV4-", Modes::Both, 0xe0030003, 0x00000000, 1, false, increasing_methods::FIELDS);
+
+    /// The fields of [`NON_INCREASING_METHODS`].
+    pub mod non_increasing_methods {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `METHOD` of `NON_INCREASING_METHODS`: word 0 bits 12:2.
+        pub const METHOD: WordField = WordField::new("METHOD", 0, 12, 2, FieldKind::Address { address_lsb: 2 });
+        /// `SUBCHANNEL` of `NON_INCREASING_METHODS`: word 0 bits 15:13.
+        pub const SUBCHANNEL: WordField = WordField::new("SUBCHANNEL", 0, 15, 13, FieldKind::Uint);
+        /// `COUNT` of `NON_INCREASING_METHODS`: word 0 bits 28:18.
+        pub const COUNT: WordField = WordField::new("COUNT", 0, 28, 18, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[METHOD, SUBCHANNEL, COUNT];
+    }
+    /// `non-increasing methods` (nvidia-hardware-envytools §2.8.3; NV4-; both mode): first word `& 0xe0030003 == 0x40000000`.
+    pub const NON_INCREASING_METHODS: Command<Family> = Command::new("NON_INCREASING_METHODS", "2.8.3", "NV4-", Modes::Both, 0xe0030003, 0x40000000, 1, true, non_increasing_methods::FIELDS);
+
+    /// The fields of [`LONG_NON_INCREASING_METHODS`].
+    pub mod long_non_increasing_methods {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `METHOD` of `LONG_NON_INCREASING_METHODS`: word 0 bits 12:2.
+        pub const METHOD: WordField = WordField::new("METHOD", 0, 12, 2, FieldKind::Address { address_lsb: 2 });
+        /// `SUBCHANNEL` of `LONG_NON_INCREASING_METHODS`: word 0 bits 15:13.
+        pub const SUBCHANNEL: WordField = WordField::new("SUBCHANNEL", 0, 15, 13, FieldKind::Uint);
+        /// `COUNT` of `LONG_NON_INCREASING_METHODS`: word 1 bits 23:0.
+        pub const COUNT: WordField = WordField::new("COUNT", 1, 23, 0, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[METHOD, SUBCHANNEL, COUNT];
+    }
+    /// `long non-increasing methods` (nvidia-hardware-envytools §2.8.3; NV4-; ib mode): first word `& 0xffff0003 == 0x00030000`.
+    pub const LONG_NON_INCREASING_METHODS: Command<Family> = Command::new("LONG_NON_INCREASING_METHODS", "2.8.3", "NV4-", Modes::Ib, 0xffff0003, 0x00030000, 2, true, long_non_increasing_methods::FIELDS);
+
+    /// The fields of [`IB_ENTRY`].
+    pub mod ib_entry {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `ADDRESS_LOW` of `IB_ENTRY`: word 0 bits 31:2.
+        pub const ADDRESS_LOW: WordField = WordField::new("ADDRESS_LOW", 0, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// `ADDRESS_HIGH` of `IB_ENTRY`: word 1 bits 7:0.
+        pub const ADDRESS_HIGH: WordField = WordField::new("ADDRESS_HIGH", 1, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// `NOT_MAIN` of `IB_ENTRY`: word 1 bits 9:9.
+        pub const NOT_MAIN: WordField = WordField::new("NOT_MAIN", 1, 9, 9, FieldKind::Bool);
+        /// `SIZE` of `IB_ENTRY`: word 1 bits 30:10.
+        pub const SIZE: WordField = WordField::new("SIZE", 1, 30, 10, FieldKind::Uint);
+        /// `NO_PREFETCH` of `IB_ENTRY`: word 1 bits 31:31.
+        pub const NO_PREFETCH: WordField = WordField::new("NO_PREFETCH", 1, 31, 31, FieldKind::Bool);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[ADDRESS_LOW, ADDRESS_HIGH, NOT_MAIN, SIZE, NO_PREFETCH];
+    }
+    /// The IB entry (nvidia-hardware-envytools §2.8.3): 2 words.
+    pub const IB_ENTRY: Entry<Family> = Entry::new("IB_ENTRY", "2.8.3", 2, ib_entry::FIELDS);
+
+    /// The fields of [`OBJECT`].
+    pub mod object {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `HANDLE` of `OBJECT`: word 0 bits 31:0.
+        pub const HANDLE: WordField = WordField::new("HANDLE", 0, 31, 0, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[HANDLE];
+    }
+    /// Method 0x0000 `OBJECT` (nvidia-hardware-envytools §2.8.4; all): Binds an engine object.
+    pub const OBJECT: Method<Family> = Method::new("OBJECT", 0x0000, "2.8.4", "all", "Binds an engine object", false, object::FIELDS);
+
+    /// Method 0x0008 `NOP` (nvidia-hardware-envytools §2.8.4; GF100-): Does nothing.
+    pub const NOP: Method<Family> = Method::new("NOP", 0x0008, "2.8.4", "GF100-", "Does nothing", false, &[]);
+
+    /// The fields of [`SEMAPHORE_ADDRESS_HIGH`].
+    pub mod semaphore_address_high {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `ADDRESS_HIGH` of `SEMAPHORE_ADDRESS_HIGH`: word 0 bits 7:0.
+        pub const ADDRESS_HIGH: WordField = WordField::new("ADDRESS_HIGH", 0, 7, 0, FieldKind::Address { address_lsb: 32 });
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[ADDRESS_HIGH];
+    }
+    /// Method 0x0010 `SEMAPHORE_ADDRESS_HIGH` (nvidia-hardware-envytools §2.8.4; G84-): New-style semaphore address high part.
+    pub const SEMAPHORE_ADDRESS_HIGH: Method<Family> = Method::new("SEMAPHORE_ADDRESS_HIGH", 0x0010, "2.8.4", "G84-", "New-style semaphore address high part", false, semaphore_address_high::FIELDS);
+
+    /// The fields of [`SEMAPHORE_ADDRESS_LOW`].
+    pub mod semaphore_address_low {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `ADDRESS_LOW` of `SEMAPHORE_ADDRESS_LOW`: word 0 bits 31:2.
+        pub const ADDRESS_LOW: WordField = WordField::new("ADDRESS_LOW", 0, 31, 2, FieldKind::Address { address_lsb: 2 });
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[ADDRESS_LOW];
+    }
+    /// Method 0x0014 `SEMAPHORE_ADDRESS_LOW` (nvidia-hardware-envytools §2.8.4; G84-): New-style semaphore address low part.
+    pub const SEMAPHORE_ADDRESS_LOW: Method<Family> = Method::new("SEMAPHORE_ADDRESS_LOW", 0x0014, "2.8.4", "G84-", "New-style semaphore address low part", false, semaphore_address_low::FIELDS);
+
+    /// The fields of [`SEMAPHORE_SEQUENCE`].
+    pub mod semaphore_sequence {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `VALUE` of `SEMAPHORE_SEQUENCE`: word 0 bits 31:0.
+        pub const VALUE: WordField = WordField::new("VALUE", 0, 31, 0, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[VALUE];
+    }
+    /// Method 0x0018 `SEMAPHORE_SEQUENCE` (nvidia-hardware-envytools §2.8.4; G84-): New-style semaphore payload.
+    pub const SEMAPHORE_SEQUENCE: Method<Family> = Method::new("SEMAPHORE_SEQUENCE", 0x0018, "2.8.4", "G84-", "New-style semaphore payload", false, semaphore_sequence::FIELDS);
+
+    /// The fields of [`SEMAPHORE_TRIGGER`].
+    pub mod semaphore_trigger {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `OPERATION` of `SEMAPHORE_TRIGGER`: word 0 bits 2:0.
+        pub const OPERATION: WordField = WordField::new("OPERATION", 0, 2, 0, FieldKind::Enum(&[EnumEntry { name: "ACQUIRE_EQUAL", value: 0x1 }, EnumEntry { name: "WRITE_LONG", value: 0x2 }, EnumEntry { name: "ACQUIRE_GEQUAL", value: 0x4 }]));
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[OPERATION];
+        /// Values of [`OPERATION`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Operation {
+            /// ACQUIRE_EQUAL (1).
+            AcquireEqual = 0x1,
+            /// WRITE_LONG (2).
+            WriteLong = 0x2,
+            /// ACQUIRE_GEQUAL (4).
+            AcquireGequal = 0x4,
+        }
+        impl Operation {
+            /// The value for a raw field value the table lists.
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0x1 => Some(Self::AcquireEqual),
+                    0x2 => Some(Self::WriteLong),
+                    0x4 => Some(Self::AcquireGequal),
+                    _ => None,
+                }
+            }
+        }
+    }
+    /// Method 0x001c `SEMAPHORE_TRIGGER` (nvidia-hardware-envytools §2.8.4; G84-): New-style semaphore trigger.
+    pub const SEMAPHORE_TRIGGER: Method<Family> = Method::new("SEMAPHORE_TRIGGER", 0x001c, "2.8.4", "G84-", "New-style semaphore trigger", false, semaphore_trigger::FIELDS);
+
+    /// Method 0x0020 `NOTIFY_INTR` (nvidia-hardware-envytools §2.8.4; G84-): Triggers an interrupt.
+    pub const NOTIFY_INTR: Method<Family> = Method::new("NOTIFY_INTR", 0x0020, "2.8.4", "G84-", "Triggers an interrupt", false, &[]);
+
+    /// Method 0x0024 `WRCACHE_FLUSH` (nvidia-hardware-envytools §2.8.4; G84-): Flushes write post caches.
+    pub const WRCACHE_FLUSH: Method<Family> = Method::new("WRCACHE_FLUSH", 0x0024, "2.8.4", "G84-", "Flushes write post caches", false, &[]);
+
+    /// The fields of [`REF_CNT`].
+    pub mod ref_cnt {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `VALUE` of `REF_CNT`: word 0 bits 31:0.
+        pub const VALUE: WordField = WordField::new("VALUE", 0, 31, 0, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[VALUE];
+    }
+    /// Method 0x0050 `REF_CNT` (nvidia-hardware-envytools §2.8.4; NV10-): Writes the ref counter.
+    pub const REF_CNT: Method<Family> = Method::new("REF_CNT", 0x0050, "2.8.4", "NV10-", "Writes the ref counter", false, ref_cnt::FIELDS);
+
+    /// The fields of [`DMA_SEMAPHORE`].
+    pub mod dma_semaphore {
+        #[allow(unused_imports)]
+        use crate::packet::{EnumEntry, FieldKind};
+        use crate::pushbuffer::WordField;
+        /// `HANDLE` of `DMA_SEMAPHORE`: word 0 bits 31:0.
+        pub const HANDLE: WordField = WordField::new("HANDLE", 0, 31, 0, FieldKind::Uint);
+        /// Every field, in table order.
+        pub const FIELDS: &[WordField] = &[HANDLE];
+    }
+    /// Method 0x0060 `DMA_SEMAPHORE` (nvidia-hardware-envytools §2.8.4; NV1A:GF100): DMA object for semaphores.
+    pub const DMA_SEMAPHORE: Method<Family> = Method::new("DMA_SEMAPHORE", 0x0060, "2.8.4", "NV1A:GF100", "DMA object for semaphores", true, dma_semaphore::FIELDS);
+
+    /// Method 0x0064 `SEMAPHORE_OFFSET` (nvidia-hardware-envytools §2.8.4; NV1A-): Old-style semaphore address.
+    pub const SEMAPHORE_OFFSET: Method<Family> = Method::new("SEMAPHORE_OFFSET", 0x0064, "2.8.4", "NV1A-", "Old-style semaphore address", false, &[]);
+
+    /// Method 0x0068 `SEMAPHORE_ACQUIRE` (nvidia-hardware-envytools §2.8.4; NV1A-): Old-style semaphore acquire trigger and payload.
+    pub const SEMAPHORE_ACQUIRE: Method<Family> = Method::new("SEMAPHORE_ACQUIRE", 0x0068, "2.8.4", "NV1A-", "Old-style semaphore acquire trigger and payload", false, &[]);
+
+    /// Method 0x006c `SEMAPHORE_RELEASE` (nvidia-hardware-envytools §2.8.4; NV1A-): Old-style semaphore release trigger and payload.
+    pub const SEMAPHORE_RELEASE: Method<Family> = Method::new("SEMAPHORE_RELEASE", 0x006c, "2.8.4", "NV1A-", "Old-style semaphore release trigger and payload", false, &[]);
+
+    /// Method 0x0080 `YIELD` (nvidia-hardware-envytools §2.8.4; NV40-): Yield PFIFO - force channel switch.
+    pub const YIELD: Method<Family> = Method::new("YIELD", 0x0080, "2.8.4", "NV40-", "Yield PFIFO - force channel switch", false, &[]);
+
+    /// Every command form, in the pusher's matching order.
+    pub const COMMANDS: &[Command<Family>] = &[
+        OLD_JUMP,
+        JUMP,
+        CALL,
+        RETURN,
+        INCREASING_METHODS,
+        NON_INCREASING_METHODS,
+        LONG_NON_INCREASING_METHODS,
+    ];
+
+    /// Every puller method, by address.
+    pub const METHODS: &[Method<Family>] = &[
+        OBJECT,
+        NOP,
+        SEMAPHORE_ADDRESS_HIGH,
+        SEMAPHORE_ADDRESS_LOW,
+        SEMAPHORE_SEQUENCE,
+        SEMAPHORE_TRIGGER,
+        NOTIFY_INTR,
+        WRCACHE_FLUSH,
+        REF_CNT,
+        DMA_SEMAPHORE,
+        SEMAPHORE_OFFSET,
+        SEMAPHORE_ACQUIRE,
+        SEMAPHORE_RELEASE,
+        YIELD,
+    ];
+}
