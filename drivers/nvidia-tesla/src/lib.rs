@@ -37,9 +37,10 @@
 //!   for IB mode, RAMHT with object handles, channel table, playlist; enable, disable, unload.
 //! - Interrupts ([`Tesla::handle_interrupts`]): `PMC.INTR` routed, PFIFO errors decoded into
 //!   [`FifoFault`]s, the channel recovered ([`Tesla::recover_channel`]).
-//!
-//! Not yet: submission and fences through the queue interface (IB-mode pushbuffers, REF_CNT
-//! and semaphores) and falcon engine control.
+//! - [`queue`]: a channel as the family-generic [`gpu::GpuQueue`] over the IB-mode pushbuffer
+//!   writer of `baregpu_ring::nvidia` (one `IB_PUT` per batch, all or nothing); fences are
+//!   `REF_CNT` plus a G84+ semaphore release, other channels wait on them with semaphore
+//!   acquires; bounded waits; reset through the shared recovery protocol.
 //!
 //! Safe Rust only, `no_std`, no allocation, every wait bounded by a
 //! [`baregpu_hal::time::Clock`].
@@ -54,6 +55,7 @@ mod error;
 pub mod identity;
 pub mod memory;
 pub mod pci;
+pub mod queue;
 mod tesla;
 
 use baregpu_hal::FamilyIo;
@@ -63,6 +65,7 @@ pub use error::{ChannelError, DeviceGone, FifoFault, InitError, MemoryError, Pro
 pub use identity::{Identity, Missing};
 pub use memory::{Access, DmaObject, Pmem, Target, VramArena, VramBlock};
 pub use pci::PciProbeError;
+pub use queue::{FencePoint, Queue, QueueConfig, QueueError, SubmitError};
 pub use tesla::channels::SEMAPHORE_DMA_HANDLE;
 pub use tesla::interrupts::{IrqReport, MAX_FAULTS};
 pub use tesla::{Tesla, TeslaConfig};
@@ -78,3 +81,5 @@ pub use baregpu_gpu as gpu;
 pub use baregpu_hal as hal;
 /// The nVidia registers, generated from the register database.
 pub use baregpu_regs::nvidia as regs;
+/// The pushbuffer writer and IB-mode channel beneath [`queue`].
+pub use baregpu_ring as ring;

@@ -2,109 +2,13 @@
 //! write: the order and values the init sequence and the channel table need, and the typed
 //! errors of an absent, foreign or hung GPU.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+mod common;
 
-use baregpu_nvidia_tesla::hal::RegisterIo;
-use baregpu_nvidia_tesla::hal::time::Clock;
 use baregpu_nvidia_tesla::regs::pmc::BOOT_0;
 use baregpu_nvidia_tesla::{
     ChannelError, ChannelId, FifoFault, IbRing, InitError, Missing, ProbeError, Tesla, TeslaConfig,
 };
-
-// BAR0 offsets, spelled out here on purpose: the test checks the generated tables put the
-// registers where envytools rnndb and Linux nouveau nv50.c have them.
-const PMC_BOOT_0: usize = 0x0;
-const PMC_INTR: usize = 0x100;
-const PMC_ENABLE: usize = 0x200;
-const PMEM_WINDOW: usize = 0x1700;
-const PFIFO_UNK044: usize = 0x2044;
-const PFIFO_INTR: usize = 0x2100;
-const PFIFO_INTR_EN: usize = 0x2140;
-const PFIFO_CACHES: usize = 0x2500;
-const PFIFO_UNK50C: usize = 0x250c;
-const CHAN_TABLE: usize = 0x2600;
-const PUSH0: usize = 0x3200;
-const PUSH1: usize = 0x3204;
-const DMA_STATE: usize = 0x3228;
-const PULL0: usize = 0x3250;
-const PLAYLIST_LEN: usize = 0x32ec;
-const PLAYLIST: usize = 0x32f4;
-const UNLOAD: usize = 0x32fc;
-const PMEM: usize = 0x70_0000;
-
-const VRAM: u64 = 0x100_0000;
-
-/// A register file: reads give what was last written (or the preset), writes are logged.
-/// `hung_unload` makes `CHANNEL_UNLOAD` read all-ones forever; `gone` every register.
-#[derive(Default)]
-struct Fake {
-    regs: RefCell<HashMap<usize, u32>>,
-    writes: RefCell<Vec<(usize, u32)>>,
-    hung_unload: Cell<bool>,
-    gone: Cell<bool>,
-}
-
-impl Fake {
-    fn gt215() -> Self {
-        let f = Fake::default();
-        f.regs.borrow_mut().insert(PMC_BOOT_0, BOOT_0::CHIPSET.set(0, 0xa3) | 0xa2);
-        f.regs.borrow_mut().insert(PMC_ENABLE, 1 << 12);
-        f
-    }
-
-    fn set(&self, offset: usize, value: u32) {
-        self.regs.borrow_mut().insert(offset, value);
-    }
-
-    /// Register writes in order, without PMEM and its window (VRAM traffic).
-    fn register_writes(&self) -> Vec<(usize, u32)> {
-        let vram = |o: usize| o == PMEM_WINDOW || (PMEM..PMEM + 0x10_0000).contains(&o);
-        self.writes.borrow().iter().copied().filter(|(o, _)| !vram(*o)).collect()
-    }
-
-    /// The word at VRAM `address`, assuming the window was last set to cover it.
-    fn vram(&self, address: u64) -> u32 {
-        let window = u64::from(self.regs.borrow()[&PMEM_WINDOW] & 0xff_ffff) << 16;
-        let at = PMEM + (address - window) as usize;
-        self.regs.borrow().get(&at).copied().unwrap_or(0)
-    }
-}
-
-impl RegisterIo for &Fake {
-    fn read32(&self, offset: usize) -> u32 {
-        if self.gone.get() || (offset == UNLOAD && self.hung_unload.get()) {
-            return u32::MAX;
-        }
-        self.regs.borrow().get(&offset).copied().unwrap_or(0)
-    }
-
-    fn write32(&self, offset: usize, value: u32) {
-        self.writes.borrow_mut().push((offset, value));
-        self.regs.borrow_mut().insert(offset, value);
-    }
-}
-
-/// A clock that moves 1 µs per reading.
-#[derive(Default)]
-struct StepClock(Cell<u64>);
-
-impl Clock for StepClock {
-    fn now_ns(&self) -> u64 {
-        self.0.set(self.0.get() + 1000);
-        self.0.get()
-    }
-}
-
-fn config() -> TeslaConfig {
-    TeslaConfig::new(VRAM, 4 << 20)
-}
-
-fn id(n: u8) -> ChannelId {
-    ChannelId::new(n).unwrap()
-}
-
-const IB: IbRing = IbRing { address: 0x8000_0000, entries: 512 };
+use common::*;
 
 #[test]
 fn pfifo_init_follows_the_documented_order_with_pfifo_reset_first() {

@@ -86,6 +86,11 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         &self.io
     }
 
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
     /// The configuration.
     pub fn config(&self) -> &TeslaConfig {
         &self.config
