@@ -4,7 +4,7 @@ use core::fmt;
 
 use baregpu_hal::time::TimedOut;
 use baregpu_regs::nvidia::Chipset;
-use baregpu_regs::nvidia::pfifo::cache1_dma_state_g80_until_gf100::Error as PusherErrorKind;
+use baregpu_regs::nvidia::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 
 use crate::channel::ChannelId;
 use crate::identity::Missing;
@@ -249,12 +249,12 @@ impl core::error::Error for ChannelError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
-pub enum FifoFault {
+pub enum FifoError {
     /// The DMA pusher stopped on the channel's command stream (`DMA_PUSHER`).
     DmaPusher {
         /// The channel CACHE1 held (`CACHE1_PUSH1.CHID`).
         channel: u8,
-        /// What it found (`CACHE1_DMA_STATE.ERROR`, §2.8.3).
+        /// What it found (`CACHE1_DMA_STATE.ERROR_CODE`, §2.8.3).
         error: PusherErrorKind,
     },
     /// A `DMA_STATE` error code §2.8.3 does not list.
@@ -283,20 +283,20 @@ pub enum FifoFault {
     },
 }
 
-impl fmt::Display for FifoFault {
+impl fmt::Display for FifoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FifoFault::DmaPusher { channel, error } => {
+            FifoError::DmaPusher { channel, error } => {
                 write!(f, "DMA pusher error {error:?} on channel {channel}")
             }
-            FifoFault::DmaPusherUnknown { channel, code } => {
+            FifoError::DmaPusherUnknown { channel, code } => {
                 write!(f, "DMA pusher error code {code} on channel {channel}")
             }
-            FifoFault::Semaphore { channel } => write!(f, "semaphore error on channel {channel}"),
-            FifoFault::Cache { channel } => write!(f, "puller cache error on channel {channel}"),
-            FifoFault::Other { bits } => write!(f, "PFIFO error interrupt {bits:#x}"),
+            FifoError::Semaphore { channel } => write!(f, "semaphore error on channel {channel}"),
+            FifoError::Cache { channel } => write!(f, "puller cache error on channel {channel}"),
+            FifoError::Other { bits } => write!(f, "PFIFO error interrupt {bits:#x}"),
         }
     }
 }
 
-impl core::error::Error for FifoFault {}
+impl core::error::Error for FifoError {}

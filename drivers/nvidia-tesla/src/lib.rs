@@ -36,7 +36,7 @@
 //! - Channels ([`channel`], [`Tesla::create_channel`]): ids 1..=126, channel structure, RAMFC
 //!   for IB mode, RAMHT with object handles, channel table, playlist; enable, disable, unload.
 //! - Interrupts ([`Tesla::handle_interrupts`]): `PMC.INTR` routed, PFIFO errors decoded into
-//!   [`FifoFault`]s, the channel recovered ([`Tesla::recover_channel`]).
+//!   [`FifoError`]s, the channel recovered ([`Tesla::recover_channel`]).
 //! - [`queue`]: a channel as the family-generic [`gpu::GpuQueue`] over the IB-mode pushbuffer
 //!   writer of `baregpu_ring::nvidia` (one `IB_PUT` per batch, all or nothing); fences are
 //!   `REF_CNT` plus a G84+ semaphore release, other channels wait on them with semaphore
@@ -61,7 +61,7 @@ mod tesla;
 use baregpu_hal::FamilyIo;
 
 pub use channel::{ChannelId, ChannelMemory, Engine, IbRing};
-pub use error::{ChannelError, DeviceGone, FifoFault, InitError, MemoryError, ProbeError};
+pub use error::{ChannelError, DeviceGone, FifoError, InitError, MemoryError, ProbeError};
 pub use identity::{Identity, Missing};
 pub use memory::{Access, DmaObject, Pmem, Target, VramArena, VramBlock};
 pub use pci::PciProbeError;

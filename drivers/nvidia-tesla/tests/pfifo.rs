@@ -6,7 +6,7 @@ mod common;
 
 use baregpu_nvidia_tesla::regs::pmc::BOOT_0;
 use baregpu_nvidia_tesla::{
-    ChannelError, ChannelId, FifoFault, IbRing, InitError, Missing, ProbeError, Tesla, TeslaConfig,
+    ChannelError, ChannelId, FifoError, IbRing, InitError, Missing, ProbeError, Tesla, TeslaConfig,
 };
 use common::*;
 
@@ -170,11 +170,11 @@ fn pfifo_faults_are_decoded_acknowledged_and_the_channel_recovered() {
     fake.set(PUSH1, 1 << 16 | 3);
     fake.set(DMA_STATE, 5 << 29);
     let report = gpu.handle_interrupts().unwrap();
-    let faults: Vec<FifoFault> = report.faults().collect();
+    let faults: Vec<FifoError> = report.faults().collect();
     assert_eq!(faults.len(), 2, "{faults:?}");
-    assert!(matches!(faults[0], FifoFault::DmaPusher { channel: 3, .. }), "{faults:?}");
+    assert!(matches!(faults[0], FifoError::DmaPusher { channel: 3, .. }), "{faults:?}");
     assert!(faults[0].to_string().contains("IbEmpty"), "{}", faults[0]);
-    assert_eq!(faults[1], FifoFault::Semaphore { channel: 3 });
+    assert_eq!(faults[1], FifoError::Semaphore { channel: 3 });
     let w = fake.register_writes();
     assert_eq!(w[w.len() - 2], (DMA_STATE, 0), "pusher error cleared");
     assert_eq!(w[w.len() - 1], (PFIFO_INTR, 1 << 12 | 1 << 20), "both acknowledged");

@@ -1,5 +1,5 @@
 //! Interrupts: `PMC.INTR` routes to the engine that raised them (PFIFO, PCOPY, PDAEMON lines,
-//! envytools rnndb bus/pmc.xml); PFIFO's error interrupts are decoded into [`FifoFault`]s
+//! envytools rnndb bus/pmc.xml); PFIFO's error interrupts are decoded into [`FifoError`]s
 //! (nvidia-hardware-envytools §2.8.3 DMA_PUSHER error codes, §2.8.4 SEMAPHORE and
 //! CACHE_ERROR), acknowledged, and the faulting channel recovered on request.
 
@@ -15,7 +15,7 @@ use baregpu_regs::nvidia::pmc::INTR as PMC_INTR;
 use super::Tesla;
 use super::bringup::ENABLED_INTERRUPTS;
 use crate::channel::ChannelId;
-use crate::error::{ChannelError, DeviceGone, FifoFault};
+use crate::error::{ChannelError, DeviceGone, FifoError};
 
 /// Faults one [`Tesla::handle_interrupts`] reports at most (one per PFIFO error kind).
 pub const MAX_FAULTS: usize = 4;
@@ -27,7 +27,7 @@ pub const MAX_FAULTS: usize = 4;
 pub struct IrqReport {
     /// PFIFO errors, acknowledged; recover their channels with
     /// [`Tesla::recover_channel`].
-    pub faults: [Option<FifoFault>; MAX_FAULTS],
+    pub faults: [Option<FifoError>; MAX_FAULTS],
     /// A channel executed `NOTIFY_INTR` (§2.8.4; only while notify interrupts are on).
     pub notify: bool,
     /// The PCOPY line is raised (its falcon's `INTR` says why).
@@ -38,11 +38,11 @@ pub struct IrqReport {
 
 impl IrqReport {
     /// The faults found.
-    pub fn faults(&self) -> impl Iterator<Item = FifoFault> + '_ {
+    pub fn faults(&self) -> impl Iterator<Item = FifoError> + '_ {
         self.faults.iter().flatten().copied()
     }
 
-    fn push(&mut self, fault: FifoFault) {
+    fn push(&mut self, fault: FifoError) {
         if let Some(slot) = self.faults.iter_mut().find(|f| f.is_none()) {
             *slot = Some(fault);
         }
@@ -57,7 +57,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
 
     /// The interrupt handler: read `PMC.INTR`, decode and acknowledge PFIFO's interrupts
     /// (`DMA_PUSHER`: the channel from `CACHE1_PUSH1.CHID`, the error from
-    /// `CACHE1_DMA_STATE.ERROR`, which is then cleared so the pusher may go on; `SEMAPHORE`,
+    /// `CACHE1_DMA_STATE.ERROR_CODE`, which is then cleared so the pusher may go on; `SEMAPHORE`,
     /// `CACHE_ERROR`: the channel; `NOTIFY`), and report the falcon lines. All-ones is
     /// [`DeviceGone`].
     pub fn handle_interrupts(&mut self) -> Result<IrqReport, DeviceGone> {
@@ -87,21 +87,21 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         let mut handled = INTR::RESET;
         if pending.dma_pusher() {
             let state = self.io.read::<CACHE1_DMA_STATE>();
-            report.push(match state.error() {
-                Ok(error) => FifoFault::DmaPusher { channel, error },
-                Err(_) => FifoFault::DmaPusherUnknown { channel, code: state.error_raw() },
+            report.push(match state.error_code() {
+                Ok(error) => FifoError::DmaPusher { channel, error },
+                Err(_) => FifoError::DmaPusherUnknown { channel, code: state.error_code_raw() },
             });
-            // The pusher stays stopped while ERROR is set (§2.8.3 pseudocode throws out of
+            // The pusher stays stopped while ERROR_CODE is set (§2.8.3 pseudocode throws out of
             // the fetch loop); clearing it lets PFIFO switch away from the channel.
             self.io.write(CACHE1_DMA_STATE::RESET);
             handled = handled.with_dma_pusher(true);
         }
         if pending.semaphore() {
-            report.push(FifoFault::Semaphore { channel });
+            report.push(FifoError::Semaphore { channel });
             handled = handled.with_semaphore(true);
         }
         if pending.cache_error() {
-            report.push(FifoFault::Cache { channel });
+            report.push(FifoError::Cache { channel });
             handled = handled.with_cache_error(true);
         }
         if pending.notify() {
@@ -110,7 +110,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         }
         let other = pending.raw() & !handled.raw();
         if other != 0 {
-            report.push(FifoFault::Other { bits: other });
+            report.push(FifoError::Other { bits: other });
         }
         self.io.write(INTR::from_raw(pending.raw()));
         Ok(())

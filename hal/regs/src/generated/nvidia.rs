@@ -1502,25 +1502,25 @@ pub mod pfifo {
         #[inline]
         pub const fn with_mode(self, value: bool) -> Self { Self(Self::MODE.set(self.0, value as u32)) }
     }
-    /// `CACHE1_DMA_STATE`: DMA pusher state of the current channel; ERROR holds the DMA_PUSHER error kind
+    /// `CACHE1_DMA_STATE`: DMA pusher state of the current channel; ERROR_CODE holds the DMA_PUSHER error kind
     ///
     /// Offset 0x3228; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29); error codes nvidia-hardware-envytools §2.8.3.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29, here ERROR_CODE so its value enum is not named like an error type); error codes nvidia-hardware-envytools §2.8.3.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_DMA_STATE_G80_UNTIL_GF100(u32);
-    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xe000_0000, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29); error codes nvidia-hardware-envytools §2.8.3");
+    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xe000_0000, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29, here ERROR_CODE so its value enum is not named like an error type); error codes nvidia-hardware-envytools §2.8.3");
     /// Enumerated field values of [`CACHE1_DMA_STATE_G80_UNTIL_GF100`].
     pub mod cache1_dma_state_g80_until_gf100 {
-        /// Values of field `ERROR`.
+        /// Values of field `ERROR_CODE`.
         ///
         /// Not every value is documented: reading an undocumented one is an error.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         #[repr(u8)]
-        pub enum Error {
+        pub enum ErrorCode {
             /// `NONE` = 0: no error
             None = 0,
             /// `CALL_SUBR_ACTIVE` = 1: call command while subroutine active
@@ -1536,7 +1536,7 @@ pub mod pfifo {
             /// `MEM_FAULT` = 6: failure to read from pushbuffer or IB
             MemFault = 6,
         }
-        impl Error {
+        impl ErrorCode {
             /// The value for raw field contents, if documented.
             #[inline]
             pub const fn from_raw(raw: u32) -> Option<Self> {
@@ -1556,32 +1556,32 @@ pub mod pfifo {
     impl CACHE1_DMA_STATE_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `ERROR` (bits 31:29): DMA_PUSHER error kind (§2.8.3)
-        pub const ERROR: FieldSpec = FieldSpec::rw("ERROR", 29, 3);
+        /// `ERROR_CODE` (bits 31:29): DMA_PUSHER error kind (§2.8.3; rnndb ERROR)
+        pub const ERROR_CODE: FieldSpec = FieldSpec::rw("ERROR_CODE", 29, 3);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::ERROR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ERROR_CODE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`ERROR`](Self::ERROR).
+        /// [`ERROR_CODE`](Self::ERROR_CODE).
         #[inline]
-        pub const fn error(self) -> Result<cache1_dma_state_g80_until_gf100::Error, InvalidEnumValue> {
-            let raw = Self::ERROR.get(self.0);
-            match cache1_dma_state_g80_until_gf100::Error::from_raw(raw) {
+        pub const fn error_code(self) -> Result<cache1_dma_state_g80_until_gf100::ErrorCode, InvalidEnumValue> {
+            let raw = Self::ERROR_CODE.get(self.0);
+            match cache1_dma_state_g80_until_gf100::ErrorCode::from_raw(raw) {
                 Some(v) => Ok(v),
-                None => Err(InvalidEnumValue { register: "CACHE1_DMA_STATE", field: "ERROR", value: raw }),
+                None => Err(InvalidEnumValue { register: "CACHE1_DMA_STATE", field: "ERROR_CODE", value: raw }),
             }
         }
-        /// Raw contents of [`ERROR`](Self::ERROR), documented or not.
+        /// Raw contents of [`ERROR_CODE`](Self::ERROR_CODE), documented or not.
         #[inline]
-        pub const fn error_raw(self) -> u32 { Self::ERROR.get(self.0) }
-        /// Set [`ERROR`](Self::ERROR).
+        pub const fn error_code_raw(self) -> u32 { Self::ERROR_CODE.get(self.0) }
+        /// Set [`ERROR_CODE`](Self::ERROR_CODE).
         #[must_use]
         #[inline]
-        pub const fn with_error(self, value: cache1_dma_state_g80_until_gf100::Error) -> Self { Self(Self::ERROR.set(self.0, value as u32)) }
+        pub const fn with_error_code(self, value: cache1_dma_state_g80_until_gf100::ErrorCode) -> Self { Self(Self::ERROR_CODE.set(self.0, value as u32)) }
     }
     /// `CACHE1_DMA_GET`: DMA pusher read address of the current channel (the pusher state's dma_get, §2.8.3)
     ///
