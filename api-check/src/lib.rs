@@ -123,6 +123,7 @@ error_types! {
         baregpu_nvidia_tesla::FifoError,
         baregpu_nvidia_tesla::SubmitError,
         baregpu_nvidia_tesla::QueueError,
+        baregpu_nvidia_tesla::FalconError,
     ],
     "drivers/ati-ctm" + defmt => [
         baregpu_ati_ctm::command::CtmError,

@@ -41,6 +41,9 @@
 //!   writer of `baregpu_ring::nvidia` (one `IB_PUT` per batch, all or nothing); fences are
 //!   `REF_CNT` plus a G84+ semaphore release, other channels wait on them with semaphore
 //!   acquires; bounded waits; reset through the shared recovery protocol.
+//! - [`falcon`]: any falcon by its typed instance ([`Tesla::falcon`]): PMC enable, upload
+//!   through `baregpu_firmware`'s `FalconLoader`, entry point, start, halt detection, the
+//!   SCRATCH mailbox, `EXIT` and scratch (`SWGEN`) interrupts.
 //!
 //! Safe Rust only, `no_std`, no allocation, every wait bounded by a
 //! [`baregpu_hal::time::Clock`].
@@ -52,6 +55,7 @@
 
 pub mod channel;
 mod error;
+pub mod falcon;
 pub mod identity;
 pub mod memory;
 pub mod pci;
@@ -62,6 +66,7 @@ use baregpu_hal::FamilyIo;
 
 pub use channel::{ChannelId, ChannelMemory, Engine, IbRing};
 pub use error::{ChannelError, DeviceGone, FifoError, InitError, MemoryError, ProbeError};
+pub use falcon::{Falcon, FalconError, FalconIrq, TeslaFalcon};
 pub use identity::{Identity, Missing};
 pub use memory::{Access, DmaObject, Pmem, Target, VramArena, VramBlock};
 pub use pci::PciProbeError;
@@ -75,6 +80,8 @@ pub use tesla::{Tesla, TeslaConfig};
 pub type Bar<IO> = FamilyIo<baregpu_regs::nvidia::Family, IO>;
 
 // What the public API names, so that this crate is the one dependency a kernel needs.
+/// The falcon image and loader beneath [`falcon`].
+pub use baregpu_firmware as firmware;
 /// The family-generic GPU layer.
 pub use baregpu_gpu as gpu;
 /// The HAL the driver runs on (`RegisterIo`, `Clock`).

@@ -820,12 +820,12 @@ pub mod pmc {
         pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
         /// `PGRAPH` (bits 12:12): all of PGRAPH
         pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
-        /// `PDAEMON` (bits 13:13): PDAEMON [GF100-] (GT215:GF100 use reg 0x22210 instead)
-        pub const PDAEMON: FieldSpec = FieldSpec::rw("PDAEMON", 13, 1);
+        /// `PCOPY_GT215_PDAEMON_GF100` (bits 13:13): PCOPY [GT215:GF100] (envytools rnndb bus/pmc.xml); PDAEMON [GF100-] (§2.5.2: 'v2+: 13'; GT215:GF100 PDAEMON uses reg 0x22210 instead)
+        pub const PCOPY_GT215_PDAEMON_GF100: FieldSpec = FieldSpec::rw("PCOPY_GT215_PDAEMON_GF100", 13, 1);
         /// `PDISPLAY` (bits 30:30): all of PDISPLAY
         pub const PDISPLAY: FieldSpec = FieldSpec::rw("PDISPLAY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PDAEMON, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PCOPY_GT215_PDAEMON_GF100, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -846,13 +846,13 @@ pub mod pmc {
         #[must_use]
         #[inline]
         pub const fn with_pgraph(self, value: bool) -> Self { Self(Self::PGRAPH.set(self.0, value as u32)) }
-        /// [`PDAEMON`](Self::PDAEMON).
+        /// [`PCOPY_GT215_PDAEMON_GF100`](Self::PCOPY_GT215_PDAEMON_GF100).
         #[inline]
-        pub const fn pdaemon(self) -> bool { Self::PDAEMON.get(self.0) != 0 }
-        /// Set [`PDAEMON`](Self::PDAEMON).
+        pub const fn pcopy_gt215_pdaemon_gf100(self) -> bool { Self::PCOPY_GT215_PDAEMON_GF100.get(self.0) != 0 }
+        /// Set [`PCOPY_GT215_PDAEMON_GF100`](Self::PCOPY_GT215_PDAEMON_GF100).
         #[must_use]
         #[inline]
-        pub const fn with_pdaemon(self, value: bool) -> Self { Self(Self::PDAEMON.set(self.0, value as u32)) }
+        pub const fn with_pcopy_gt215_pdaemon_gf100(self, value: bool) -> Self { Self(Self::PCOPY_GT215_PDAEMON_GF100.set(self.0, value as u32)) }
         /// [`PDISPLAY`](Self::PDISPLAY).
         #[inline]
         pub const fn pdisplay(self) -> bool { Self::PDISPLAY.get(self.0) != 0 }
@@ -2317,26 +2317,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_SET(u32);
-    register!(INTR_SET: "INTR_SET" in "FALCON" (Block, true) at 0, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_SET: "INTR_SET" in "FALCON" (Block, true) at 0, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_SET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0;
-        /// `INTR_SET` (bits 31:0): The whole register.
-        pub const INTR_SET: FieldSpec = FieldSpec::wo("INTR_SET", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_SET];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_SET`](Self::INTR_SET).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_set(self, value: u32) -> Self { Self(Self::INTR_SET.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR_CLEAR`: A mask of currently pending interrupts. Write to SET to manually trigger an interrupt. Write to CLEAR to ack an interrupt. Attempts to SET or CLEAR level-triggered interrupts are ignored.
     ///
@@ -2346,26 +2382,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_CLEAR(u32);
-    register!(INTR_CLEAR: "INTR_CLEAR" in "FALCON" (Block, true) at 4, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_CLEAR: "INTR_CLEAR" in "FALCON" (Block, true) at 4, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_CLEAR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x100;
-        /// `INTR_CLEAR` (bits 31:0): The whole register.
-        pub const INTR_CLEAR: FieldSpec = FieldSpec::wo("INTR_CLEAR", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_CLEAR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_CLEAR`](Self::INTR_CLEAR).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_clear(self, value: u32) -> Self { Self(Self::INTR_CLEAR.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR`: A mask of currently pending interrupts. Write to SET to manually trigger an interrupt. Write to CLEAR to ack an interrupt. Attempts to SET or CLEAR level-triggered interrupts are ignored.
     ///
@@ -2381,19 +2453,49 @@ pub mod falcon {
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x200;
-        /// `INTR` (bits 31:0): The whole register.
-        pub const INTR: FieldSpec = FieldSpec::ro("INTR", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::ro("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::ro("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::ro("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::ro("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::ro("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::ro("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::ro("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`INTR`](Self::INTR).
+        /// [`PERIODIC`](Self::PERIODIC).
         #[inline]
-        pub const fn intr(self) -> u32 { Self::INTR.get(self.0) }
+        pub const fn periodic(self) -> bool { Self::PERIODIC.get(self.0) != 0 }
+        /// [`WATCHDOG`](Self::WATCHDOG).
+        #[inline]
+        pub const fn watchdog(self) -> bool { Self::WATCHDOG.get(self.0) != 0 }
+        /// [`FIFO`](Self::FIFO).
+        #[inline]
+        pub const fn fifo(self) -> bool { Self::FIFO.get(self.0) != 0 }
+        /// [`CHSW`](Self::CHSW).
+        #[inline]
+        pub const fn chsw(self) -> bool { Self::CHSW.get(self.0) != 0 }
+        /// [`EXIT`](Self::EXIT).
+        #[inline]
+        pub const fn exit(self) -> bool { Self::EXIT.get(self.0) != 0 }
+        /// [`SCRATCH0`](Self::SCRATCH0).
+        #[inline]
+        pub const fn scratch0(self) -> bool { Self::SCRATCH0.get(self.0) != 0 }
+        /// [`SCRATCH1`](Self::SCRATCH1).
+        #[inline]
+        pub const fn scratch1(self) -> bool { Self::SCRATCH1.get(self.0) != 0 }
     }
     /// `INTR_MODE`: Bits 0-15 are modes for the corresponding interrupt lines. 0 is edge trigered, 1 is level triggered.
     ///
@@ -2439,26 +2541,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_EN_SET(u32);
-    register!(INTR_EN_SET: "INTR_EN_SET" in "FALCON" (Block, true) at 0x10, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_EN_SET: "INTR_EN_SET" in "FALCON" (Block, true) at 0x10, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_EN_SET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x400;
-        /// `INTR_EN_SET` (bits 31:0): The whole register.
-        pub const INTR_EN_SET: FieldSpec = FieldSpec::wo("INTR_EN_SET", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_EN_SET];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_EN_SET`](Self::INTR_EN_SET).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_en_set(self, value: u32) -> Self { Self(Self::INTR_EN_SET.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR_EN_CLEAR`: A mask of enabled interrupts. If a bit is set to 0 here, the interrupt handler isn't run if a given interrupt happens [but the INTR bit is still set and it'll run once INTR_EN bit is set again]. (Table 18 name: INTR_EN_CLR.)
     ///
@@ -2468,26 +2606,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_EN_CLEAR(u32);
-    register!(INTR_EN_CLEAR: "INTR_EN_CLEAR" in "FALCON" (Block, true) at 0x14, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_EN_CLEAR: "INTR_EN_CLEAR" in "FALCON" (Block, true) at 0x14, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_EN_CLEAR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x500;
-        /// `INTR_EN_CLEAR` (bits 31:0): The whole register.
-        pub const INTR_EN_CLEAR: FieldSpec = FieldSpec::wo("INTR_EN_CLEAR", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_EN_CLEAR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_EN_CLEAR`](Self::INTR_EN_CLEAR).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_en_clear(self, value: u32) -> Self { Self(Self::INTR_EN_CLEAR.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR_EN`: A mask of enabled interrupts. If a bit is set to 0 here, the interrupt handler isn't run if a given interrupt happens [but the INTR bit is still set and it'll run once INTR_EN bit is set again].
     ///
@@ -2503,19 +2677,49 @@ pub mod falcon {
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x600;
-        /// `INTR_EN` (bits 31:0): The whole register.
-        pub const INTR_EN: FieldSpec = FieldSpec::ro("INTR_EN", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::ro("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::ro("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::ro("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::ro("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::ro("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::ro("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::ro("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_EN];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`INTR_EN`](Self::INTR_EN).
+        /// [`PERIODIC`](Self::PERIODIC).
         #[inline]
-        pub const fn intr_en(self) -> u32 { Self::INTR_EN.get(self.0) }
+        pub const fn periodic(self) -> bool { Self::PERIODIC.get(self.0) != 0 }
+        /// [`WATCHDOG`](Self::WATCHDOG).
+        #[inline]
+        pub const fn watchdog(self) -> bool { Self::WATCHDOG.get(self.0) != 0 }
+        /// [`FIFO`](Self::FIFO).
+        #[inline]
+        pub const fn fifo(self) -> bool { Self::FIFO.get(self.0) != 0 }
+        /// [`CHSW`](Self::CHSW).
+        #[inline]
+        pub const fn chsw(self) -> bool { Self::CHSW.get(self.0) != 0 }
+        /// [`EXIT`](Self::EXIT).
+        #[inline]
+        pub const fn exit(self) -> bool { Self::EXIT.get(self.0) != 0 }
+        /// [`SCRATCH0`](Self::SCRATCH0).
+        #[inline]
+        pub const fn scratch0(self) -> bool { Self::SCRATCH0.get(self.0) != 0 }
+        /// [`SCRATCH1`](Self::SCRATCH1).
+        #[inline]
+        pub const fn scratch1(self) -> bool { Self::SCRATCH1.get(self.0) != 0 }
     }
     /// `INTR_ROUTING`: interrupt routing (Table 18 name: INTR_DISPATCH.)
     ///
