@@ -6,10 +6,33 @@ use baregpu_hal::time::TimedOut;
 use baregpu_regs::nvidia::Chipset;
 use baregpu_regs::nvidia::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 
-use crate::channel::ChannelId;
-use crate::identity::Missing;
-
 pub use baregpu_gpu::DeviceGone;
+
+/// What a refused chip lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Missing {
+    /// Not an NV50-family (Tesla) chip: another PFIFO, channel layout and command format.
+    NotTesla,
+    /// No falcon engine at all (G80, G84-G96, G200: VP2 video engines, §2.10.1).
+    Falcon,
+    /// Falcons, but not the v3 PCOPY and PDAEMON (G98, MCP77, MCP79: v0 video falcons only).
+    CopyEngineAndDaemon,
+    /// No on-board VRAM for channel structures (an IGP, §2.1.1).
+    Vram,
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Missing::NotTesla => "not an NV50-family (Tesla) GPU",
+            Missing::Falcon => "no falcon engines (VP2 video engines)",
+            Missing::CopyEngineAndDaemon => "no PCOPY or PDAEMON falcon (v0 falcons only)",
+            Missing::Vram => "no on-board VRAM (an IGP)",
+        })
+    }
+}
 
 /// Why the register window is not a GPU this driver runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,9 +191,15 @@ pub enum ChannelError {
         id: u8,
     },
     /// The channel already exists.
-    InUse(ChannelId),
+    InUse {
+        /// The channel id.
+        id: u8,
+    },
     /// The channel does not exist.
-    NotCreated(ChannelId),
+    NotCreated {
+        /// The channel id.
+        id: u8,
+    },
     /// An IB ring that is not a power of two of 2..=2^16 entries, or not 8-byte aligned.
     BadIbRing {
         /// Its entries.
@@ -214,8 +243,8 @@ impl fmt::Display for ChannelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ChannelError::BadId { id } => write!(f, "channel id {id} (usable: 1..=126)"),
-            ChannelError::InUse(c) => write!(f, "channel {} already exists", c.get()),
-            ChannelError::NotCreated(c) => write!(f, "channel {} does not exist", c.get()),
+            ChannelError::InUse { id } => write!(f, "channel {id} already exists"),
+            ChannelError::NotCreated { id } => write!(f, "channel {id} does not exist"),
             ChannelError::BadIbRing { entries, address } => write!(
                 f,
                 "IB ring of {entries} entries at {address:#x} (power of two 2..=65536, 8-byte aligned)"

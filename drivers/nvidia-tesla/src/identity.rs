@@ -15,40 +15,13 @@
 //! GT215, GT216 and GT218 have all of it. Decision: the driver accepts the three (§2.10.1 lists
 //! the same falcon units and §2.8 the same PFIFO for them); it is tested against GT215 only.
 
-use core::fmt;
-
 use baregpu_hal::RegisterIoExt;
 use baregpu_regs::nvidia::Chipset;
 use baregpu_regs::nvidia::pmc::BOOT_0;
 
 use crate::Bar;
+pub use crate::error::Missing;
 use crate::error::{DeviceGone, ProbeError};
-
-/// What a refused chip lacks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[non_exhaustive]
-pub enum Missing {
-    /// Not an NV50-family (Tesla) chip: another PFIFO, channel layout and command format.
-    NotTesla,
-    /// No falcon engine at all (G80, G84-G96, G200: VP2 video engines, §2.10.1).
-    Falcon,
-    /// Falcons, but not the v3 PCOPY and PDAEMON (G98, MCP77, MCP79: v0 video falcons only).
-    CopyEngineAndDaemon,
-    /// No on-board VRAM for channel structures (an IGP, §2.1.1).
-    Vram,
-}
-
-impl fmt::Display for Missing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Missing::NotTesla => "not an NV50-family (Tesla) GPU",
-            Missing::Falcon => "no falcon engines (VP2 video engines)",
-            Missing::CopyEngineAndDaemon => "no PCOPY or PDAEMON falcon (v0 falcons only)",
-            Missing::Vram => "no on-board VRAM (an IGP)",
-        })
-    }
-}
 
 /// The chip, decoded from `PMC.BOOT_0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

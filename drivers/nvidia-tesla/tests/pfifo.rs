@@ -124,8 +124,8 @@ fn channel_ids_and_bad_ib_rings_are_refused_with_the_table_untouched() {
     assert_eq!(fake.writes.borrow().len(), start);
     assert_eq!(gpu.vram_free(), free);
     gpu.create_channel(id(2), IB).unwrap();
-    assert_eq!(gpu.create_channel(id(2), IB), Err(ChannelError::InUse(id(2))));
-    assert_eq!(gpu.enable_channel(id(3)), Err(ChannelError::NotCreated(id(3))));
+    assert_eq!(gpu.create_channel(id(2), IB), Err(ChannelError::InUse { id: 2 }));
+    assert_eq!(gpu.enable_channel(id(3)), Err(ChannelError::NotCreated { id: 3 }));
 }
 
 #[test]

@@ -43,7 +43,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     pub fn create_channel(&mut self, id: ChannelId, ib: IbRing) -> Result<(), ChannelError> {
         check_alive(&self.io)?;
         if self.slot(id).ib.is_some() {
-            return Err(ChannelError::InUse(id));
+            return Err(ChannelError::InUse { id: id.get() });
         }
         ib.order()?;
         let memory = match self.slot(id).memory {
@@ -112,7 +112,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         let words = object.words()?;
         let slot = *self.slot(id);
         let (Some(memory), Some(_)) = (slot.memory, slot.ib) else {
-            return Err(ChannelError::NotCreated(id));
+            return Err(ChannelError::NotCreated { id: id.get() });
         };
         let offset = slot.next_object;
         let next = offset + DmaObject::BYTES.next_multiple_of(layout::OBJECT_UNIT);
@@ -139,7 +139,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     ) -> Result<(), ChannelError> {
         let slot = *self.slot(id);
         let (Some(memory), Some(_)) = (slot.memory, slot.ib) else {
-            return Err(ChannelError::NotCreated(id));
+            return Err(ChannelError::NotCreated { id: id.get() });
         };
         let entry = self.ramht_slot(&memory, handle)?;
         let pmem = self.pmem();
@@ -210,7 +210,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     }
 
     fn created(&self, id: ChannelId) -> Result<ChannelMemory, ChannelError> {
-        self.channel_memory(id).ok_or(ChannelError::NotCreated(id))
+        self.channel_memory(id).ok_or(ChannelError::NotCreated { id: id.get() })
     }
 
     fn unload(&self, memory: &ChannelMemory) -> Result<(), ChannelError> {

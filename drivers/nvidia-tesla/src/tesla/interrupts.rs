@@ -120,7 +120,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     /// (empty IB ring: `IB_GET` = `IB_PUT` = 0, no semaphore acquire pending), enabled again.
     /// The work in its IB ring is dropped; the caller's ring starts again from entry 0.
     pub fn recover_channel(&mut self, id: ChannelId) -> Result<(), ChannelError> {
-        let ib = self.channel_ib(id).ok_or(ChannelError::NotCreated(id))?;
+        let ib = self.channel_ib(id).ok_or(ChannelError::NotCreated { id: id.get() })?;
         let was_enabled = self.channel_state(id) == Some(true);
         self.destroy_channel(id)?;
         self.create_channel(id, ib)?;
