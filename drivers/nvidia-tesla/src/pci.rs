@@ -10,7 +10,8 @@
 use baregpu_hal::pci::{self, ConfigRegionAccess, GpuProbeError, PciAddress, ProbedGpu};
 use baregpu_regs::nvidia::{Chipset, PCI_IDS};
 
-use crate::identity::{Missing, support};
+use crate::error::ProbeError;
+use crate::identity::support;
 
 /// The MMIO registers span 16 MiB ("a 16MB area", §2.4.1): PMEM at 0x700000 and the channel
 /// control areas at 0xc00000 lie near its top.
@@ -34,22 +35,15 @@ pub struct Probed {
 pub enum PciProbeError {
     /// Not an nVidia GPU of the table, or no usable register BAR.
     Probe(GpuProbeError),
-    /// A known nVidia chip the driver cannot run.
-    Unsupported {
-        /// The chip.
-        chipset: Chipset,
-        /// What it lacks.
-        missing: Missing,
-    },
+    /// A known nVidia chip the driver cannot run ([`ProbeError::Unsupported`]).
+    Chip(ProbeError),
 }
 
 impl core::fmt::Display for PciProbeError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             PciProbeError::Probe(_) => f.write_str("PCI probe failed"),
-            PciProbeError::Unsupported { chipset, missing } => {
-                write!(f, "{} is not supported: {missing}", chipset.name())
-            }
+            PciProbeError::Chip(_) => f.write_str("the chip is not supported"),
         }
     }
 }
@@ -58,7 +52,7 @@ impl core::error::Error for PciProbeError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             PciProbeError::Probe(e) => Some(e),
-            PciProbeError::Unsupported { .. } => None,
+            PciProbeError::Chip(e) => Some(e),
         }
     }
 }
@@ -72,8 +66,9 @@ impl From<GpuProbeError> for PciProbeError {
 /// Probe `addr`. Reads configuration space only; touches no register.
 pub fn probe(cfg: &impl ConfigRegionAccess, addr: PciAddress) -> Result<Probed, PciProbeError> {
     let gpu = pci::probe_gpu(cfg, addr, PCI_IDS, MIN_REGISTER_BAR_SIZE, Chipset::name)?;
-    support(gpu.chip)
-        .map_err(|missing| PciProbeError::Unsupported { chipset: gpu.chip, missing })?;
+    let chipset = gpu.chip;
+    support(chipset)
+        .map_err(|missing| PciProbeError::Chip(ProbeError::Unsupported { chipset, missing }))?;
     let after = |first: usize| (first..6).find_map(|s| gpu.function.memory_bar(s).map(|b| (s, b)));
     let vram = after(gpu.registers.slot + 1);
     let ramin = vram.and_then(|(slot, _)| after(slot + 1));
