@@ -6,7 +6,11 @@
 #  - stable Rust at the declared rust-version (Cargo.toml) with the bare-metal targets;
 #  - Debian sources for bookworm-backports (QEMU 10) and non-free-firmware (firmware-amd-graphics),
 #    as deb822 files signed by the same keyring as the existing debian.sources;
-#  - QEMU (x86_64 and arm system emulators) and the AMD GPU firmware blobs.
+#  - QEMU (x86_64 and arm system emulators) and the AMD GPU firmware blobs;
+#  - the Raspberry Pi boot firmware (bootcode.bin, start.elf, fixup.dat) from Debian's
+#    raspi-firmware package (non-free-firmware), downloaded and unpacked into
+#    target/raspi-firmware/ (never installed: its hooks would write to this host's
+#    /boot/firmware), for the SD-card image the Pi case builds.
 # Re-running it changes nothing once everything is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,8 +67,16 @@ dpkg -s qemu-system-x86 >/dev/null 2>&1 || need_pkgs+=(qemu-system-x86)
 dpkg -s qemu-system-arm >/dev/null 2>&1 || need_pkgs+=(qemu-system-arm)
 dpkg -s firmware-amd-graphics >/dev/null 2>&1 || need_pkgs+=(firmware-amd-graphics)
 command -v python3 >/dev/null || need_pkgs+=(python3)
+# The Pi boot firmware is downloaded, not installed (below); its component must be in apt's
+# sources, which the block below adds.
+raspi_fw_dir=target/raspi-firmware
+raspi_fw_files="bootcode.bin start.elf fixup.dat"
+raspi_fw_missing=0
+for f in $raspi_fw_files; do
+    [ -s "$raspi_fw_dir/usr/lib/raspi-firmware/$f" ] || raspi_fw_missing=1
+done
 
-if [ "${#need_pkgs[@]}" -gt 0 ]; then
+if [ "${#need_pkgs[@]}" -gt 0 ] || [ "$raspi_fw_missing" = 1 ]; then
     keyring=$(sed -n 's/^Signed-By: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
     keyring=${keyring:-/usr/share/keyrings/debian-archive-keyring.gpg}
     backports=/etc/apt/sources.list.d/gpu-framework-backports.sources
@@ -89,13 +101,13 @@ Components: non-free-firmware
 Signed-By: $keyring
 SRC
     fi
-    log "installing ${need_pkgs[*]}"
     $SUDO apt-get update -qq
     qemu=()
     other=()
     for p in "${need_pkgs[@]}"; do
         case "$p" in qemu-*) qemu+=("$p") ;; *) other+=("$p") ;; esac
     done
+    [ "${#need_pkgs[@]}" -eq 0 ] || log "installing ${need_pkgs[*]}"
     if [ "${#qemu[@]}" -gt 0 ]; then
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
             -t bookworm-backports "${qemu[@]}" >/dev/null
@@ -104,5 +116,20 @@ SRC
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
             "${other[@]}" >/dev/null
     fi
+fi
+if [ "$raspi_fw_missing" = 1 ]; then
+    log "downloading raspi-firmware into $raspi_fw_dir (unpacked, not installed)"
+    rm -rf "$raspi_fw_dir"
+    mkdir -p "$raspi_fw_dir"
+    # apt-get download writes into the current directory, which apt's sandbox user (_apt) may
+    # not be able to write to: download as the calling user.
+    (cd "$raspi_fw_dir" && apt-get -o APT::Sandbox::User="$(id -un)" download -qq raspi-firmware)
+    dpkg-deb -x "$raspi_fw_dir"/raspi-firmware_*.deb "$raspi_fw_dir"
+    for f in $raspi_fw_files; do
+        if [ ! -s "$raspi_fw_dir/usr/lib/raspi-firmware/$f" ]; then
+            echo "setup: raspi-firmware has no usr/lib/raspi-firmware/$f" >&2
+            exit 1
+        fi
+    done
 fi
 log "ready: $(rustc +"$toolchain" --version), $(qemu-system-x86_64 --version | head -n1)"

@@ -20,9 +20,12 @@ use gpu_mailbox::Op;
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
+#[path = "mailbox_requests.rs"]
+mod mailbox_requests;
 #[path = "watched_memory.rs"]
 mod watched_memory;
-use watched_memory::{RAM, Watched};
+use mailbox_requests::replay;
+use watched_memory::Watched;
 
 /// `asic` with its images uploaded through the mailbox as a driver would (each image absent
 /// from /lib/firmware is left out), built once per process.
@@ -60,27 +63,6 @@ fuzz_target!(|bytes: &[u8]| {
     let mut device = Device::new(model, Box::new(Watched::new())).unwrap();
     device.set_pacing(Pacing::Seeded(u64::from(flags)));
     let bound = u64::from(SEEDED_MAX_TICKS) * MAX_UNITS_PER_TICK;
-    // Requests of 8 bytes: kind, BAR, 16-bit offset (a dword index for MMIO), 32-bit value.
-    for r in requests.chunks_exact(8) {
-        let (kind, bar) = (r[0], u32::from(r[1] % 4));
-        let offset = u32::from(u16::from_le_bytes([r[2], r[3]]));
-        let value = u32::from_le_bytes([r[4], r[5], r[6], r[7]]);
-        let before = device.model().stats().units;
-        match kind % 10 {
-            k @ 0..=7 => {
-                let op = if kind >= 250 { u32::from(kind) } else { u32::from(k) };
-                let address = if op == 1 || op == 2 { offset << 2 } else { offset };
-                let _ = device.handle(op, bar, address, value);
-            }
-            8 => {
-                let address = u64::from(offset) * 4 % RAM as u64;
-                let _ = device.memory_mut().write(address, &value.to_le_bytes());
-            }
-            _ => {
-                let _ = device.poll();
-            }
-        }
-        let units = device.model().stats().units - before;
-        assert!(units <= bound, "one request ran {units} work units (bound {bound})");
-    }
+    // MMIO offsets are dword indices.
+    replay(&mut device, requests, |offset| offset << 2, |m| m.stats().units, bound);
 });

@@ -19,36 +19,17 @@ use r5xx_model::{CTM_UNITS_PER_TICK, R5xxModel};
 const UNITS_PER_REQUEST: u64 =
     SEEDED_MAX_TICKS as u64 * (CTM_UNITS_PER_TICK + ctm_model::MAX_STEP_UNITS);
 
+#[path = "mailbox_requests.rs"]
+mod mailbox_requests;
 #[path = "watched_memory.rs"]
 mod watched_memory;
-use watched_memory::{RAM, Watched};
+use mailbox_requests::replay;
+use watched_memory::Watched;
 
 fuzz_target!(|bytes: &[u8]| {
     let memory = Watched::new();
     let mut device = Device::new(R5xxModel::new(), Box::new(memory)).unwrap();
     device.set_pacing(Pacing::DEFAULT);
-    // Requests of 8 bytes: kind, BAR, 16-bit offset, 32-bit value.
-    for r in bytes.chunks_exact(8) {
-        let before = device.model().stats().ctm_units;
-        let (kind, bar) = (r[0], u32::from(r[1] % 4));
-        let offset = u32::from(u16::from_le_bytes([r[2], r[3]]));
-        let value = u32::from_le_bytes([r[4], r[5], r[6], r[7]]);
-        match kind % 10 {
-            // Ops 1..=7 (and a few invalid ones through 0 and 8).
-            k @ 0..=7 => {
-                let op = if kind >= 250 { u32::from(kind) } else { u32::from(k) };
-                let _ = device.handle(op, bar, offset, value);
-            }
-            8 => {
-                // The guest writes its RAM: a dword at a 4-aligned address below 256 KiB.
-                let address = u64::from(offset) * 4 % RAM as u64;
-                let _ = device.memory_mut().write(address, &value.to_le_bytes());
-            }
-            _ => {
-                let _ = device.poll();
-            }
-        }
-        let units = device.model().stats().ctm_units - before;
-        assert!(units <= UNITS_PER_REQUEST, "one request did {units} CTM work units");
-    }
+    // MMIO offsets are byte offsets (unaligned ones are the framework's to refuse).
+    replay(&mut device, bytes, |offset| offset, |m| m.stats().ctm_units, UNITS_PER_REQUEST);
 });

@@ -313,6 +313,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_asm_text",
     "evergreen_shader",
     "evergreen_mailbox",
+    "v3d_mailbox",
     "evergreen_ih_ring",
     "evergreen_dispatch",
     "pci_probe",

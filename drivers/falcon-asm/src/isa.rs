@@ -781,6 +781,8 @@ table! {
     Trap2_f8: Trap F8 0xa [Pat::Lit(2)];
     Trap3_f8: Trap F8 0xb [Pat::Lit(3)];
     Push_f9: Push F9 0 [r(R2)];
+    // The §2.10.4 `pop` section gives opcode f2 (setp's I8 opcode); the §2.10.2 unsized table
+    // puts `pop` in the fc column and envytools envydis agrees: a doc error, fc is used.
     Pop_fc: Pop Fc 0 [r(R2)];
     // Not in the document (§2.10.6 "Todo"); envytools envydis falcon.c.
     MovToSr_fe: Mov Fe 0 [Pat::Sr(R1), r(R2)];

@@ -8,7 +8,8 @@
 //!   patched when the program is finished.
 //! * [`assemble`]: the text syntax, with line/column [`AsmError`]s; [`disassemble`] and
 //!   [`Instruction::display_at`] print text that assembles back to the same bytes.
-//! * [`examples`]: a mailbox echo, a DMEM checksum and an xfer memcpy service.
+//! * [`programs`]: firmware as text and as loadable [`programs::Image`]s: a mailbox echo, a
+//!   DMEM checksum, an xfer memcpy service and the PCOPY copy-engine firmware.
 //!
 //! Everything writes into caller buffers (`no_std`, no allocation).
 //!
@@ -38,8 +39,8 @@
 #![forbid(unsafe_code)]
 
 mod build;
-pub mod examples;
 pub mod isa;
+pub mod programs;
 mod text;
 
 pub use build::{

@@ -174,7 +174,9 @@ fn col_of(line: &str, part: &str) -> u32 {
 /// operands separated by commas: `$r0`-`$r15`, special registers by name (`$sp`, `$flags`,
 /// `$xdbase`, `$sr2`), numbers (decimal, `0x` hex, `-`), `D[$rB]`, `D[$rB + off]`,
 /// `D[$rB + $rI]`, `D[$sp + off]`, `D[$sp + $rI]`, `I[$rB]`, `I[$rB + off]`, `I[$rB + $rI]`
-/// (offsets in bytes; register indices are scaled by the hardware), labels. `bra` takes an
+/// (offsets in bytes; a register index is scaled by the hardware: by the access size in
+/// `D[]`, §2.10.4, by 4 in `I[]`, §2.10.10, so `ld b32 $r1, D[$r2 + $r3]` reads
+/// `$r2 + $r3 * 4`), labels. `bra` takes an
 /// optional condition word before its target, without a comma: `bra ne loop`,
 /// `bra not $p1 0x20`. Targets of `bra` are absolute addresses; `.l` asks for the 16-bit
 /// immediate form where the 8-bit one would fit (label targets always use it).

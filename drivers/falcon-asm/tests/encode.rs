@@ -3,7 +3,9 @@
 //! OL in byte 1 low 6, O3 in byte 2 low 4; R1 byte 1 low nibble, R2 byte 1 high nibble, R3 byte 2
 //! high nibble; I8 byte 2; I16 bytes 2-3 little-endian) and the per-instruction sections. Each
 //! vector says how its bytes follow from those tables. Both directions are checked: the text
-//! assembles to the bytes, and the bytes disassemble to the text.
+//! assembles to the bytes, and the bytes disassemble to the text. Every vector was also
+//! checked against envytools envydis (`envydis -m falcon -V fuc3`), which reads the same
+//! instruction from the bytes (see `tests/envydis.rs` for the notation differences).
 
 use baregpu_falcon_asm::{Instruction, assemble};
 

@@ -14,3 +14,4 @@ pub mod pattern;
 pub mod soc;
 pub mod timer;
 pub mod uart;
+pub mod v3d;

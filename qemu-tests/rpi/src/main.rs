@@ -1,11 +1,15 @@
 //! `kernel8.img` for the Raspberry Pi 3 and QEMU `-M raspi3b`: logs the board revision and ARM
 //! memory, allocates a 640x480x32 framebuffer through the mailbox property interface, draws the
-//! test pattern (`pattern.rs`), logs `DONE` and parks. Failures log `FAIL: <error>` and park.
+//! test pattern (`pattern.rs`), then powers the V3D up through the firmware and probes it with
+//! `baregpu-videocore-v3d` (`v3d.rs`): where it answers (a real Pi 3) it renders a frame into
+//! the same framebuffer and runs a QPU user program; where it does not (QEMU) it logs the
+//! typed `V3D not present` and the pattern stays. Then it logs `DONE` and parks. Failures log `FAIL: <error>` and park.
 #![no_std]
 #![no_main]
 
 mod boot;
 
+use baregpu_hal::error::Chain;
 use core::fmt::Write;
 use core::panic::PanicInfo;
 
@@ -14,6 +18,7 @@ use rpi_test_image::mailbox::{ClockId, Mailbox, MailboxError};
 use rpi_test_image::pattern;
 use rpi_test_image::timer::SystemTimer;
 use rpi_test_image::uart::{BAUD, DEFAULT_UART_CLOCK_HZ, Pl011};
+use rpi_test_image::v3d::{self, V3dError};
 
 /// The framebuffer this image asks for.
 const REQUEST: FramebufferRequest =
@@ -45,7 +50,7 @@ extern "C" fn rpi_main(entry_el: u64) -> ! {
             let _ = writeln!(uart, "uart: clock query failed ({e}), assumed 48 MHz");
         }
     }
-    match run(&mut uart, &mut mailbox) {
+    match run(&mut uart, &mut mailbox, &clock) {
         Ok(()) => {
             let elapsed = clock.now_us().saturating_sub(start_us);
             let _ = writeln!(uart, "DONE ({elapsed} us from entry, system timer)");
@@ -63,6 +68,7 @@ enum Failure {
     Mailbox(MailboxError),
     Framebuffer(rpi_test_image::framebuffer::FramebufferError),
     Draw(baregpu_hal::dma::DmaError),
+    V3d(V3dError),
 }
 
 impl core::fmt::Display for Failure {
@@ -71,13 +77,15 @@ impl core::fmt::Display for Failure {
             Failure::Mailbox(e) => write!(f, "mailbox: {e}"),
             Failure::Framebuffer(e) => write!(f, "framebuffer: {e}"),
             Failure::Draw(e) => write!(f, "drawing: {e}"),
+            Failure::V3d(e) => write!(f, "V3D: {}", Chain(e)),
         }
     }
 }
 
-fn run(
+fn run<'c>(
     uart: &mut Pl011<'_>,
-    mailbox: &mut Mailbox<baregpu_hal::MmioRegion, &SystemTimer>,
+    mailbox: &mut Mailbox<baregpu_hal::MmioRegion, &'c SystemTimer>,
+    clock: &'c SystemTimer,
 ) -> Result<(), Failure> {
     let revision = mailbox.board_revision().map_err(Failure::Mailbox)?;
     let _ = writeln!(uart, "board revision: {revision:#010x}");
@@ -113,6 +121,53 @@ fn run(
         pattern::CHECKER,
         h * 7 / 8,
         h - 1
+    );
+    run_v3d(uart, mailbox, clock, &fb)
+}
+
+/// Power up, probe and bring up the V3D; where it is present, render the frame into `fb` and
+/// run the user-program demo.
+/// A V3D that is not there is logged (`V3D not present (...): ...`) and is not a failure: the
+/// framebuffer keeps the test pattern.
+fn run_v3d<'c>(
+    uart: &mut Pl011<'_>,
+    mailbox: &mut Mailbox<baregpu_hal::MmioRegion, &'c SystemTimer>,
+    clock: &'c SystemTimer,
+    fb: &Framebuffer,
+) -> Result<(), Failure> {
+    let dma = v3d::take_arena().map_err(Failure::V3d)?;
+    let overflow = v3d::overflow_memory(&dma).map_err(Failure::V3d)?;
+    let mut gpu = match v3d::bring_up(mailbox, clock, &overflow) {
+        Ok(gpu) => gpu,
+        Err(absent @ V3dError::NotPresent { .. }) => {
+            let _ = writeln!(uart, "{}", Chain(&absent));
+            return Ok(());
+        }
+        Err(e) => return Err(Failure::V3d(e)),
+    };
+    let id = *gpu.identity();
+    let _ = writeln!(
+        uart,
+        "V3D: revision {}, {} slices x {} QPUs, {} KiB VPM, tile buffer {:?}",
+        id.revision,
+        id.slices,
+        id.qpus_per_slice,
+        id.vpm_bytes / 1024,
+        id.tile_buffer
+    );
+    let frame = v3d::render_scene(&mut gpu, fb, &dma).map_err(Failure::V3d)?;
+    let _ = writeln!(
+        uart,
+        "V3D: frame {frame} rendered: background {:?}, triangle {:?}",
+        v3d::BACKGROUND,
+        v3d::TRIANGLE
+    );
+    let words = v3d::run_user_program(&mut gpu, &dma).map_err(Failure::V3d)?;
+    let _ = writeln!(
+        uart,
+        "V3D: user program VPM_STORE wrote {}..={} through the VPM and a VDW DMA",
+        words[0],
+        words[words.len() - 1]
     );
     Ok(())
 }

@@ -15,6 +15,16 @@ pub const GPIO: usize = PERIPHERAL_BASE + 0x20_0000;
 /// PL011 UART0.
 pub const UART0: usize = PERIPHERAL_BASE + 0x20_1000;
 
+/// The V3D register window (broadcom-videocore-iv-3d §10), at the BCM2837's address from the
+/// register database (`Chipset::mmio_base`: bus 0x7EC00000).
+pub const V3D: usize = match baregpu_videocore_v3d::regs::Chipset::BCM2837.mmio_base() {
+    Some(base) => base as usize,
+    None => panic!("the register database has no V3D address for the BCM2837"),
+};
+/// Bytes of the V3D window: one 4 KiB page holds every §10 register (the last, `V3D_ERRSTAT`,
+/// is at 0xF20).
+pub const V3D_WINDOW: usize = 4096;
+
 /// A register block of `len` bytes at the fixed ARM physical address `base`.
 ///
 /// # Safety

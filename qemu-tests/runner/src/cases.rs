@@ -49,6 +49,11 @@ pub enum Outcome {
         /// The case's timeout.
         after: Duration,
     },
+    /// A built image (the Pi's SD card) does not hold what was written into it.
+    ImageInvalid {
+        /// What differs.
+        reason: String,
+    },
     /// The case could not be started (missing program, build failure, file errors).
     Setup {
         /// What went wrong.
@@ -61,6 +66,7 @@ impl fmt::Display for Outcome {
         match self {
             Outcome::Passed { .. } => write!(f, "passed"),
             Outcome::KernelFailed { reason } => write!(f, "test kernel reported failure: {reason}"),
+            Outcome::ImageInvalid { reason } => write!(f, "image read back wrong: {reason}"),
             Outcome::ModelDied { status } => write!(f, "device model died mid-test ({status})"),
             Outcome::ModelSurvived { model } => {
                 write!(f, "device model {model} was to die mid-run but was still alive at the end")
@@ -116,6 +122,9 @@ pub enum Kind {
     },
     /// The Raspberry Pi 3 image: framebuffer test pattern checked through a QMP screendump.
     RaspiFramebuffer,
+    /// The Raspberry Pi SD-card image (`target/rpi/sdcard.img`), read back: its partition
+    /// table, file list and files against what went in. No QEMU.
+    RaspiSdCard,
     /// `examples/bootloader-r5xx`: its BIOS disk image (rust-osdev `bootloader` 0.11) booted
     /// with `-drive` beside the emulated R520; its COM1 text must hold the fence line.
     BootloaderR5xx,
@@ -523,8 +532,17 @@ pub static CASES: &[Case] = &[
     },
     Case {
         name: "raspi3b-framebuffer",
-        summary: "kernel8.img on raspi3b: mailbox framebuffer, test pattern checked by pixels",
+        summary: "kernel8.img on raspi3b: typed V3D not present, test pattern checked by pixels",
         kind: Kind::RaspiFramebuffer,
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(60),
+        demo: true,
+    },
+    Case {
+        name: "raspi3b-sdcard-image",
+        summary: "target/rpi/sdcard.img read back: one bootable FAT32 (0x0C) partition, the boot \
+                  files, kernel8.img byte for byte",
+        kind: Kind::RaspiSdCard,
         expect: Expect::Pass,
         timeout: Duration::from_secs(60),
         demo: true,
@@ -555,5 +573,6 @@ pub fn run(case: &Case, images: &Images) -> Outcome {
             crate::x86::run(case, crate::x86::Boot::Disk { image }, R5XX, None, images, &dir)
         }
         Kind::RaspiFramebuffer => crate::raspi::run(case, images, &dir),
+        Kind::RaspiSdCard => crate::raspi::check_sdcard(images, &dir),
     }
 }

@@ -14,6 +14,9 @@ pub struct Images {
     pub model_server: Option<PathBuf>,
     /// Raspberry Pi flat image.
     pub kernel8: Option<PathBuf>,
+    /// Raspberry Pi SD-card image (and what went into it), or why it could not be built (the
+    /// boot firmware missing): only the SD-card case needs it.
+    pub sdcard: Option<Result<crate::raspi::SdCard, String>>,
     /// BIOS disk image of `examples/bootloader-r5xx`.
     pub bootloader_r5xx: Option<PathBuf>,
 }
@@ -40,9 +43,15 @@ pub fn build(cases: &[&Case]) -> Result<Images, String> {
     let needs_bootloader = cases.iter().any(|c| matches!(c.kind, Kind::BootloaderR5xx));
     let needs_model = needs_bootloader
         || cases.iter().any(|c| matches!(c.kind, Kind::X86 { models, .. } if !models.is_empty()));
-    let needs_raspi = cases.iter().any(|c| matches!(c.kind, Kind::RaspiFramebuffer));
-    let mut images =
-        Images { kernel: None, model_server: None, kernel8: None, bootloader_r5xx: None };
+    let needs_raspi =
+        cases.iter().any(|c| matches!(c.kind, Kind::RaspiFramebuffer | Kind::RaspiSdCard));
+    let mut images = Images {
+        kernel: None,
+        model_server: None,
+        kernel8: None,
+        sdcard: None,
+        bootloader_r5xx: None,
+    };
 
     if needs_x86 {
         run(
@@ -69,7 +78,9 @@ pub fn build(cases: &[&Case]) -> Result<Images, String> {
         images.model_server = Some(root.join("target/release/model-server"));
     }
     if needs_raspi {
-        images.kernel8 = Some(crate::raspi::build()?);
+        let (kernel8, sdcard) = crate::raspi::build()?;
+        images.kernel8 = Some(kernel8);
+        images.sdcard = Some(sdcard);
     }
     if needs_bootloader {
         images.bootloader_r5xx = Some(build_bootloader_r5xx()?);

@@ -40,7 +40,7 @@ fn model_pacing(case: &Case) -> Vec<String> {
     let models = match &case.kind {
         Kind::X86 { models, .. } => models,
         Kind::BootloaderR5xx => cases::R5XX,
-        Kind::RaspiFramebuffer => return Vec::new(),
+        Kind::RaspiFramebuffer | Kind::RaspiSdCard => return Vec::new(),
     };
     let dir = output_dir().join(case.name);
     (0..models.len())

@@ -1,6 +1,7 @@
 //! The Raspberry Pi 3 case: `kernel8.img` on `qemu-system-aarch64 -M raspi3b` (TCG) allocates a
 //! framebuffer through the VideoCore mailbox and draws a test pattern; the runner waits for the
-//! image's `DONE` line, takes a QMP `screendump`, checks pixels and saves a PNG.
+//! image's `DONE` line, checks its typed `V3D not present` line (QEMU has no V3D), takes a QMP
+//! `screendump`, checks pixels and saves a PNG.
 
 use crate::cases::{Case, Outcome};
 use crate::images::Images;
@@ -16,10 +17,125 @@ use std::time::{Duration, Instant};
 /// Load address of `kernel8.img` on the Pi 3 (the firmware jumps to its first byte).
 const LOAD_ADDRESS: u64 = 0x8_0000;
 
+/// The boot firmware files the SD card needs beside `kernel8.img` and `config.txt`: the GPU's
+/// second-stage loader, its firmware and the firmware's memory-split fixups (Raspberry Pi
+/// documentation "The boot folder").
+pub const FIRMWARE_FILES: [&str; 3] = ["bootcode.bin", "start.elf", "fixup.dat"];
+
+/// Where the boot firmware is: `RASPI_FIRMWARE_DIR`, else where `scripts/setup.sh` unpacks
+/// Debian's `raspi-firmware` package (`target/raspi-firmware/usr/lib/raspi-firmware`).
+pub fn firmware_dir() -> PathBuf {
+    match std::env::var_os("RASPI_FIRMWARE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => repo_root().join("target/raspi-firmware/usr/lib/raspi-firmware"),
+    }
+}
+
+/// The built SD-card image and the files that went into it, in the order they were written.
+pub struct SdCard {
+    /// `target/rpi/sdcard.img`.
+    pub path: PathBuf,
+    /// Root files.
+    pub files: Vec<rpi_sdcard::BootFile>,
+}
+
+/// Build `target/rpi/sdcard.img` from the boot firmware, `kernel8.img` and `config.txt`.
+pub fn build_sdcard(kernel8: &[u8], config: &[u8]) -> Result<SdCard, String> {
+    let firmware = firmware_dir();
+    let mut files = Vec::new();
+    for name in FIRMWARE_FILES {
+        let path = firmware.join(name);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            format!(
+                "{}: {e} (the Raspberry Pi boot firmware: run `bash scripts/setup.sh`)",
+                path.display()
+            )
+        })?;
+        files.push(rpi_sdcard::BootFile { name: name.into(), bytes });
+    }
+    files.push(rpi_sdcard::BootFile { name: "config.txt".into(), bytes: config.to_vec() });
+    files.push(rpi_sdcard::BootFile { name: "kernel8.img".into(), bytes: kernel8.to_vec() });
+    let path = repo_root().join("target/rpi/sdcard.img");
+    rpi_sdcard::write_image(&path, &files)
+        .map_err(|e| format!("{}: {}", path.display(), chain(&e)))?;
+    Ok(SdCard { path, files })
+}
+
+/// An error and its sources on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Read the SD-card image back: exactly one partition, in slot 1, bootable, type 0x0C (FAT32
+/// LBA), holding a FAT32 file system whose root has exactly the files written, in that order,
+/// each byte for byte, and `kernel8.img` equal to `target/rpi/kernel8.img` as built.
+/// What it found goes to the case's `log.txt` (printed by `qemu-runner demo`).
+pub fn check_sdcard(images: &Images, dir: &Path) -> Outcome {
+    let card = match &images.sdcard {
+        Some(Ok(card)) => card,
+        Some(Err(reason)) => return Outcome::Setup { reason: reason.clone() },
+        None => return Outcome::Setup { reason: "the SD-card image was not built".into() },
+    };
+    let verdict = (|| -> Result<(), String> {
+        let back = rpi_sdcard::read_image(&card.path)
+            .map_err(|e| format!("{}: {}", card.path.display(), chain(&e)))?;
+        let p = back.partitions[0];
+        if (p.slot, p.bootable, p.kind) != (1, true, rpi_sdcard::PARTITION_TYPE_FAT32_LBA) {
+            return Err(format!(
+                "partition {} bootable {} type {:#04x}, expected 1, true, 0x0c",
+                p.slot, p.bootable, p.kind
+            ));
+        }
+        if !back.fat32 {
+            return Err("the partition is not FAT32".into());
+        }
+        let want: Vec<&str> = card.files.iter().map(|f| f.name.as_str()).collect();
+        if back.names() != want {
+            return Err(format!("root holds {:?}, expected {want:?}", back.names()));
+        }
+        for f in &card.files {
+            if back.file(&f.name).map(|b| &b.bytes) != Some(&f.bytes) {
+                return Err(format!("{} differs from the file written", f.name));
+            }
+        }
+        let built = images.kernel8.as_ref().ok_or("kernel8.img was not built")?;
+        let built = std::fs::read(built).map_err(|e| format!("{}: {e}", built.display()))?;
+        if back.file("kernel8.img").map(|k| &k.bytes) != Some(&built) {
+            return Err("kernel8.img on the card is not target/rpi/kernel8.img".into());
+        }
+        let mut log = format!(
+            "{}: partition {} bootable, type {:#04x} (FAT32 LBA), sectors {}-{}, FAT32 volume {:?}\n",
+            card.path.display(),
+            p.slot,
+            p.kind,
+            p.start_lba,
+            p.start_lba + p.sectors - 1,
+            back.label
+        );
+        for f in &back.files {
+            log.push_str(&format!("  {:<13} {:>8} bytes\n", f.name, f.bytes.len()));
+        }
+        log.push_str("kernel8.img equals target/rpi/kernel8.img\n");
+        std::fs::write(dir.join("log.txt"), log).map_err(|e| format!("log.txt: {e}"))
+    })();
+    match verdict {
+        Ok(()) => Outcome::Passed { boot_to_exit: None, bench: None },
+        Err(reason) => Outcome::ImageInvalid { reason },
+    }
+}
+
 /// Build the Pi image: the ELF for `aarch64-unknown-none`, then `kernel8.img` (its loadable
-/// segments as a flat binary from [`LOAD_ADDRESS`]) and the SD-card boot folder
-/// `target/rpi/sdcard/` (`kernel8.img` + `config.txt`).
-pub fn build() -> Result<PathBuf, String> {
+/// segments as a flat binary from [`LOAD_ADDRESS`]), the SD-card boot folder
+/// `target/rpi/sdcard/` (`kernel8.img` + `config.txt`) and the SD-card image
+/// `target/rpi/sdcard.img` ([`build_sdcard`]; its error is kept for the SD-card case).
+pub fn build() -> Result<(PathBuf, Result<SdCard, String>), String> {
     let root = repo_root();
     eprintln!("qemu-runner: building the Raspberry Pi image");
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
@@ -47,9 +163,12 @@ pub fn build() -> Result<PathBuf, String> {
     std::fs::write(&kernel8, &image).map_err(|e| format!("{}: {e}", kernel8.display()))?;
     std::fs::write(sdcard.join("kernel8.img"), &image)
         .map_err(|e| format!("sdcard/kernel8.img: {e}"))?;
-    std::fs::copy(root.join("qemu-tests/rpi/config.txt"), sdcard.join("config.txt"))
+    let config = std::fs::read(root.join("qemu-tests/rpi/config.txt"))
+        .map_err(|e| format!("qemu-tests/rpi/config.txt: {e}"))?;
+    std::fs::write(sdcard.join("config.txt"), &config)
         .map_err(|e| format!("sdcard/config.txt: {e}"))?;
-    Ok(kernel8)
+    let card = build_sdcard(&image, &config);
+    Ok((kernel8, card))
 }
 
 fn le(bytes: &[u8], at: usize, len: usize) -> Result<u64, String> {
@@ -276,6 +395,10 @@ fn check(
         std::thread::sleep(Duration::from_millis(20));
     }
     let boot_to_done = start.elapsed();
+    let text = std::fs::read_to_string(serial).unwrap_or_default();
+    if let Err(e) = check_v3d_absent(&text) {
+        return Outcome::KernelFailed { reason: e };
+    }
     let mut session = match Qmp::connect(qmp, Duration::from_secs(10)) {
         Ok(s) => s,
         Err(e) => return Outcome::Setup { reason: e },
@@ -299,6 +422,22 @@ fn check(
         Ok(()) => Outcome::Passed { boot_to_exit: Some(boot_to_done), bench: None },
         Err(e) => Outcome::KernelFailed { reason: format!("framebuffer check: {e}") },
     }
+}
+
+/// What the image must log about the V3D on QEMU `raspi3b`, which has none (its V3D window is
+/// an unimplemented-device region reading zero): the driver's typed probe refusal, `NotV3d`
+/// with `V3D_IDENT0` read as zero, and the firmware's refusal of the "enable QPU" tag.
+pub fn check_v3d_absent(serial: &str) -> Result<(), String> {
+    const PREFIX: &str = "V3D not present (";
+    let Some(line) = serial.lines().map(str::trim).find(|l| l.starts_with(PREFIX)) else {
+        return Err(format!("no line starting {PREFIX:?} (the V3D probe did not report)"));
+    };
+    for expected in ["firmware power-up refused: tag 0x00030012", "V3D_IDENT0 reads 0x00000000"] {
+        if !line.contains(expected) {
+            return Err(format!("the V3D line lacks {expected:?}: {line:?}"));
+        }
+    }
+    Ok(())
 }
 
 /// The test pattern the Pi image promises to draw (qemu-tests/rpi/README.md), written here
@@ -400,6 +539,59 @@ mod tests {
         let err = check_pattern(&p).unwrap_err();
         assert!(err.starts_with("1 pixels differ"), "{err}");
         assert!(err.contains("(5, 470)"), "{err}");
+    }
+
+    #[test]
+    fn the_v3d_line_must_name_the_probe_and_the_firmware_refusal() {
+        let ok = "pattern drawn\nV3D not present (firmware power-up refused: tag 0x00030012: \
+                  0-byte response, expected 4): probe failed: V3D_IDENT0 reads 0x00000000, \
+                  not \"V3D\" (powered off?)\nDONE (1 us)\n";
+        assert_eq!(check_v3d_absent(ok), Ok(()));
+        let err = check_v3d_absent("pattern drawn\nDONE (1 us)\n").unwrap_err();
+        assert!(err.contains("no line"), "{err}");
+        let wrong = ok.replace("0x00000000", "0xffffffff");
+        assert!(check_v3d_absent(&wrong).unwrap_err().contains("V3D_IDENT0 reads 0x00000000"));
+    }
+
+    #[test]
+    fn the_sdcard_check_fails_when_the_card_is_not_what_was_built() {
+        let dir = std::env::temp_dir().join(format!("qemu-runner-sdcard-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, bytes: &[u8]| rpi_sdcard::BootFile {
+            name: name.into(),
+            bytes: bytes.to_vec(),
+        };
+        let files = vec![file("config.txt", b"arm_64bit=1\n"), file("kernel8.img", &[7; 3000])];
+        let path = dir.join("sdcard.img");
+        rpi_sdcard::write_image(&path, &files).unwrap();
+        let kernel8 = dir.join("kernel8.img");
+        std::fs::write(&kernel8, [7; 3000]).unwrap();
+        let mut images = Images {
+            kernel: None,
+            model_server: None,
+            kernel8: Some(kernel8.clone()),
+            sdcard: Some(Ok(SdCard { path: path.clone(), files: files.clone() })),
+            bootloader_r5xx: None,
+        };
+        let ok = check_sdcard(&images, &dir);
+        assert!(matches!(ok, Outcome::Passed { .. }), "{ok}");
+        // A kernel built after the card was written.
+        std::fs::write(&kernel8, [8; 3000]).unwrap();
+        let stale = check_sdcard(&images, &dir);
+        assert!(
+            matches!(&stale, Outcome::ImageInvalid { reason } if reason.contains("kernel8.img")),
+            "{stale}"
+        );
+        // A file the card should hold but does not.
+        let mut more = files.clone();
+        more.insert(0, file("bootcode.bin", &[1; 10]));
+        images.sdcard = Some(Ok(SdCard { path, files: more }));
+        let missing = check_sdcard(&images, &dir);
+        assert!(
+            matches!(&missing, Outcome::ImageInvalid { reason } if reason.contains("bootcode.bin")),
+            "{missing}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -3172,6 +3172,37 @@ pub mod v3d {
         #[inline]
         pub const fn try_with_pctrs(self, value: u8) -> Result<Self, FieldOverflow> { match Self::PCTRS.try_set("V3D_PCTRS15", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
     }
+    /// `V3D_DBCFG`: Debugger Configuration (QPU debugger; 0 leaves it off)
+    ///
+    /// Offset 0xe00; 32-bit, read/write.
+    /// Source: Broadcom reg_v3d.h (sonyxperiadev/kernel brcm_modules/drivers/char/brcm/v3d, DBCFG = V3D_DBG_BASE 0xe00 + 0x000) for the offset; GPU_FFT (hello_fft gpu_fft_base.c) writes 0 before running user programs.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct V3D_DBCFG(u32);
+    register!(V3D_DBCFG: "V3D_DBCFG" in "V3D" (Absolute, false) at 0xe00, true true scalar, mask 0xffff_ffff, reset 0, source "Broadcom reg_v3d.h (sonyxperiadev/kernel brcm_modules/drivers/char/brcm/v3d, DBCFG = V3D_DBG_BASE 0xe00 + 0x000) for the offset; GPU_FFT (hello_fft gpu_fft_base.c) writes 0 before running user programs");
+    impl V3D_DBCFG {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DBCFG` (bits 31:0): Debugger configuration; fields not public (GPU_FFT writes 0)
+        /// Reset value: 0.
+        pub const DBCFG: FieldSpec = FieldSpec::rw("DBCFG", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DBCFG];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DBCFG`](Self::DBCFG).
+        #[inline]
+        pub const fn dbcfg(self) -> u32 { Self::DBCFG.get(self.0) }
+        /// Set [`DBCFG`](Self::DBCFG).
+        #[must_use]
+        #[inline]
+        pub const fn with_dbcfg(self, value: u32) -> Self { Self(Self::DBCFG.set(self.0, value)) }
+    }
     /// `V3D_DBQITE`: QPU Interrupt Enables
     ///
     /// Offset 0xe2c; 32-bit, read/write.
@@ -3993,6 +4024,7 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     v3d::V3D_PCTRS14::SPEC,
     v3d::V3D_PCTR15::SPEC,
     v3d::V3D_PCTRS15::SPEC,
+    v3d::V3D_DBCFG::SPEC,
     v3d::V3D_DBQITE::SPEC,
     v3d::V3D_DBQITC::SPEC,
     v3d::V3D_DBGE::SPEC,

@@ -8,7 +8,8 @@ use baregpu_hal::RegisterIo;
 use baregpu_hal::register::Register;
 use baregpu_regs::vc4::v3d::{V3D_CT0CA, V3D_CT0CS, V3D_CT0EA, V3D_CT1CA, V3D_CT1CS, V3D_CT1EA};
 use gpu_device_model::{
-    Activity, DeviceContext, InProcess, InProcessOptions, Pacing, PlatformDevice, PlatformModel,
+    Activity, DeviceContext, GpuModel, InProcess, InProcessOptions, Pacing, PlatformDevice,
+    PlatformModel,
 };
 use gpu_mailbox::platform;
 use v3d_model::cle::Cle;
@@ -144,7 +145,7 @@ pub const PACINGS: [Pacing; 5] = [
 
 /// Start thread `t` on `start..end` as §10 and Linux's submission do: halt it (CTnCS.CTRUN),
 /// write CTnCA, then CTnEA (which starts it).
-pub fn submit(gpu: &Gpu, t: usize, start: u32, end: u32) {
+pub fn submit<M: GpuModel + 'static>(gpu: &InProcess<M>, t: usize, start: u32, end: u32) {
     let (cs, ca, ea) = if t == 0 {
         (V3D_CT0CS::OFFSET, V3D_CT0CA::OFFSET, V3D_CT0EA::OFFSET)
     } else {
@@ -156,7 +157,11 @@ pub fn submit(gpu: &Gpu, t: usize, start: u32, end: u32) {
 }
 
 /// Let time pass until `done` (bounded in polls and in wall time, for threaded pacing).
-pub fn wait(gpu: &Gpu, what: &str, mut done: impl FnMut(&Gpu) -> bool) {
+pub fn wait<M: GpuModel + 'static>(
+    gpu: &InProcess<M>,
+    what: &str,
+    mut done: impl FnMut(&InProcess<M>) -> bool,
+) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     for _ in 0..10_000_000 {
         if done(gpu) {
@@ -174,7 +179,7 @@ pub fn wait(gpu: &Gpu, what: &str, mut done: impl FnMut(&Gpu) -> bool) {
 }
 
 /// Read a register at `offset`.
-pub fn reg(gpu: &Gpu, offset: usize) -> u32 {
+pub fn reg<M: GpuModel + 'static>(gpu: &InProcess<M>, offset: usize) -> u32 {
     gpu.read32(offset)
 }
 
@@ -415,7 +420,7 @@ pub fn bin_list(tiles_x: u8, tiles_y: u8, tile_alloc_size: u32, draw: Vec<u8>) -
 }
 
 /// Write `bin` and `render` to their places and start the rendering thread, then binning.
-pub fn run_frame(gpu: &Gpu, bin: &[u8], render: &[u8]) {
+pub fn run_frame<M: GpuModel + 'static>(gpu: &InProcess<M>, bin: &[u8], render: &[u8]) {
     gpu.write_memory(map::BIN_LIST.into(), bin).unwrap();
     gpu.write_memory(map::RENDER_LIST.into(), render).unwrap();
     submit(gpu, 1, map::RENDER_LIST, map::RENDER_LIST + render.len() as u32);
@@ -423,7 +428,7 @@ pub fn run_frame(gpu: &Gpu, bin: &[u8], render: &[u8]) {
 }
 
 /// Read the frame buffer (RGBA8888, linear).
-pub fn frame(gpu: &Gpu, width: u32, height: u32) -> Vec<u32> {
+pub fn frame<M: GpuModel + 'static>(gpu: &InProcess<M>, width: u32, height: u32) -> Vec<u32> {
     let mut b = vec![0u8; (width * height * 4) as usize];
     gpu.read_memory(map::FRAME.into(), &mut b).unwrap();
     b.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
