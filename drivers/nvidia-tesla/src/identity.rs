@@ -7,7 +7,7 @@
 //!
 //! - falcon engines (§2.10.1): none on G80, G84-G96 and G200 (their video engines are VP2,
 //!   not falcons);
-//! - the v3 falcons PCOPY and PDAEMON (§2.10.1: PCOPY[0] `GT215:GK104`, PDAEMON `GT215-`):
+//! - the v3 falcons PCOPY and PDAEMON (§2.10.1: `PCOPY[0]` `GT215:GK104`, PDAEMON `GT215-`):
 //!   G98, MCP77 and MCP79 have only the v0 video falcons;
 //! - on-board VRAM for the channel structures (§2.1.1: IGPs "don't have on-board memory or
 //!   memory controller, sharing the main system RAM instead"): MCP89 is an IGP.
