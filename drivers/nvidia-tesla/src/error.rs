@@ -312,6 +312,19 @@ pub enum FifoError {
     },
 }
 
+impl FifoError {
+    /// The channel the error names, if any.
+    pub const fn channel(&self) -> Option<u8> {
+        match *self {
+            FifoError::DmaPusher { channel, .. }
+            | FifoError::DmaPusherUnknown { channel, .. }
+            | FifoError::Semaphore { channel }
+            | FifoError::Cache { channel } => Some(channel),
+            FifoError::Other { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for FifoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -322,6 +322,12 @@ impl<'q, IO: RegisterIo + Clone, C: Clock> Queue<'q, IO, C> {
         FencePoint { address: self.fences.bus_address(), value: fence.seq() as u32 }
     }
 
+    /// The last PFIFO error that named this queue's channel (recorded by the interrupt
+    /// handler, cleared by [`reset`](Self::reset)).
+    pub fn fault(&self) -> Option<crate::error::FifoError> {
+        self.gpu.borrow().channel_fault(self.id)
+    }
+
     /// The channel's reference counter (USER `REF`): the sequence of the last `REF_CNT` it
     /// executed.
     pub fn ref_count(&self) -> u32 {

@@ -179,8 +179,10 @@ fn pfifo_faults_are_decoded_acknowledged_and_the_channel_recovered() {
     assert_eq!(w[w.len() - 2], (DMA_STATE, 0), "pusher error cleared");
     assert_eq!(w[w.len() - 1], (PFIFO_INTR, 1 << 12 | 1 << 20), "both acknowledged");
 
+    assert_eq!(gpu.channel_fault(id(3)), Some(faults[1]), "the last fault naming channel 3");
     fake.set(PFIFO_INTR, 0);
     gpu.recover_channel(id(3)).unwrap();
+    assert_eq!(gpu.channel_fault(id(3)), None);
     assert_eq!(gpu.channel_state(id(3)), Some(true));
     let mem = gpu.channel_memory(id(3)).unwrap();
     assert_eq!(fake.vram(mem.ramfc.address), 0, "IB_PUT 0");

@@ -69,6 +69,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
             ib: Some(ib),
             next_object: pushbuffer + DmaObject::BYTES.next_multiple_of(layout::OBJECT_UNIT),
             enabled: false,
+            fault: None,
         };
         self.add_dma_object(id, SEMAPHORE_DMA_HANDLE, DmaObject::linear_sysram(Access::ReadWrite))?;
         self.io

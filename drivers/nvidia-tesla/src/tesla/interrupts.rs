@@ -73,7 +73,18 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         if pmc.pfifo() {
             self.handle_pfifo(&mut report)?;
         }
+        for fault in report.faults() {
+            if let Some(slot) = fault.channel().and_then(|c| self.channels.get_mut(usize::from(c)))
+            {
+                slot.fault = Some(fault);
+            }
+        }
         Ok(report)
+    }
+
+    /// The last PFIFO error that named channel `id` since it was created or recovered.
+    pub fn channel_fault(&self, id: ChannelId) -> Option<FifoError> {
+        self.channels[usize::from(id.get())].fault
     }
 
     fn handle_pfifo(&self, report: &mut IrqReport) -> Result<(), DeviceGone> {

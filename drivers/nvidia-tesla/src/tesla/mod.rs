@@ -16,7 +16,7 @@ use baregpu_regs::nvidia::pmc::BOOT_0;
 
 use crate::Bar;
 use crate::channel::{CHANNEL_SLOTS, ChannelMemory, IbRing};
-use crate::error::DeviceGone;
+use crate::error::{DeviceGone, FifoError};
 use crate::identity::Identity;
 use crate::memory::{Pmem, VramArena, VramBlock};
 
@@ -53,11 +53,13 @@ pub(crate) struct ChannelSlot {
     pub(crate) next_object: u64,
     /// In the playlist.
     pub(crate) enabled: bool,
+    /// The last PFIFO error that named the channel, until it is recovered.
+    pub(crate) fault: Option<FifoError>,
 }
 
 impl ChannelSlot {
     const EMPTY: ChannelSlot =
-        ChannelSlot { memory: None, ib: None, next_object: 0, enabled: false };
+        ChannelSlot { memory: None, ib: None, next_object: 0, enabled: false, fault: None };
 }
 
 /// An NV50-family GPU (GT215, GT216, GT218), probed, with PFIFO brought up.
