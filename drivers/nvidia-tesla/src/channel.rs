@@ -8,7 +8,7 @@
 use core::fmt;
 
 use crate::error::ChannelError;
-use crate::memory::VramBlock;
+use crate::memory::{Access, DmaObject, Target, VramBlock};
 
 /// Channel ids the driver hands out: "Chid 0 is PIO-only" (§2.8.1: "On G80:GF100 only channel
 /// 0 supports PIO mode") and 127 is PFIFO's "invalid" channel (Linux nouveau nv50.c).
@@ -140,6 +140,16 @@ pub mod ramfc {
     pub const IB_PUT: u64 = 0x00;
     /// `IB_GET`.
     pub const IB_GET: u64 = 0x04;
+    /// `DMA_PUT` (DMA mode: the pushbuffer's end, a byte offset in its DMA object).
+    pub const DMA_PUT: u64 = 0x08;
+    /// `DMA_PUT_HIGH`.
+    pub const DMA_PUT_HIGH: u64 = 0x0c;
+    /// `DMA_GET` (DMA mode: where the pusher reads).
+    pub const DMA_GET: u64 = 0x10;
+    /// `DMA_GET_HIGH`.
+    pub const DMA_GET_HIGH: u64 = 0x14;
+    /// `DMA_LIMIT`: nouveau leaves it all-ones; the DMA object's limit bounds the pushbuffer.
+    pub const DMA_LIMIT: u64 = 0x4c;
     /// `DMA_FETCH`: nouveau's fetch settings with `IB_ENABLE` (bit 30, rnndb DMA_FETCH).
     pub const DMA_FETCH: u64 = 0x3c;
     /// nouveau's DMA_FETCH value without IB_ENABLE (fetch sizes; the fields are not documented).
@@ -233,27 +243,112 @@ impl IbRing {
     }
 }
 
-/// The RAMFC words of a new IB-mode channel, as (offset, value) pairs: `pushbuffer_object` is
-/// the offset of the pushbuffer DMA object in the channel structure.
+/// The pushbuffer of an NV4-style DMA-mode channel (§2.8.3): read linearly from `address`,
+/// wrapped by the writer's jumps. Its DMA object starts at `address` (jump targets and
+/// `DMA_PUT`/`DMA_GET` are byte offsets in the object, the convention of
+/// `baregpu_ring::nvidia::Pushbuffer`), so `DMA_PUT` = `DMA_GET` = 0 in a new channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct DmaPushbuffer {
+    /// Bus address of its first byte (4-byte aligned, below 2^40).
+    pub address: u64,
+    /// Its size in bytes (a multiple of 4, not 0).
+    pub bytes: u64,
+}
+
+impl DmaPushbuffer {
+    /// The pushbuffer DMA object: `address..address + bytes`, read-only system memory, or
+    /// [`ChannelError::BadPushbuffer`].
+    pub fn object(&self) -> Result<DmaObject, ChannelError> {
+        let bad = ChannelError::BadPushbuffer { address: self.address, bytes: self.bytes };
+        if self.bytes == 0 || !self.bytes.is_multiple_of(4) || !self.address.is_multiple_of(4) {
+            return Err(bad);
+        }
+        let limit = self.address.checked_add(self.bytes - 1).ok_or(bad)?;
+        let object = DmaObject {
+            target: Target::SysramSnoop,
+            access: Access::ReadOnly,
+            base: self.address,
+            limit,
+        };
+        object.words().map_err(|_| bad)?;
+        Ok(object)
+    }
+}
+
+/// How a channel's pusher fetches commands (§2.8.3: "two modes of DMA command submission").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum Pusher {
+    /// IB mode: a ring of IB entries; the pushbuffer DMA object is all of system memory.
+    Ib(IbRing),
+    /// NV4-style DMA mode: one pushbuffer read linearly.
+    Dma(DmaPushbuffer),
+}
+
+impl From<IbRing> for Pusher {
+    fn from(ib: IbRing) -> Self {
+        Pusher::Ib(ib)
+    }
+}
+
+impl From<DmaPushbuffer> for Pusher {
+    fn from(pb: DmaPushbuffer) -> Self {
+        Pusher::Dma(pb)
+    }
+}
+
+impl Pusher {
+    /// The pushbuffer DMA object the channel reads through, or why the setup is unusable.
+    pub fn object(&self) -> Result<DmaObject, ChannelError> {
+        match self {
+            Pusher::Ib(ib) => ib.order().map(|_| DmaObject::linear_sysram(Access::ReadOnly)),
+            Pusher::Dma(pb) => pb.object(),
+        }
+    }
+}
+
+/// Words of RAMFC the driver writes for a new channel.
+pub const RAMFC_WORDS: usize = 13;
+
+/// The RAMFC words of a new channel, as (offset, value) pairs: `pushbuffer_object` is the
+/// offset of the pushbuffer DMA object in the channel structure.
 pub fn ramfc_words(
     memory: &ChannelMemory,
-    ib: &IbRing,
+    pusher: &Pusher,
     pushbuffer_object: u64,
-) -> Result<[(u64, u32); 11], ChannelError> {
-    let order = ib.order()?;
+) -> Result<[(u64, u32); RAMFC_WORDS], ChannelError> {
+    pusher.object()?;
     let ramht_size = (ramht::BITS - ramfc::RAMHT_BITS_BASE) << ramfc::RAMHT_BITS_SHIFT;
+    // IB mode: the IB ring; DMA mode: DMA_GET = DMA_PUT = 0 (the object starts at the
+    // pushbuffer) and no limit but the object's.
+    let mode: [(u64, u32); 3] = match pusher {
+        Pusher::Ib(ib) => [
+            (ramfc::DMA_FETCH, ramfc::DMA_FETCH_SETTINGS | ramfc::DMA_FETCH_IB_ENABLE),
+            (ramfc::IB_ADDRESS_LOW, ib.address as u32),
+            (ramfc::IB_CONFIG, (ib.address >> 32) as u32 | ib.order()? << ramfc::IB_ORDER_SHIFT),
+        ],
+        Pusher::Dma(_) => [
+            (ramfc::DMA_FETCH, ramfc::DMA_FETCH_SETTINGS),
+            (ramfc::DMA_LIMIT, u32::MAX),
+            (ramfc::DMA_GET, 0),
+        ],
+    };
     Ok([
         (ramfc::IB_PUT, 0),
         (ramfc::IB_GET, 0),
-        (ramfc::DMA_FETCH, ramfc::DMA_FETCH_SETTINGS | ramfc::DMA_FETCH_IB_ENABLE),
+        (ramfc::DMA_PUT, 0),
+        mode[0],
+        mode[1],
+        mode[2],
         (ramfc::DMA_TIMESLICE, ramfc::TIMESLICE),
         (ramfc::DMA_INSTANCE, (pushbuffer_object >> 4) as u32),
-        (ramfc::IB_ADDRESS_LOW, ib.address as u32),
-        (ramfc::IB_CONFIG, (ib.address >> 32) as u32 | order << ramfc::IB_ORDER_SHIFT),
         (ramfc::ACQUIRE_TIMEOUT, ramfc::ACQUIRE_TIMEOUT_VALUE),
         (ramfc::SLI, ramfc::SLI_VALUE),
         (ramfc::RAMHT, ramht_size | ramfc::RAMHT_SEARCH | (layout::RAMHT_OFFSET >> 4) as u32),
         (ramfc::CACHE_INST, (memory.cache.address >> 10) as u32),
+        (ramfc::CHAN_INST, (memory.instance.address >> 12) as u32),
     ])
 }
 
@@ -275,6 +370,16 @@ mod tests {
         assert_eq!(ramht::hash(0xabc), 0xabc);
         assert_eq!(ramht::hash(0x1234_5678), 0x678 ^ 0x345 ^ 0x12);
         assert_eq!(ramht::context(Engine::Copy.id(), 0x4200), 0x30_0420);
+    }
+
+    #[test]
+    fn a_dma_pushbuffer_object_covers_exactly_the_pushbuffer() {
+        let pb = DmaPushbuffer { address: 0x8000_0000, bytes: 0x1000 };
+        let o = pb.object().unwrap();
+        assert_eq!((o.base, o.limit, o.access), (0x8000_0000, 0x8000_0fff, Access::ReadOnly));
+        for (address, bytes) in [(0x8000_0000, 0), (0x8000_0002, 0x1000), (1 << 40, 4)] {
+            assert!(DmaPushbuffer { address, bytes }.object().is_err(), "{address:#x} {bytes}");
+        }
     }
 
     #[test]

@@ -207,6 +207,13 @@ pub enum ChannelError {
         /// Its bus address.
         address: u64,
     },
+    /// A DMA-mode pushbuffer that is empty, not whole words, unaligned or past 40 bits.
+    BadPushbuffer {
+        /// Its bus address.
+        address: u64,
+        /// Its size.
+        bytes: u64,
+    },
     /// The channel's RAMHT has no free slot for the handle.
     RamhtFull {
         /// The handle.
@@ -248,6 +255,10 @@ impl fmt::Display for ChannelError {
             ChannelError::BadIbRing { entries, address } => write!(
                 f,
                 "IB ring of {entries} entries at {address:#x} (power of two 2..=65536, 8-byte aligned)"
+            ),
+            ChannelError::BadPushbuffer { address, bytes } => write!(
+                f,
+                "DMA pushbuffer of {bytes:#x} bytes at {address:#x} (whole words, 4-byte aligned, below 2^40)"
             ),
             ChannelError::RamhtFull { handle } => write!(f, "no RAMHT slot for handle {handle:#x}"),
             ChannelError::DuplicateHandle { handle } => {

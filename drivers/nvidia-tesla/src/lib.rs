@@ -34,7 +34,8 @@
 //! - [`Tesla::init`]: PFIFO reset through `PMC.ENABLE` and initialised in Linux nouveau's
 //!   order.
 //! - Channels ([`channel`], [`Tesla::create_channel`]): ids 1..=126, channel structure, RAMFC
-//!   for IB mode, RAMHT with object handles, channel table, playlist; enable, disable, unload.
+//!   for IB or DMA mode, RAMHT with object handles, channel table, playlist; enable, disable,
+//!   unload.
 //! - Interrupts ([`Tesla::handle_interrupts`]): `PMC.INTR` routed, PFIFO errors decoded into
 //!   [`FifoError`]s, the channel recovered ([`Tesla::recover_channel`]).
 //! - [`queue`]: a channel as the family-generic [`gpu::GpuQueue`] over the IB-mode pushbuffer
@@ -64,7 +65,7 @@ mod tesla;
 
 use baregpu_hal::FamilyIo;
 
-pub use channel::{ChannelId, ChannelMemory, Engine, IbRing};
+pub use channel::{ChannelId, ChannelMemory, DmaPushbuffer, Engine, IbRing, Pusher};
 pub use error::{ChannelError, DeviceGone, FifoError, InitError, MemoryError, ProbeError};
 pub use falcon::{Falcon, FalconError, FalconIrq, TeslaFalcon};
 pub use identity::{Identity, Missing};

@@ -6,7 +6,8 @@ mod common;
 
 use baregpu_nvidia_tesla::regs::pmc::BOOT_0;
 use baregpu_nvidia_tesla::{
-    ChannelError, ChannelId, FifoError, IbRing, InitError, Missing, ProbeError, Tesla, TeslaConfig,
+    ChannelError, ChannelId, DmaPushbuffer, FifoError, IbRing, InitError, Missing, ProbeError,
+    Tesla, TeslaConfig,
 };
 use common::*;
 
@@ -203,4 +204,28 @@ fn notify_is_reported_only_once_enabled_and_all_ones_is_device_gone() {
     fake.gone.set(true);
     assert!(gpu.handle_interrupts().is_err());
     assert!(gpu.check_alive().is_err());
+}
+
+#[test]
+fn a_dma_mode_channel_reads_its_pushbuffer_through_an_object_that_starts_at_it() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    let pb = DmaPushbuffer { address: 0x9000_0000, bytes: 0x4000 };
+    gpu.create_channel(id(9), pb).unwrap();
+    let mem = gpu.channel_memory(id(9)).unwrap();
+    // DMA_FETCH without IB_ENABLE, DMA_GET = DMA_PUT = 0, no limit but the object's.
+    assert_eq!(fake.vram(mem.ramfc.address + 0x3c), 0x003f_6078);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x10), 0);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x08), 0);
+    assert_eq!(fake.vram(mem.ramfc.address + 0x4c), u32::MAX);
+    // The pushbuffer object (at 0x4200): read-only class 2, system memory, base and limit.
+    let o = mem.instance.address + 0x4200;
+    assert_eq!(fake.vram(o) & 0xffff, 0x0002);
+    assert_eq!((fake.vram(o + 4), fake.vram(o + 8)), (0x9000_3fff, 0x9000_0000));
+    let bad = DmaPushbuffer { address: 0x9000_0002, bytes: 0x4000 };
+    let e = gpu.create_channel(id(10), bad).unwrap_err();
+    assert!(matches!(e, ChannelError::BadPushbuffer { .. }), "{e:?}");
+    // Recovery keeps the mode.
+    gpu.recover_channel(id(9)).unwrap();
+    assert_eq!(fake.vram(mem.ramfc.address + 0x3c), 0x003f_6078);
 }

@@ -13,7 +13,7 @@ use baregpu_regs::nvidia::pfifo::{
 };
 
 use super::{ChannelSlot, Tesla, check_alive};
-use crate::channel::{ChannelId, ChannelMemory, Engine, IbRing, layout, ramfc, ramfc_words, ramht};
+use crate::channel::{ChannelId, ChannelMemory, Engine, Pusher, layout, ramfc_words, ramht};
 use crate::error::{ChannelError, MemoryError};
 use crate::memory::{Access, DmaObject};
 
@@ -33,19 +33,26 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         &mut self.channels[usize::from(id.get())]
     }
 
-    /// Create IB-mode channel `id` fetching from `ib`, disabled: its channel structure, RAMFC
-    /// and CACHE placed in the driver's VRAM (once per id, reused when the id is created
-    /// again), engine context objects and RAMHT cleared, the pushbuffer DMA object (linear
-    /// system memory, read-only) and the semaphore DMA object ([`SEMAPHORE_DMA_HANDLE`])
-    /// written, RAMFC filled, and the channel table entry pointed at the RAMFC (not enabled:
-    /// [`enable_channel`](Self::enable_channel)). A bad `ib` or a full VRAM range leaves the
-    /// channel table untouched.
-    pub fn create_channel(&mut self, id: ChannelId, ib: IbRing) -> Result<(), ChannelError> {
+    /// Create channel `id` with `pusher` (an [`IbRing`](crate::IbRing) for IB mode, a
+    /// [`DmaPushbuffer`](crate::channel::DmaPushbuffer) for DMA mode), disabled: its channel
+    /// structure, RAMFC and CACHE placed in the driver's VRAM (once per id, reused when the
+    /// id is created again), engine context objects and RAMHT cleared, the pushbuffer DMA
+    /// object (read-only system memory: all of it in IB mode, the pushbuffer in DMA mode) and
+    /// the semaphore DMA object ([`SEMAPHORE_DMA_HANDLE`]) written, RAMFC filled, and the
+    /// channel table entry pointed at the RAMFC (not enabled:
+    /// [`enable_channel`](Self::enable_channel)). A bad pusher setup or a full VRAM range
+    /// leaves the channel table untouched.
+    pub fn create_channel(
+        &mut self,
+        id: ChannelId,
+        pusher: impl Into<Pusher>,
+    ) -> Result<(), ChannelError> {
+        let pusher = pusher.into();
         check_alive(&self.io)?;
-        if self.slot(id).ib.is_some() {
+        if self.slot(id).pusher.is_some() {
             return Err(ChannelError::InUse { id: id.get() });
         }
-        ib.order()?;
+        let object = pusher.object()?;
         let memory = match self.slot(id).memory {
             Some(m) => m,
             None => self.place_channel()?,
@@ -55,18 +62,13 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         pmem.zero(memory.ramht(), ramht::BYTES)?;
         pmem.zero(memory.ramfc.address, layout::RAMFC_BYTES)?;
         let pushbuffer = layout::OBJECTS_START;
-        let words = DmaObject::linear_sysram(Access::ReadOnly).words()?;
-        pmem.write_words(memory.instance.address + pushbuffer, &words)?;
-        for (offset, value) in ramfc_words(&memory, &ib, pushbuffer)? {
+        pmem.write_words(memory.instance.address + pushbuffer, &object.words()?)?;
+        for (offset, value) in ramfc_words(&memory, &pusher, pushbuffer)? {
             pmem.write32(memory.ramfc.address + offset, value)?;
         }
-        pmem.write32(
-            memory.ramfc.address + ramfc::CHAN_INST,
-            (memory.instance.address >> 12) as u32,
-        )?;
         *self.slot_mut(id) = ChannelSlot {
             memory: Some(memory),
-            ib: Some(ib),
+            pusher: Some(pusher),
             next_object: pushbuffer + DmaObject::BYTES.next_multiple_of(layout::OBJECT_UNIT),
             enabled: false,
             fault: None,
@@ -112,7 +114,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     ) -> Result<u64, ChannelError> {
         let words = object.words()?;
         let slot = *self.slot(id);
-        let (Some(memory), Some(_)) = (slot.memory, slot.ib) else {
+        let (Some(memory), Some(_)) = (slot.memory, slot.pusher) else {
             return Err(ChannelError::NotCreated { id: id.get() });
         };
         let offset = slot.next_object;
@@ -139,7 +141,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         offset: u64,
     ) -> Result<(), ChannelError> {
         let slot = *self.slot(id);
-        let (Some(memory), Some(_)) = (slot.memory, slot.ib) else {
+        let (Some(memory), Some(_)) = (slot.memory, slot.pusher) else {
             return Err(ChannelError::NotCreated { id: id.get() });
         };
         let entry = self.ramht_slot(&memory, handle)?;
@@ -195,19 +197,19 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     pub fn destroy_channel(&mut self, id: ChannelId) -> Result<(), ChannelError> {
         self.disable_channel(id)?;
         let _ = self.io.write_at(usize::from(id.get()), CHAN_TABLE::RESET);
-        self.slot_mut(id).ib = None;
+        self.slot_mut(id).pusher = None;
         Ok(())
     }
 
     /// Whether channel `id` exists, and whether it is enabled.
     pub fn channel_state(&self, id: ChannelId) -> Option<bool> {
         let slot = self.slot(id);
-        slot.ib.map(|_| slot.enabled)
+        slot.pusher.map(|_| slot.enabled)
     }
 
     /// Where channel `id`'s structures are.
     pub fn channel_memory(&self, id: ChannelId) -> Option<ChannelMemory> {
-        self.slot(id).ib.and(self.slot(id).memory)
+        self.slot(id).pusher.and(self.slot(id).memory)
     }
 
     fn created(&self, id: ChannelId) -> Result<ChannelMemory, ChannelError> {

@@ -128,21 +128,21 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     }
 
     /// Recover channel `id` after a fault: disabled and unloaded, its RAMFC written afresh
-    /// (empty IB ring: `IB_GET` = `IB_PUT` = 0, no semaphore acquire pending), enabled again.
-    /// The work in its IB ring is dropped; the caller's ring starts again from entry 0.
+    /// (`IB_GET` = `IB_PUT` = 0, `DMA_GET` = `DMA_PUT` = 0, no semaphore acquire pending),
+    /// enabled again. The work in its rings is dropped; the caller's rings start again at 0.
     pub fn recover_channel(&mut self, id: ChannelId) -> Result<(), ChannelError> {
-        let ib = self.channel_ib(id).ok_or(ChannelError::NotCreated { id: id.get() })?;
+        let pusher = self.channel_pusher(id).ok_or(ChannelError::NotCreated { id: id.get() })?;
         let was_enabled = self.channel_state(id) == Some(true);
         self.destroy_channel(id)?;
-        self.create_channel(id, ib)?;
+        self.create_channel(id, pusher)?;
         if was_enabled {
             self.enable_channel(id)?;
         }
         Ok(())
     }
 
-    /// The IB ring channel `id` was created with.
-    pub fn channel_ib(&self, id: ChannelId) -> Option<crate::channel::IbRing> {
-        self.channels[usize::from(id.get())].ib
+    /// How channel `id`'s pusher fetches (what it was created with).
+    pub fn channel_pusher(&self, id: ChannelId) -> Option<crate::channel::Pusher> {
+        self.channels[usize::from(id.get())].pusher
     }
 }

@@ -15,7 +15,7 @@ use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::nvidia::pmc::BOOT_0;
 
 use crate::Bar;
-use crate::channel::{CHANNEL_SLOTS, ChannelMemory, IbRing};
+use crate::channel::{CHANNEL_SLOTS, ChannelMemory, Pusher};
 use crate::error::{DeviceGone, FifoError};
 use crate::identity::Identity;
 use crate::memory::{Pmem, VramArena, VramBlock};
@@ -47,8 +47,8 @@ impl TeslaConfig {
 pub(crate) struct ChannelSlot {
     /// Its memory, kept for the id once placed (a channel created again reuses it).
     pub(crate) memory: Option<ChannelMemory>,
-    /// The IB ring while the channel exists.
-    pub(crate) ib: Option<IbRing>,
+    /// How the pusher fetches, while the channel exists.
+    pub(crate) pusher: Option<Pusher>,
     /// The next free object offset in the channel structure.
     pub(crate) next_object: u64,
     /// In the playlist.
@@ -59,7 +59,7 @@ pub(crate) struct ChannelSlot {
 
 impl ChannelSlot {
     const EMPTY: ChannelSlot =
-        ChannelSlot { memory: None, ib: None, next_object: 0, enabled: false, fault: None };
+        ChannelSlot { memory: None, pusher: None, next_object: 0, enabled: false, fault: None };
 }
 
 /// An NV50-family GPU (GT215, GT216, GT218), probed, with PFIFO brought up.
