@@ -454,6 +454,17 @@ fn ib_ring(ib: &DmaRegion) -> IbRing {
     IbRing { address: ib.bus_address().0, entries: (ib.size() as u64 / IbRing::ENTRY_BYTES) as u32 }
 }
 
+impl<IO: RegisterIo + Clone, C: Clock> Drop for Queue<'_, IO, C> {
+    /// The channel destroyed (off the playlist, unloaded, its table entry cleared): nothing
+    /// fetches from or releases semaphores into the queue's memory once it is gone. Best
+    /// effort: a GPU that is gone or borrowed elsewhere is left as it is.
+    fn drop(&mut self) {
+        if let Ok(mut gpu) = self.gpu.try_borrow_mut() {
+            let _ = gpu.destroy_channel(self.id);
+        }
+    }
+}
+
 impl<IO: RegisterIo + Clone, C: Clock> FenceSource for Queue<'_, IO, C> {
     fn read_completed(&self) -> u64 {
         match self.fences.read_u32(0) {

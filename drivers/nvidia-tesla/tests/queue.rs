@@ -185,3 +185,29 @@ fn a_gone_device_fails_submission_and_waits() {
     assert!(matches!(e, FenceError::DeviceGone(_)), "{e:?}");
     assert_eq!(q.fence_status(&f), FenceStatus::Failed(FenceFailure::DeviceGone));
 }
+
+#[test]
+fn dropping_a_queue_destroys_its_channel_only() {
+    let r = rig();
+    let (ma, mb) = (memory(0), memory(1));
+    let a = queue(&r, 1, &ma);
+    let _b = queue(&r, 2, &mb);
+    drop(a);
+    assert_eq!(r.gpu.borrow().channel_state(id(1)), None);
+    assert_eq!(r.gpu.borrow().channel_state(id(2)), Some(true));
+    let w = r.fake.register_writes();
+    assert_eq!(*w.last().unwrap(), (CHAN_TABLE + 4, 0), "channel 1's table entry cleared");
+}
+
+#[test]
+fn dropping_the_gpu_stops_every_channel() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    gpu.create_channel(id(5), IB).unwrap();
+    gpu.enable_channel(id(5)).unwrap();
+    drop(gpu);
+    let w = fake.register_writes();
+    let n = w.len();
+    assert_eq!(w[n - 2], (PLAYLIST_LEN, 0), "empty playlist first");
+    assert_eq!(w[n - 1], (CHAN_TABLE + 4 * 5, 0), "then the table entry");
+}

@@ -12,6 +12,7 @@ use core::time::Duration;
 
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
+use baregpu_regs::nvidia::pfifo::CHAN_TABLE_G84_UNTIL_GF100 as CHAN_TABLE;
 use baregpu_regs::nvidia::pmc::BOOT_0;
 
 use crate::Bar;
@@ -118,4 +119,20 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
 /// `Err(DeviceGone)` if `PMC.BOOT_0` reads all-ones.
 pub(crate) fn check_alive(io: &Bar<impl RegisterIo>) -> Result<(), DeviceGone> {
     if io.read::<BOOT_0>().raw() == u32::MAX { Err(DeviceGone) } else { Ok(()) }
+}
+
+impl<IO: RegisterIo, C: Clock> Drop for Tesla<IO, C> {
+    /// Every channel stopped (an empty playlist, then every table entry disabled): no
+    /// pushbuffer in the caller's memory runs on after the driver is gone.
+    fn drop(&mut self) {
+        for slot in &mut self.channels {
+            slot.enabled = false;
+        }
+        let _ = self.write_playlist();
+        for (i, slot) in self.channels.iter().enumerate() {
+            if slot.pusher.is_some() {
+                let _ = self.io.write_at(i, CHAN_TABLE::RESET);
+            }
+        }
+    }
 }
