@@ -5,6 +5,7 @@
 //! cache until `V3D_SLCACTL` (ICC/UCC/T0CC/T1CC per slice) or `V3D_L2CACTL.L2CCLR` clears it
 //! (§10 Tables 71-72). The L2 is used only while `L2CENA` is set.
 
+use crate::perf::{Events, source};
 use gpu_device_model::DeviceContext;
 
 /// Bytes per cache line (a decision: the document gives no line size).
@@ -13,38 +14,44 @@ pub const LINE_BYTES: u32 = 64;
 pub const SLICE_CACHE_LINES: usize = 64;
 /// Lines of the L2 (a decision: 32 KiB).
 pub const L2_LINES: usize = 512;
+/// Ways of every cache (a decision: 4-way set associative, round-robin replacement).
+pub const WAYS: usize = 4;
 
-/// A direct-mapped read-only cache of [`LINE_BYTES`] lines.
+type Line = [u8; LINE_BYTES as usize];
+
+/// A set-associative read-only cache of [`LINE_BYTES`] lines.
 #[derive(Debug, Clone)]
 pub struct ReadCache {
-    lines: Vec<Option<(u32, [u8; LINE_BYTES as usize])>>,
+    sets: Vec<[Option<(u32, Line)>; WAYS]>,
+    /// The way each set replaces next.
+    victim: Vec<u8>,
 }
 
 impl ReadCache {
-    /// An empty cache of `lines` lines.
+    /// An empty cache of `lines` lines (a multiple of [`WAYS`]).
     pub fn new(lines: usize) -> Self {
-        ReadCache { lines: vec![None; lines] }
+        let sets = (lines / WAYS).max(1);
+        ReadCache { sets: vec![[None; WAYS]; sets], victim: vec![0; sets] }
     }
 
     /// Drop every line.
     pub fn clear(&mut self) {
-        self.lines.iter_mut().for_each(|l| *l = None);
+        self.sets.iter_mut().for_each(|s| *s = [None; WAYS]);
     }
 
-    fn slot(&self, line: u32) -> usize {
-        (line / LINE_BYTES) as usize % self.lines.len()
+    fn set(&self, line: u32) -> usize {
+        (line / LINE_BYTES) as usize % self.sets.len()
     }
 
-    fn get(&self, line: u32) -> Option<&[u8; LINE_BYTES as usize]> {
-        match &self.lines[self.slot(line)] {
-            Some((tag, data)) if *tag == line => Some(data),
-            _ => None,
-        }
+    fn get(&self, line: u32) -> Option<&Line> {
+        self.sets[self.set(line)].iter().flatten().find(|(tag, _)| *tag == line).map(|(_, d)| d)
     }
 
-    fn put(&mut self, line: u32, data: [u8; LINE_BYTES as usize]) {
-        let slot = self.slot(line);
-        self.lines[slot] = Some((line, data));
+    fn put(&mut self, line: u32, data: Line) {
+        let s = self.set(line);
+        let way = usize::from(self.victim[s]);
+        self.victim[s] = ((way + 1) % WAYS) as u8;
+        self.sets[s][way] = Some((line, data));
     }
 }
 
@@ -103,11 +110,13 @@ impl Caches {
         }
     }
 
-    /// Read the dword at `address` (the low two bits ignored) through `slice`'s `port` cache.
-    /// `Err(address)`: a bus fault, or the unprogrammed address 0.
+    /// Read the dword at `address` (the low two bits ignored) through `slice`'s `port` cache,
+    /// counting hits and misses in `events` (§10 Table 82). `Err(address)`: a bus fault, or the
+    /// unprogrammed address 0.
     pub fn read_u32(
         &mut self,
         dev: &mut DeviceContext<'_>,
+        events: &mut Events,
         slice: usize,
         port: Port,
         address: u32,
@@ -118,19 +127,30 @@ impl Caches {
         }
         let line = address & !(LINE_BYTES - 1);
         let at = (address - line) as usize;
-        let word = |d: &[u8; LINE_BYTES as usize]| {
-            u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
+        let word = |d: &Line| u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]]);
+        let (hit, miss) = match port {
+            Port::Instruction => (Some(source::ICACHE_HITS), source::ICACHE_MISSES),
+            Port::Uniforms => (Some(source::UCACHE_HITS), source::UCACHE_MISSES),
+            Port::Tmu(_) => (None, source::TMU_MISSES),
         };
         let cache = &mut self.slices[slice][index(port)];
         if let Some(d) = cache.get(line) {
+            if let Some(hit) = hit {
+                events.add(hit, 1);
+            }
             return Ok(word(d));
         }
+        events.add(miss, 1);
         let data = match self.l2.get(line).filter(|_| self.l2_enabled) {
-            Some(d) => *d,
+            Some(d) => {
+                events.add(source::L2_HITS, 1);
+                *d
+            }
             None => {
-                let mut d = [0u8; LINE_BYTES as usize];
+                let mut d: Line = [0; LINE_BYTES as usize];
                 dev.dma_read(u64::from(line), &mut d).map_err(|_| address)?;
                 if self.l2_enabled {
+                    events.add(source::L2_MISSES, 1);
                     self.l2.put(line, d);
                 }
                 d

@@ -26,6 +26,7 @@
 pub mod cache;
 pub mod cle;
 pub mod faults;
+pub mod perf;
 pub mod qpu;
 pub mod scheduler;
 pub mod shading;

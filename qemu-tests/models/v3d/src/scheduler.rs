@@ -3,6 +3,7 @@
 //! not reserve, one fragment-shader thread at a time for the renderer ([`FragmentShading`]),
 //! and a bounded number of instructions per call.
 
+use crate::perf::source;
 use crate::qpu::{self, Exec, FragmentState, Program, QPUS, Qpu, QpuFault, Shared, Step, Thread};
 use crate::shading::{FragmentBatch, FragmentOutput, FragmentShading, ShaderFault, ShadingStep};
 use gpu_device_model::DeviceContext;
@@ -75,6 +76,12 @@ impl Qpus {
         self.qpus[q].thread = Some(Thread::new(pc, uniforms, left, Program::User));
     }
 
+    /// Count `cycles` idle cycles for every QPU without a thread (performance source 13).
+    pub fn count_idle(&mut self, cycles: u64) {
+        let idle = self.qpus.iter().filter(|q| q.thread.is_none()).count() as u64;
+        self.shared.events.add(source::QPU_IDLE, idle * cycles);
+    }
+
     /// Whether any QPU runs a thread or a DMA.
     pub fn busy(&self) -> bool {
         self.qpus.iter().any(|q| q.thread.is_some() || q.vdw.is_some() || q.vdr.is_some())
@@ -133,11 +140,13 @@ impl Qpus {
                     match self.exec(q, dev).step() {
                         Step::Ran => {
                             run.instructions += 1;
+                            self.shared.events.add(source::QPU_VALID, 1);
                             progress = true;
                         }
                         Step::Stalled => break,
                         Step::Ended => {
                             run.instructions += 1;
+                            self.shared.events.add(source::QPU_VALID, 1);
                             run.user_programs_ended += 1;
                             progress = true;
                             self.end_thread(q);
@@ -205,8 +214,12 @@ impl FragmentShading for Qpus {
         let Some(q) = self.fragment_qpu else { return ShadingStep::Running };
         for _ in 0..budget {
             let pc = self.qpus[q].thread.as_ref().map_or(0, |t| t.pc);
+            let ran = |s: &mut Shared| {
+                s.events.add(source::QPU_VALID, 1);
+                s.events.add(source::QPU_FRAGMENT, 1);
+            };
             match self.exec(q, dev).step() {
-                Step::Ran => {}
+                Step::Ran => ran(&mut self.shared),
                 Step::Stalled => {
                     // A fragment thread stalled for good (a semaphore no one releases) would
                     // hang the renderer: its stalls count against the instruction limit.
@@ -215,6 +228,7 @@ impl FragmentShading for Qpus {
                     }
                 }
                 Step::Ended => {
+                    ran(&mut self.shared);
                     let thread = self.qpus[q].thread.take();
                     self.fragment_qpu = None;
                     self.end_thread(q);

@@ -7,6 +7,7 @@
 
 use crate::cle::{self, Cle};
 use crate::faults::Faults;
+use crate::perf::{COUNTERS, Counters};
 use crate::qpu::{QPUS, QpuFault};
 use crate::scheduler::{Qpus, RESERVE_USER};
 use baregpu_hal::register::Register;
@@ -47,6 +48,20 @@ const SRQUL: u32 = off::<v3d::V3D_SRQUL>();
 const SRQCS: u32 = off::<v3d::V3D_SRQCS>();
 const VPMBASE: u32 = off::<v3d::V3D_VPMBASE>();
 const DBQITE: u32 = off::<v3d::V3D_DBQITE>();
+const PCTRC: u32 = off::<v3d::V3D_PCTRC>();
+const PCTRE: u32 = off::<v3d::V3D_PCTRE>();
+const PCTR0: u32 = off::<v3d::V3D_PCTR0>();
+const PCTRS0: u32 = off::<v3d::V3D_PCTRS0>();
+/// Bytes from one counter's `V3D_PCTRn`/`V3D_PCTRSn` pair to the next (Table 48).
+const PCTR_STRIDE: u32 = off::<v3d::V3D_PCTR1>() - PCTR0;
+
+/// The performance counter `V3D_PCTRn` (`Some((n, false))`) or mapping `V3D_PCTRSn`
+/// (`Some((n, true))`) at `offset`.
+fn counter_register(offset: u32) -> Option<(usize, bool)> {
+    let rel = offset.checked_sub(PCTR0)?;
+    let n = (rel / PCTR_STRIDE) as usize;
+    (n < COUNTERS).then_some((n, rel % PCTR_STRIDE == PCTRS0 - PCTR0))
+}
 const DBQITC: u32 = off::<v3d::V3D_DBQITC>();
 
 /// Counters.
@@ -99,6 +114,7 @@ pub struct V3d {
     stats: Stats,
     fault: Option<QpuFault>,
     slow_ticks: u32,
+    counters: Counters,
 }
 
 impl Default for V3d {
@@ -139,6 +155,7 @@ impl V3d {
             stats: Stats::default(),
             fault: None,
             slow_ticks: 0,
+            counters: Counters::default(),
         }
     }
 
@@ -157,14 +174,10 @@ impl V3d {
         self.faults
     }
 
-    /// The register file (for the control-list executor's registers).
-    pub fn registers(&self) -> &RegisterFile<Chipset> {
-        &self.regs
-    }
-
-    /// The register file, mutably (the control-list executor stores its status registers).
-    pub fn registers_mut(&mut self) -> &mut RegisterFile<Chipset> {
-        &mut self.regs
+    /// Count `n` events of performance-counter source `source` (§10 Table 82): the
+    /// control-list executor's way in for the FEP, TLB, PTB and PSE sources.
+    pub fn count_event(&mut self, source: usize, n: u64) {
+        self.qpus.shared.events.add(source, n);
     }
 
     /// Requests waiting in the SRQ.
@@ -190,7 +203,12 @@ impl V3d {
         if let Some(value) = self.cle.mmio_read(offset) {
             return value;
         }
+        let events = &self.qpus.shared.events;
+        if let Some((n, mapping)) = counter_register(offset) {
+            return if mapping { self.counters.source(n) } else { self.counters.value(n, events) };
+        }
         match offset {
+            PCTRE => self.counters.enables(),
             DBQITC => u32::from(self.qpus.shared.host_interrupts),
             L2CACTL => u32::from(self.qpus.shared.caches.l2_enabled),
             SRQCS => self.srqcs(),
@@ -207,8 +225,19 @@ impl V3d {
             self.stats.writes_dropped += 1;
             return;
         }
+        let events = &self.qpus.shared.events;
+        if let Some((n, mapping)) = counter_register(offset) {
+            let value = self.regs.write(offset, value);
+            match mapping {
+                true => self.counters.set_source(n, value, events),
+                false => self.counters.set_value(n, value, events),
+            }
+            return;
+        }
         match offset {
-            // Write 1 to clear (§10 Table 77).
+            PCTRE => self.counters.set_enables(self.regs.write(offset, value), events),
+            PCTRC => self.counters.clear(self.regs.write(offset, value), events),
+            // Write 1 to clear (§10 Table 73).
             DBQITC => {
                 self.qpus.shared.host_interrupts &= !(value as u16);
                 self.suppressed &= !(value as u16);
@@ -312,6 +341,8 @@ impl V3d {
         };
         self.stats.dma_words += u64::from(moved);
         self.dispatch();
+        // A QPU cycle is one instruction slot: the tick's slots shared by the twelve QPUs.
+        self.qpus.count_idle(u64::from(INSTRUCTIONS_PER_TICK) / QPUS as u64);
         let host_before = self.qpus.shared.host_interrupts;
         let (run, fault) = self.qpus.run(dev, INSTRUCTIONS_PER_TICK);
         self.stats.instructions += u64::from(run.instructions);

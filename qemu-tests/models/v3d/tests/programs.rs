@@ -77,7 +77,6 @@ fn vector_add_loads_through_the_vdr_and_stores_through_the_vdw() {
     let c: Vec<u32> = (0..16).map(|i| 1000 - i).collect();
     b.put(DATA, &a);
     b.put(DATA + 0x100, &c);
-    b.put(UNIFORMS, &[DATA, DATA + 0x100, OUT]);
     let mut p = vec![
         ldi(VPM_SETUP, vdr_setup(0)),
         w(mov_a(VPM_DMA_ADDR, UNIF)),
@@ -91,15 +90,9 @@ fn vector_add_loads_through_the_vdr_and_stores_through_the_vdw() {
         w(mov_a(R0, VPM)),
         w(mov_a(R1, VPM)),
         w(add_op(12, R2, M_R0, M_R1)),
-        ldi_b(VPM_SETUP, vpm_write_setup(2)),
-        w(mov(VPM, M_R2)),
     ];
-    p.extend(store_row(2));
-    p.extend(end());
-    b.code(CODE, &p);
-    b.submit(CODE, UNIFORMS, 3);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_vector(M_R2, 2));
+    b.run_program(&p, &[DATA, DATA + 0x100, OUT]);
     let sum: Vec<u32> = a.iter().zip(&c).map(|(x, y)| x + y).collect();
     assert_eq!(b.peek_n(OUT, 16), sum);
     assert_eq!(b.completed(), 1);
@@ -260,27 +253,26 @@ fn rewritten_code_runs_stale_until_the_instruction_cache_is_cleared() {
         p.extend(end());
         p
     };
+    let again = |b: &mut Bench| {
+        b.submit(CODE, UNIFORMS, 1);
+        b.run(1000);
+    };
     b.put(UNIFORMS, &[OUT]);
     b.code(CODE, &prog(1));
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT), 1);
     b.code(CODE, &prog(2));
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT), 1, "stale code from the instruction cache");
     b.wr(SLCACTL, 0xF);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT), 2);
-    // Uniforms likewise (UCC), and a cleared L2 does not bring them back on its own.
+    // Uniforms likewise (UCC).
     b.put(UNIFORMS, &[OUT2]);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT2), 0, "stale uniform: still stored to OUT");
     b.wr(SLCACTL, 0xF00);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
+    again(&mut b);
     assert_eq!(b.peek(OUT2), 2);
 }
 
@@ -393,7 +385,6 @@ fn a_texture_lookup_samples_an_lt_texture_through_the_tmu() {
         b.put(0x10_0000 + 64 * (x / 4) + 4 * (x % 4), &[0xAB00_0000 | x]);
     }
     let p1 = 4 << 20 | 16 << 8 | 1 << 7 | 1 << 4;
-    b.put(UNIFORMS, &[0x10_0000, p1, OUT]);
     let mut p = vec![
         w(I { raddr_a: ELEM, ..add_op(8, R0, M_A, M_A) }),
         w(I { sig: 13, raddr_b: 44, ..mul_op(1, R1, M_R0, M_B) }),
@@ -401,15 +392,9 @@ fn a_texture_lookup_samples_an_lt_texture_through_the_tmu() {
         w(mov(57, M_R2)),
         w(mov(TMU0_S, M_R1)),
         w(I { sig: 10, ..NOP }),
-        ldi_b(VPM_SETUP, vpm_write_setup(0)),
-        w(mov(VPM, M_R4)),
     ];
-    p.extend(store_row(0));
-    p.extend(end());
-    b.code(CODE, &p);
-    b.submit(CODE, UNIFORMS, 3);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
+    p.extend(store_vector(M_R4, 0));
+    b.run_program(&p, &[0x10_0000, p1, OUT]);
     assert_eq!(b.peek_n(OUT, 16), (0..16).map(|x| 0xAB00_0000 | x).collect::<Vec<_>>());
 }
 
@@ -421,18 +406,67 @@ fn tmu_addressing_is_swapped_alike_for_writes_and_loads_on_qpus_2_and_3() {
     let mut b = Bench::new();
     b.wr(SQRSV0, 0x11);
     b.put(DATA, &[0xC0FFEE]);
-    let mut p = vec![
-        w(mov_a(TMU0_S, UNIF)),
-        w(I { sig: 10, ..NOP }),
-        ldi_b(VPM_SETUP, vpm_write_setup(0)),
-        w(mov(VPM, M_R4)),
-    ];
-    p.extend(store_row(0));
-    p.extend(end());
-    b.code(CODE, &p);
-    b.put(UNIFORMS, &[DATA, OUT]);
-    b.submit(CODE, UNIFORMS, 2);
+    let mut p = vec![w(mov_a(TMU0_S, UNIF)), w(I { sig: 10, ..NOP })];
+    p.extend(store_vector(M_R4, 0));
+    b.run_program(&p, &[DATA, OUT]);
+    assert_eq!(b.peek(OUT), 0xC0FFEE);
+}
+
+#[test]
+fn performance_counters_count_their_sources_while_enabled() {
+    // §10 Tables 82-86. Counter 0 counts valid instructions (16), counter 1 instruction-cache
+    // misses (21), counter 2 hits (20), counter 3 uniforms-cache misses (23); counter 4 is
+    // mapped but not enabled. The writer runs eight instructions from one 64-byte code line
+    // (16 dword fetches: a miss, then 15 hits; the instruction stalled on the VDW wait is
+    // fetched once) and reads one uniform.
+    const PCTRC: u32 = 0x670;
+    const PCTRE: u32 = 0x674;
+    let pctr = |n: u32| 0x680 + 8 * n;
+    let pctrs = |n: u32| 0x684 + 8 * n;
+    let mut b = Bench::new();
+    for (n, source) in [(0, 16), (1, 21), (2, 20), (3, 23), (4, 16)] {
+        b.wr(pctrs(n), source);
+    }
+    assert_eq!(b.rd(pctrs(2)), 20);
+    b.wr(PCTRE, 0b1111);
+    b.code(CODE, &writer());
+    b.put(UNIFORMS, &[OUT]);
+    b.submit(CODE, UNIFORMS, 1);
     b.run(1000);
     assert_eq!(b.model().fault(), None);
-    assert_eq!(b.peek(OUT), 0xC0FFEE);
+    let counts: Vec<u32> = (0..5).map(|n| b.rd(pctr(n))).collect();
+    assert_eq!(counts, [8, 1, 15, 1, 0]);
+    // A cleared counter starts again; disabled ones keep their values; counters are writable.
+    b.wr(PCTRC, 0b0001);
+    b.wr(PCTRE, 0b0001);
+    b.wr(pctr(3), 100);
+    b.submit(CODE, UNIFORMS, 1);
+    b.run(1000);
+    let counts: Vec<u32> = (0..4).map(|n| b.rd(pctr(n))).collect();
+    assert_eq!(counts, [8, 1, 15, 100], "only counter 0 counted the second run");
+    assert_eq!(b.rd(PCTRE), 1);
+}
+
+#[test]
+fn with_the_l2_enabled_code_stays_stale_until_the_l2_is_cleared_too() {
+    // §10 Tables 71-72: with L2CENA set the slice caches fill from the L2, so clearing the
+    // instruction cache alone refetches the L2's stale copy; L2CCLR makes the new code seen.
+    let mut b = Bench::new();
+    b.wr(L2CACTL, 1);
+    let prog = |v: u32| {
+        let mut p = vec![ldi(R0, v)];
+        p.extend(store_vector(M_R0, 0));
+        p
+    };
+    b.run_program(&prog(1), &[OUT]);
+    b.run_program(&prog(2), &[OUT]);
+    assert_eq!(b.peek(OUT), 1, "stale in the instruction cache");
+    b.wr(SLCACTL, 0xF);
+    b.run_program(&prog(3), &[OUT]);
+    assert_eq!(b.peek(OUT), 1, "stale in the L2");
+    b.wr(L2CACTL, 1 << 2);
+    b.wr(SLCACTL, 0xF);
+    b.run_program(&prog(4), &[OUT]);
+    assert_eq!(b.peek(OUT), 4);
+    assert_eq!(b.rd(L2CACTL), 1, "clearing leaves the L2 enabled");
 }

@@ -124,6 +124,8 @@ pub struct Thread {
     c: u16,
     /// Instructions run.
     pub executed: u64,
+    /// The instruction a stall holds in the pipeline (fetched once, retried).
+    stalled_on: Option<u64>,
     /// Stalled attempts counted against the instruction limit (the scheduler counts them for
     /// fragment threads, which nothing else can end).
     pub stalls: u64,
@@ -175,6 +177,7 @@ impl Thread {
             c: 0,
             executed: 0,
             stalls: 0,
+            stalled_on: None,
             end_slots: None,
             branch: None,
             sfu: None,
@@ -257,6 +260,8 @@ pub struct Shared {
     pub vpm_lanes_masked: u64,
     /// Instructions a program may run ([`PROGRAM_INSTRUCTION_LIMIT`] unless a test lowers it).
     pub instruction_limit: u64,
+    /// Performance-counter events (§10 Table 82).
+    pub events: crate::perf::Events,
 }
 
 impl Shared {
@@ -272,6 +277,7 @@ impl Shared {
             fail_next_read: false,
             vpm_lanes_masked: 0,
             instruction_limit: PROGRAM_INSTRUCTION_LIMIT,
+            events: crate::perf::Events::default(),
         }
     }
 
@@ -286,7 +292,7 @@ impl Shared {
             return Err(QpuFaultKind::Bus { address, write: false });
         }
         self.caches
-            .read_u32(dev, slice, port, address)
+            .read_u32(dev, &mut self.events, slice, port, address)
             .map_err(|address| QpuFaultKind::Bus { address, write: false })
     }
 }
@@ -440,10 +446,18 @@ impl Exec<'_, '_> {
         if self.thread().executed + self.thread().stalls >= limit {
             return Err(QpuFaultKind::BudgetExhausted { limit });
         }
-        let lo = self.shared.read(self.dev, slice, Port::Instruction, pc)?;
-        let hi = self.shared.read(self.dev, slice, Port::Instruction, pc.wrapping_add(4))?;
-        let inst = Instruction::decode(u64::from(hi) << 32 | u64::from(lo))?;
+        let word = match self.thread().stalled_on.take() {
+            Some(word) => word,
+            None => {
+                let lo = self.shared.read(self.dev, slice, Port::Instruction, pc)?;
+                let hi =
+                    self.shared.read(self.dev, slice, Port::Instruction, pc.wrapping_add(4))?;
+                u64::from(hi) << 32 | u64::from(lo)
+            }
+        };
+        let inst = Instruction::decode(word)?;
         if self.would_stall(&inst) {
+            self.thread().stalled_on = Some(word);
             return Ok(Step::Stalled);
         }
         self.check_rules(&inst)?;
@@ -577,9 +591,6 @@ impl Exec<'_, '_> {
             return Err(QpuFaultKind::Restriction(
                 "fragment shader ended without reading every varying (§6)",
             ));
-        }
-        if t.sfu.is_some() {
-            return Err(QpuFaultKind::Restriction("program ended with an SFU result in flight"));
         }
         Ok(Step::Ended)
     }
@@ -1240,6 +1251,10 @@ impl Exec<'_, '_> {
                 ));
             }
         };
+        if sampler.is_some() {
+            let quads = (0..LANES / 4).filter(|q| mask >> (4 * q) & 0xF != 0).count();
+            self.shared.events.add(crate::perf::source::TMU_QUADS, quads as u64);
+        }
         let t_values = request.t.unwrap_or([0; LANES]);
         let mut out = [0; LANES];
         for (i, o) in out.iter_mut().enumerate() {

@@ -321,18 +321,34 @@ impl Bench {
     }
 }
 
-/// Run `program` (the program end appended) as one user program at [`CODE`] whose one uniform
-/// is [`OUT`], to completion, without a fault.
+/// Write the vector in `mux` as VPM row `y`, then store the row to the next uniform's address.
+pub fn store_vector(mux: u64, y: u32) -> Vec<u64> {
+    let mut p = vec![ldi_b(VPM_SETUP, vpm_write_setup(y)), w(mov(VPM, mux))];
+    p.extend(store_row(y));
+    p
+}
+
+impl Bench {
+    /// Run `program` (the program end appended) at [`CODE`] as one user program with
+    /// `uniforms`, to completion, without a fault.
+    pub fn run_program(&mut self, program: &[u64], uniforms: &[u32]) {
+        let mut p = program.to_vec();
+        p.extend(end());
+        self.code(CODE, &p);
+        self.put(UNIFORMS, uniforms);
+        let done = self.completed();
+        self.submit(CODE, UNIFORMS, uniforms.len() as u32);
+        self.run(1000);
+        assert_eq!(self.model().fault(), None);
+        assert_eq!(self.completed(), done + 1);
+    }
+}
+
+/// Run `program` (the program end appended) as one user program whose one uniform is
+/// [`OUT`], on a new bench.
 pub fn run_user(program: &[u64]) -> Bench {
     let mut b = Bench::new();
-    let mut p = program.to_vec();
-    p.extend(end());
-    b.code(CODE, &p);
-    b.put(UNIFORMS, &[OUT]);
-    b.submit(CODE, UNIFORMS, 1);
-    b.run(1000);
-    assert_eq!(b.model().fault(), None);
-    assert_eq!(b.completed(), 1);
+    b.run_program(program, &[OUT]);
     b
 }
 
