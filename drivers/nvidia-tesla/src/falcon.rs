@@ -18,7 +18,7 @@ use baregpu_regs::nvidia::falcon::{
     self, INTR, INTR_CLEAR, INTR_EN_SET, INTR_ROUTING, Pcopy0, Pdaemon, SCRATCH0, SCRATCH1,
     UC_CTRL, UC_ENTRY,
 };
-use baregpu_regs::nvidia::pmc::{ENABLE, INTR as PMC_INTR};
+use baregpu_regs::nvidia::pmc::{ENABLE, INTR_MASK_GT215_ONWARD as INTR_MASK};
 use baregpu_regs::nvidia::{Chipset, Family};
 
 use crate::error::DeviceGone;
@@ -29,18 +29,18 @@ pub trait TeslaFalcon: Instance<Family = Family, Block = falcon::Block> {
     /// Its `PMC.ENABLE` bit, or `None` where the engine has none the document names
     /// (PDAEMON on GT215:GF100: "none, use reg 0x22210 instead", §2.5.2).
     const PMC_ENABLE: Option<FieldSpec>;
-    /// Its `PMC.INTR` line.
-    const PMC_INTR: FieldSpec;
+    /// Its line's bit in `PMC.INTR_MASK` (GT215:GF100; the same bit as in `PMC.INTR`).
+    const PMC_INTR_MASK: FieldSpec;
 }
 
 impl TeslaFalcon for Pcopy0 {
-    const PMC_ENABLE: Option<FieldSpec> = Some(ENABLE::PCOPY_GT215_PDAEMON_GF100);
-    const PMC_INTR: FieldSpec = PMC_INTR::PCOPY_GT215;
+    const PMC_ENABLE: Option<FieldSpec> = Some(ENABLE::PCOPY_PDAEMON);
+    const PMC_INTR_MASK: FieldSpec = INTR_MASK::PCOPY_GT215;
 }
 
 impl TeslaFalcon for Pdaemon {
     const PMC_ENABLE: Option<FieldSpec> = None;
-    const PMC_INTR: FieldSpec = PMC_INTR::PDAEMON_GT215;
+    const PMC_INTR_MASK: FieldSpec = INTR_MASK::PDAEMON_GT215;
 }
 
 /// Why a falcon operation failed.
@@ -213,8 +213,9 @@ impl<IO: RegisterIo, C: Clock, E: TeslaFalcon> Falcon<'_, IO, C, E> {
         Ok(v)
     }
 
-    /// Enable the `EXIT` and scratch lines and route them to the engine's PMC line
-    /// (`INTR_ROUTING` selector 1: "PMC HOST/DAEMON line", §2.10.8).
+    /// Enable the `EXIT` and scratch lines, route them to the engine's PMC line
+    /// (`INTR_ROUTING` selector 1: "PMC HOST/DAEMON line", §2.10.8) and let that line through
+    /// to the PCI interrupt (`PMC.INTR_MASK`).
     pub fn enable_interrupts(&self) -> Result<(), FalconError> {
         self.gpu.check_alive()?;
         let e = self.gpu.io().at::<E>();
@@ -223,6 +224,7 @@ impl<IO: RegisterIo, C: Clock, E: TeslaFalcon> Falcon<'_, IO, C, E> {
             r.with_route_bit0(r.route_bit0() | lines).with_route_bit1(r.route_bit1() & !lines)
         });
         e.write(DRIVER_LINES);
+        self.gpu.unmask_line(E::PMC_INTR_MASK, true);
         Ok(())
     }
 

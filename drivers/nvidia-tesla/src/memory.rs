@@ -28,8 +28,8 @@ use core::cell::Cell;
 
 use baregpu_hal::register::Array;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
-use baregpu_regs::nvidia::pbus::PMEM_WINDOW_G80_UNTIL_GF100 as PMEM_WINDOW;
-use baregpu_regs::nvidia::pbus::pmem_window_g80_until_gf100::Target as WindowTarget;
+use baregpu_regs::nvidia::pbus::PMEM_WINDOW_G80_ONWARD as PMEM_WINDOW;
+use baregpu_regs::nvidia::pbus::pmem_window_g80_onward::Target as WindowTarget;
 use baregpu_regs::nvidia::pmem::DATA_G80_UNTIL_GF100 as PMEM_DATA;
 
 use crate::Bar;

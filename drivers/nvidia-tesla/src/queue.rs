@@ -538,11 +538,15 @@ impl<'q, IO: RegisterIo + Clone, C: Clock> GpuQueue for Queue<'q, IO, C> {
         Queue::wait(self, fence, timeout)
     }
 
-    /// `PFIFO.INTR_EN.NOTIFY`: every fence's `NOTIFY_INTR` interrupts while on.
+    /// `PFIFO.INTR_EN.NOTIFY` (and PFIFO's PMC line let through): every fence's
+    /// `NOTIFY_INTR` interrupts while on.
     fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), QueueError> {
         let gpu = self.gpu.borrow();
         gpu.check_alive()?;
         gpu.set_notify_interrupts(enabled);
+        if enabled {
+            gpu.enable_interrupts()?;
+        }
         Ok(())
     }
 

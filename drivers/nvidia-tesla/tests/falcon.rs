@@ -119,7 +119,9 @@ fn exit_and_swgen_lines_are_routed_to_pmc_enabled_and_acknowledged() {
     let lines = 1 << 4 | 1 << 6 | 1 << 7;
     // Selector 1 (bit 0 set, bit 1 clear) for lines 4, 6, 7; the other lines as they were.
     assert!(fake.writes.borrow().contains(&(PCOPY + INTR_ROUTING, 1 | lines)));
-    assert_eq!(fake.writes.borrow().last(), Some(&(PCOPY + INTR_EN_SET, lines)));
+    let w = fake.writes.borrow().clone();
+    assert_eq!(w[w.len() - 2], (PCOPY + INTR_EN_SET, lines));
+    assert_eq!(w[w.len() - 1], (PMC_INTR_MASK, 1 << 22), "PCOPY's PMC line let through");
     fake.set(PCOPY + INTR, EXIT | 1 << 6);
     let irq = f.handle_interrupts().unwrap();
     assert!(irq.exit && irq.swgen0 && !irq.swgen1);

@@ -30,7 +30,9 @@ fn pfifo_init_follows_the_documented_order_with_pfifo_reset_first() {
     // The playlist is the first 4 KiB-aligned block of the driver's VRAM, empty.
     assert_eq!(w[134], (PLAYLIST, (VRAM >> 12) as u32));
     assert_eq!(w[135], (PLAYLIST_LEN, 0));
-    assert_eq!(&w[136..], [(PUSH0, 1), (PULL0, 1), (PFIFO_CACHES, 1)]);
+    assert_eq!(&w[136..139], [(PUSH0, 1), (PULL0, 1), (PFIFO_CACHES, 1)]);
+    // Then every PMC line masked from the PCI interrupt until the kernel asks.
+    assert_eq!(&w[139..], [(PMC_INTR_MASK, 0)]);
 }
 
 #[test]
@@ -170,6 +172,11 @@ fn pfifo_faults_are_decoded_acknowledged_and_the_channel_recovered() {
     fake.set(PFIFO_INTR, 1 << 12 | 1 << 20);
     fake.set(PUSH1, 1 << 16 | 3);
     fake.set(DMA_STATE, 5 << 29);
+    // An IB-mode channel: the segment was read (DMA_GET = DMA_PUT), entries 3..7 were not.
+    fake.set(DMA_PUT, 0x1000);
+    fake.set(DMA_GET, 0x1000);
+    fake.set(IB_PUT, 7);
+    fake.set(IB_GET, 3);
     let report = gpu.handle_interrupts().unwrap();
     let faults: Vec<FifoError> = report.faults().collect();
     assert_eq!(faults.len(), 2, "{faults:?}");
@@ -177,8 +184,10 @@ fn pfifo_faults_are_decoded_acknowledged_and_the_channel_recovered() {
     assert!(faults[0].to_string().contains("IbEmpty"), "{}", faults[0]);
     assert_eq!(faults[1], FifoError::Semaphore { channel: 3 });
     let w = fake.register_writes();
-    assert_eq!(w[w.len() - 2], (DMA_STATE, 0), "pusher error cleared");
-    assert_eq!(w[w.len() - 1], (PFIFO_INTR, 1 << 12 | 1 << 20), "both acknowledged");
+    let n = w.len();
+    assert_eq!(w[n - 3], (IB_GET, 7), "the entries the pusher had not fetched skipped");
+    assert_eq!(w[n - 2], (DMA_STATE, 0), "pusher error cleared");
+    assert_eq!(w[n - 1], (PFIFO_INTR, 1 << 12 | 1 << 20), "both acknowledged");
 
     assert_eq!(gpu.channel_fault(id(3)), Some(faults[1]), "the last fault naming channel 3");
     fake.set(PFIFO_INTR, 0);
@@ -228,4 +237,32 @@ fn a_dma_mode_channel_reads_its_pushbuffer_through_an_object_that_starts_at_it()
     // Recovery keeps the mode.
     gpu.recover_channel(id(9)).unwrap();
     assert_eq!(fake.vram(mem.ramfc.address + 0x3c), 0x003f_6078);
+}
+
+#[test]
+fn a_dma_mode_pusher_error_skips_the_rest_of_the_pushbuffer() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    fake.set(PMC_INTR, 1 << 8);
+    fake.set(PFIFO_INTR, 1 << 12);
+    fake.set(PUSH1, 1 << 16 | 4);
+    fake.set(DMA_STATE, 4 << 29); // INVALID_CMD
+    fake.set(DMA_PUT, 0x200);
+    fake.set(DMA_GET, 0x80);
+    let faults: Vec<FifoError> = gpu.handle_interrupts().unwrap().faults().collect();
+    assert!(matches!(faults[..], [FifoError::DmaPusher { channel: 4, .. }]), "{faults:?}");
+    let w = fake.register_writes();
+    let n = w.len();
+    assert_eq!(&w[n - 3..], [(DMA_GET, 0x200), (DMA_STATE, 0), (PFIFO_INTR, 1 << 12)]);
+}
+
+#[test]
+fn interrupts_reach_the_pci_line_only_once_enabled() {
+    let fake = Fake::gt215();
+    let gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    assert_eq!(fake.regs.borrow()[&PMC_INTR_MASK], 0);
+    gpu.enable_interrupts().unwrap();
+    assert_eq!(fake.regs.borrow()[&PMC_INTR_MASK], 1 << 8);
+    gpu.disable_interrupts();
+    assert_eq!(fake.regs.borrow()[&PMC_INTR_MASK], 0);
 }

@@ -13,7 +13,7 @@ use baregpu_regs::nvidia::pfifo::{
     INTR_EN_G80_UNTIL_GF100 as INTR_EN, INTR_G80_UNTIL_GF100 as INTR,
     UNK044_G80_UNTIL_GF100 as UNK044, UNK50C_G80_UNTIL_GF100 as UNK50C,
 };
-use baregpu_regs::nvidia::pmc::ENABLE;
+use baregpu_regs::nvidia::pmc::{ENABLE, INTR_MASK_GT215_ONWARD as INTR_MASK};
 
 use super::{ChannelSlot, Tesla, TeslaConfig};
 use crate::Bar;
@@ -40,7 +40,9 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
     /// [`InitError`] before any write) and bring PFIFO up: reset through `PMC.ENABLE` (off,
     /// then on: no engine register is touched before), `UNK50C`, `UNK044`, `INTR` acknowledged,
     /// `INTR_EN`, every `CHAN_TABLE` entry cleared, an empty playlist in the driver's VRAM
-    /// (`PLAYLIST`, then `PLAYLIST_LEN`), `CACHE1_PUSH0`, `CACHE1_PULL0`, `CACHES.REASSIGN`.
+    /// (`PLAYLIST`, then `PLAYLIST_LEN`), `CACHE1_PUSH0`, `CACHE1_PULL0`, `CACHES.REASSIGN`;
+    /// then every PMC line masked from the PCI interrupt (`PMC.INTR_MASK`, GT215) until
+    /// [`enable_interrupts`](Self::enable_interrupts).
     pub fn init(io: IO, clock: C, config: TeslaConfig) -> Result<Self, InitError> {
         let io = Bar::new(io);
         let identity = probe(&io)?;
@@ -82,6 +84,8 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         self.io.write(CACHE1_PUSH0::RESET.with_access(true));
         self.io.write(CACHE1_PULL0::RESET.with_access(true));
         self.io.write(CACHES::RESET.with_reassign(true));
+        // No line reaches the PCI interrupt until the kernel asks (`enable_interrupts`).
+        self.io.write(INTR_MASK::RESET);
         super::check_alive(&self.io)?;
         Ok(())
     }

@@ -3,14 +3,18 @@
 //! (nvidia-hardware-envytools §2.8.3 DMA_PUSHER error codes, §2.8.4 SEMAPHORE and
 //! CACHE_ERROR), acknowledged, and the faulting channel recovered on request.
 
+use baregpu_hal::register::FieldSpec;
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::nvidia::pfifo::{
+    CACHE1_DMA_GET_G80_UNTIL_GF100 as CACHE1_DMA_GET,
+    CACHE1_DMA_PUT_G80_UNTIL_GF100 as CACHE1_DMA_PUT,
     CACHE1_DMA_STATE_G80_UNTIL_GF100 as CACHE1_DMA_STATE,
+    CACHE1_IB_GET_G80_UNTIL_GF100 as CACHE1_IB_GET, CACHE1_IB_PUT_G80_UNTIL_GF100 as CACHE1_IB_PUT,
     CACHE1_PUSH1_G80_UNTIL_GF100 as CACHE1_PUSH1, INTR_EN_G80_UNTIL_GF100 as INTR_EN,
     INTR_G80_UNTIL_GF100 as INTR,
 };
-use baregpu_regs::nvidia::pmc::INTR as PMC_INTR;
+use baregpu_regs::nvidia::pmc::{INTR as PMC_INTR, INTR_MASK_GT215_ONWARD as INTR_MASK};
 
 use super::Tesla;
 use super::bringup::ENABLED_INTERRUPTS;
@@ -55,9 +59,28 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         self.io.write(ENABLED_INTERRUPTS.with_notify(enabled));
     }
 
+    /// Let PFIFO's line through to the PCI interrupt (`PMC.INTR_MASK.PFIFO`; bring-up masks
+    /// every line): PFIFO errors, and fences while notify interrupts are on, interrupt.
+    pub fn enable_interrupts(&self) -> Result<(), DeviceGone> {
+        self.check_alive()?;
+        self.unmask_line(INTR_MASK::PFIFO, true);
+        Ok(())
+    }
+
+    /// Mask every PMC line from the PCI interrupt again.
+    pub fn disable_interrupts(&self) {
+        self.io.write(INTR_MASK::RESET);
+    }
+
+    /// Let one PMC line through (`true`) or mask it.
+    pub(crate) fn unmask_line(&self, line: FieldSpec, through: bool) {
+        self.io.modify::<INTR_MASK>(|m| INTR_MASK::from_raw(line.set(m.raw(), u32::from(through))));
+    }
+
     /// The interrupt handler: read `PMC.INTR`, decode and acknowledge PFIFO's interrupts
     /// (`DMA_PUSHER`: the channel from `CACHE1_PUSH1.CHID`, the error from
-    /// `CACHE1_DMA_STATE.ERROR_CODE`, which is then cleared so the pusher may go on; `SEMAPHORE`,
+    /// `CACHE1_DMA_STATE.ERROR_CODE`, the bad command skipped and the error cleared so the
+    /// channel goes on; `SEMAPHORE`,
     /// `CACHE_ERROR`: the channel; `NOTIFY`), and report the falcon lines. All-ones is
     /// [`DeviceGone`].
     pub fn handle_interrupts(&mut self) -> Result<IrqReport, DeviceGone> {
@@ -102,9 +125,7 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
                 Ok(error) => FifoError::DmaPusher { channel, error },
                 Err(_) => FifoError::DmaPusherUnknown { channel, code: state.error_code_raw() },
             });
-            // The pusher stays stopped while ERROR_CODE is set (§2.8.3 pseudocode throws out of
-            // the fetch loop); clearing it lets PFIFO switch away from the channel.
-            self.io.write(CACHE1_DMA_STATE::RESET);
+            self.skip_bad_command();
             handled = handled.with_dma_pusher(true);
         }
         if pending.semaphore() {
@@ -125,6 +146,25 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         }
         self.io.write(INTR::from_raw(pending.raw()));
         Ok(())
+    }
+
+    /// After a DMA_PUSHER error, skip what the pusher could not take (Linux nouveau
+    /// nv04_fifo_dma_pusher): the rest of the pushbuffer (`CACHE1_DMA_GET` = `CACHE1_DMA_PUT`)
+    /// or, with the segment read, the IB entries it has not fetched (`CACHE1_IB_GET` =
+    /// `CACHE1_IB_PUT`); then the error cleared (`CACHE1_DMA_STATE` = 0: the pusher stays
+    /// stopped while it is set, §2.8.3's pseudocode throws out of the fetch loop). The channel
+    /// goes on with the next submission.
+    fn skip_bad_command(&self) {
+        let put = self.io.read::<CACHE1_DMA_PUT>().raw();
+        if self.io.read::<CACHE1_DMA_GET>().raw() != put {
+            self.io.write(CACHE1_DMA_GET::from_raw(put));
+        } else {
+            let ib_put = self.io.read::<CACHE1_IB_PUT>().raw();
+            if self.io.read::<CACHE1_IB_GET>().raw() != ib_put {
+                self.io.write(CACHE1_IB_GET::from_raw(ib_put));
+            }
+        }
+        self.io.write(CACHE1_DMA_STATE::RESET);
     }
 
     /// Recover channel `id` after a fault: disabled and unloaded, its RAMFC written afresh

@@ -820,12 +820,12 @@ pub mod pmc {
         pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
         /// `PGRAPH` (bits 12:12): all of PGRAPH
         pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
-        /// `PCOPY_GT215_PDAEMON_GF100` (bits 13:13): PCOPY [GT215:GF100] (envytools rnndb bus/pmc.xml); PDAEMON [GF100-] (§2.5.2: 'v2+: 13'; GT215:GF100 PDAEMON uses reg 0x22210 instead)
-        pub const PCOPY_GT215_PDAEMON_GF100: FieldSpec = FieldSpec::rw("PCOPY_GT215_PDAEMON_GF100", 13, 1);
+        /// `PCOPY_PDAEMON` (bits 13:13): PCOPY [GT215:GF100] (envytools rnndb bus/pmc.xml); PDAEMON [GF100-] (§2.5.2: 'v2+: 13'; GT215:GF100 PDAEMON uses reg 0x22210 instead)
+        pub const PCOPY_PDAEMON: FieldSpec = FieldSpec::rw("PCOPY_PDAEMON", 13, 1);
         /// `PDISPLAY` (bits 30:30): all of PDISPLAY
         pub const PDISPLAY: FieldSpec = FieldSpec::rw("PDISPLAY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PCOPY_GT215_PDAEMON_GF100, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PCOPY_PDAEMON, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -846,13 +846,13 @@ pub mod pmc {
         #[must_use]
         #[inline]
         pub const fn with_pgraph(self, value: bool) -> Self { Self(Self::PGRAPH.set(self.0, value as u32)) }
-        /// [`PCOPY_GT215_PDAEMON_GF100`](Self::PCOPY_GT215_PDAEMON_GF100).
+        /// [`PCOPY_PDAEMON`](Self::PCOPY_PDAEMON).
         #[inline]
-        pub const fn pcopy_gt215_pdaemon_gf100(self) -> bool { Self::PCOPY_GT215_PDAEMON_GF100.get(self.0) != 0 }
-        /// Set [`PCOPY_GT215_PDAEMON_GF100`](Self::PCOPY_GT215_PDAEMON_GF100).
+        pub const fn pcopy_pdaemon(self) -> bool { Self::PCOPY_PDAEMON.get(self.0) != 0 }
+        /// Set [`PCOPY_PDAEMON`](Self::PCOPY_PDAEMON).
         #[must_use]
         #[inline]
-        pub const fn with_pcopy_gt215_pdaemon_gf100(self, value: bool) -> Self { Self(Self::PCOPY_GT215_PDAEMON_GF100.set(self.0, value as u32)) }
+        pub const fn with_pcopy_pdaemon(self, value: bool) -> Self { Self(Self::PCOPY_PDAEMON.set(self.0, value as u32)) }
         /// [`PDISPLAY`](Self::PDISPLAY).
         #[inline]
         pub const fn pdisplay(self) -> bool { Self::PDISPLAY.get(self.0) != 0 }
@@ -870,27 +870,54 @@ pub mod pmc {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_MASK_GT215_ONWARD(u32);
-    register!(INTR_MASK_GT215_ONWARD: "INTR_MASK" in "PMC" (Absolute, false) at 0x640, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::GT215, end: None }]), source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x640 INTR_MASK_HOST, NVA3 = GT215 onward)");
+    register!(INTR_MASK_GT215_ONWARD: "INTR_MASK" in "PMC" (Absolute, false) at 0x640, true true scalar, mask 0x0044_1100, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::GT215, end: None }]), source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x640 INTR_MASK_HOST, NVA3 = GT215 onward)");
     impl INTR_MASK_GT215_ONWARD {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `INTR_MASK` (bits 31:0): The whole register.
-        pub const INTR_MASK: FieldSpec = FieldSpec::rw("INTR_MASK", 0, 32);
+        /// `PFIFO` (bits 8:8): pass the PFIFO line
+        pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
+        /// `PGRAPH` (bits 12:12): pass the PGRAPH line
+        pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
+        /// `PDAEMON_GT215` (bits 18:18): pass the PDAEMON line [GT215:GF100]
+        pub const PDAEMON_GT215: FieldSpec = FieldSpec::rw("PDAEMON_GT215", 18, 1);
+        /// `PCOPY_GT215` (bits 22:22): pass the PCOPY line [GT215:GF100]
+        pub const PCOPY_GT215: FieldSpec = FieldSpec::rw("PCOPY_GT215", 22, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_MASK];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PDAEMON_GT215, Self::PCOPY_GT215];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`INTR_MASK`](Self::INTR_MASK).
+        /// [`PFIFO`](Self::PFIFO).
         #[inline]
-        pub const fn intr_mask(self) -> u32 { Self::INTR_MASK.get(self.0) }
-        /// Set [`INTR_MASK`](Self::INTR_MASK).
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// Set [`PFIFO`](Self::PFIFO).
         #[must_use]
         #[inline]
-        pub const fn with_intr_mask(self, value: u32) -> Self { Self(Self::INTR_MASK.set(self.0, value)) }
+        pub const fn with_pfifo(self, value: bool) -> Self { Self(Self::PFIFO.set(self.0, value as u32)) }
+        /// [`PGRAPH`](Self::PGRAPH).
+        #[inline]
+        pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
+        /// Set [`PGRAPH`](Self::PGRAPH).
+        #[must_use]
+        #[inline]
+        pub const fn with_pgraph(self, value: bool) -> Self { Self(Self::PGRAPH.set(self.0, value as u32)) }
+        /// [`PDAEMON_GT215`](Self::PDAEMON_GT215).
+        #[inline]
+        pub const fn pdaemon_gt215(self) -> bool { Self::PDAEMON_GT215.get(self.0) != 0 }
+        /// Set [`PDAEMON_GT215`](Self::PDAEMON_GT215).
+        #[must_use]
+        #[inline]
+        pub const fn with_pdaemon_gt215(self, value: bool) -> Self { Self(Self::PDAEMON_GT215.set(self.0, value as u32)) }
+        /// [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[inline]
+        pub const fn pcopy_gt215(self) -> bool { Self::PCOPY_GT215.get(self.0) != 0 }
+        /// Set [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[must_use]
+        #[inline]
+        pub const fn with_pcopy_gt215(self, value: bool) -> Self { Self(Self::PCOPY_GT215.set(self.0, value as u32)) }
     }
 }
 /// PTIMER: Wall-clock timer. Base 0x9000 is envytools' PTIMER range; the document only gives the TIME_LOW/TIME_HIGH addresses (§2.10.11)
@@ -977,15 +1004,15 @@ pub mod pbus {
     /// `PMEM_WINDOW`: Where the BAR0 PMEM window (0x700000, 1 MiB) points: VRAM or system memory, in 64 KiB units
     ///
     /// Offset 0x1700; 32-bit, read/write.
-    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Chipsets: `G80-` (`Register::CHIPSETS`).
     /// Source: envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
-    pub struct PMEM_WINDOW_G80_UNTIL_GF100(u32);
-    register!(PMEM_WINDOW_G80_UNTIL_GF100: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8");
-    /// Enumerated field values of [`PMEM_WINDOW_G80_UNTIL_GF100`].
-    pub mod pmem_window_g80_until_gf100 {
+    pub struct PMEM_WINDOW_G80_ONWARD(u32);
+    register!(PMEM_WINDOW_G80_ONWARD: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: None }]), source "envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8");
+    /// Enumerated field values of [`PMEM_WINDOW_G80_ONWARD`].
+    pub mod pmem_window_g80_onward {
         /// Values of field `TARGET`.
         ///
         /// Not every value is documented: reading an undocumented one is an error.
@@ -1013,7 +1040,7 @@ pub mod pbus {
             }
         }
     }
-    impl PMEM_WINDOW_G80_UNTIL_GF100 {
+    impl PMEM_WINDOW_G80_ONWARD {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// `BASE` (bits 23:0): bits 16-39 of the window's address
@@ -1040,9 +1067,9 @@ pub mod pbus {
         pub const fn try_with_base(self, value: u32) -> Result<Self, FieldOverflow> { match Self::BASE.try_set("PMEM_WINDOW", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
         /// [`TARGET`](Self::TARGET).
         #[inline]
-        pub const fn target(self) -> Result<pmem_window_g80_until_gf100::Target, InvalidEnumValue> {
+        pub const fn target(self) -> Result<pmem_window_g80_onward::Target, InvalidEnumValue> {
             let raw = Self::TARGET.get(self.0);
-            match pmem_window_g80_until_gf100::Target::from_raw(raw) {
+            match pmem_window_g80_onward::Target::from_raw(raw) {
                 Some(v) => Ok(v),
                 None => Err(InvalidEnumValue { register: "PMEM_WINDOW", field: "TARGET", value: raw }),
             }
@@ -1053,7 +1080,7 @@ pub mod pbus {
         /// Set [`TARGET`](Self::TARGET).
         #[must_use]
         #[inline]
-        pub const fn with_target(self, value: pmem_window_g80_until_gf100::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+        pub const fn with_target(self, value: pmem_window_g80_onward::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
     }
 }
 /// PFIFO: Command submission: interrupts, channel table, playlist, CACHE1 pusher and puller state (G80:GF100 offsets; base 0x2000 is envytools rnndb nv_mmio.xml's PFIFO range, registers from rnndb fifo/g80_pfifo.xml: the document's register list is 'todo')
@@ -1511,7 +1538,7 @@ pub mod pfifo {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_DMA_STATE_G80_UNTIL_GF100(u32);
-    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xe000_0000, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29, here ERROR_CODE so its value enum is not named like an error type); error codes nvidia-hardware-envytools §2.8.3");
+    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xfffc_fffc, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29, here ERROR_CODE so its value enum is not named like an error type); error codes nvidia-hardware-envytools §2.8.3");
     /// Enumerated field values of [`CACHE1_DMA_STATE_G80_UNTIL_GF100`].
     pub mod cache1_dma_state_g80_until_gf100 {
         /// Values of field `ERROR_CODE`.
@@ -1556,16 +1583,52 @@ pub mod pfifo {
     impl CACHE1_DMA_STATE_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `METHOD` (bits 12:2): current method (dma_state.mthd)
+        pub const METHOD: FieldSpec = FieldSpec::rw("METHOD", 2, 11);
+        /// `SUBCHANNEL` (bits 15:13): current subchannel (dma_state.subc)
+        pub const SUBCHANNEL: FieldSpec = FieldSpec::rw("SUBCHANNEL", 13, 3);
+        /// `METHOD_COUNT` (bits 28:18): methods left in the command (dma_state.mcnt)
+        pub const METHOD_COUNT: FieldSpec = FieldSpec::rw("METHOD_COUNT", 18, 11);
         /// `ERROR_CODE` (bits 31:29): DMA_PUSHER error kind (§2.8.3; rnndb ERROR)
         pub const ERROR_CODE: FieldSpec = FieldSpec::rw("ERROR_CODE", 29, 3);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::ERROR_CODE];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::METHOD, Self::SUBCHANNEL, Self::METHOD_COUNT, Self::ERROR_CODE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`METHOD`](Self::METHOD).
+        #[inline]
+        pub const fn method(self) -> u16 { Self::METHOD.get(self.0) as u16 }
+        /// Set [`METHOD`](Self::METHOD); bits of `value` above its 11 bits are dropped ([`try_with_method`](Self::try_with_method) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_method(self, value: u16) -> Self { Self(Self::METHOD.set(self.0, value as u32)) }
+        /// Set [`METHOD`](Self::METHOD), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_method(self, value: u16) -> Result<Self, FieldOverflow> { match Self::METHOD.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`SUBCHANNEL`](Self::SUBCHANNEL).
+        #[inline]
+        pub const fn subchannel(self) -> u8 { Self::SUBCHANNEL.get(self.0) as u8 }
+        /// Set [`SUBCHANNEL`](Self::SUBCHANNEL); bits of `value` above its 3 bits are dropped ([`try_with_subchannel`](Self::try_with_subchannel) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_subchannel(self, value: u8) -> Self { Self(Self::SUBCHANNEL.set(self.0, value as u32)) }
+        /// Set [`SUBCHANNEL`](Self::SUBCHANNEL), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_subchannel(self, value: u8) -> Result<Self, FieldOverflow> { match Self::SUBCHANNEL.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`METHOD_COUNT`](Self::METHOD_COUNT).
+        #[inline]
+        pub const fn method_count(self) -> u16 { Self::METHOD_COUNT.get(self.0) as u16 }
+        /// Set [`METHOD_COUNT`](Self::METHOD_COUNT); bits of `value` above its 11 bits are dropped ([`try_with_method_count`](Self::try_with_method_count) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_method_count(self, value: u16) -> Self { Self(Self::METHOD_COUNT.set(self.0, value as u32)) }
+        /// Set [`METHOD_COUNT`](Self::METHOD_COUNT), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_method_count(self, value: u16) -> Result<Self, FieldOverflow> { match Self::METHOD_COUNT.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
         /// [`ERROR_CODE`](Self::ERROR_CODE).
         #[inline]
         pub const fn error_code(self) -> Result<cache1_dma_state_g80_until_gf100::ErrorCode, InvalidEnumValue> {
@@ -1582,6 +1645,37 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_error_code(self, value: cache1_dma_state_g80_until_gf100::ErrorCode) -> Self { Self(Self::ERROR_CODE.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_DMA_PUT`: dma_put of the channel in CACHE1
+    ///
+    /// Offset 0x3240; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3240 CACHE1_DMA_PUT).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_DMA_PUT_G80_UNTIL_GF100(u32);
+    register!(CACHE1_DMA_PUT_G80_UNTIL_GF100: "CACHE1_DMA_PUT" in "PFIFO" (Absolute, false) at 0x3240, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3240 CACHE1_DMA_PUT)");
+    impl CACHE1_DMA_PUT_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_DMA_PUT` (bits 31:0): The whole register.
+        pub const CACHE1_DMA_PUT: FieldSpec = FieldSpec::rw("CACHE1_DMA_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_DMA_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_DMA_PUT`](Self::CACHE1_DMA_PUT).
+        #[inline]
+        pub const fn cache1_dma_put(self) -> u32 { Self::CACHE1_DMA_PUT.get(self.0) }
+        /// Set [`CACHE1_DMA_PUT`](Self::CACHE1_DMA_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_dma_put(self, value: u32) -> Self { Self(Self::CACHE1_DMA_PUT.set(self.0, value)) }
     }
     /// `CACHE1_DMA_GET`: DMA pusher read address of the current channel (the pusher state's dma_get, §2.8.3)
     ///
@@ -1613,6 +1707,37 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_cache1_dma_get(self, value: u32) -> Self { Self(Self::CACHE1_DMA_GET.set(self.0, value)) }
+    }
+    /// `CACHE1_REF`: reference counter of the channel in CACHE1 (§2.8.4 REF_CNT)
+    ///
+    /// Offset 0x3248; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3248 CACHE1_REF).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_REF_G80_UNTIL_GF100(u32);
+    register!(CACHE1_REF_G80_UNTIL_GF100: "CACHE1_REF" in "PFIFO" (Absolute, false) at 0x3248, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3248 CACHE1_REF)");
+    impl CACHE1_REF_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_REF` (bits 31:0): The whole register.
+        pub const CACHE1_REF: FieldSpec = FieldSpec::rw("CACHE1_REF", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_REF];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_REF`](Self::CACHE1_REF).
+        #[inline]
+        pub const fn cache1_ref(self) -> u32 { Self::CACHE1_REF.get(self.0) }
+        /// Set [`CACHE1_REF`](Self::CACHE1_REF).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_ref(self, value: u32) -> Self { Self(Self::CACHE1_REF.set(self.0, value)) }
     }
     /// `CACHE1_PULL0`: CACHE1 puller access
     ///
@@ -1787,6 +1912,68 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_instance(self, value: u32) -> Self { Self(Self::INSTANCE.set(self.0, value)) }
+    }
+    /// `CACHE1_IB_PUT`: ib_put of the channel in CACHE1
+    ///
+    /// Offset 0x3330; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3330 CACHE1_IB_PUT).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_IB_PUT_G80_UNTIL_GF100(u32);
+    register!(CACHE1_IB_PUT_G80_UNTIL_GF100: "CACHE1_IB_PUT" in "PFIFO" (Absolute, false) at 0x3330, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3330 CACHE1_IB_PUT)");
+    impl CACHE1_IB_PUT_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_IB_PUT` (bits 31:0): The whole register.
+        pub const CACHE1_IB_PUT: FieldSpec = FieldSpec::rw("CACHE1_IB_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_IB_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_IB_PUT`](Self::CACHE1_IB_PUT).
+        #[inline]
+        pub const fn cache1_ib_put(self) -> u32 { Self::CACHE1_IB_PUT.get(self.0) }
+        /// Set [`CACHE1_IB_PUT`](Self::CACHE1_IB_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_ib_put(self, value: u32) -> Self { Self(Self::CACHE1_IB_PUT.set(self.0, value)) }
+    }
+    /// `CACHE1_IB_GET`: ib_get of the channel in CACHE1
+    ///
+    /// Offset 0x3334; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3334 CACHE1_IB_GET).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_IB_GET_G80_UNTIL_GF100(u32);
+    register!(CACHE1_IB_GET_G80_UNTIL_GF100: "CACHE1_IB_GET" in "PFIFO" (Absolute, false) at 0x3334, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3334 CACHE1_IB_GET)");
+    impl CACHE1_IB_GET_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_IB_GET` (bits 31:0): The whole register.
+        pub const CACHE1_IB_GET: FieldSpec = FieldSpec::rw("CACHE1_IB_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_IB_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_IB_GET`](Self::CACHE1_IB_GET).
+        #[inline]
+        pub const fn cache1_ib_get(self) -> u32 { Self::CACHE1_IB_GET.get(self.0) }
+        /// Set [`CACHE1_IB_GET`](Self::CACHE1_IB_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_ib_get(self, value: u32) -> Self { Self(Self::CACHE1_IB_GET.set(self.0, value)) }
     }
 }
 /// PMEM: The 1 MiB BAR0 window onto VRAM (or system memory) at the address PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel structures are written before any VM exists
@@ -7145,7 +7332,7 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pmc::INTR_MASK_GT215_ONWARD::SPEC,
     ptimer::TIME_LOW::SPEC,
     ptimer::TIME_HIGH::SPEC,
-    pbus::PMEM_WINDOW_G80_UNTIL_GF100::SPEC,
+    pbus::PMEM_WINDOW_G80_ONWARD::SPEC,
     pfifo::UNK044_G80_UNTIL_GF100::SPEC,
     pfifo::INTR_G80_UNTIL_GF100::SPEC,
     pfifo::INTR_EN_G80_UNTIL_GF100::SPEC,
@@ -7155,11 +7342,15 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pfifo::CACHE1_PUSH0_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_PUSH1_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_DMA_STATE_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_DMA_PUT_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_DMA_GET_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_REF_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_PULL0_G80_UNTIL_GF100::SPEC,
     pfifo::PLAYLIST_LEN_G80_UNTIL_GF100::SPEC,
     pfifo::PLAYLIST_G80_UNTIL_GF100::SPEC,
     pfifo::CHANNEL_UNLOAD_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_IB_PUT_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_IB_GET_G80_UNTIL_GF100::SPEC,
     pmem::DATA_G80_UNTIL_GF100::SPEC,
     pfifo_user::DMA_PUT::SPEC,
     pfifo_user::DMA_GET::SPEC,
