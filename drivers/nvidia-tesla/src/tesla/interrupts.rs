@@ -169,7 +169,10 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
 
     /// Recover channel `id` after a fault: disabled and unloaded, its RAMFC written afresh
     /// (`IB_GET` = `IB_PUT` = 0, `DMA_GET` = `DMA_PUT` = 0, no semaphore acquire pending),
-    /// enabled again. The work in its rings is dropped; the caller's rings start again at 0.
+    /// enabled again. The work in its rings is dropped; the caller's rings start again at 0,
+    /// and puller state (the `DMA_SEMAPHORE` binding, bound objects) is gone: a channel a
+    /// [`Queue`](crate::Queue) drives is recovered with its `reset`, which also empties the
+    /// queue's rings and binds the semaphore object again.
     pub fn recover_channel(&mut self, id: ChannelId) -> Result<(), ChannelError> {
         let pusher = self.channel_pusher(id).ok_or(ChannelError::NotCreated { id: id.get() })?;
         let was_enabled = self.channel_state(id) == Some(true);
