@@ -8,7 +8,7 @@
 use core::fmt;
 
 use crate::error::ChannelError;
-use crate::memory::{Access, DmaObject, Target, VramBlock};
+use crate::memory::{ADDRESS_LIMIT, Access, DmaObject, Target, VramBlock};
 
 /// Channel ids the driver hands out: "Chid 0 is PIO-only" (§2.8.1: "On G80:GF100 only channel
 /// 0 supports PIO mode") and 127 is PFIFO's "invalid" channel (Linux nouveau nv50.c).
@@ -235,7 +235,7 @@ impl IbRing {
             || self.entries < 2
             || self.entries > Self::MAX_ENTRIES
             || !self.address.is_multiple_of(Self::ENTRY_BYTES)
-            || fits.is_none_or(|end| end > 1 << 40)
+            || fits.is_none_or(|end| end > ADDRESS_LIMIT)
         {
             return Err(bad);
         }

@@ -107,6 +107,12 @@ impl<'a, IO: RegisterIo> Pmem<'a, IO> {
     }
 }
 
+/// Width of the addresses DMA objects, channel structures and IB entries hold (§2.7.8: base and
+/// limit are bits 0-39, "bits 12-39 of channel memory structure linear address").
+pub const ADDRESS_BITS: u32 = 40;
+/// The first address past what 40 bits reach.
+pub const ADDRESS_LIMIT: u64 = 1 << ADDRESS_BITS;
+
 /// A block of VRAM the arena handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -212,7 +218,7 @@ mod dmaobj {
     pub const HIGH_LIMIT_SHIFT: u32 = 24;
     pub const HIGH_BYTE: u64 = 0xff;
     /// Addresses are 40 bits.
-    pub const ADDRESS_BITS: u32 = 40;
+    pub const ADDRESS_BITS: u32 = super::ADDRESS_BITS;
 }
 
 /// An unpaged DMA object (§2.7.8): `base..=limit` of `target`, accessed as `access`.

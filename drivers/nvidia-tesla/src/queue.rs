@@ -39,6 +39,7 @@ use baregpu_ring::ring::{CommandRing, RingConfigError, WaitError as RingWaitErro
 
 use crate::channel::{ChannelId, IbRing};
 use crate::error::ChannelError;
+use crate::memory::ADDRESS_LIMIT;
 use crate::tesla::Tesla;
 use crate::tesla::channels::SEMAPHORE_DMA_HANDLE;
 
@@ -283,7 +284,7 @@ impl<'q, IO: RegisterIo + Clone, C: Clock> Queue<'q, IO, C> {
         let address = fences.bus_address();
         if fences.size() < FENCE_MEMORY_BYTES
             || !address.0.is_multiple_of(16)
-            || !address.fits_below(FENCE_MEMORY_BYTES as u64, 1 << 40)
+            || !address.fits_below(FENCE_MEMORY_BYTES as u64, ADDRESS_LIMIT)
         {
             return Err(QueueError::FenceMemory { address: address.0, size: fences.size() });
         }
