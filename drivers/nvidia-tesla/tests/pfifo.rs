@@ -6,8 +6,8 @@ mod common;
 
 use baregpu_nvidia_tesla::regs::pmc::BOOT_0;
 use baregpu_nvidia_tesla::{
-    ChannelError, ChannelId, DmaPushbuffer, FifoError, IbRing, InitError, Missing, ProbeError,
-    Tesla, TeslaConfig,
+    ChannelError, ChannelId, DmaPushbuffer, Engine, FifoError, IbRing, InitError, Missing,
+    ProbeError, Tesla, TeslaConfig,
 };
 use common::*;
 
@@ -265,4 +265,23 @@ fn interrupts_reach_the_pci_line_only_once_enabled() {
     assert_eq!(fake.regs.borrow()[&PMC_INTR_MASK], 1 << 8);
     gpu.disable_interrupts();
     assert_eq!(fake.regs.borrow()[&PMC_INTR_MASK], 0);
+}
+
+#[test]
+fn an_engine_object_holds_its_class_and_its_handle_names_engine_and_offset() {
+    let fake = Fake::gt215();
+    let mut gpu = Tesla::init(&fake, StepClock::default(), config()).unwrap();
+    gpu.create_channel(id(1), IB).unwrap();
+    let mem = gpu.channel_memory(id(1)).unwrap();
+    let offset = gpu.add_engine_object(id(1), 0xc0b5, Engine::Copy, 0x85b5).unwrap();
+    // After the pushbuffer (0x4200) and semaphore (0x4220) DMA objects.
+    assert_eq!(offset, 0x4240);
+    assert_eq!(fake.vram(mem.instance.address + offset), 0x85b5);
+    let slot: u64 = 0x0b5 ^ 0xc; // the 12-bit pieces of the handle, XORed
+    let entry = mem.ramht() + 8 * slot;
+    assert_eq!((fake.vram(entry), fake.vram(entry + 4)), (0xc0b5, 3 << 20 | 0x424));
+    assert_eq!(
+        gpu.add_engine_object(id(1), 0xc0b5, Engine::Copy, 0x85b5),
+        Err(ChannelError::DuplicateHandle { handle: 0xc0b5 })
+    );
 }

@@ -113,19 +113,46 @@ impl<IO: RegisterIo, C: Clock> Tesla<IO, C> {
         object: DmaObject,
     ) -> Result<u64, ChannelError> {
         let words = object.words()?;
+        self.put_object(id, handle, Engine::Software, &words)
+    }
+
+    /// Put an engine object of `class` (its first word, §2.8.4: "The first few bits of a FIFO
+    /// object determine its 'class'", 16 bits on G80) in channel `id`'s structure and `handle`
+    /// in its RAMHT for `engine`; method 0 (`OBJECT`) binds it to a subchannel and the engine
+    /// gets its offset. Returns the offset.
+    pub fn add_engine_object(
+        &mut self,
+        id: ChannelId,
+        handle: u32,
+        engine: Engine,
+        class: u16,
+    ) -> Result<u64, ChannelError> {
+        self.put_object(id, handle, engine, &[u32::from(class), 0, 0, 0])
+    }
+
+    /// Write `words` at the next free object offset of channel `id`'s structure (in 0x10-byte
+    /// units) and `handle` in its RAMHT for `engine`; the RAMHT slot is found before anything
+    /// is written. Returns the offset.
+    fn put_object(
+        &mut self,
+        id: ChannelId,
+        handle: u32,
+        engine: Engine,
+        words: &[u32],
+    ) -> Result<u64, ChannelError> {
         let slot = *self.slot(id);
         let (Some(memory), Some(_)) = (slot.memory, slot.pusher) else {
             return Err(ChannelError::NotCreated { id: id.get() });
         };
         let offset = slot.next_object;
-        let next = offset + DmaObject::BYTES.next_multiple_of(layout::OBJECT_UNIT);
+        let next = offset + (4 * words.len() as u64).next_multiple_of(layout::OBJECT_UNIT);
         if next > OBJECT_SPACE_END {
             return Err(ChannelError::NoObjectSpace);
         }
         let entry = self.ramht_slot(&memory, handle)?;
         let pmem = self.pmem();
-        pmem.write_words(memory.instance.address + offset, &words)?;
-        pmem.write32(entry + 4, ramht::context(Engine::Software.id(), offset))?;
+        pmem.write_words(memory.instance.address + offset, words)?;
+        pmem.write32(entry + 4, ramht::context(engine.id(), offset))?;
         pmem.write32(entry, handle)?;
         self.slot_mut(id).next_object = next;
         Ok(offset)
