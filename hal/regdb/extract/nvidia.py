@@ -13,6 +13,8 @@ What the document describes, and where:
 * PTIMER: the document has no PTIMER chapter; §2.10.11 names the addresses of TIME_LOW / TIME_HIGH
   ("Alias of PTIMER's TIME_LOW register [MMIO 0x9400]"). PMC has no register chapter at all; its
   registers come from corrections/nvidia.toml ([[add]], from public origins: envytools rnndb and hwdocs, Linux nouveau).
+* PBUS, PFIFO: no register chapters either; their registers (envytools rnndb bus/pbus.xml,
+  fifo/g80_pfifo.xml) are [[add]]s.
 
 Chipsets: the §2.2.2 GPU list gives the order chipset ranges are written against ("NVxx:NVyy" is
 left-inclusive, right-noninclusive in that order); the §2.2.3 comparison table gives each GPU's id
@@ -42,9 +44,7 @@ LABEL = "nvidia-hardware-envytools"
 TITLE = "nVidia Tesla / Fermi (G80 \u2026 GF100)"
 
 PTIMER_BASE = 0x9000
-# BAR0 areas the document names without a register chapter (bases: envytools rnndb nv_mmio.xml).
-PBUS_BASE = 0x1000
-PFIFO_BASE = 0x2000
+# The BAR0 PMEM window (envytools rnndb nv_mmio.xml); the document has no chapter for it.
 PMEM_BASE = 0x700000
 
 # ---------------------------------------------------------------------------------------------
@@ -672,26 +672,27 @@ def extract(text: str) -> Database:
             base=0x0,
         ),
         Block(
+            name="PBUS",
+            description="Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its "
+            "registers come from envytools rnndb bus/pbus.xml",
+            source="envytools rnndb bus/pbus.xml",
+            base=0x1000,
+        ),
+        Block(
+            name="PFIFO",
+            description="Command submission (G80:GF100 layout): interrupts, the channel table, "
+            "CACHE1 (the current channel's pusher and puller state). The document describes PFIFO's "
+            "user-visible side (\u00a72.8) but not its registers; they come from envytools rnndb "
+            "fifo/g80_pfifo.xml",
+            source="envytools rnndb fifo/g80_pfifo.xml; behaviour nvidia-hardware-envytools \u00a72.8",
+            base=0x2000,
+        ),
+        Block(
             name="PTIMER",
             description="Wall-clock timer. Base 0x9000 is envytools' PTIMER range; the document only "
             "gives the TIME_LOW/TIME_HIGH addresses (\u00a72.10.11)",
             source=cite("2.10.11"),
             base=PTIMER_BASE,
-        ),
-        Block(
-            name="PBUS",
-            description="Bus control: the PMEM window position (base 0x1000 is envytools rnndb "
-            "nv_mmio.xml's PBUS range; the document has no PBUS register chapter)",
-            source=cite("2.4.1"),
-            base=PBUS_BASE,
-        ),
-        Block(
-            name="PFIFO",
-            description="Command submission: interrupts, channel table, playlist, CACHE1 pusher and "
-            "puller state (G80:GF100 offsets; base 0x2000 is envytools rnndb nv_mmio.xml's PFIFO "
-            "range, registers from rnndb fifo/g80_pfifo.xml: the document's register list is 'todo')",
-            source=cite("2.8.1"),
-            base=PFIFO_BASE,
         ),
         Block(
             name="PMEM",

@@ -920,80 +920,9 @@ pub mod pmc {
         pub const fn with_pcopy_gt215(self, value: bool) -> Self { Self(Self::PCOPY_GT215.set(self.0, value as u32)) }
     }
 }
-/// PTIMER: Wall-clock timer. Base 0x9000 is envytools' PTIMER range; the document only gives the TIME_LOW/TIME_HIGH addresses (§2.10.11)
+/// PBUS: Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its registers come from envytools rnndb bus/pbus.xml
 ///
-/// Source: nvidia-hardware-envytools §2.10.11.
-pub mod ptimer {
-    #![allow(unused_imports)]
-    use super::{Chipset, Family};
-    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
-    use baregpu_hal::dma::BusAddress;
-    /// Base address of the block; register offsets include it.
-    pub const BASE: usize = 0x9000;
-    /// `TIME_LOW`: PTIMER time, low word (aliased read-only into every falcon IO space)
-    ///
-    /// Offset 0x9400; 32-bit, read/write.
-    /// Source: nvidia-hardware-envytools §2.10.11.
-    #[allow(non_camel_case_types)]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-    #[repr(transparent)]
-    pub struct TIME_LOW(u32);
-    register!(TIME_LOW: "TIME_LOW" in "PTIMER" (Absolute, false) at 0x9400, true true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.11");
-    impl TIME_LOW {
-        /// Value after reset (documented defaults; unknown bits are 0).
-        pub const RESET: Self = Self(0);
-        /// `TIME_LOW` (bits 31:0): The whole register.
-        pub const TIME_LOW: FieldSpec = FieldSpec::rw("TIME_LOW", 0, 32);
-        /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::TIME_LOW];
-        /// The register holding `raw`.
-        #[inline]
-        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
-        /// The raw value.
-        #[inline]
-        pub const fn raw(self) -> u32 { self.0 }
-        /// [`TIME_LOW`](Self::TIME_LOW).
-        #[inline]
-        pub const fn time_low(self) -> u32 { Self::TIME_LOW.get(self.0) }
-        /// Set [`TIME_LOW`](Self::TIME_LOW).
-        #[must_use]
-        #[inline]
-        pub const fn with_time_low(self, value: u32) -> Self { Self(Self::TIME_LOW.set(self.0, value)) }
-    }
-    /// `TIME_HIGH`: PTIMER time, high word (aliased read-only into every falcon IO space)
-    ///
-    /// Offset 0x9410; 32-bit, read/write.
-    /// Source: nvidia-hardware-envytools §2.10.11.
-    #[allow(non_camel_case_types)]
-    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-    #[repr(transparent)]
-    pub struct TIME_HIGH(u32);
-    register!(TIME_HIGH: "TIME_HIGH" in "PTIMER" (Absolute, false) at 0x9410, true true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.11");
-    impl TIME_HIGH {
-        /// Value after reset (documented defaults; unknown bits are 0).
-        pub const RESET: Self = Self(0);
-        /// `TIME_HIGH` (bits 31:0): The whole register.
-        pub const TIME_HIGH: FieldSpec = FieldSpec::rw("TIME_HIGH", 0, 32);
-        /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::TIME_HIGH];
-        /// The register holding `raw`.
-        #[inline]
-        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
-        /// The raw value.
-        #[inline]
-        pub const fn raw(self) -> u32 { self.0 }
-        /// [`TIME_HIGH`](Self::TIME_HIGH).
-        #[inline]
-        pub const fn time_high(self) -> u32 { Self::TIME_HIGH.get(self.0) }
-        /// Set [`TIME_HIGH`](Self::TIME_HIGH).
-        #[must_use]
-        #[inline]
-        pub const fn with_time_high(self, value: u32) -> Self { Self(Self::TIME_HIGH.set(self.0, value)) }
-    }
-}
-/// PBUS: Bus control: the PMEM window position (base 0x1000 is envytools rnndb nv_mmio.xml's PBUS range; the document has no PBUS register chapter)
-///
-/// Source: nvidia-hardware-envytools §2.4.1.
+/// Source: envytools rnndb bus/pbus.xml.
 pub mod pbus {
     #![allow(unused_imports)]
     use super::{Chipset, Family};
@@ -1083,9 +1012,9 @@ pub mod pbus {
         pub const fn with_target(self, value: pmem_window_g80_onward::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
     }
 }
-/// PFIFO: Command submission: interrupts, channel table, playlist, CACHE1 pusher and puller state (G80:GF100 offsets; base 0x2000 is envytools rnndb nv_mmio.xml's PFIFO range, registers from rnndb fifo/g80_pfifo.xml: the document's register list is 'todo')
+/// PFIFO: Command submission (G80:GF100 layout): interrupts, the channel table, CACHE1 (the current channel's pusher and puller state). The document describes PFIFO's user-visible side (§2.8) but not its registers; they come from envytools rnndb fifo/g80_pfifo.xml
 ///
-/// Source: nvidia-hardware-envytools §2.8.1.
+/// Source: envytools rnndb fifo/g80_pfifo.xml; behaviour nvidia-hardware-envytools §2.8.
 pub mod pfifo {
     #![allow(unused_imports)]
     use super::{Chipset, Family};
@@ -1974,6 +1903,77 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_cache1_ib_get(self, value: u32) -> Self { Self(Self::CACHE1_IB_GET.set(self.0, value)) }
+    }
+}
+/// PTIMER: Wall-clock timer. Base 0x9000 is envytools' PTIMER range; the document only gives the TIME_LOW/TIME_HIGH addresses (§2.10.11)
+///
+/// Source: nvidia-hardware-envytools §2.10.11.
+pub mod ptimer {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x9000;
+    /// `TIME_LOW`: PTIMER time, low word (aliased read-only into every falcon IO space)
+    ///
+    /// Offset 0x9400; 32-bit, read/write.
+    /// Source: nvidia-hardware-envytools §2.10.11.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct TIME_LOW(u32);
+    register!(TIME_LOW: "TIME_LOW" in "PTIMER" (Absolute, false) at 0x9400, true true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.11");
+    impl TIME_LOW {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `TIME_LOW` (bits 31:0): The whole register.
+        pub const TIME_LOW: FieldSpec = FieldSpec::rw("TIME_LOW", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::TIME_LOW];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`TIME_LOW`](Self::TIME_LOW).
+        #[inline]
+        pub const fn time_low(self) -> u32 { Self::TIME_LOW.get(self.0) }
+        /// Set [`TIME_LOW`](Self::TIME_LOW).
+        #[must_use]
+        #[inline]
+        pub const fn with_time_low(self, value: u32) -> Self { Self(Self::TIME_LOW.set(self.0, value)) }
+    }
+    /// `TIME_HIGH`: PTIMER time, high word (aliased read-only into every falcon IO space)
+    ///
+    /// Offset 0x9410; 32-bit, read/write.
+    /// Source: nvidia-hardware-envytools §2.10.11.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct TIME_HIGH(u32);
+    register!(TIME_HIGH: "TIME_HIGH" in "PTIMER" (Absolute, false) at 0x9410, true true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.11");
+    impl TIME_HIGH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `TIME_HIGH` (bits 31:0): The whole register.
+        pub const TIME_HIGH: FieldSpec = FieldSpec::rw("TIME_HIGH", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::TIME_HIGH];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`TIME_HIGH`](Self::TIME_HIGH).
+        #[inline]
+        pub const fn time_high(self) -> u32 { Self::TIME_HIGH.get(self.0) }
+        /// Set [`TIME_HIGH`](Self::TIME_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_time_high(self, value: u32) -> Self { Self(Self::TIME_HIGH.set(self.0, value)) }
     }
 }
 /// PMEM: The 1 MiB BAR0 window onto VRAM (or system memory) at the address PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel structures are written before any VM exists
@@ -7330,8 +7330,6 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pmc::INTR::SPEC,
     pmc::ENABLE::SPEC,
     pmc::INTR_MASK_GT215_ONWARD::SPEC,
-    ptimer::TIME_LOW::SPEC,
-    ptimer::TIME_HIGH::SPEC,
     pbus::PMEM_WINDOW_G80_ONWARD::SPEC,
     pfifo::UNK044_G80_UNTIL_GF100::SPEC,
     pfifo::INTR_G80_UNTIL_GF100::SPEC,
@@ -7351,6 +7349,8 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pfifo::CHANNEL_UNLOAD_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_IB_PUT_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_IB_GET_G80_UNTIL_GF100::SPEC,
+    ptimer::TIME_LOW::SPEC,
+    ptimer::TIME_HIGH::SPEC,
     pmem::DATA_G80_UNTIL_GF100::SPEC,
     pfifo_user::DMA_PUT::SPEC,
     pfifo_user::DMA_GET::SPEC,
