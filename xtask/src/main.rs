@@ -734,6 +734,7 @@ const THREADED_PACING: &str = "threaded:1000";
 const PACED_PACKAGES: &[&str] = &[
     "drivers/radeon-r5xx",
     "drivers/radeon-evergreen",
+    "drivers/nvidia-tesla",
     "examples/ctm-compute",
     "examples/gpu-scheduler",
 ];
