@@ -2,7 +2,7 @@
 //! QEMU (TCG) booting the test kernel through PVH (or an example's BIOS disk image), supervised
 //! until one of them ends.
 
-use crate::cases::{Bench, Case, Model, Outcome};
+use crate::cases::{Bench, Case, Expect, Model, Outcome};
 use crate::defmt_log::Decoder;
 use crate::images::Images;
 use crate::process::{Supervised, describe, find_program};
@@ -175,8 +175,19 @@ pub fn run(
     };
     let log = decode_log(kernel, dir);
     match outcome {
+        // The guest RAM file is still there (`scratch` lives to the end of this function).
         Outcome::Passed { boot_to_exit, .. } => {
-            Outcome::Passed { boot_to_exit, bench: parse_bench(&log) }
+            match crate::frames::check(&log, &scratch.ram, RAM_BYTES, dir) {
+                Ok(scenes) => match case.expect {
+                    Expect::Frames(want) if scenes != want => Outcome::FrameMismatch {
+                        reason: format!(
+                            "the kernel logged frames {scenes:?}, the case expects {want:?}"
+                        ),
+                    },
+                    _ => Outcome::Passed { boot_to_exit, bench: parse_bench(&log) },
+                },
+                Err(reason) => Outcome::FrameMismatch { reason },
+            }
         }
         Outcome::KernelFailed { .. } => Outcome::KernelFailed { reason: last_errors(&log) },
         other => other,

@@ -6,6 +6,7 @@ mod evergreen;
 mod multi_gpu;
 mod r5xx;
 mod selftest;
+mod v3d;
 
 use crate::Kernel;
 use crate::arch::lapic::LapicError;
@@ -130,6 +131,13 @@ const CASES: &[(&str, Case)] = &[
     ("evergreen-faults", evergreen::faults),
     ("evergreen-compute", evergreen::compute),
     ("evergreen-demo", evergreen::demo),
+    ("v3d-probe", v3d::probe),
+    ("v3d-triangle", v3d::triangle),
+    ("v3d-scene", v3d::scene),
+    ("v3d-vector-add", v3d::vector_add),
+    ("v3d-saxpy", v3d::saxpy),
+    ("v3d-faults", v3d::faults),
+    ("v3d-irq", v3d::irq),
     ("multi-gpu-probe", multi_gpu::probe),
     ("multi-gpu-schedule", multi_gpu::schedule),
     ("multi-gpu-one-dies", multi_gpu::one_dies),
