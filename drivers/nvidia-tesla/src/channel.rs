@@ -7,6 +7,8 @@
 
 use core::fmt;
 
+use baregpu_hal::register::Register;
+
 use crate::error::ChannelError;
 use crate::memory::{ADDRESS_LIMIT, Access, DmaObject, Target, VramBlock};
 
@@ -133,61 +135,24 @@ pub mod ramht {
     }
 }
 
-/// RAMFC word offsets (envytools rnndb fifo G80_RAMFC) and the values Linux nouveau
-/// (nv50.c, g84.c, gpfifog84.c) writes for an IB-mode channel.
+/// The values Linux nouveau (nvkm/engine/fifo/nv50.c, g84.c, gpfifog84.c) writes to a new
+/// channel's RAMFC where the documents give none (the words are `regs::ramfc`, from envytools
+/// rnndb G80_RAMFC).
 pub mod ramfc {
-    /// `IB_PUT`, `IB_GET`: zero in a new channel.
-    pub const IB_PUT: u64 = 0x00;
-    /// `IB_GET`.
-    pub const IB_GET: u64 = 0x04;
-    /// `DMA_PUT` (DMA mode: the pushbuffer's end, a byte offset in its DMA object).
-    pub const DMA_PUT: u64 = 0x08;
-    /// `DMA_PUT_HIGH`.
-    pub const DMA_PUT_HIGH: u64 = 0x0c;
-    /// `DMA_GET` (DMA mode: where the pusher reads).
-    pub const DMA_GET: u64 = 0x10;
-    /// `DMA_GET_HIGH`.
-    pub const DMA_GET_HIGH: u64 = 0x14;
-    /// `DMA_LIMIT`: nouveau leaves it all-ones; the DMA object's limit bounds the pushbuffer.
-    pub const DMA_LIMIT: u64 = 0x4c;
-    /// `DMA_FETCH`: nouveau's fetch settings with `IB_ENABLE` (bit 30, rnndb DMA_FETCH).
-    pub const DMA_FETCH: u64 = 0x3c;
-    /// nouveau's DMA_FETCH value without IB_ENABLE (fetch sizes; the fields are not documented).
-    pub const DMA_FETCH_SETTINGS: u32 = 0x003f_6078;
-    /// `DMA_FETCH.IB_ENABLE`.
-    pub const DMA_FETCH_IB_ENABLE: u32 = 1 << 30;
-    /// `DMA_TIMESLICE`.
-    pub const DMA_TIMESLICE: u64 = 0x44;
-    /// nouveau's timeslice (the value PFIFO.UNK044 gets at init too).
+    /// `DMA_FETCH.SETTINGS` (fetch sizes; the fields are not documented).
+    pub const FETCH_SETTINGS: u32 = 0x003f_6078;
+    /// `DMA_TIMESLICE` (also `PFIFO.UNK044` at init).
     pub const TIMESLICE: u32 = 0x0100_3fff;
-    /// `DMA_INSTANCE`: the pushbuffer DMA object's offset in the channel structure >> 4.
-    pub const DMA_INSTANCE: u64 = 0x48;
-    /// `IB_ADDRESS_LOW`.
-    pub const IB_ADDRESS_LOW: u64 = 0x50;
-    /// `IB_CONFIG`: IB address bits 32-39, log2(entries) at bit 16.
-    pub const IB_CONFIG: u64 = 0x54;
-    /// Where `IB_CONFIG` holds log2 of the IB ring's entries.
-    pub const IB_ORDER_SHIFT: u32 = 16;
-    /// `ACQUIRE_TIMEOUT`.
-    pub const ACQUIRE_TIMEOUT: u64 = 0x60;
-    /// nouveau's semaphore acquire timeout (the largest positive value: acquires wait on).
-    pub const ACQUIRE_TIMEOUT_VALUE: u32 = 0x7fff_ffff;
-    /// `SLI`.
-    pub const SLI: u64 = 0x7c;
-    /// nouveau's SLI word: SLI conditional commands enabled, every GPU of the mask (0xfff).
-    pub const SLI_VALUE: u32 = 0x3000_0fff;
-    /// `RAMHT`: (log2(entries) - 9) << 27 | search 4 << 24 | offset >> 4.
-    pub const RAMHT: u64 = 0x80;
-    /// Where `RAMHT` holds log2(entries) - 9.
-    pub const RAMHT_BITS_SHIFT: u32 = 27;
-    /// The smallest table RAMHT's size field counts from (log2 512).
+    /// `ACQUIRE_TIMEOUT`: the largest positive value (acquires wait on).
+    pub const ACQUIRE_TIMEOUT: u32 = 0x7fff_ffff;
+    /// `SLI.ENABLE` (both bits) and `SLI.MASK` (every GPU of the mask).
+    pub const SLI_ENABLE: u8 = 3;
+    /// `SLI.MASK`.
+    pub const SLI_MASK: u16 = 0xfff;
+    /// `RAMHT.SEARCH` (undocumented).
+    pub const RAMHT_SEARCH: u8 = 4;
+    /// `RAMHT.BITS` counts from a 512-entry table (log2 512).
     pub const RAMHT_BITS_BASE: u32 = 9;
-    /// nouveau's RAMHT search setting (4 at bit 24; undocumented).
-    pub const RAMHT_SEARCH: u32 = 4 << 24;
-    /// `CACHE_INST` (G84+): CACHE address >> 10.
-    pub const CACHE_INST: u64 = 0x88;
-    /// `CHAN_INST` (G84+): channel structure address >> 12.
-    pub const CHAN_INST: u64 = 0x98;
 }
 
 /// Where a channel's pieces are (VRAM linear addresses).
@@ -312,6 +277,11 @@ impl Pusher {
 /// Words of RAMFC the driver writes for a new channel.
 pub const RAMFC_WORDS: usize = 13;
 
+/// A RAMFC word as (offset in RAMFC, value).
+fn word<R: Register>(value: R) -> (u64, u32) {
+    (R::OFFSET as u64, value.to_raw())
+}
+
 /// The RAMFC words of a new channel, as (offset, value) pairs: `pushbuffer_object` is the
 /// offset of the pushbuffer DMA object in the channel structure.
 pub fn ramfc_words(
@@ -319,36 +289,45 @@ pub fn ramfc_words(
     pusher: &Pusher,
     pushbuffer_object: u64,
 ) -> Result<[(u64, u32); RAMFC_WORDS], ChannelError> {
+    use baregpu_regs::nvidia::ramfc as rf;
     pusher.object()?;
-    let ramht_size = (ramht::BITS - ramfc::RAMHT_BITS_BASE) << ramfc::RAMHT_BITS_SHIFT;
+    let fetch = rf::DMA_FETCH::RESET.with_settings(ramfc::FETCH_SETTINGS);
     // IB mode: the IB ring; DMA mode: DMA_GET = DMA_PUT = 0 (the object starts at the
     // pushbuffer) and no limit but the object's.
     let mode: [(u64, u32); 3] = match pusher {
         Pusher::Ib(ib) => [
-            (ramfc::DMA_FETCH, ramfc::DMA_FETCH_SETTINGS | ramfc::DMA_FETCH_IB_ENABLE),
-            (ramfc::IB_ADDRESS_LOW, ib.address as u32),
-            (ramfc::IB_CONFIG, (ib.address >> 32) as u32 | ib.order()? << ramfc::IB_ORDER_SHIFT),
+            word(fetch.with_ib_enable(true)),
+            word(rf::IB_ADDRESS_LOW::RESET.with_ib_address_low(ib.address as u32)),
+            word(
+                rf::IB_CONFIG::RESET
+                    .with_address_high((ib.address >> 32) as u8)
+                    .with_order(ib.order()? as u8),
+            ),
         ],
         Pusher::Dma(_) => [
-            (ramfc::DMA_FETCH, ramfc::DMA_FETCH_SETTINGS),
-            (ramfc::DMA_LIMIT, u32::MAX),
-            (ramfc::DMA_GET, 0),
+            word(fetch),
+            word(rf::DMA_LIMIT::RESET.with_dma_limit(u32::MAX)),
+            word(rf::DMA_GET::RESET),
         ],
     };
+    let ramht = rf::RAMHT::RESET
+        .with_offset((layout::RAMHT_OFFSET >> 4) as u32)
+        .with_search(ramfc::RAMHT_SEARCH)
+        .with_bits((ramht::BITS - ramfc::RAMHT_BITS_BASE) as u8);
     Ok([
-        (ramfc::IB_PUT, 0),
-        (ramfc::IB_GET, 0),
-        (ramfc::DMA_PUT, 0),
+        word(rf::IB_PUT::RESET),
+        word(rf::IB_GET::RESET),
+        word(rf::DMA_PUT::RESET),
         mode[0],
         mode[1],
         mode[2],
-        (ramfc::DMA_TIMESLICE, ramfc::TIMESLICE),
-        (ramfc::DMA_INSTANCE, (pushbuffer_object >> 4) as u32),
-        (ramfc::ACQUIRE_TIMEOUT, ramfc::ACQUIRE_TIMEOUT_VALUE),
-        (ramfc::SLI, ramfc::SLI_VALUE),
-        (ramfc::RAMHT, ramht_size | ramfc::RAMHT_SEARCH | (layout::RAMHT_OFFSET >> 4) as u32),
-        (ramfc::CACHE_INST, (memory.cache.address >> 10) as u32),
-        (ramfc::CHAN_INST, (memory.instance.address >> 12) as u32),
+        word(rf::DMA_TIMESLICE::RESET.with_dma_timeslice(ramfc::TIMESLICE)),
+        word(rf::DMA_INSTANCE::RESET.with_dma_instance((pushbuffer_object >> 4) as u32)),
+        word(rf::ACQUIRE_TIMEOUT::RESET.with_acquire_timeout(ramfc::ACQUIRE_TIMEOUT)),
+        word(rf::SLI::RESET.with_enable(ramfc::SLI_ENABLE).with_mask(ramfc::SLI_MASK)),
+        word(ramht),
+        word(rf::CACHE_INST::RESET.with_cache_inst((memory.cache.address >> 10) as u32)),
+        word(rf::CHAN_INST::RESET.with_chan_inst((memory.instance.address >> 12) as u32)),
     ])
 }
 

@@ -695,6 +695,15 @@ def extract(text: str) -> Database:
             base=PTIMER_BASE,
         ),
         Block(
+            name="RAMFC",
+            description="A channel's RAMFC (G84+: a 0x100-byte object in memory that CHAN_TABLE "
+            "points at): the pusher and puller state PFIFO saves while the channel is not running "
+            "(\u00a72.8.1 'RAMFC: area of VRAM storing the above'). Word offsets from envytools rnndb "
+            "fifo/g80_pfifo.xml G80_RAMFC; no BAR0 instance: it is written through PMEM",
+            source=cite("2.8.1"),
+            relative=True,
+        ),
+        Block(
             name="PMEM",
             description="The 1 MiB BAR0 window onto VRAM (or system memory) at the address "
             "PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel "

@@ -1976,6 +1976,597 @@ pub mod ptimer {
         pub const fn with_time_high(self, value: u32) -> Self { Self(Self::TIME_HIGH.set(self.0, value)) }
     }
 }
+/// RAMFC: A channel's RAMFC (G84+: a 0x100-byte object in memory that CHAN_TABLE points at): the pusher and puller state PFIFO saves while the channel is not running (§2.8.1 'RAMFC: area of VRAM storing the above'). Word offsets from envytools rnndb fifo/g80_pfifo.xml G80_RAMFC; no BAR0 instance: it is written through PMEM
+///
+/// Source: nvidia-hardware-envytools §2.8.1.
+///
+/// The block exists once per engine or channel: its registers are reached through an instance below, `io.at::<Instance>()` or `io.at_index::<Instances>(i)` (`baregpu_hal::RegisterIoExt`), never directly on the register window.
+pub mod ramfc {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// The RAMFC block as a type: the `Register::Base` of its registers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Block {}
+    impl baregpu_hal::register::Base for Block { const NAME: &'static str = "RAMFC"; }
+    /// `IB_PUT`: ib_put (§2.8.3 pusher state)
+    ///
+    /// Offset 0x0 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x00); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_PUT(u32);
+    register!(IB_PUT: "IB_PUT" in "RAMFC" (Block, true) at 0, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x00); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_PUT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IB_PUT` (bits 31:0): The whole register.
+        pub const IB_PUT: FieldSpec = FieldSpec::rw("IB_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IB_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IB_PUT`](Self::IB_PUT).
+        #[inline]
+        pub const fn ib_put(self) -> u32 { Self::IB_PUT.get(self.0) }
+        /// Set [`IB_PUT`](Self::IB_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_put(self, value: u32) -> Self { Self(Self::IB_PUT.set(self.0, value)) }
+    }
+    /// `IB_GET`: ib_get
+    ///
+    /// Offset 0x4 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x04); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_GET(u32);
+    register!(IB_GET: "IB_GET" in "RAMFC" (Block, true) at 4, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x04); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_GET {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IB_GET` (bits 31:0): The whole register.
+        pub const IB_GET: FieldSpec = FieldSpec::rw("IB_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IB_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IB_GET`](Self::IB_GET).
+        #[inline]
+        pub const fn ib_get(self) -> u32 { Self::IB_GET.get(self.0) }
+        /// Set [`IB_GET`](Self::IB_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_get(self, value: u32) -> Self { Self(Self::IB_GET.set(self.0, value)) }
+    }
+    /// `DMA_PUT`: dma_put, low 32 bits (DMA mode: a byte offset in the pushbuffer DMA object)
+    ///
+    /// Offset 0x8 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x08); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_PUT(u32);
+    register!(DMA_PUT: "DMA_PUT" in "RAMFC" (Block, true) at 8, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x08); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_PUT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_PUT` (bits 31:0): The whole register.
+        pub const DMA_PUT: FieldSpec = FieldSpec::rw("DMA_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_PUT`](Self::DMA_PUT).
+        #[inline]
+        pub const fn dma_put(self) -> u32 { Self::DMA_PUT.get(self.0) }
+        /// Set [`DMA_PUT`](Self::DMA_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_put(self, value: u32) -> Self { Self(Self::DMA_PUT.set(self.0, value)) }
+    }
+    /// `DMA_PUT_HIGH`: dma_put bits 32-39
+    ///
+    /// Offset 0xc from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x0c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_PUT_HIGH(u32);
+    register!(DMA_PUT_HIGH: "DMA_PUT_HIGH" in "RAMFC" (Block, true) at 0xc, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x0c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_PUT_HIGH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_PUT_HIGH` (bits 31:0): The whole register.
+        pub const DMA_PUT_HIGH: FieldSpec = FieldSpec::rw("DMA_PUT_HIGH", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_PUT_HIGH];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_PUT_HIGH`](Self::DMA_PUT_HIGH).
+        #[inline]
+        pub const fn dma_put_high(self) -> u32 { Self::DMA_PUT_HIGH.get(self.0) }
+        /// Set [`DMA_PUT_HIGH`](Self::DMA_PUT_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_put_high(self, value: u32) -> Self { Self(Self::DMA_PUT_HIGH.set(self.0, value)) }
+    }
+    /// `DMA_GET`: dma_get, low 32 bits
+    ///
+    /// Offset 0x10 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x10); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_GET(u32);
+    register!(DMA_GET: "DMA_GET" in "RAMFC" (Block, true) at 0x10, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x10); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_GET {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_GET` (bits 31:0): The whole register.
+        pub const DMA_GET: FieldSpec = FieldSpec::rw("DMA_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_GET`](Self::DMA_GET).
+        #[inline]
+        pub const fn dma_get(self) -> u32 { Self::DMA_GET.get(self.0) }
+        /// Set [`DMA_GET`](Self::DMA_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_get(self, value: u32) -> Self { Self(Self::DMA_GET.set(self.0, value)) }
+    }
+    /// `DMA_GET_HIGH`: dma_get bits 32-39
+    ///
+    /// Offset 0x14 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x14); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_GET_HIGH(u32);
+    register!(DMA_GET_HIGH: "DMA_GET_HIGH" in "RAMFC" (Block, true) at 0x14, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x14); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_GET_HIGH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_GET_HIGH` (bits 31:0): The whole register.
+        pub const DMA_GET_HIGH: FieldSpec = FieldSpec::rw("DMA_GET_HIGH", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_GET_HIGH];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_GET_HIGH`](Self::DMA_GET_HIGH).
+        #[inline]
+        pub const fn dma_get_high(self) -> u32 { Self::DMA_GET_HIGH.get(self.0) }
+        /// Set [`DMA_GET_HIGH`](Self::DMA_GET_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_get_high(self, value: u32) -> Self { Self(Self::DMA_GET_HIGH.set(self.0, value)) }
+    }
+    /// `DMA_FETCH`: DMA fetch control; Linux nouveau writes 0x003f6078 (fetch sizes, undocumented) with IB_ENABLE for IB mode
+    ///
+    /// Offset 0x3c from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x3c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_FETCH(u32);
+    register!(DMA_FETCH: "DMA_FETCH" in "RAMFC" (Block, true) at 0x3c, true true scalar, mask 0x7fff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x3c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_FETCH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SETTINGS` (bits 29:0): fetch settings (undocumented)
+        pub const SETTINGS: FieldSpec = FieldSpec::rw("SETTINGS", 0, 30);
+        /// `IB_ENABLE` (bits 30:30): IB mode (§2.8.3 pusher state ib_enable)
+        pub const IB_ENABLE: FieldSpec = FieldSpec::rw("IB_ENABLE", 30, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SETTINGS, Self::IB_ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SETTINGS`](Self::SETTINGS).
+        #[inline]
+        pub const fn settings(self) -> u32 { Self::SETTINGS.get(self.0) }
+        /// Set [`SETTINGS`](Self::SETTINGS); bits of `value` above its 30 bits are dropped ([`try_with_settings`](Self::try_with_settings) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_settings(self, value: u32) -> Self { Self(Self::SETTINGS.set(self.0, value)) }
+        /// Set [`SETTINGS`](Self::SETTINGS), or fail if `value` does not fit its 30 bits.
+        #[inline]
+        pub const fn try_with_settings(self, value: u32) -> Result<Self, FieldOverflow> { match Self::SETTINGS.try_set("DMA_FETCH", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`IB_ENABLE`](Self::IB_ENABLE).
+        #[inline]
+        pub const fn ib_enable(self) -> bool { Self::IB_ENABLE.get(self.0) != 0 }
+        /// Set [`IB_ENABLE`](Self::IB_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_enable(self, value: bool) -> Self { Self(Self::IB_ENABLE.set(self.0, value as u32)) }
+    }
+    /// `DMA_TIMESLICE`: the channel's timeslice (Linux nouveau: 0x01003fff)
+    ///
+    /// Offset 0x44 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x44); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_TIMESLICE(u32);
+    register!(DMA_TIMESLICE: "DMA_TIMESLICE" in "RAMFC" (Block, true) at 0x44, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x44); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_TIMESLICE {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_TIMESLICE` (bits 31:0): The whole register.
+        pub const DMA_TIMESLICE: FieldSpec = FieldSpec::rw("DMA_TIMESLICE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_TIMESLICE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_TIMESLICE`](Self::DMA_TIMESLICE).
+        #[inline]
+        pub const fn dma_timeslice(self) -> u32 { Self::DMA_TIMESLICE.get(self.0) }
+        /// Set [`DMA_TIMESLICE`](Self::DMA_TIMESLICE).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_timeslice(self, value: u32) -> Self { Self(Self::DMA_TIMESLICE.set(self.0, value)) }
+    }
+    /// `DMA_INSTANCE`: the pushbuffer DMA object's selector (offset in the channel structure >> 4; §2.8.3 dma_pushbuffer)
+    ///
+    /// Offset 0x48 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x48); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_INSTANCE(u32);
+    register!(DMA_INSTANCE: "DMA_INSTANCE" in "RAMFC" (Block, true) at 0x48, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x48); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_INSTANCE {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_INSTANCE` (bits 31:0): The whole register.
+        pub const DMA_INSTANCE: FieldSpec = FieldSpec::rw("DMA_INSTANCE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_INSTANCE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_INSTANCE`](Self::DMA_INSTANCE).
+        #[inline]
+        pub const fn dma_instance(self) -> u32 { Self::DMA_INSTANCE.get(self.0) }
+        /// Set [`DMA_INSTANCE`](Self::DMA_INSTANCE).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_instance(self, value: u32) -> Self { Self(Self::DMA_INSTANCE.set(self.0, value)) }
+    }
+    /// `DMA_LIMIT`: dma_limit (§2.8.3; Linux nouveau leaves it all-ones)
+    ///
+    /// Offset 0x4c from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x4c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_LIMIT(u32);
+    register!(DMA_LIMIT: "DMA_LIMIT" in "RAMFC" (Block, true) at 0x4c, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x4c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_LIMIT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_LIMIT` (bits 31:0): The whole register.
+        pub const DMA_LIMIT: FieldSpec = FieldSpec::rw("DMA_LIMIT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_LIMIT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_LIMIT`](Self::DMA_LIMIT).
+        #[inline]
+        pub const fn dma_limit(self) -> u32 { Self::DMA_LIMIT.get(self.0) }
+        /// Set [`DMA_LIMIT`](Self::DMA_LIMIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_limit(self, value: u32) -> Self { Self(Self::DMA_LIMIT.set(self.0, value)) }
+    }
+    /// `IB_ADDRESS_LOW`: ib_address bits 0-31 (§2.8.3)
+    ///
+    /// Offset 0x50 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x50); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_ADDRESS_LOW(u32);
+    register!(IB_ADDRESS_LOW: "IB_ADDRESS_LOW" in "RAMFC" (Block, true) at 0x50, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x50); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_ADDRESS_LOW {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IB_ADDRESS_LOW` (bits 31:0): The whole register.
+        pub const IB_ADDRESS_LOW: FieldSpec = FieldSpec::rw("IB_ADDRESS_LOW", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IB_ADDRESS_LOW];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IB_ADDRESS_LOW`](Self::IB_ADDRESS_LOW).
+        #[inline]
+        pub const fn ib_address_low(self) -> u32 { Self::IB_ADDRESS_LOW.get(self.0) }
+        /// Set [`IB_ADDRESS_LOW`](Self::IB_ADDRESS_LOW).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_address_low(self, value: u32) -> Self { Self(Self::IB_ADDRESS_LOW.set(self.0, value)) }
+    }
+    /// `IB_CONFIG`: ib_address bits 32-39 and ib_order (§2.8.3: 'The size has to be a power of two')
+    ///
+    /// Offset 0x54 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x54); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_CONFIG(u32);
+    register!(IB_CONFIG: "IB_CONFIG" in "RAMFC" (Block, true) at 0x54, true true scalar, mask 0x001f_00ff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x54); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_CONFIG {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ADDRESS_HIGH` (bits 7:0): ib_address bits 32-39
+        pub const ADDRESS_HIGH: FieldSpec = FieldSpec::rw("ADDRESS_HIGH", 0, 8);
+        /// `ORDER` (bits 20:16): log2 of the IB ring's entries
+        pub const ORDER: FieldSpec = FieldSpec::rw("ORDER", 16, 5);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ADDRESS_HIGH, Self::ORDER];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ADDRESS_HIGH`](Self::ADDRESS_HIGH).
+        #[inline]
+        pub const fn address_high(self) -> u8 { Self::ADDRESS_HIGH.get(self.0) as u8 }
+        /// Set [`ADDRESS_HIGH`](Self::ADDRESS_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_address_high(self, value: u8) -> Self { Self(Self::ADDRESS_HIGH.set(self.0, value as u32)) }
+        /// [`ORDER`](Self::ORDER).
+        #[inline]
+        pub const fn order(self) -> u8 { Self::ORDER.get(self.0) as u8 }
+        /// Set [`ORDER`](Self::ORDER); bits of `value` above its 5 bits are dropped ([`try_with_order`](Self::try_with_order) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_order(self, value: u8) -> Self { Self(Self::ORDER.set(self.0, value as u32)) }
+        /// Set [`ORDER`](Self::ORDER), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_order(self, value: u8) -> Result<Self, FieldOverflow> { match Self::ORDER.try_set("IB_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `ACQUIRE_TIMEOUT`: semaphore acquire timeout (§2.8.4 'There's also apparently a timeout'; Linux nouveau: 0x7fffffff)
+    ///
+    /// Offset 0x60 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x60); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct ACQUIRE_TIMEOUT(u32);
+    register!(ACQUIRE_TIMEOUT: "ACQUIRE_TIMEOUT" in "RAMFC" (Block, true) at 0x60, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x60); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl ACQUIRE_TIMEOUT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ACQUIRE_TIMEOUT` (bits 31:0): The whole register.
+        pub const ACQUIRE_TIMEOUT: FieldSpec = FieldSpec::rw("ACQUIRE_TIMEOUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ACQUIRE_TIMEOUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ACQUIRE_TIMEOUT`](Self::ACQUIRE_TIMEOUT).
+        #[inline]
+        pub const fn acquire_timeout(self) -> u32 { Self::ACQUIRE_TIMEOUT.get(self.0) }
+        /// Set [`ACQUIRE_TIMEOUT`](Self::ACQUIRE_TIMEOUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_acquire_timeout(self, value: u32) -> Self { Self(Self::ACQUIRE_TIMEOUT.set(self.0, value)) }
+    }
+    /// `SLI`: SLI conditional commands (§2.8.3 sli_enable, sli_mask; Linux nouveau: 0x30000fff)
+    ///
+    /// Offset 0x7c from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x7c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SLI(u32);
+    register!(SLI: "SLI" in "RAMFC" (Block, true) at 0x7c, true true scalar, mask 0x3000_0fff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x7c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl SLI {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `MASK` (bits 11:0): sli_mask
+        pub const MASK: FieldSpec = FieldSpec::rw("MASK", 0, 12);
+        /// `ENABLE` (bits 29:28): sli enables (nouveau sets both bits)
+        pub const ENABLE: FieldSpec = FieldSpec::rw("ENABLE", 28, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::MASK, Self::ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`MASK`](Self::MASK).
+        #[inline]
+        pub const fn mask(self) -> u16 { Self::MASK.get(self.0) as u16 }
+        /// Set [`MASK`](Self::MASK); bits of `value` above its 12 bits are dropped ([`try_with_mask`](Self::try_with_mask) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_mask(self, value: u16) -> Self { Self(Self::MASK.set(self.0, value as u32)) }
+        /// Set [`MASK`](Self::MASK), or fail if `value` does not fit its 12 bits.
+        #[inline]
+        pub const fn try_with_mask(self, value: u16) -> Result<Self, FieldOverflow> { match Self::MASK.try_set("SLI", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`ENABLE`](Self::ENABLE).
+        #[inline]
+        pub const fn enable(self) -> u8 { Self::ENABLE.get(self.0) as u8 }
+        /// Set [`ENABLE`](Self::ENABLE); bits of `value` above its 2 bits are dropped ([`try_with_enable`](Self::try_with_enable) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_enable(self, value: u8) -> Self { Self(Self::ENABLE.set(self.0, value as u32)) }
+        /// Set [`ENABLE`](Self::ENABLE), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_enable(self, value: u8) -> Result<Self, FieldOverflow> { match Self::ENABLE.try_set("SLI", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `RAMHT`: the channel's RAMHT: offset in the channel structure >> 4, search mode, size
+    ///
+    /// Offset 0x80 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x80); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct RAMHT(u32);
+    register!(RAMHT: "RAMHT" in "RAMFC" (Block, true) at 0x80, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x80); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl RAMHT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `OFFSET` (bits 23:0): RAMHT offset in the channel structure >> 4
+        pub const OFFSET_FIELD: FieldSpec = FieldSpec::rw("OFFSET", 0, 24);
+        /// `SEARCH` (bits 26:24): search mode (Linux nouveau: 4; undocumented)
+        pub const SEARCH: FieldSpec = FieldSpec::rw("SEARCH", 24, 3);
+        /// `BITS` (bits 31:27): log2(entries) - 9
+        pub const BITS: FieldSpec = FieldSpec::rw("BITS", 27, 5);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::OFFSET_FIELD, Self::SEARCH, Self::BITS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`OFFSET`](Self::OFFSET_FIELD).
+        #[inline]
+        pub const fn offset(self) -> u32 { Self::OFFSET_FIELD.get(self.0) }
+        /// Set [`OFFSET`](Self::OFFSET_FIELD); bits of `value` above its 24 bits are dropped ([`try_with_offset`](Self::try_with_offset) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_offset(self, value: u32) -> Self { Self(Self::OFFSET_FIELD.set(self.0, value)) }
+        /// Set [`OFFSET`](Self::OFFSET_FIELD), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_offset(self, value: u32) -> Result<Self, FieldOverflow> { match Self::OFFSET_FIELD.try_set("RAMHT", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`SEARCH`](Self::SEARCH).
+        #[inline]
+        pub const fn search(self) -> u8 { Self::SEARCH.get(self.0) as u8 }
+        /// Set [`SEARCH`](Self::SEARCH); bits of `value` above its 3 bits are dropped ([`try_with_search`](Self::try_with_search) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_search(self, value: u8) -> Self { Self(Self::SEARCH.set(self.0, value as u32)) }
+        /// Set [`SEARCH`](Self::SEARCH), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_search(self, value: u8) -> Result<Self, FieldOverflow> { match Self::SEARCH.try_set("RAMHT", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`BITS`](Self::BITS).
+        #[inline]
+        pub const fn bits(self) -> u8 { Self::BITS.get(self.0) as u8 }
+        /// Set [`BITS`](Self::BITS); bits of `value` above its 5 bits are dropped ([`try_with_bits`](Self::try_with_bits) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_bits(self, value: u8) -> Self { Self(Self::BITS.set(self.0, value as u32)) }
+        /// Set [`BITS`](Self::BITS), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_bits(self, value: u8) -> Result<Self, FieldOverflow> { match Self::BITS.try_set("RAMHT", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `CACHE_INST`: the channel's CACHE save area >> 10 [G84-]
+    ///
+    /// Offset 0x88 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x88); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE_INST(u32);
+    register!(CACHE_INST: "CACHE_INST" in "RAMFC" (Block, true) at 0x88, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x88); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl CACHE_INST {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE_INST` (bits 31:0): The whole register.
+        pub const CACHE_INST: FieldSpec = FieldSpec::rw("CACHE_INST", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_INST];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE_INST`](Self::CACHE_INST).
+        #[inline]
+        pub const fn cache_inst(self) -> u32 { Self::CACHE_INST.get(self.0) }
+        /// Set [`CACHE_INST`](Self::CACHE_INST).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache_inst(self, value: u32) -> Self { Self(Self::CACHE_INST.set(self.0, value)) }
+    }
+    /// `CHAN_INST`: the channel structure's address >> 12 [G84-]
+    ///
+    /// Offset 0x98 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x98); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CHAN_INST(u32);
+    register!(CHAN_INST: "CHAN_INST" in "RAMFC" (Block, true) at 0x98, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x98); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl CHAN_INST {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CHAN_INST` (bits 31:0): The whole register.
+        pub const CHAN_INST: FieldSpec = FieldSpec::rw("CHAN_INST", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CHAN_INST];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CHAN_INST`](Self::CHAN_INST).
+        #[inline]
+        pub const fn chan_inst(self) -> u32 { Self::CHAN_INST.get(self.0) }
+        /// Set [`CHAN_INST`](Self::CHAN_INST).
+        #[must_use]
+        #[inline]
+        pub const fn with_chan_inst(self, value: u32) -> Self { Self(Self::CHAN_INST.set(self.0, value)) }
+    }
+}
 /// PMEM: The 1 MiB BAR0 window onto VRAM (or system memory) at the address PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel structures are written before any VM exists
 ///
 /// Source: nvidia-hardware-envytools §2.7.8.
@@ -7351,6 +7942,23 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pfifo::CACHE1_IB_GET_G80_UNTIL_GF100::SPEC,
     ptimer::TIME_LOW::SPEC,
     ptimer::TIME_HIGH::SPEC,
+    ramfc::IB_PUT::SPEC,
+    ramfc::IB_GET::SPEC,
+    ramfc::DMA_PUT::SPEC,
+    ramfc::DMA_PUT_HIGH::SPEC,
+    ramfc::DMA_GET::SPEC,
+    ramfc::DMA_GET_HIGH::SPEC,
+    ramfc::DMA_FETCH::SPEC,
+    ramfc::DMA_TIMESLICE::SPEC,
+    ramfc::DMA_INSTANCE::SPEC,
+    ramfc::DMA_LIMIT::SPEC,
+    ramfc::IB_ADDRESS_LOW::SPEC,
+    ramfc::IB_CONFIG::SPEC,
+    ramfc::ACQUIRE_TIMEOUT::SPEC,
+    ramfc::SLI::SPEC,
+    ramfc::RAMHT::SPEC,
+    ramfc::CACHE_INST::SPEC,
+    ramfc::CHAN_INST::SPEC,
     pmem::DATA_G80_UNTIL_GF100::SPEC,
     pfifo_user::DMA_PUT::SPEC,
     pfifo_user::DMA_GET::SPEC,
