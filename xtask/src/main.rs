@@ -40,6 +40,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-radeon-r5xx",
     "baregpu-radeon-evergreen",
     "baregpu-videocore-v3d",
+    "baregpu-nvidia-tesla",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
@@ -63,6 +64,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-radeon-r5xx",
     "baregpu-radeon-evergreen",
     "baregpu-videocore-v3d",
+    "baregpu-nvidia-tesla",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
@@ -192,6 +194,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
     ("baregpu-videocore-v3d", "defmt"),
+    ("baregpu-nvidia-tesla", "defmt"),
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
@@ -733,6 +736,7 @@ const PACED_PACKAGES: &[&str] = &[
     "drivers/radeon-r5xx",
     "drivers/radeon-evergreen",
     "drivers/videocore-v3d",
+    "drivers/nvidia-tesla",
     "examples/ctm-compute",
     "examples/gpu-scheduler",
 ];
@@ -857,9 +861,9 @@ fn test_job() -> ExitCode {
             ]),
         );
     });
-    // The R5xx, Evergreen and V3D drivers, the CTM workloads and the scheduler example against
-    // other engine interleavings: two more seeds and run-to-idle (the default seed ran above),
-    // and threaded, with the executables built above.
+    // The R5xx, Evergreen, V3D and Tesla drivers, the CTM workloads and the scheduler example
+    // against other engine interleavings: two more seeds and run-to-idle (the default seed ran
+    // above), and threaded, with the executables built above.
     tally.phase("pacing reruns", |tally| {
         let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
         for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle", THREADED_PACING]) {
