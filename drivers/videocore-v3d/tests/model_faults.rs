@@ -4,6 +4,7 @@
 
 mod emulated;
 
+use baregpu_videocore_v3d::gpu::GpuQueue;
 use std::time::Duration;
 
 use baregpu_qpu_asm::programs::{self, VPM_STORE};

@@ -11,8 +11,8 @@
 use core::cell::Cell;
 use core::time::Duration;
 
+use baregpu_gpu::Fence;
 use baregpu_gpu::wait::{self, FenceSource};
-use baregpu_gpu::{Fence, FenceError, FenceStatus, Timeline};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::vc4::v3d::{
@@ -245,22 +245,6 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
         self.pool_exhausted.set(false);
     }
 
-    /// Read the completion counters, record them on the timeline, return the completed-up-to
-    /// mark.
-    pub fn poll_completed(&self) -> u64 {
-        self.timeline.observe(self.read_counters())
-    }
-
-    /// The fence timeline (emitted, completed, lost).
-    pub fn timeline(&self) -> &Timeline {
-        &self.timeline
-    }
-
-    /// Where `fence` is: pending, signalled, or completed with an error by a reset.
-    pub fn fence_status(&self, fence: &Fence) -> FenceStatus {
-        wait::poll_status(self, &self.timeline, fence)
-    }
-
     /// Wait for `fence`, at most `timeout`, refilling the binner from the overflow pool while
     /// it polls. Ends early with [`WaitError::OverflowPoolExhausted`] when the binner needs
     /// memory the pool does not have, [`WaitError::ControlListError`] when a control list
@@ -285,12 +269,6 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
             return Some(WaitError::ControlListError { thread: 1 });
         }
         None
-    }
-
-    /// Fence wait for the family-generic interface: a stall for overflow memory or a list
-    /// error shows as a timeout there.
-    pub(crate) fn wait_fence(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 }
 

@@ -13,6 +13,7 @@ use crate::clock::TscClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
+use baregpu_gpu::GpuQueue;
 use baregpu_hal::RegisterIoExt;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
 use baregpu_hal::pci;
