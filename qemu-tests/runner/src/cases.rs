@@ -228,6 +228,21 @@ const fn v3d(
     }
 }
 
+/// The emulated GT215 alone.
+const GT215: &[Model] = &[Model::new("gt215", &[])];
+
+/// An nVidia Tesla case: the test kernel's case of the same name beside the emulated GT215.
+const fn gt215(name: &'static str, summary: &'static str, demo: bool) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::X86 { kernel_case: name, models: GT215, qemu_override: None },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(120),
+        demo,
+    }
+}
+
 /// Two GPUs in one guest: the R520 and the Cypress, each its own model process and ivshmem
 /// function (the guest tells them apart by probing).
 const R520_CYPRESS: &[Model] = &[Model::new("r5xx", &[]), Model::new("evergreen-cypress", &[])];
@@ -485,6 +500,31 @@ pub static CASES: &[Case] = &[
          OverflowPoolExhausted; each recovered by reset (lost fence, frame renders); list fetch \
          fault: ControlListError, platform reset, fresh bring-up; slow CLE completes",
         &[],
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-probe",
+        "PCI 10de:0ca3 with BAR1/BAR3 apertures; PMC.BOOT_0 decoded as GT215 and logged; G84, \
+         G98 and MCP89 ids refused naming what they lack; all-ones: init is DeviceGone",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-ib",
+        "5,000 REF_CNT fences (10,000+ methods) through a wrapping 4 KiB IB-mode pushbuffer, \
+         in order, one IB_PUT per batch; a second channel's semaphore acquire stalls until the \
+         first releases",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-falcon",
+        "the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY, PCOPY's exit \
+         interrupt",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-copy",
+        "the copy-engine firmware on PCOPY copies 4 KiB given through PFIFO, releases its \
+         semaphore; the destination equals the source",
         false,
     ),
     v3d(

@@ -6,6 +6,7 @@ mod evergreen;
 mod multi_gpu;
 mod r5xx;
 mod selftest;
+mod nvidia;
 mod v3d;
 
 use crate::Kernel;
@@ -138,6 +139,10 @@ const CASES: &[(&str, Case)] = &[
     ("v3d-saxpy", v3d::saxpy),
     ("v3d-faults", v3d::faults),
     ("v3d-irq", v3d::irq),
+    ("nvidia-gt215-probe", nvidia::probe),
+    ("nvidia-gt215-ib", nvidia::ib),
+    ("nvidia-gt215-falcon", nvidia::falcon),
+    ("nvidia-gt215-copy", nvidia::copy),
     ("multi-gpu-probe", multi_gpu::probe),
     ("multi-gpu-schedule", multi_gpu::schedule),
     ("multi-gpu-one-dies", multi_gpu::one_dies),

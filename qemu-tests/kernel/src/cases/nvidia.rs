@@ -1,0 +1,320 @@
+//! `nvidia-gt215-*`: the nVidia Tesla driver (`drivers/nvidia-tesla`) against the emulated
+//! GT215 (`qemu-tests/models/gt215`): registers through the mailbox `RegisterIo`, pushbuffers,
+//! IB rings and fence memory in guest RAM, falcon programs from `baregpu-falcon-asm`.
+
+use super::{CaseError, expect, expect_eq};
+use crate::Kernel;
+use crate::clock::TscClock;
+use crate::dma::IdentityDma;
+use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
+use crate::pci::Platform;
+use baregpu_falcon_asm::programs::{self, methods};
+use baregpu_hal::dma::{DmaBuffer, DmaLayout};
+use baregpu_hal::time::poll_until;
+use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
+use baregpu_nvidia_tesla::gpu::{FenceStatus, GpuQueue as _};
+use baregpu_nvidia_tesla::regs::Chipset;
+use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
+use baregpu_nvidia_tesla::{
+    ChannelId, Engine, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, Tesla,
+    TeslaConfig, pci,
+};
+use core::cell::RefCell;
+use core::time::Duration;
+use defmt::Debug2Format;
+use gpu_mailbox::{Op, gt215_faults};
+
+type Gpu = Tesla<MailboxIo, TscClock>;
+type Buffer = DmaBuffer<'static, IdentityDma>;
+type GpuQueue<'q> = Queue<'q, MailboxIo, TscClock>;
+
+/// A batch of fences or a falcon program normally finishes within a few thousand mailbox
+/// round trips; the bound absorbs a loaded host.
+const WAIT: Duration = Duration::from_secs(10);
+/// Fences the IB case submits, one REF_CNT method and its header each plus the batches'
+/// semaphore methods: well over 10,000 methods through a 4 KiB main pushbuffer.
+const IB_FENCES: usize = 5000;
+/// The copy case's buffer.
+const COPY_WORDS: usize = 1024;
+
+fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
+    r.map_err(|e| {
+        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
+        CaseError::Check(what)
+    })
+}
+
+fn alloc(kernel: &Kernel, bytes: usize, align: usize) -> Result<Buffer, CaseError> {
+    let r = DmaBuffer::allocate(kernel.dma, DmaLayout::new(bytes, align)?)?;
+    r.zero();
+    Ok(r)
+}
+
+fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
+    mailbox.request(Op::Inject, 0, 0, switches)?;
+    Ok(())
+}
+
+/// Mailbox attached, device reset, the GT215's PCI function probed by the driver's table
+/// (10de:0ca3, BAR0 and the BAR1/BAR3 apertures) and enabled.
+fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, MailboxIo), CaseError> {
+    let ivshmem =
+        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
+    let mailbox = Mailbox::connect(ivshmem)?;
+    mailbox.reset()?;
+    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let probed = check("pci probe", pci::probe(&platform, virtual_function()))?;
+    defmt::info!(
+        "nvidia: {=str} {=u16:04x}:{=u16:04x}, registers in BAR{=usize}, VRAM aperture {}, RAMIN aperture {}",
+        probed.gpu.name,
+        probed.gpu.function.vendor,
+        probed.gpu.function.device,
+        probed.gpu.registers.slot as usize,
+        Debug2Format(&probed.vram_aperture),
+        Debug2Format(&probed.ramin_aperture)
+    );
+    expect_eq("pci: vendor", probed.gpu.function.vendor, 0x10deu16)?;
+    expect_eq("pci: device (GeForce GT 240)", probed.gpu.function.device, 0x0ca3u16)?;
+    expect("pci: BAR1 VRAM and BAR3 RAMIN apertures", {
+        probed.vram_aperture.is_some() && probed.ramin_aperture.is_some()
+    })?;
+    check("pci enable", pci::enable(&platform, virtual_function()))?;
+    Ok((mailbox, mailbox.io(probed.gpu.registers.slot as u32)))
+}
+
+fn bring_up(io: MailboxIo) -> Result<Gpu, CaseError> {
+    // 1 MiB of the GPU's VRAM at 1 MiB for the channel structures.
+    check("init", Tesla::init(io, TscClock, TeslaConfig::new(1 << 20, 1 << 20)))
+}
+
+/// The DMA memory of one queue: a 4 KiB main pushbuffer (so thousands of fences wrap it), a
+/// 512-entry IB ring and the fence memory.
+struct QueueMemory {
+    main: Buffer,
+    ib: Buffer,
+    fences: Buffer,
+}
+
+impl QueueMemory {
+    fn new(kernel: &Kernel) -> Result<Self, CaseError> {
+        Ok(QueueMemory {
+            main: alloc(kernel, 4096, 4096)?,
+            ib: alloc(kernel, 4096, 4096)?,
+            fences: alloc(kernel, 32, 16)?,
+        })
+    }
+
+    fn queue<'q>(
+        &'q self,
+        gpu: &'q RefCell<Gpu>,
+        channel: u8,
+    ) -> Result<GpuQueue<'q>, CaseError> {
+        let id = check("channel id", ChannelId::new(channel))?;
+        let config = QueueConfig::default();
+        check("queue", Queue::new(gpu, id, &self.main, &self.ib, &self.fences, config))
+    }
+}
+
+/// A falcon image of `image`: code in whole 0x100-byte pages (§2.10.7), the last padded.
+fn falcon_image<'a>(
+    image: &'a programs::Image,
+    code: &'a mut [u8; 0x400],
+) -> Result<FalconImage<'a>, CaseError> {
+    let len = image.code().len();
+    code[..len].copy_from_slice(image.code());
+    let pages = len.div_ceil(0x100) * 0x100;
+    check("falcon image", FalconImage::new(&code[..pages], 0, image.data(), image.entry))
+}
+
+/// `nvidia-gt215-probe`: the PCI IDs and apertures, `PMC.BOOT_0` decoded as GT215 and logged;
+/// the refusals the decode gives other NV50-family chips; with `all-ones` injected the probe
+/// and `init` say `DeviceGone`.
+pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
+    let (mailbox, io) = attach(kernel)?;
+    let gpu = bring_up(io.clone())?;
+    let id = gpu.identity();
+    defmt::info!(
+        "nvidia: PMC.BOOT_0 {=u32:#010x}: chipset {} (GPU id {=u32:#x})",
+        id.boot0,
+        Debug2Format(&id.chipset),
+        id.chipset.id().unwrap_or(0)
+    );
+    expect("BOOT_0 decodes as GT215", id.chipset == Chipset::GT215)?;
+    check("alive", gpu.check_alive())?;
+    // The other NV50-family chips are identified and refused naming what they lack.
+    for (gpu_id, missing) in
+        [(0x84, Missing::Falcon), (0x98, Missing::CopyEngineAndDaemon), (0xaf, Missing::Vram)]
+    {
+        let boot0 = baregpu_nvidia_tesla::regs::pmc::BOOT_0::CHIPSET.set(0, gpu_id);
+        match Identity::decode(boot0) {
+            Err(ProbeError::Unsupported { chipset, missing: m }) if m == missing => {
+                defmt::info!("nvidia: {} refused: {}", Debug2Format(&chipset), Debug2Format(&m))
+            }
+            other => {
+                defmt::error!("FAILED: id {=u32:#x}: {}", gpu_id, Debug2Format(&other));
+                return Err(CaseError::Check("an unsupported NV50 chip refused"));
+            }
+        }
+    }
+    drop(gpu);
+    inject(mailbox, gt215_faults::ALL_ONES)?;
+    match Tesla::init(io, TscClock, TeslaConfig::new(1 << 20, 1 << 20)) {
+        Err(InitError::DeviceGone(_)) => defmt::info!("nvidia: all-ones: init says DeviceGone"),
+        Err(e) => {
+            defmt::error!("FAILED: all-ones init: {}", Debug2Format(&e));
+            return Err(CaseError::Check("all-ones is DeviceGone"));
+        }
+        Ok(_) => return Err(CaseError::Check("all-ones is refused")),
+    }
+    inject(mailbox, 0)
+}
+
+/// `nvidia-gt215-ib`: two IB-mode channels; thousands of REF_CNT fences on one (over 10,000
+/// methods through a 4 KiB main pushbuffer that wraps, back-pressure on its IB ring), every
+/// fence signalled in order, REF_CNT equal to the last; then the other channel's semaphore
+/// acquire waits for a fence the first has not reached and passes once it does.
+pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let gpu = RefCell::new(bring_up(io)?);
+    let (mem_a, mem_b) = (QueueMemory::new(kernel)?, QueueMemory::new(kernel)?);
+    let mut a = mem_a.queue(&gpu, 1)?;
+    let mut b = mem_b.queue(&gpu, 2)?;
+    let mut first = None;
+    let mut last = None;
+    for _ in 0..IB_FENCES {
+        let f = check("submit fence", a.submit_fence())?;
+        first.get_or_insert(f);
+        last = Some(f);
+    }
+    let (first, last) = (first.ok_or(CaseError::Check("fences"))?, last.ok_or(CaseError::Check("fences"))?);
+    check("last fence", a.wait(&last, WAIT))?;
+    expect("first fence signalled", a.fence_status(&first) == FenceStatus::Signalled)?;
+    expect_eq("REF_CNT is the last fence", u64::from(a.ref_count()), last.seq())?;
+    let stats = a.stats();
+    defmt::info!(
+        "nvidia: {=usize} fences on channel 1, REF_CNT {=u32}, {}",
+        IB_FENCES,
+        a.ref_count(),
+        Debug2Format(&stats)
+    );
+    expect_eq("one IB_PUT per batch", stats.doorbells, IB_FENCES as u64 + 1)?;
+
+    // Channel 2 acquires (>=) channel 1's next fence value, which it has not reached.
+    let next = baregpu_nvidia_tesla::FencePoint { value: last.seq() as u32 + 1, ..a.fence_point(&last) };
+    let fb = check("submit acquire", b.submit(5 + 9, |s| {
+        s.wait_for(next)?;
+        s.fence()
+    }))?;
+    expect(
+        "channel 2 stalls on the acquire",
+        b.wait(&fb, Duration::from_millis(20)).is_err(),
+    )?;
+    let fa = check("release", a.submit_fence())?;
+    check("channel 1's release", a.wait(&fa, WAIT))?;
+    check("channel 2 passes the acquire", b.wait(&fb, WAIT))?;
+    defmt::info!("nvidia: channel 2 acquired channel 1's release {=u32}", next.value);
+    Ok(())
+}
+
+/// `nvidia-gt215-falcon`: the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY
+/// (the upload's MMIO writes counted), then the DMEM checksum compared with the CPU's.
+pub fn falcon(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let gpu = bring_up(io)?;
+    let mut code = [0u8; 0x400];
+    let echo = programs::mailbox_echo();
+    let fw = falcon_image(&echo, &mut code)?;
+    let daemon = check("PDAEMON", gpu.falcon::<Pdaemon>())?;
+    check("PDAEMON enable", daemon.enable())?;
+    check("PDAEMON boot", daemon.boot(&fw))?;
+    daemon.write_mailbox(41);
+    check("PDAEMON halts", daemon.wait_halted(WAIT))?;
+    let answer = check("PDAEMON mailbox", daemon.read_mailbox())?;
+    defmt::info!("nvidia: PDAEMON mailbox echo 41 -> {=u32}", answer);
+    expect_eq("PDAEMON echo", answer, 42u32)?;
+
+    let copy = check("PCOPY", gpu.falcon::<Pcopy0>())?;
+    check("PCOPY enable", copy.enable())?;
+    check("PCOPY interrupts", copy.enable_interrupts())?;
+    let report = check("PCOPY boot", copy.boot(&fw))?;
+    defmt::info!("nvidia: PCOPY upload: {} MMIO writes", report.load_writes);
+    copy.write_mailbox(99);
+    check("PCOPY halts", copy.wait_halted(WAIT))?;
+    let answer = check("PCOPY mailbox", copy.read_mailbox())?;
+    defmt::info!("nvidia: PCOPY mailbox echo 99 -> {=u32}", answer);
+    expect_eq("PCOPY echo", answer, 100u32)?;
+    expect("PCOPY's exit interrupt", check("PCOPY irq", copy.handle_interrupts())?.exit)?;
+    Ok(())
+}
+
+/// `nvidia-gt215-copy`: the copy-engine firmware on PCOPY, given a copy through an IB-mode
+/// pushbuffer (PFIFO delivers the methods to the falcon, the firmware moves the data with
+/// xfers and releases a semaphore): the destination equals the source word for word, with
+/// the checksum logged.
+pub fn copy(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let sum = copy_through_pcopy(kernel, io)?;
+    defmt::info!("nvidia: PCOPY copied {=usize} bytes, checksum {=u32:#010x}", COPY_WORDS * 4, sum);
+    Ok(())
+}
+
+/// Boot the copy engine, copy `COPY_WORDS` words through it, compare with the CPU; the
+/// checksum (wrapping sum) of what arrived.
+fn copy_through_pcopy(kernel: &Kernel, io: MailboxIo) -> Result<u32, CaseError> {
+    let gpu = bring_up(io)?;
+    let mut code = [0u8; 0x400];
+    let image = programs::copy_engine();
+    let fw = falcon_image(&image, &mut code)?;
+    {
+        let copy = check("PCOPY", gpu.falcon::<Pcopy0>())?;
+        check("PCOPY enable", copy.enable())?;
+        check("PCOPY boot", copy.boot(&fw))?;
+    }
+    let gpu = RefCell::new(gpu);
+    let (src, dst, sem) = (
+        alloc(kernel, COPY_WORDS * 4, 256)?,
+        alloc(kernel, COPY_WORDS * 4, 256)?,
+        alloc(kernel, 16, 16)?,
+    );
+    let mut expected = [0u32; COPY_WORDS];
+    for (i, w) in expected.iter_mut().enumerate() {
+        *w = (i as u32).wrapping_mul(0x9e37_79b9);
+    }
+    check("source", src.write_slice(0, &expected))?;
+    let mem = QueueMemory::new(kernel)?;
+    let mut q = mem.queue(&gpu, 1)?;
+    // The copy object: class 0x85b5 (nouveau's GT212_DMA), PCOPY's engine in RAMHT.
+    check(
+        "copy object",
+        gpu.borrow_mut().add_engine_object(q.channel(), 0xc0b5, Engine::Copy, 0x85b5),
+    )?;
+    let (s, d, a) = (src.bus_address().0, dst.bus_address().0, sem.bus_address().0);
+    let args = [
+        (s >> 32) as u32,
+        s as u32,
+        (d >> 32) as u32,
+        d as u32,
+        (COPY_WORDS * 4) as u32,
+        (a >> 32) as u32,
+        a as u32,
+        77,
+        methods::LAUNCH_RELEASE_SEMAPHORE,
+    ];
+    let fence = check(
+        "submit copy",
+        q.submit(2 + 10 + 9, |sub| {
+            sub.writer().bind_object(1, 0xc0b5)?;
+            sub.writer().methods(1, methods::SRC_ADDRESS_HIGH as u16, &args)?;
+            sub.fence()
+        }),
+    )?;
+    check("copy's fence", q.wait(&fence, WAIT))?;
+    check(
+        "copy's semaphore",
+        poll_until(&TscClock, WAIT, || (sem.read_u32(0).ok() == Some(77)).then_some(())),
+    )?;
+    let mut copied = [0u32; COPY_WORDS];
+    check("destination", dst.read_slice(0, &mut copied))?;
+    expect("the copy equals the source", copied == expected)?;
+    Ok(copied.iter().fold(0u32, |acc, w| acc.wrapping_add(*w)))
+}
