@@ -31,9 +31,11 @@ type GpuQueue<'q> = Queue<'q, MailboxIo, TscClock>;
 /// A batch of fences or a falcon program normally finishes within a few thousand mailbox
 /// round trips; the bound absorbs a loaded host.
 const WAIT: Duration = Duration::from_secs(10);
-/// Fences the IB case submits, one REF_CNT method and its header each plus the batches'
-/// semaphore methods: well over 10,000 methods through a 4 KiB main pushbuffer.
+/// Fences the IB case submits, six methods each (REF_CNT, a four-method semaphore release,
+/// NOTIFY_INTR): 30,000 methods through a 4 KiB main pushbuffer.
 const IB_FENCES: usize = 5000;
+/// Words the DMEM checksum sums.
+const CHECKSUM_WORDS: usize = 64;
 /// The copy case's buffer.
 const COPY_WORDS: usize = 1024;
 
@@ -115,15 +117,17 @@ impl QueueMemory {
     }
 }
 
-/// A falcon image of `image`: code in whole 0x100-byte pages (§2.10.7), the last padded.
+/// A falcon image of `image`'s code with DMEM `data`: code in whole 0x100-byte pages
+/// (§2.10.7), the last padded with zeros in `code`.
 fn falcon_image<'a>(
-    image: &'a programs::Image,
+    image: &programs::Image,
+    data: &'a [u8],
     code: &'a mut [u8; 0x400],
 ) -> Result<FalconImage<'a>, CaseError> {
     let len = image.code().len();
     code[..len].copy_from_slice(image.code());
     let pages = len.div_ceil(0x100) * 0x100;
-    check("falcon image", FalconImage::new(&code[..pages], 0, image.data(), image.entry))
+    check("falcon image", FalconImage::new(&code[..pages], 0, data, image.entry))
 }
 
 /// `nvidia-gt215-probe`: the PCI IDs and apertures, `PMC.BOOT_0` decoded as GT215 and logged;
@@ -217,13 +221,14 @@ pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
 }
 
 /// `nvidia-gt215-falcon`: the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY
-/// (the upload's MMIO writes counted), then the DMEM checksum compared with the CPU's.
+/// (the upload's MMIO writes counted), then the DMEM checksum on PDAEMON compared with the
+/// CPU's.
 pub fn falcon(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let gpu = bring_up(io)?;
     let mut code = [0u8; 0x400];
     let echo = programs::mailbox_echo();
-    let fw = falcon_image(&echo, &mut code)?;
+    let fw = falcon_image(&echo, echo.data(), &mut code)?;
     let daemon = check("PDAEMON", gpu.falcon::<Pdaemon>())?;
     check("PDAEMON enable", daemon.enable())?;
     check("PDAEMON boot", daemon.boot(&fw))?;
@@ -244,6 +249,27 @@ pub fn falcon(kernel: &Kernel) -> Result<(), CaseError> {
     defmt::info!("nvidia: PCOPY mailbox echo 99 -> {=u32}", answer);
     expect_eq("PCOPY echo", answer, 100u32)?;
     expect("PCOPY's exit interrupt", check("PCOPY irq", copy.handle_interrupts())?.exit)?;
+
+    // The DMEM checksum on PDAEMON: DMEM filled by the upload, the sum compared with the CPU's.
+    let mut words = [0u32; CHECKSUM_WORDS];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = (i as u32 + 1).wrapping_mul(0x0101_0101) ^ 0x8000_0001;
+    }
+    let mut dmem = [0u8; CHECKSUM_WORDS * 4];
+    for (bytes, w) in dmem.chunks_exact_mut(4).zip(&words) {
+        bytes.copy_from_slice(&w.to_le_bytes());
+    }
+    let sum = programs::dmem_checksum();
+    let mut code = [0u8; 0x400];
+    let fw = falcon_image(&sum, &dmem, &mut code)?;
+    // The program reads its word count from SCRATCH0 as it starts: written before the boot.
+    daemon.write_mailbox(CHECKSUM_WORDS as u32);
+    check("PDAEMON checksum boot", daemon.boot(&fw))?;
+    check("PDAEMON checksum halts", daemon.wait_halted(WAIT))?;
+    let got = check("PDAEMON checksum", daemon.read_mailbox())?;
+    let cpu = words.iter().fold(0u32, |acc, w| acc.wrapping_add(*w));
+    defmt::info!("nvidia: PDAEMON DMEM checksum {=u32:#010x}, CPU {=u32:#010x}", got, cpu);
+    expect_eq("DMEM checksum equals the CPU's", got, cpu)?;
     Ok(())
 }
 
@@ -264,7 +290,7 @@ fn copy_through_pcopy(kernel: &Kernel, io: MailboxIo) -> Result<u32, CaseError> 
     let gpu = bring_up(io)?;
     let mut code = [0u8; 0x400];
     let image = programs::copy_engine();
-    let fw = falcon_image(&image, &mut code)?;
+    let fw = falcon_image(&image, image.data(), &mut code)?;
     {
         let copy = check("PCOPY", gpu.falcon::<Pcopy0>())?;
         check("PCOPY enable", copy.enable())?;
