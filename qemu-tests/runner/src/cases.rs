@@ -527,6 +527,11 @@ pub static CASES: &[Case] = &[
          semaphore; the destination equals the source",
         false,
     ),
+    gt215(
+        "nvidia-gt215-demo",
+        "GT215: chipset from BOOT_0, PDAEMON mailbox round trip, a checksummed PCOPY copy",
+        true,
+    ),
     v3d(
         "v3d-irq",
         "opt-in interrupts by MSI-X: a frame's FRDONE and a QPU host interrupt acknowledged by \

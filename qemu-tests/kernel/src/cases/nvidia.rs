@@ -344,3 +344,41 @@ fn copy_through_pcopy(kernel: &Kernel, io: MailboxIo) -> Result<u32, CaseError> 
     expect("the copy equals the source", copied == expected)?;
     Ok(copied.iter().fold(0u32, |acc, w| acc.wrapping_add(*w)))
 }
+
+/// `nvidia-gt215-demo`: the chipset from `PMC.BOOT_0`, the falcon mailbox round trip on
+/// PDAEMON, and a copy through the copy-engine firmware on PCOPY, checked against the CPU and
+/// checksummed.
+pub fn demo(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let gpu = bring_up(io.clone())?;
+    let id = gpu.identity();
+    defmt::info!(
+        "nvidia-demo: chipset {} (PMC.BOOT_0 {=u32:#010x}), PFIFO up",
+        Debug2Format(&id.chipset),
+        id.boot0
+    );
+    let mut code = [0u8; 0x400];
+    let echo = programs::mailbox_echo();
+    let fw = falcon_image(&echo, echo.data(), &mut code)?;
+    let daemon = check("PDAEMON", gpu.falcon::<Pdaemon>())?;
+    check("PDAEMON enable", daemon.enable())?;
+    let report = check("PDAEMON boot", daemon.boot(&fw))?;
+    daemon.write_mailbox(0x1234);
+    check("PDAEMON halts", daemon.wait_halted(WAIT))?;
+    let answer = check("PDAEMON mailbox", daemon.read_mailbox())?;
+    expect_eq("PDAEMON echo", answer, 0x1235u32)?;
+    defmt::info!(
+        "nvidia-demo: PDAEMON mailbox round trip: sent {=u32:#x}, the falcon answered {=u32:#x} ({=usize} MMIO writes to upload)",
+        0x1234u32,
+        answer,
+        report.load_writes
+    );
+    drop(gpu);
+    let sum = copy_through_pcopy(kernel, io)?;
+    defmt::info!(
+        "nvidia-demo: PCOPY copied {=usize} bytes through PFIFO, equal to the source, checksum {=u32:#010x}",
+        COPY_WORDS * 4,
+        sum
+    );
+    Ok(())
+}
