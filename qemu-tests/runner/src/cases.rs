@@ -528,6 +528,13 @@ pub static CASES: &[Case] = &[
         false,
     ),
     gt215(
+        "nvidia-gt215-faults",
+        "invalid method and dma-fault: typed DmaPusher errors, queue reset recovers; cp-stall: \
+         bounded timeout, then recovery; slow=8 completes; a falcon that never halts is \
+         NotHalted; all-ones: submit is DeviceGone",
+        false,
+    ),
+    gt215(
         "nvidia-gt215-demo",
         "GT215: chipset from BOOT_0, PDAEMON mailbox round trip, a checksummed PCOPY copy",
         true,

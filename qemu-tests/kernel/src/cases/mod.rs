@@ -143,6 +143,7 @@ const CASES: &[(&str, Case)] = &[
     ("nvidia-gt215-ib", nvidia::ib),
     ("nvidia-gt215-falcon", nvidia::falcon),
     ("nvidia-gt215-copy", nvidia::copy),
+    ("nvidia-gt215-faults", nvidia::faults),
     ("nvidia-gt215-demo", nvidia::demo),
     ("multi-gpu-probe", multi_gpu::probe),
     ("multi-gpu-schedule", multi_gpu::schedule),

@@ -12,11 +12,12 @@ use baregpu_falcon_asm::programs::{self, methods};
 use baregpu_hal::dma::{DmaBuffer, DmaLayout};
 use baregpu_hal::time::poll_until;
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
-use baregpu_nvidia_tesla::gpu::{FenceStatus, GpuQueue as _};
+use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue as _};
+use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
 use baregpu_nvidia_tesla::{
-    ChannelId, Engine, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, Tesla,
+    ChannelId, Engine, FalconError, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
     TeslaConfig, pci,
 };
 use core::cell::RefCell;
@@ -381,4 +382,93 @@ pub fn demo(kernel: &Kernel) -> Result<(), CaseError> {
         sum
     );
     Ok(())
+}
+
+/// Wait for the PFIFO error on the queue's channel, check it is the pusher's `kind`, reset the
+/// queue and see a fresh fence signal.
+fn pusher_error_and_recovery(
+    gpu: &RefCell<Gpu>,
+    q: &mut GpuQueue<'_>,
+    kind: PusherErrorKind,
+    what: &'static str,
+) -> Result<(), CaseError> {
+    let fault = check(
+        what,
+        poll_until(&TscClock, WAIT, || match gpu.borrow_mut().handle_interrupts() {
+            Ok(report) => report.faults().next().map(Ok),
+            Err(e) => Some(Err(e)),
+        }),
+    )?;
+    let fault = check(what, fault)?;
+    defmt::info!("nvidia: {=str}: {}", what, Debug2Format(&fault));
+    let channel = q.channel().get();
+    expect(what, matches!(fault, FifoError::DmaPusher { channel: c, error } if c == channel && error == kind))?;
+    expect("the queue holds its fault", q.fault() == Some(fault))?;
+    let report = check("queue reset", q.reset())?;
+    defmt::info!("nvidia: reset: {}", Debug2Format(&report));
+    expect("fault cleared by the reset", q.fault().is_none())?;
+    let after = check("fence after the reset", q.submit_fence())?;
+    check("fence after the reset signals", q.wait(&after, WAIT))
+}
+
+/// `nvidia-gt215-faults`: an invalid method and a memory fault on a pushbuffer fetch
+/// (`dma-fault`) each a typed `DmaPusher` error, recovered by the queue's reset; a stalled
+/// pusher (`cp-stall`) times out within its bound and recovers; a slow pusher (`slow=8`)
+/// completes; a falcon that never halts (the copy engine's main loop) is a typed
+/// `NotHalted` timeout; a device reading all-ones refuses submissions as `DeviceGone`.
+pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
+    let (mailbox, io) = attach(kernel)?;
+    let gpu = RefCell::new(bring_up(io)?);
+    let mem = QueueMemory::new(kernel)?;
+    let mut q = mem.queue(&gpu, 3)?;
+    let ok = check("fence", q.submit_fence())?;
+    check("fence signals", q.wait(&ok, WAIT))?;
+
+    // Method 0x0004 is no puller method (§2.8.4's list): INVALID_MTHD (§2.8.3).
+    check("invalid method", q.submit(2, |s| s.writer().methods(0, 0x0004, &[0])))?;
+    pusher_error_and_recovery(&gpu, &mut q, PusherErrorKind::InvalidMthd, "invalid method")?;
+
+    inject(mailbox, gt215_faults::DMA_FAULT)?;
+    check("fence under dma-fault", q.submit_fence())?;
+    pusher_error_and_recovery(&gpu, &mut q, PusherErrorKind::MemFault, "pushbuffer fetch fault")?;
+    inject(mailbox, 0)?;
+
+    inject(mailbox, gt215_faults::CP_STALL)?;
+    let stalled = check("fence under cp-stall", q.submit_fence())?;
+    let e = q.wait(&stalled, Duration::from_millis(20));
+    defmt::info!("nvidia: stalled pusher: {}", Debug2Format(&e));
+    expect("a stalled pusher times out", matches!(e, Err(FenceError::Timeout { .. })))?;
+    inject(mailbox, 0)?;
+    check("reset after the stall", q.reset())?;
+    let after = check("fence after the stall", q.submit_fence())?;
+    check("fence after the stall signals", q.wait(&after, WAIT))?;
+
+    inject(mailbox, gt215_faults::SLOW | 8 << gt215_faults::SLOW_TICKS_SHIFT)?;
+    let mut last = None;
+    for _ in 0..50 {
+        last = Some(check("fence under slow=8", q.submit_fence())?);
+    }
+    let last = last.ok_or(CaseError::Check("fences"))?;
+    check("a slow pusher completes", q.wait(&last, WAIT))?;
+    defmt::info!("nvidia: slow=8: 50 fences signalled, REF_CNT {=u32}", q.ref_count());
+    inject(mailbox, 0)?;
+
+    {
+        let g = gpu.borrow();
+        let copy = check("PCOPY", g.falcon::<Pcopy0>())?;
+        check("PCOPY enable", copy.enable())?;
+        let mut code = [0u8; 0x400];
+        let image = programs::copy_engine();
+        check("PCOPY boot", copy.boot(&falcon_image(&image, image.data(), &mut code)?))?;
+        let e = copy.wait_halted(Duration::from_millis(20));
+        defmt::info!("nvidia: a falcon that never halts: {}", Debug2Format(&e));
+        expect("never halts: NotHalted", matches!(e, Err(FalconError::NotHalted(_))))?;
+    }
+
+    inject(mailbox, gt215_faults::ALL_ONES)?;
+    let e = q.submit_fence();
+    defmt::info!("nvidia: all-ones: submit {}", Debug2Format(&e));
+    expect("all-ones: submit is DeviceGone", matches!(e, Err(SubmitError::DeviceGone(_))))?;
+    expect("all-ones: check_alive fails", gpu.borrow().check_alive().is_err())?;
+    inject(mailbox, 0)
 }
