@@ -730,10 +730,12 @@ const THREADED_PACING: &str = "threaded:1000";
 
 /// The packages the pacing reruns test again (their tests drive the device models).
 /// The drivers' tests include the family-generic contract suite (`gpu-contract`, in their
-/// tests/contract.rs); the scheduler example runs over both in-process GPUs.
+/// tests/contract.rs; the V3D's over its in-process model); the scheduler example runs over
+/// both in-process GPUs.
 const PACED_PACKAGES: &[&str] = &[
     "drivers/radeon-r5xx",
     "drivers/radeon-evergreen",
+    "drivers/videocore-v3d",
     "drivers/nvidia-tesla",
     "examples/ctm-compute",
     "examples/gpu-scheduler",
@@ -859,9 +861,9 @@ fn test_job() -> ExitCode {
             ]),
         );
     });
-    // The R5xx and Evergreen drivers, the CTM workloads and the scheduler example against other
-    // engine interleavings: two more seeds and run-to-idle (the default seed ran above), and
-    // threaded, with the executables built above.
+    // The R5xx, Evergreen, V3D and Tesla drivers, the CTM workloads and the scheduler example
+    // against other engine interleavings: two more seeds and run-to-idle (the default seed ran
+    // above), and threaded, with the executables built above.
     tally.phase("pacing reruns", |tally| {
         let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
         for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle", THREADED_PACING]) {
