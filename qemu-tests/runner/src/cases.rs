@@ -516,6 +516,12 @@ pub static CASES: &[Case] = &[
         false,
     ),
     gt215(
+        "nvidia-gt215-dma",
+        "a DMA-mode channel: 10,000 REF_CNT methods through a 4 KiB pushbuffer wrapped by \
+         jumps, back-pressure on DMA_GET; all executed in order, no PFIFO error",
+        false,
+    ),
+    gt215(
         "nvidia-gt215-falcon",
         "the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY, PCOPY's exit \
          interrupt",

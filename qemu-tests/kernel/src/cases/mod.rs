@@ -141,6 +141,7 @@ const CASES: &[(&str, Case)] = &[
     ("v3d-irq", v3d::irq),
     ("nvidia-gt215-probe", nvidia::probe),
     ("nvidia-gt215-ib", nvidia::ib),
+    ("nvidia-gt215-dma", nvidia::dma),
     ("nvidia-gt215-falcon", nvidia::falcon),
     ("nvidia-gt215-copy", nvidia::copy),
     ("nvidia-gt215-faults", nvidia::faults),

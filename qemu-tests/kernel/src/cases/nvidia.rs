@@ -9,15 +9,20 @@ use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
 use baregpu_falcon_asm::programs::{self, methods};
-use baregpu_hal::dma::{DmaBuffer, DmaLayout};
+use baregpu_hal::RegisterIoExt;
+use baregpu_hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::poll_until;
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
 use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue as _};
 use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
+use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, REF, UserG80};
+use baregpu_regs::pushbuffer::PusherMode;
+use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, PushbufferError, PushbufferWriter};
+use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
 use baregpu_nvidia_tesla::{
-    ChannelId, Engine, FalconError, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
+    ChannelId, DmaPushbuffer, Engine, FalconError, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
     TeslaConfig, pci,
 };
 use core::cell::RefCell;
@@ -35,6 +40,10 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Fences the IB case submits, six methods each (REF_CNT, a four-method semaphore release,
 /// NOTIFY_INTR): 30,000 methods through a 4 KiB main pushbuffer.
 const IB_FENCES: usize = 5000;
+/// Methods the DMA-mode case writes, and its pushbuffer (1,024 words: 20,000 words wrap it
+/// about twenty times).
+const DMA_METHODS: u32 = 10_000;
+const DMA_PUSHBUFFER_BYTES: usize = 4096;
 /// Words the DMEM checksum sums.
 const CHECKSUM_WORDS: usize = 64;
 /// The copy case's buffer.
@@ -471,4 +480,71 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     expect("all-ones: submit is DeviceGone", matches!(e, Err(SubmitError::DeviceGone(_))))?;
     expect("all-ones: check_alive fails", gpu.borrow().check_alive().is_err())?;
     inject(mailbox, 0)
+}
+
+/// `nvidia-gt215-dma`: an NV4-style DMA-mode channel (`Pusher::Dma`) over a 4 KiB pushbuffer
+/// in guest RAM: 10,000 `REF_CNT` methods written through the ring's `DmaSink` (which jumps
+/// back to the start before the end, §2.8.3), `DMA_PUT` per batch of 64 and whenever the ring
+/// is full (back-pressure on `DMA_GET`); every method executed in order (`REF_CNT` ends at
+/// the last value, `DMA_GET` at `DMA_PUT`) and the pushbuffer wrapped by jumps.
+pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let mut gpu = bring_up(io)?;
+    let buffer = alloc(kernel, DMA_PUSHBUFFER_BYTES, 4096)?;
+    let id = check("channel id", ChannelId::new(4))?;
+    let pushbuffer =
+        DmaPushbuffer { address: buffer.bus_address().0, bytes: DMA_PUSHBUFFER_BYTES as u64 };
+    check("DMA-mode channel", gpu.create_channel(id, pushbuffer))?;
+    check("enable", gpu.enable_channel(id))?;
+    let user = check("USER block", gpu.io().at_index::<UserG80>(usize::from(id.get())))?;
+    let mut ring: DmaRing<&DmaRegion, _> =
+        check("ring", CommandRing::with_read_pointer(&*buffer, RegisterRptr::new(user)))?;
+    let mut jumps = 0u64;
+    let mut full = 0u64;
+    for i in 0..DMA_METHODS {
+        check(
+            "room in the pushbuffer",
+            poll_until(&TscClock, WAIT, || {
+                let mut sink = DmaSink::new(&mut ring);
+                let r = PushbufferWriter::new(&mut sink, PusherMode::Dma).ref_cnt(i);
+                jumps += sink.jumps();
+                match r {
+                    Ok(()) => Some(Ok(())),
+                    Err(PushbufferError::NoSpace(_)) => {
+                        // Full: what is written goes to the pusher, then DMA_GET is re-read.
+                        full += 1;
+                        ring.kick(&user);
+                        None
+                    }
+                    Err(e) => Some(Err(e)),
+                }
+            }),
+        )
+        .and_then(|r| check("REF_CNT method", r))?;
+        if i % 64 == 63 {
+            ring.kick(&user);
+        }
+    }
+    ring.kick(&user);
+    let last = DMA_METHODS - 1;
+    check(
+        "every method executed",
+        poll_until(&TscClock, WAIT, || {
+            let done = user.read::<REF>().raw() == last
+                && user.read::<DMA_GET>().raw() == user.read::<DMA_PUT>().raw();
+            done.then_some(())
+        }),
+    )?;
+    defmt::info!(
+        "nvidia: DMA mode: {=u32} REF_CNT methods, REF {=u32}, {=u64} jumps back to the start, {=u64} waits for room, {=u64} DMA_PUT writes",
+        DMA_METHODS,
+        user.read::<REF>().raw(),
+        jumps,
+        full,
+        ring.commits()
+    );
+    expect("the pushbuffer wrapped by jumps", jumps > 10)?;
+    check("fault-free", gpu.check_alive())?;
+    expect("no PFIFO error on the channel", gpu.channel_fault(id).is_none())?;
+    Ok(())
 }
