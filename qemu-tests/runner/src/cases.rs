@@ -509,16 +509,28 @@ pub static CASES: &[Case] = &[
         false,
     ),
     gt215(
+        "nvidia-gt215-channels",
+        "PFIFO init, two IB-mode channels with their own RAMFC/RAMHT each running a fence; \
+         channel 2 disabled and unloaded while channel 1 runs on; destroyed, then created again \
+         and running",
+        false,
+    ),
+    gt215(
         "nvidia-gt215-ib",
-        "5,000 REF_CNT fences (10,000+ methods) through a wrapping 4 KiB IB-mode pushbuffer, \
-         in order, one IB_PUT per batch; a second channel's semaphore acquire stalls until the \
-         first releases",
+        "5,000 fences (30,000 methods) through a wrapping 4 KiB IB-mode pushbuffer, in order, \
+         REF_CNT the last, one IB_PUT per batch",
         false,
     ),
     gt215(
         "nvidia-gt215-dma",
         "a DMA-mode channel: 10,000 REF_CNT methods through a 4 KiB pushbuffer wrapped by \
          jumps, back-pressure on DMA_GET; all executed in order, no PFIFO error",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-semaphores",
+        "across two channels: an acquire >= stalls until the other releases; an acquire equal \
+         the other way round likewise",
         false,
     ),
     gt215(

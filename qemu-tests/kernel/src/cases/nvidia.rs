@@ -15,6 +15,7 @@ use baregpu_hal::time::poll_until;
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
 use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue as _};
 use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
+use baregpu_nvidia_tesla::queue::FENCE_WORDS;
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
 use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, REF, UserG80};
@@ -22,7 +23,7 @@ use baregpu_regs::pushbuffer::PusherMode;
 use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, PushbufferError, PushbufferWriter};
 use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
 use baregpu_nvidia_tesla::{
-    ChannelId, DmaPushbuffer, Engine, FalconError, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
+    ChannelId, DmaPushbuffer, Engine, FalconError, FencePoint, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
     TeslaConfig, pci,
 };
 use core::cell::RefCell;
@@ -183,16 +184,14 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     inject(mailbox, 0)
 }
 
-/// `nvidia-gt215-ib`: two IB-mode channels; thousands of REF_CNT fences on one (over 10,000
-/// methods through a 4 KiB main pushbuffer that wraps, back-pressure on its IB ring), every
-/// fence signalled in order, REF_CNT equal to the last; then the other channel's semaphore
-/// acquire waits for a fence the first has not reached and passes once it does.
+/// `nvidia-gt215-ib`: thousands of fences on an IB-mode channel (30,000 methods through a
+/// 4 KiB main pushbuffer that wraps, back-pressure on its IB ring), every fence signalled in
+/// order, `REF_CNT` equal to the last, one `IB_PUT` write per batch.
 pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
-    let (mem_a, mem_b) = (QueueMemory::new(kernel)?, QueueMemory::new(kernel)?);
-    let mut a = mem_a.queue(&gpu, 1)?;
-    let mut b = mem_b.queue(&gpu, 2)?;
+    let mem = QueueMemory::new(kernel)?;
+    let mut a = mem.queue(&gpu, 1)?;
     let mut first = None;
     let mut last = None;
     for _ in 0..IB_FENCES {
@@ -213,20 +212,6 @@ pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
     );
     expect_eq("one IB_PUT per batch", stats.doorbells, IB_FENCES as u64 + 1)?;
 
-    // Channel 2 acquires (>=) channel 1's next fence value, which it has not reached.
-    let next = baregpu_nvidia_tesla::FencePoint { value: last.seq() as u32 + 1, ..a.fence_point(&last) };
-    let fb = check("submit acquire", b.submit(5 + 9, |s| {
-        s.wait_for(next)?;
-        s.fence()
-    }))?;
-    expect(
-        "channel 2 stalls on the acquire",
-        b.wait(&fb, Duration::from_millis(20)).is_err(),
-    )?;
-    let fa = check("release", a.submit_fence())?;
-    check("channel 1's release", a.wait(&fa, WAIT))?;
-    check("channel 2 passes the acquire", b.wait(&fb, WAIT))?;
-    defmt::info!("nvidia: channel 2 acquired channel 1's release {=u32}", next.value);
     Ok(())
 }
 
@@ -546,5 +531,110 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
     expect("the pushbuffer wrapped by jumps", jumps > 10)?;
     check("fault-free", gpu.check_alive())?;
     expect("no PFIFO error on the channel", gpu.channel_fault(id).is_none())?;
+    Ok(())
+}
+
+/// `nvidia-gt215-channels`: PFIFO brought up, two IB-mode channels created and enabled, each
+/// with its own RAMFC and RAMHT in VRAM, each running a fence; channel 2 disabled (off the
+/// playlist, unloaded) while channel 1 runs on, no PFIFO error; both destroyed with their
+/// queues; channel 2 created again runs a fence.
+pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let gpu = RefCell::new(bring_up(io)?);
+    defmt::info!("nvidia: PFIFO up, {=u64} bytes of the channel VRAM free", gpu.borrow().vram_free());
+    let (mem_a, mem_b) = (QueueMemory::new(kernel)?, QueueMemory::new(kernel)?);
+    {
+        let mut a = mem_a.queue(&gpu, 1)?;
+        let mut b = mem_b.queue(&gpu, 2)?;
+        let (ia, ib) = (a.channel(), b.channel());
+        let (ma, mb) = {
+            let g = gpu.borrow();
+            expect("channel 1 enabled", g.channel_state(ia) == Some(true))?;
+            expect("channel 2 enabled", g.channel_state(ib) == Some(true))?;
+            let ma = g.channel_memory(ia).ok_or(CaseError::Check("channel 1's memory"))?;
+            let mb = g.channel_memory(ib).ok_or(CaseError::Check("channel 2's memory"))?;
+            (ma, mb)
+        };
+        for (n, m) in [(1u8, &ma), (2, &mb)] {
+            defmt::info!(
+                "nvidia: channel {=u8}: instance {=u64:#x}, RAMFC {=u64:#x}, RAMHT {=u64:#x}",
+                n,
+                m.instance.address,
+                m.ramfc.address,
+                m.ramht()
+            );
+        }
+        expect("distinct RAMFCs", ma.ramfc.address != mb.ramfc.address)?;
+        expect("distinct RAMHTs", ma.ramht() != mb.ramht())?;
+        for q in [&mut a, &mut b] {
+            let f = check("fence", q.submit_fence())?;
+            check("fence signals", q.wait(&f, WAIT))?;
+        }
+
+        check("disable channel 2", gpu.borrow_mut().disable_channel(ib))?;
+        expect("channel 2 disabled", gpu.borrow().channel_state(ib) == Some(false))?;
+        let fa = check("fence on channel 1", a.submit_fence())?;
+        check("channel 1 runs on", a.wait(&fa, WAIT))?;
+        let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
+        expect("no PFIFO error", faults.faults().next().is_none())?;
+        defmt::info!("nvidia: channel 2 disabled and unloaded, channel 1 ran on");
+    }
+    {
+        let g = gpu.borrow();
+        for n in [1u8, 2] {
+            let id = check("channel id", ChannelId::new(n))?;
+            expect("destroyed with its queue", g.channel_state(id).is_none())?;
+        }
+    }
+    // A channel created again where a destroyed one was runs from a fresh RAMFC.
+    let mut again = mem_b.queue(&gpu, 2)?;
+    let f = check("fence on the re-created channel", again.submit_fence())?;
+    check("the re-created channel runs", again.wait(&f, WAIT))?;
+    defmt::info!("nvidia: channel 2 created again and ran its fence");
+    Ok(())
+}
+
+/// `nvidia-gt215-semaphores`: semaphore fences across two IB-mode channels: channel 2
+/// acquires (>=) a value channel 1 has not released and stalls, then passes once channel 1
+/// releases it; channel 1 acquires (equal) channel 2's next fence value and passes once
+/// channel 2 releases it.
+pub fn semaphores(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let gpu = RefCell::new(bring_up(io)?);
+    let (mem_a, mem_b) = (QueueMemory::new(kernel)?, QueueMemory::new(kernel)?);
+    let mut a = mem_a.queue(&gpu, 1)?;
+    let mut b = mem_b.queue(&gpu, 2)?;
+    let fa = check("fence on channel 1", a.submit_fence())?;
+    check("channel 1's fence", a.wait(&fa, WAIT))?;
+
+    let next = FencePoint { value: fa.seq() as u32 + 1, ..a.fence_point(&fa) };
+    let fb = check(
+        "acquire >= on channel 2",
+        b.submit(5 + FENCE_WORDS, |s| {
+            s.wait_for(next)?;
+            s.fence()
+        }),
+    )?;
+    let e = b.wait(&fb, Duration::from_millis(20));
+    expect("channel 2 stalls on the acquire", matches!(e, Err(FenceError::Timeout { .. })))?;
+    let release = check("release on channel 1", a.submit_fence())?;
+    check("channel 1's release", a.wait(&release, WAIT))?;
+    check("channel 2 passes the acquire", b.wait(&fb, WAIT))?;
+    defmt::info!("nvidia: channel 2 acquired (>=) channel 1's release {=u32}", next.value);
+
+    let b_next = FencePoint { value: fb.seq() as u32 + 1, ..b.fence_point(&fb) };
+    let fa2 = check(
+        "acquire equal on channel 1",
+        a.submit(5 + FENCE_WORDS, |s| {
+            s.wait_equal(b_next)?;
+            s.fence()
+        }),
+    )?;
+    let e = a.wait(&fa2, Duration::from_millis(20));
+    expect("channel 1 stalls on the acquire", matches!(e, Err(FenceError::Timeout { .. })))?;
+    let fb2 = check("release on channel 2", b.submit_fence())?;
+    check("channel 2's release", b.wait(&fb2, WAIT))?;
+    check("channel 1 passes the acquire", a.wait(&fa2, WAIT))?;
+    defmt::info!("nvidia: channel 1 acquired (equal) channel 2's release {=u32}", b_next.value);
     Ok(())
 }
