@@ -534,6 +534,13 @@ pub static CASES: &[Case] = &[
         false,
     ),
     gt215(
+        "nvidia-gt215-pfifo-errors",
+        "DMA mode: invalid method, invalid command, return without call, call inside a \
+         subroutine, jump past the object: each FifoError::DmaPusher with its kind, skipped, \
+         the channel runs on",
+        false,
+    ),
+    gt215(
         "nvidia-gt215-falcon",
         "the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY, PCOPY's exit \
          interrupt",

@@ -144,6 +144,7 @@ const CASES: &[(&str, Case)] = &[
     ("nvidia-gt215-ib", nvidia::ib),
     ("nvidia-gt215-dma", nvidia::dma),
     ("nvidia-gt215-semaphores", nvidia::semaphores),
+    ("nvidia-gt215-pfifo-errors", nvidia::pfifo_errors),
     ("nvidia-gt215-falcon", nvidia::falcon),
     ("nvidia-gt215-copy", nvidia::copy),
     ("nvidia-gt215-faults", nvidia::faults),

@@ -10,18 +10,21 @@ use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
 use baregpu_falcon_asm::programs::{self, methods};
 use baregpu_hal::RegisterIoExt;
+use baregpu_hal::io::BlockIo;
+use baregpu_hal::register::InstanceArray;
 use baregpu_hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::poll_until;
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
 use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue as _};
 use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
-use baregpu_nvidia_tesla::queue::FENCE_WORDS;
+use baregpu_nvidia_tesla::queue::{FENCE_WORDS, UserIo};
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
 use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, REF, UserG80};
 use baregpu_regs::pushbuffer::PusherMode;
 use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, PushbufferError, PushbufferWriter};
 use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
+use baregpu_nvidia_tesla::ring::stream::CommandSink;
 use baregpu_nvidia_tesla::{
     ChannelId, DmaPushbuffer, Engine, FalconError, FencePoint, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
     TeslaConfig, pci,
@@ -45,6 +48,9 @@ const IB_FENCES: usize = 5000;
 /// about twenty times).
 const DMA_METHODS: u32 = 10_000;
 const DMA_PUSHBUFFER_BYTES: usize = 4096;
+/// A command word with bits 17:16 = 3 and nothing else: the long non-increasing methods form,
+/// which exists in IB mode only (§2.8.3 command table), so in DMA mode no form matches it.
+const LONG_NON_INCREASING: u32 = 3 << 16;
 /// Words the DMEM checksum sums.
 const CHECKSUM_WORDS: usize = 64;
 /// The copy case's buffer.
@@ -476,11 +482,7 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let mut gpu = bring_up(io)?;
     let buffer = alloc(kernel, DMA_PUSHBUFFER_BYTES, 4096)?;
-    let id = check("channel id", ChannelId::new(4))?;
-    let pushbuffer =
-        DmaPushbuffer { address: buffer.bus_address().0, bytes: DMA_PUSHBUFFER_BYTES as u64 };
-    check("DMA-mode channel", gpu.create_channel(id, pushbuffer))?;
-    check("enable", gpu.enable_channel(id))?;
+    let id = dma_channel(&mut gpu, &buffer, 4)?;
     let user = check("USER block", gpu.io().at_index::<UserG80>(usize::from(id.get())))?;
     let mut ring: DmaRing<&DmaRegion, _> =
         check("ring", CommandRing::with_read_pointer(&*buffer, RegisterRptr::new(user)))?;
@@ -636,5 +638,94 @@ pub fn semaphores(kernel: &Kernel) -> Result<(), CaseError> {
     check("channel 2's release", b.wait(&fb2, WAIT))?;
     check("channel 1 passes the acquire", a.wait(&fa2, WAIT))?;
     defmt::info!("nvidia: channel 1 acquired (equal) channel 2's release {=u32}", b_next.value);
+    Ok(())
+}
+
+/// A DMA-mode channel over `DMA_PUSHBUFFER_BYTES` of guest RAM, for the cases that write the
+/// pushbuffer themselves.
+fn dma_channel(gpu: &mut Gpu, buffer: &Buffer, channel: u8) -> Result<ChannelId, CaseError> {
+    let id = check("channel id", ChannelId::new(channel))?;
+    let pushbuffer =
+        DmaPushbuffer { address: buffer.bus_address().0, bytes: DMA_PUSHBUFFER_BYTES as u64 };
+    check("DMA-mode channel", gpu.create_channel(id, pushbuffer))?;
+    check("enable", gpu.enable_channel(id))?;
+    Ok(id)
+}
+
+/// `nvidia-gt215-pfifo-errors`: on a DMA-mode channel, each DMA_PUSHER error the model raises
+/// from a bad stream (§2.8.3 errors): a method the puller lacks (`InvalidMthd`), a word no
+/// command form matches in DMA mode (the IB-only long non-increasing form: `InvalidCmd`), a
+/// return with no subroutine (`RetSubrInactive`), a call inside a subroutine (a call to
+/// itself: `CallSubrActive`), a jump past the pushbuffer object (`MemFault`); each decoded by
+/// `handle_interrupts` into `FifoError::DmaPusher` naming the channel, the bad command
+/// skipped, and the channel then runs a `REF_CNT` method. (`IbEmpty` needs an IB entry of size
+/// 0, which the ring's IB writer never writes; `dma-fault` on IB mode is in
+/// `nvidia-gt215-faults`.)
+pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
+    let (_mailbox, io) = attach(kernel)?;
+    let mut gpu = bring_up(io)?;
+    let buffer = alloc(kernel, DMA_PUSHBUFFER_BYTES, 4096)?;
+    let id = dma_channel(&mut gpu, &buffer, 5)?;
+    // The USER block owned (not borrowed from `gpu`, which handles the interrupts).
+    let base = check("USER block", UserG80::base_of(usize::from(id.get())))?;
+    let user: UserIo<MailboxIo> = BlockIo::new(gpu.io().raw().clone(), base);
+    let mut ring: DmaRing<&DmaRegion, _> =
+        check("ring", CommandRing::with_read_pointer(&*buffer, RegisterRptr::new(user)))?;
+    let cases = [
+        ("a method the puller lacks", PusherErrorKind::InvalidMthd),
+        ("no command form in DMA mode", PusherErrorKind::InvalidCmd),
+        ("a return with no subroutine", PusherErrorKind::RetSubrInactive),
+        ("a call inside a subroutine", PusherErrorKind::CallSubrActive),
+        ("a jump past the pushbuffer object", PusherErrorKind::MemFault),
+    ];
+    for (n, (what, kind)) in cases.into_iter().enumerate() {
+        // Each from a fresh point in the ring: the pusher has read all before it.
+        let call_at = ring.head() * 4;
+        {
+            let mut sink = DmaSink::new(&mut ring);
+            let mut w = PushbufferWriter::new(&mut sink, PusherMode::Dma);
+            let written = match kind {
+                // Method 0x0004 is no puller method (§2.8.4's list).
+                PusherErrorKind::InvalidMthd => w.methods(0, 0x0004, &[0]),
+                // Written raw below: the writer has no word no form matches.
+                PusherErrorKind::InvalidCmd => Ok(()),
+                PusherErrorKind::RetSubrInactive => w.ret(),
+                // A call to its own word: inside the subroutine the same call comes again.
+                PusherErrorKind::CallSubrActive => w.call(call_at),
+                _ => w.jump(DMA_PUSHBUFFER_BYTES as u32 * 16),
+            };
+            check(what, written)?;
+        }
+        if kind == PusherErrorKind::InvalidCmd {
+            check("room", ring.reserve(1).map_err(|_| "ring full"))?;
+            check("raw word", CommandSink::push(&mut ring, LONG_NON_INCREASING).map_err(|_| "no space"))?;
+        }
+        ring.kick(&user);
+        let fault = check(
+            what,
+            poll_until(&TscClock, WAIT, || match gpu.handle_interrupts() {
+                Ok(report) => report.faults().next().map(Ok),
+                Err(e) => Some(Err(e)),
+            }),
+        )?;
+        let fault = check(what, fault)?;
+        defmt::info!("nvidia: {=str}: {}", what, Debug2Format(&fault));
+        expect(
+            what,
+            matches!(fault, FifoError::DmaPusher { channel, error } if channel == id.get() && error == kind),
+        )?;
+        // The bad command was skipped: the channel runs on.
+        let value = 0x100 + n as u32;
+        {
+            let mut sink = DmaSink::new(&mut ring);
+            check("REF_CNT", PushbufferWriter::new(&mut sink, PusherMode::Dma).ref_cnt(value))?;
+        }
+        ring.kick(&user);
+        check(
+            "the channel runs on",
+            poll_until(&TscClock, WAIT, || (user.read::<REF>().raw() == value).then_some(())),
+        )?;
+    }
+    defmt::info!("nvidia: five DMA_PUSHER errors decoded, each channel run on after it");
     Ok(())
 }
