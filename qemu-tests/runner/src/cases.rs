@@ -502,6 +502,14 @@ pub static CASES: &[Case] = &[
         &[],
         false,
     ),
+    v3d(
+        "v3d-irq",
+        "opt-in interrupts by MSI-X: a frame's FRDONE and a QPU host interrupt acknowledged by \
+         handle_interrupts; missed-irq: no MSI-X, the fence completes by polling, the latched \
+         bit found by a polled handler",
+        &[],
+        false,
+    ),
     gt215(
         "nvidia-gt215-probe",
         "PCI 10de:0ca3 with BAR1/BAR3 apertures; PMC.BOOT_0 decoded as GT215 and logged; G84, \
@@ -543,7 +551,7 @@ pub static CASES: &[Case] = &[
     gt215(
         "nvidia-gt215-falcon",
         "the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY, PCOPY's exit \
-         interrupt",
+         interrupt; the DMEM checksum on PDAEMON equal to the CPU's",
         false,
     ),
     gt215(
@@ -563,14 +571,6 @@ pub static CASES: &[Case] = &[
         "nvidia-gt215-demo",
         "GT215: chipset from BOOT_0, PDAEMON mailbox round trip, a checksummed PCOPY copy",
         true,
-    ),
-    v3d(
-        "v3d-irq",
-        "opt-in interrupts by MSI-X: a frame's FRDONE and a QPU host interrupt acknowledged by \
-         handle_interrupts; missed-irq: no MSI-X, the fence completes by polling, the latched \
-         bit found by a polled handler",
-        &[],
-        false,
     ),
     Case {
         name: "multi-gpu-probe",
