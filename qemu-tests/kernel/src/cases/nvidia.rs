@@ -152,7 +152,7 @@ fn falcon_image<'a>(
 /// and `init` say `DeviceGone`.
 pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, io) = attach(kernel)?;
-    let gpu = bring_up(io.clone())?;
+    let gpu = bring_up(io)?;
     let id = gpu.identity();
     defmt::info!(
         "nvidia: PMC.BOOT_0 {=u32:#010x}: chipset {} (GPU id {=u32:#x})",
@@ -351,7 +351,7 @@ fn copy_through_pcopy(kernel: &Kernel, io: MailboxIo) -> Result<u32, CaseError> 
 /// checksummed.
 pub fn demo(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
-    let gpu = bring_up(io.clone())?;
+    let gpu = bring_up(io)?;
     let id = gpu.identity();
     defmt::info!(
         "nvidia-demo: chipset {} (PMC.BOOT_0 {=u32:#010x}), PFIFO up",
@@ -668,7 +668,7 @@ pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
     let id = dma_channel(&mut gpu, &buffer, 5)?;
     // The USER block owned (not borrowed from `gpu`, which handles the interrupts).
     let base = check("USER block", UserG80::base_of(usize::from(id.get())))?;
-    let user: UserIo<MailboxIo> = BlockIo::new(gpu.io().raw().clone(), base);
+    let user: UserIo<MailboxIo> = BlockIo::new(*gpu.io().raw(), base);
     let mut ring: DmaRing<&DmaRegion, _> =
         check("ring", CommandRing::with_read_pointer(&*buffer, RegisterRptr::new(user)))?;
     let cases = [
