@@ -3,7 +3,7 @@
 //! chip by probing): registers through the mailbox `RegisterIo`, DMA in guest RAM, the real
 //! PFP/ME/RLC images, kernels from `baregpu-evergreen-asm`.
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -43,13 +43,6 @@ const FENCE_TIMEOUT: Duration = Duration::from_millis(300);
 const STALL_WINDOW: Duration = Duration::from_millis(30);
 /// Bound on an interrupt's arrival (model -> QEMU -> MSI-X -> LAPIC).
 const IRQ_TIMEOUT: Duration = Duration::from_millis(300);
-
-fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
-    r.map_err(|e| {
-        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
-        CaseError::Check(what)
-    })
-}
 
 /// The chip's firmware set, parsed (the images are the unmodified Debian files).
 pub(super) fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, CaseError> {
@@ -116,11 +109,6 @@ fn count_lines(lines: u32) {
 /// The handler while bring-up's interrupt test runs: nothing to do (the driver polls the IH
 /// ring), the mailbox acknowledges the line.
 fn bring_up_interrupt_test(_lines: u32) {}
-
-fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
-    mailbox.request(Op::Inject, 0, 0, switches)?;
-    Ok(())
-}
 
 fn bus(r: &DmaRegion, offset: usize) -> BusAddress {
     BusAddress(r.bus_address().0 + offset as u64)

@@ -87,6 +87,20 @@ pub fn expect_eq(
     }
 }
 
+/// `r`'s value, or its error logged as `FAILED: what: …` and the case failed as `what`.
+pub fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
+    r.map_err(|e| {
+        defmt::error!("FAILED: {=str}: {}", what, defmt::Debug2Format(&e));
+        CaseError::Check(what)
+    })
+}
+
+/// Switch the model's injected faults (`Op::Inject`, the model's `*_faults` switches).
+pub fn inject(mailbox: &crate::mailbox::Mailbox, switches: u32) -> Result<(), CaseError> {
+    mailbox.request(gpu_mailbox::Op::Inject, 0, 0, switches)?;
+    Ok(())
+}
+
 /// Check a condition, logging the outcome.
 pub fn expect(what: &'static str, condition: bool) -> Result<(), CaseError> {
     if condition {

@@ -2,7 +2,7 @@
 //! GT215 (`qemu-tests/models/gt215`): registers through the mailbox `RegisterIo`, pushbuffers,
 //! IB rings and fence memory in guest RAM, falcon programs from `baregpu-falcon-asm`.
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -32,7 +32,7 @@ use baregpu_nvidia_tesla::{
 use core::cell::RefCell;
 use core::time::Duration;
 use defmt::Debug2Format;
-use gpu_mailbox::{Op, gt215_faults};
+use gpu_mailbox::gt215_faults;
 
 type Gpu = Tesla<MailboxIo, TscClock>;
 type Buffer = DmaBuffer<'static, IdentityDma>;
@@ -56,22 +56,10 @@ const CHECKSUM_WORDS: usize = 64;
 /// The copy case's buffer.
 const COPY_WORDS: usize = 1024;
 
-fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
-    r.map_err(|e| {
-        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
-        CaseError::Check(what)
-    })
-}
-
 fn alloc(kernel: &Kernel, bytes: usize, align: usize) -> Result<Buffer, CaseError> {
     let r = DmaBuffer::allocate(kernel.dma, DmaLayout::new(bytes, align)?)?;
     r.zero();
     Ok(r)
-}
-
-fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
-    mailbox.request(Op::Inject, 0, 0, switches)?;
-    Ok(())
 }
 
 /// Mailbox attached, device reset, the GT215's PCI function probed by the driver's table

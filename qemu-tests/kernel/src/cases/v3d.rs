@@ -7,7 +7,7 @@
 //! (`v3d: frame scene=… address=… width=… height=… format=rgba8888`); the runner reads it
 //! from the guest RAM file, saves `frame.png` and compares it with its own rasterisation.
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -50,22 +50,10 @@ const OVERFLOW_BLOCK_BYTES: u32 = 4096;
 /// Tile allocation memory beyond the initial blocks (the binner's own pool, §10 BPCA/BPCS).
 const TILE_POOL_BYTES: usize = 16 * 1024;
 
-fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
-    r.map_err(|e| {
-        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
-        CaseError::Check(what)
-    })
-}
-
 fn alloc(kernel: &Kernel, bytes: usize) -> Result<Buffer, CaseError> {
     let r = DmaBuffer::allocate(kernel.dma, DmaLayout::new(bytes.max(16), 256)?)?;
     r.zero();
     Ok(r)
-}
-
-fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
-    mailbox.request(Op::Inject, 0, 0, switches)?;
-    Ok(())
 }
 
 /// Mailbox attached, device reset, the V3D's PCI function found by its project-defined IDs
