@@ -120,6 +120,14 @@ pub enum Kind {
         /// Environment overrides for the runner itself (negative tests).
         qemu_override: Option<&'static str>,
     },
+    /// The test kernel built for aarch64 on QEMU `virt` with `case=<kernel_case>`, beside the
+    /// named device models (the same plumbing as [`Kind::X86`]).
+    Aarch64 {
+        /// Kernel test case name.
+        kernel_case: &'static str,
+        /// Device models to run, each behind its own ivshmem function.
+        models: &'static [Model],
+    },
     /// The Raspberry Pi 3 image: framebuffer test pattern checked through a QMP screendump.
     RaspiFramebuffer,
     /// The Raspberry Pi SD-card image (`target/rpi/sdcard.img`), read back: its partition
@@ -499,6 +507,42 @@ pub static CASES: &[Case] = &[
         demo: false,
     },
     Case {
+        name: "aarch64-boot",
+        summary: "aarch64 virt: MMU off, heap, DMA allocator, generic timer, ECAM scan finds the ivshmem function, BARs assigned, mailbox answers",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-boot", models: SELFTEST },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-selftest",
+        summary: "aarch64 virt: the self-test device's registers and DMA through the polled mailbox",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-selftest", models: SELFTEST },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-negative-panic",
+        summary: "aarch64: a panic is a failure reported with its location",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-fail-panic", models: &[] },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("panic at") && reason.contains(".rs:")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-negative-exception",
+        summary: "aarch64: an unaligned load with the MMU off is an alignment fault, reported",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-fail-exception", models: &[] },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("exception: synchronous")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
         name: "negative-kernel-panic",
         summary: "a panic in the test kernel is a failure reported with its location",
         kind: Kind::X86 { kernel_case: "fail-panic", models: &[], qemu_override: None },
@@ -563,6 +607,13 @@ pub fn run(case: &Case, images: &Images) -> Outcome {
             };
             let boot = crate::x86::Boot::Pvh { kernel, case: kernel_case };
             crate::x86::run(case, boot, models, *qemu_override, images, &dir)
+        }
+        Kind::Aarch64 { kernel_case, models } => {
+            let Some(kernel) = &images.kernel_aarch64 else {
+                return Outcome::Setup { reason: "the aarch64 test kernel was not built".into() };
+            };
+            let boot = crate::x86::Boot::Virt { kernel, case: kernel_case };
+            crate::x86::run(case, boot, models, None, images, &dir)
         }
         Kind::BootloaderR5xx => {
             let Some(image) = &images.bootloader_r5xx else {

@@ -14,12 +14,22 @@
 //! status other than `Ok` makes a read return all-ones and drops a write; the event is logged.
 //! After a timeout the model is considered gone and later requests fail at once (otherwise
 //! every access of a test would wait the full timeout).
+// The aarch64 kernel polls: the interrupt path is unused there.
+#![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
+// The transport function is found and set up per architecture (x86_64: configuration ports,
+// firmware-placed BARs, MSI-X; aarch64: ECAM, BARs assigned here, polled).
+#[cfg_attr(target_arch = "aarch64", path = "../aarch64/ivshmem.rs")]
 mod ivshmem;
 
-pub use ivshmem::{IvshmemError, attach, attach_nth};
+#[cfg(target_arch = "x86_64")]
+pub use ivshmem::attach_nth;
+#[cfg(target_arch = "aarch64")]
+pub use ivshmem::count as ivshmem_count;
+pub use ivshmem::{IvshmemError, attach};
 
-use crate::clock::TscClock;
+use crate::arch::irq::without_interrupts;
+use crate::clock::KernelClock;
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
 use baregpu_hal::time::TimedOut;
 use baregpu_hal::{MmioRegion, RegisterIo};
@@ -28,7 +38,6 @@ use core::time::Duration;
 use gpu_mailbox::guest::{self, ConnectError, ExchangeError, Request};
 use gpu_mailbox::{IVSHMEM_IVPOSITION, MAGIC, Op, Status, VERSION, header};
 use spin::{Mutex, Once};
-use x86_64::instructions::interrupts::without_interrupts;
 
 /// PCI segment on which the emulated device's configuration space appears.
 pub const VIRTUAL_SEGMENT: u16 = 1;
@@ -124,7 +133,7 @@ impl Mailbox {
     /// `device.index` (the interrupt path finds it there).
     pub fn connect(device: ivshmem::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
         let shared = device.shared;
-        let seq = guest::connect(&shared, &TscClock, READY_TIMEOUT).map_err(|e| match e {
+        let seq = guest::connect(&shared, &KernelClock, READY_TIMEOUT).map_err(|e| match e {
             ConnectError::NotReady(magic) => MailboxError::NotReady(magic),
             ConnectError::Version(version) => MailboxError::Version(version),
         })?;
@@ -188,14 +197,21 @@ impl Mailbox {
             *seq = next;
             self.requests.fetch_add(1, Ordering::Relaxed);
             let fields = Request { op, bar, address, value };
-            guest::exchange(&self.shared, &self.registers, &TscClock, REQUEST_TIMEOUT, next, fields)
-                .map_err(|e| match e {
-                    ExchangeError::TimedOut(timed_out) => {
-                        self.dead.store(true, Ordering::Relaxed);
-                        MailboxError::TimedOut(timed_out)
-                    }
-                    ExchangeError::Status(status) => MailboxError::Status(status),
-                })
+            guest::exchange(
+                &self.shared,
+                &self.registers,
+                &KernelClock,
+                REQUEST_TIMEOUT,
+                next,
+                fields,
+            )
+            .map_err(|e| match e {
+                ExchangeError::TimedOut(timed_out) => {
+                    self.dead.store(true, Ordering::Relaxed);
+                    MailboxError::TimedOut(timed_out)
+                }
+                ExchangeError::Status(status) => MailboxError::Status(status),
+            })
         })
     }
 
