@@ -142,6 +142,10 @@ error_types! {
         baregpu_qpu_asm::isa::EncodeError,
         baregpu_qpu_asm::isa::DecodeError,
     ],
+    "drivers/vc4-validate" + defmt => [
+        baregpu_vc4_validate::ListError,
+        baregpu_vc4_validate::ShaderError,
+    ],
 }
 
 /// The repository's README.md: its Rust code blocks are doctests of this crate.
@@ -175,5 +179,6 @@ readme_doctests! {
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",
     FalconAsmReadme => "../../drivers/falcon-asm/README.md",
     QpuAsmReadme => "../../drivers/qpu-asm/README.md",
+    Vc4ValidateReadme => "../../drivers/vc4-validate/README.md",
     PortingGuide => "../../docs/porting.md",
 }

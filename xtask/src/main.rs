@@ -45,6 +45,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
     "baregpu-qpu-asm",
+    "baregpu-vc4-validate",
     "ctm-compute",
     "gpu-scheduler",
 ];
@@ -67,6 +68,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-evergreen-asm",
     "baregpu-falcon-asm",
     "baregpu-qpu-asm",
+    "baregpu-vc4-validate",
 ];
 
 /// The workspace's `rust-version` (the MSRV the published crates declare).
@@ -195,6 +197,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-evergreen-asm", "defmt"),
     ("baregpu-falcon-asm", "defmt"),
     ("baregpu-qpu-asm", "defmt"),
+    ("baregpu-vc4-validate", "defmt"),
     ("api-check", "defmt"),
 ];
 
@@ -310,6 +313,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "evergreen_asm_text",
     "evergreen_shader",
     "evergreen_mailbox",
+    "gt215_mailbox",
     "v3d_mailbox",
     "evergreen_ih_ring",
     "evergreen_dispatch",
@@ -321,6 +325,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "qpu_asm_text",
     "qpu_instruction_round_trip",
     "nvidia_pushbuffer",
+    "vc4_validate",
 ];
 
 /// Seconds each fuzz target runs in the smoke of `cargo xtask test` (the README says how to

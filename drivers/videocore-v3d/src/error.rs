@@ -7,6 +7,7 @@ use baregpu_hal::dma::DmaError;
 use baregpu_hal::register::{AddressFieldError, FieldOverflow};
 use baregpu_hal::time::TimedOut;
 use baregpu_ring::vc4::ControlListError;
+use baregpu_vc4_validate::ListError;
 
 pub use baregpu_gpu::{DeviceGone, FenceError, Overrun};
 
@@ -150,6 +151,28 @@ pub enum JobError {
     ControlList(ControlListError),
     /// A job buffer could not be written.
     Dma(DmaError),
+    /// An untrusted binning list the validator refused (`baregpu-vc4-validate`).
+    Rejected(ListError),
+    /// An untrusted binning list's tiles (record 112) are not the frame buffer's: the
+    /// rendering list would read tile lists the binner never wrote.
+    TilesMismatch {
+        /// The binning list's tiles across and down.
+        list: (u32, u32),
+        /// The frame buffer's.
+        framebuffer: (u32, u32),
+    },
+    /// An untrusted binning list's initial tile block is not the 32 bytes the driver's
+    /// rendering list steps by (Linux vc4_validate.c forces 32 too).
+    UnsupportedTileBlock {
+        /// Its size in bytes.
+        bytes: u32,
+    },
+}
+
+impl From<ListError> for JobError {
+    fn from(e: ListError) -> Self {
+        JobError::Rejected(e)
+    }
 }
 
 impl From<FieldOverflow> for JobError {
@@ -203,6 +226,15 @@ impl fmt::Display for JobError {
             JobError::Address(_) => f.write_str("an address does not fit its record field"),
             JobError::ControlList(_) => f.write_str("control list record refused"),
             JobError::Dma(_) => f.write_str("job buffer not writable"),
+            JobError::Rejected(_) => f.write_str("untrusted binning list refused"),
+            JobError::TilesMismatch { list, framebuffer } => write!(
+                f,
+                "the binning list has {}x{} tiles, the frame buffer {}x{}",
+                list.0, list.1, framebuffer.0, framebuffer.1
+            ),
+            JobError::UnsupportedTileBlock { bytes } => {
+                write!(f, "initial tile block of {bytes} bytes (the driver steps by 32)")
+            }
         }
     }
 }
@@ -214,6 +246,7 @@ impl core::error::Error for JobError {
             JobError::Address(e) => Some(e),
             JobError::ControlList(e) => Some(e),
             JobError::Dma(e) => Some(e),
+            JobError::Rejected(e) => Some(e),
             _ => None,
         }
     }

@@ -29,6 +29,7 @@ use baregpu_regs::vc4::packets::{
 };
 use baregpu_ring::stream::{CommandSink, NoSpace, StreamUnit};
 use baregpu_ring::vc4::{ControlListWriter, Relocate, Relocation, RelocationError};
+use baregpu_vc4_validate::{Buffer, Buffers, Options, validate_binning_list};
 
 use crate::error::{JobBuffer, JobError};
 
@@ -498,7 +499,7 @@ pub fn build(job: &RenderJob<'_>, memory: &JobMemory<'_>) -> Result<BuiltJob, Jo
         framebuffer: (fb.address, fb.bytes() as usize),
     };
     let binning = binning_list(job, tiles, length, memory, addresses)?;
-    let rendering = rendering_list(job, tiles, memory, addresses)?;
+    let rendering = rendering_list(fb, job.clear_color, tiles, memory.rendering_list, addresses)?;
     Ok(BuiltJob { binning, rendering, tiles })
 }
 
@@ -590,19 +591,15 @@ fn binning_list(
 }
 
 fn rendering_list(
-    job: &RenderJob<'_>,
+    fb: &Framebuffer,
+    clear_color: u32,
     tiles: TileLayout,
-    memory: &JobMemory<'_>,
+    region: &DmaRegion,
     addresses: JobAddresses,
 ) -> Result<ListRange, JobError> {
-    let fb = &job.framebuffer;
-    let mut list = ControlListWriter::new(
-        RegionSink::new(memory.rendering_list),
-        ListKind::Rendering,
-        addresses,
-    );
+    let mut list = ControlListWriter::new(RegionSink::new(region), ListKind::Rendering, addresses);
     // Both halves of the 64-bit clear colour hold the 32-bit colour (Linux vc4_render_cl.c).
-    let colour = u64::from(job.clear_color);
+    let colour = u64::from(clear_color);
     let clear = clear_colors::Body::new().with_clear_color(colour | colour << 32);
     list.write(&cl::CLEAR_COLORS, clear.bytes(), &[])?;
     let mode = tile_rendering_mode_configuration::Body::new()
@@ -665,5 +662,76 @@ fn rendering_list(
         }
     }
     let (sink, _) = list.into_parts();
-    Ok(range(memory.rendering_list, sink.len()))
+    Ok(range(region, sink.len()))
+}
+
+/// A frame whose binning list someone else wrote (a user program): the list's bytes and the
+/// buffers it may make the V3D touch. [`build_untrusted`] validates it (with
+/// `baregpu-vc4-validate`) before a byte reaches DMA memory.
+#[derive(Debug, Clone, Copy)]
+pub struct UntrustedJob<'a> {
+    /// The binning list, as the program wrote it.
+    pub binning_list: &'a [u8],
+    /// The buffers it may name: tile memory, shader records, shaders, uniforms, vertices,
+    /// indices (with the bytes the validator reads).
+    pub buffers: &'a [Buffer<'a>],
+    /// What the validator accepts beyond Linux's rules (`Options::NV` for NV shader state).
+    pub options: Options,
+    /// Where the frame goes (the driver writes the rendering list itself).
+    pub framebuffer: Framebuffer,
+    /// The clear colour, in the frame buffer's format.
+    pub clear_color: u32,
+}
+
+/// The DMA buffers the driver copies an [`UntrustedJob`]'s validated binning list into and
+/// writes its rendering list into (the program's own copy is never submitted, so it cannot
+/// change after validation).
+#[derive(Debug, Clone, Copy)]
+pub struct UntrustedMemory<'a> {
+    /// The binning list's copy (at least as long as the list).
+    pub binning_list: &'a DmaRegion,
+    /// The rendering list ([`rendering_list_bytes`]).
+    pub rendering_list: &'a DmaRegion,
+}
+
+/// Validate `job`'s binning list against its buffers, copy it into `memory.binning_list` and
+/// write the rendering list for its tiles (Linux vc4 does the same: a user's binning list is
+/// validated and copied, the rendering list is the kernel's). Nothing is written to DMA
+/// memory unless the list is accepted and its tiles are the frame buffer's.
+pub fn build_untrusted(
+    job: &UntrustedJob<'_>,
+    memory: &UntrustedMemory<'_>,
+) -> Result<BuiltJob, JobError> {
+    let fb = &job.framebuffer;
+    let summary =
+        validate_binning_list(job.binning_list, &Buffers::new(job.buffers), &job.options)?;
+    let tiles = TileLayout::of(u32::from(fb.width), u32::from(fb.height))?;
+    let list_tiles = (u32::from(summary.tiles_x), u32::from(summary.tiles_y));
+    if list_tiles != (tiles.tiles_x, tiles.tiles_y) {
+        return Err(JobError::TilesMismatch {
+            list: list_tiles,
+            framebuffer: (tiles.tiles_x, tiles.tiles_y),
+        });
+    }
+    if summary.initial_block_bytes as usize != TILE_INITIAL_BLOCK_BYTES {
+        return Err(JobError::UnsupportedTileBlock { bytes: summary.initial_block_bytes });
+    }
+    let len = job.binning_list.len();
+    need(JobBuffer::BinningList, memory.binning_list, len)?;
+    need(JobBuffer::RenderingList, memory.rendering_list, rendering_list_bytes(tiles.tiles()))?;
+    let mut sink = RegionSink::new(memory.binning_list);
+    sink.reserve(len).and_then(|()| sink.push_slice(job.binning_list)).map_err(|e| {
+        JobError::BufferTooSmall { buffer: JobBuffer::BinningList, needed: e.needed, size: e.free }
+    })?;
+    let addresses = JobAddresses {
+        tile_allocation: (
+            BusAddress(summary.tile_allocation),
+            summary.tile_allocation_bytes as usize,
+        ),
+        tile_state: (BusAddress(0), 0),
+        vertices: (BusAddress(0), 0),
+        framebuffer: (fb.address, fb.bytes() as usize),
+    };
+    let rendering = rendering_list(fb, job.clear_color, tiles, memory.rendering_list, addresses)?;
+    Ok(BuiltJob { binning: range(memory.binning_list, len), rendering, tiles })
 }

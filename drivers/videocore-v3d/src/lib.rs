@@ -42,6 +42,11 @@
 //!   with `baregpu_ring::vc4::ControlListWriter`, into the caller's DMA buffers; tile
 //!   allocation and tile state sized from §9 (64x64-pixel tiles, 48 bytes of tile state per
 //!   tile, a 32-byte initial block per tile).
+//! - Lists from elsewhere ([`Submission::render_lists`] with a [`ListOrigin`]): the
+//!   driver's own are staged as they are; an untrusted binning list (a user program's) is
+//!   checked by `baregpu-vc4-validate` against the buffers it names, copied into the
+//!   driver's DMA buffer and given the driver's rendering list, or refused before anything
+//!   reaches the device.
 //! - Submission ([`V3d::submit`]): render jobs, user programs and fences staged, then started
 //!   in the document's order once the device can take the whole batch (bounded waits); a
 //!   failed closure or wait reaches the device with nothing.
@@ -79,14 +84,14 @@ pub use error::{
 pub use identity::{Identity, TileBufferSize};
 pub use job::{
     BuiltJob, ColorFormat, FragmentShader, Framebuffer, JobMemory, ListRange, NvVertex, RenderJob,
-    TileLayout,
+    TileLayout, UntrustedJob, UntrustedMemory,
 };
 pub use pool::OverflowPool;
 pub use program::{SRQ_DEPTH, UserProgram};
 pub use v3d::bringup::VPM_RESERVE_UNIT_BYTES;
 pub use v3d::fences::FENCE_SLOTS;
 pub use v3d::interrupts::IrqReport;
-pub use v3d::submit::{MAX_BATCH_ITEMS, Submission};
+pub use v3d::submit::{ListOrigin, MAX_BATCH_ITEMS, Submission};
 pub use v3d::{V3d, V3dConfig};
 
 /// The register window as the driver holds it: bound to the VideoCore IV family, so another
@@ -102,3 +107,5 @@ pub use baregpu_hal as hal;
 pub use baregpu_regs::vc4 as regs;
 /// The control list writer beneath [`job`].
 pub use baregpu_ring as ring;
+/// The validator of untrusted binning lists and shaders ([`ListOrigin::Untrusted`]).
+pub use baregpu_vc4_validate as validate;

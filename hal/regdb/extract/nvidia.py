@@ -13,6 +13,8 @@ What the document describes, and where:
 * PTIMER: the document has no PTIMER chapter; §2.10.11 names the addresses of TIME_LOW / TIME_HIGH
   ("Alias of PTIMER's TIME_LOW register [MMIO 0x9400]"). PMC has no register chapter at all; its
   registers come from corrections/nvidia.toml ([[add]], from public origins: envytools rnndb and hwdocs, Linux nouveau).
+* PBUS, PFIFO: no register chapters either; their registers (envytools rnndb bus/pbus.xml,
+  fifo/g80_pfifo.xml) are [[add]]s.
 
 Chipsets: the §2.2.2 GPU list gives the order chipset ranges are written against ("NVxx:NVyy" is
 left-inclusive, right-noninclusive in that order); the §2.2.3 comparison table gives each GPU's id
@@ -666,6 +668,22 @@ def extract(text: str) -> Database:
             "(BAR0 0x000000:0x001000, \u00a72.4.1; the document has no PMC register chapter)",
             source=cite("2.4.1"),
             base=0x0,
+        ),
+        Block(
+            name="PBUS",
+            description="Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its "
+            "registers come from envytools rnndb bus/pbus.xml",
+            source="envytools rnndb bus/pbus.xml",
+            base=0x1000,
+        ),
+        Block(
+            name="PFIFO",
+            description="Command submission (G80:GF100 layout): interrupts, the channel table, "
+            "CACHE1 (the current channel's pusher and puller state). The document describes PFIFO's "
+            "user-visible side (\u00a72.8) but not its registers; they come from envytools rnndb "
+            "fifo/g80_pfifo.xml",
+            source="envytools rnndb fifo/g80_pfifo.xml; behaviour nvidia-hardware-envytools \u00a72.8",
+            base=0x2000,
         ),
         Block(
             name="PTIMER",

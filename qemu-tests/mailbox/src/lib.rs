@@ -302,6 +302,15 @@ pub mod evergreen_faults {
     pub const SLOW_TICKS_SHIFT: u32 = 17;
 }
 
+/// Fault switches of the emulated GT215 (`gt215-model`) for [`Op::Inject`]: the shared
+/// [`gpu_faults`] (`CP_STALL` stalls the DMA pusher, `DMA_FAULT` faults its next fetch) and the
+/// slow tick count.
+pub mod gt215_faults {
+    pub use super::gpu_faults::{ALL_ONES, CP_STALL, DMA_FAULT, SLOW};
+    /// Bits 31:16 give N for [`SLOW`].
+    pub const SLOW_TICKS_SHIFT: u32 = 16;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,8 +18,24 @@ use super::V3d;
 use super::check_alive;
 use super::fences::FENCE_SLOTS;
 use crate::error::{BuildError, DeviceGone, SubmitError};
-use crate::job::{self, BuiltJob, JobMemory, RenderJob};
+use crate::job::{self, BuiltJob, JobMemory, RenderJob, UntrustedJob, UntrustedMemory};
 use crate::program::{Request, SRQ_DEPTH, UserProgram};
+
+/// Where the control lists given to [`Submission::render_lists`] come from: the API flag that
+/// decides whether the validator runs.
+#[derive(Debug, Clone, Copy)]
+pub enum ListOrigin<'a> {
+    /// Built by this driver's writer ([`job::build`]): trusted, staged as they are.
+    DriverWriter(BuiltJob),
+    /// A binning list from anyone else (a user program): validated against the buffers it
+    /// names before anything is staged.
+    Untrusted {
+        /// The list, its buffers and frame.
+        job: UntrustedJob<'a>,
+        /// Where the driver puts the validated copy and the rendering list.
+        memory: UntrustedMemory<'a>,
+    },
+}
 
 /// Items (render jobs, user programs, fences) one submission holds at most.
 pub const MAX_BATCH_ITEMS: usize = 32;
@@ -92,12 +108,20 @@ impl Submission<'_> {
         Ok(built)
     }
 
-    /// Stage lists built elsewhere (by [`job::build`] or by the caller's own writer).
-    pub fn render_lists(&mut self, built: BuiltJob) -> Result<(), BuildError> {
+    /// Stage lists built elsewhere, saying where they come from: lists of this driver's
+    /// writer are staged as they are; an untrusted binning list is validated, copied and
+    /// given the driver's rendering list first ([`job::build_untrusted`]), and a refused one
+    /// stages nothing (`JobError::Rejected`), so it never reaches the device.
+    pub fn render_lists(&mut self, origin: ListOrigin<'_>) -> Result<BuiltJob, BuildError> {
         if self.staged.count(|i| matches!(i, Item::Render(_))) > 0 {
             return Err(BuildError::OneRenderJobPerSubmission);
         }
-        self.stage(Item::Render(built))
+        let built = match origin {
+            ListOrigin::DriverWriter(built) => built,
+            ListOrigin::Untrusted { job, memory } => job::build_untrusted(&job, &memory)?,
+        };
+        self.stage(Item::Render(built))?;
+        Ok(built)
     }
 
     /// Stage a QPU user program request.

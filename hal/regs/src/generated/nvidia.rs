@@ -765,23 +765,33 @@ pub mod pmc {
     impl INTR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `PFIFO` (bits 8:8): PFIFO interrupt line (envytools rnndb bus/pmc.xml)
+        pub const PFIFO: FieldSpec = FieldSpec::ro("PFIFO", 8, 1);
         /// `PDAEMON_GT215` (bits 18:18): PDAEMON interrupt line [GT215:GF100]
         pub const PDAEMON_GT215: FieldSpec = FieldSpec::ro("PDAEMON_GT215", 18, 1);
+        /// `PCOPY_GT215` (bits 22:22): PCOPY interrupt line [GT215:GF100] (envytools rnndb bus/pmc.xml)
+        pub const PCOPY_GT215: FieldSpec = FieldSpec::ro("PCOPY_GT215", 22, 1);
         /// `PDAEMON_GF100` (bits 24:24): PDAEMON interrupt line [GF100-]
         pub const PDAEMON_GF100: FieldSpec = FieldSpec::ro("PDAEMON_GF100", 24, 1);
         /// `PDISPLAY` (bits 26:26): PDISPLAY interrupt line [G80-]
         pub const PDISPLAY: FieldSpec = FieldSpec::ro("PDISPLAY", 26, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PDAEMON_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PDAEMON_GT215, Self::PCOPY_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`PFIFO`](Self::PFIFO).
+        #[inline]
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
         /// [`PDAEMON_GT215`](Self::PDAEMON_GT215).
         #[inline]
         pub const fn pdaemon_gt215(self) -> bool { Self::PDAEMON_GT215.get(self.0) != 0 }
+        /// [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[inline]
+        pub const fn pcopy_gt215(self) -> bool { Self::PCOPY_GT215.get(self.0) != 0 }
         /// [`PDAEMON_GF100`](Self::PDAEMON_GF100).
         #[inline]
         pub const fn pdaemon_gf100(self) -> bool { Self::PDAEMON_GF100.get(self.0) != 0 }
@@ -797,24 +807,33 @@ pub mod pmc {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct ENABLE(u32);
-    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3000, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
+    register!(ENABLE: "ENABLE" in "PMC" (Absolute, false) at 0x200, true true scalar, mask 0x4000_3100, reset 0, source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x200 ENABLE); bits nvidia-hardware-envytools §2.5.2, §2.9.12, §2.13.3");
     impl ENABLE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
+        /// `PFIFO` (bits 8:8): PFIFO (envytools rnndb bus/pmc.xml)
+        pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
         /// `PGRAPH` (bits 12:12): all of PGRAPH
         pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
-        /// `PDAEMON` (bits 13:13): PDAEMON [GF100-] (GT215:GF100 use reg 0x22210 instead)
-        pub const PDAEMON: FieldSpec = FieldSpec::rw("PDAEMON", 13, 1);
+        /// `PCOPY_PDAEMON` (bits 13:13): PCOPY on GT215:GF100 (envytools rnndb bus/pmc.xml); PDAEMON on GF100+ (GT215:GF100 enable PDAEMON through reg 0x22210 instead)
+        pub const PCOPY_PDAEMON: FieldSpec = FieldSpec::rw("PCOPY_PDAEMON", 13, 1);
         /// `PDISPLAY` (bits 30:30): all of PDISPLAY
         pub const PDISPLAY: FieldSpec = FieldSpec::rw("PDISPLAY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PGRAPH, Self::PDAEMON, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PCOPY_PDAEMON, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
+        /// [`PFIFO`](Self::PFIFO).
+        #[inline]
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// Set [`PFIFO`](Self::PFIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_pfifo(self, value: bool) -> Self { Self(Self::PFIFO.set(self.0, value as u32)) }
         /// [`PGRAPH`](Self::PGRAPH).
         #[inline]
         pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
@@ -822,13 +841,13 @@ pub mod pmc {
         #[must_use]
         #[inline]
         pub const fn with_pgraph(self, value: bool) -> Self { Self(Self::PGRAPH.set(self.0, value as u32)) }
-        /// [`PDAEMON`](Self::PDAEMON).
+        /// [`PCOPY_PDAEMON`](Self::PCOPY_PDAEMON).
         #[inline]
-        pub const fn pdaemon(self) -> bool { Self::PDAEMON.get(self.0) != 0 }
-        /// Set [`PDAEMON`](Self::PDAEMON).
+        pub const fn pcopy_pdaemon(self) -> bool { Self::PCOPY_PDAEMON.get(self.0) != 0 }
+        /// Set [`PCOPY_PDAEMON`](Self::PCOPY_PDAEMON).
         #[must_use]
         #[inline]
-        pub const fn with_pdaemon(self, value: bool) -> Self { Self(Self::PDAEMON.set(self.0, value as u32)) }
+        pub const fn with_pcopy_pdaemon(self, value: bool) -> Self { Self(Self::PCOPY_PDAEMON.set(self.0, value as u32)) }
         /// [`PDISPLAY`](Self::PDISPLAY).
         #[inline]
         pub const fn pdisplay(self) -> bool { Self::PDISPLAY.get(self.0) != 0 }
@@ -867,6 +886,622 @@ pub mod pmc {
         #[must_use]
         #[inline]
         pub const fn with_intr_mask(self, value: u32) -> Self { Self(Self::INTR_MASK.set(self.0, value)) }
+    }
+}
+/// PBUS: Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its registers come from envytools rnndb bus/pbus.xml
+///
+/// Source: envytools rnndb bus/pbus.xml.
+pub mod pbus {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x1000;
+    /// `PMEM_WINDOW`: Where BAR0's PMEM window (0x700000:0x800000) points: VRAM address = BASE << 16 (plus the offset inside the window)
+    ///
+    /// Offset 0x1700; 32-bit, read/write.
+    /// Chipsets: `G80-` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb bus/pbus.xml (0x1700); window BAR0 0x700000:0x800000 envytools rnndb nv_mmio.xml.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PMEM_WINDOW_G80_ONWARD(u32);
+    register!(PMEM_WINDOW_G80_ONWARD: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: None }]), source "envytools rnndb bus/pbus.xml (0x1700); window BAR0 0x700000:0x800000 envytools rnndb nv_mmio.xml");
+    impl PMEM_WINDOW_G80_ONWARD {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `BASE` (bits 23:0): VRAM address >> 16 of the window's first byte
+        pub const BASE: FieldSpec = FieldSpec::rw("BASE", 0, 24);
+        /// `TARGET` (bits 25:24): memory the window reaches: 0 VRAM
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::BASE, Self::TARGET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`BASE`](Self::BASE).
+        #[inline]
+        pub const fn base(self) -> u32 { Self::BASE.get(self.0) }
+        /// Set [`BASE`](Self::BASE); bits of `value` above its 24 bits are dropped ([`try_with_base`](Self::try_with_base) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_base(self, value: u32) -> Self { Self(Self::BASE.set(self.0, value)) }
+        /// Set [`BASE`](Self::BASE), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_base(self, value: u32) -> Result<Self, FieldOverflow> { match Self::BASE.try_set("PMEM_WINDOW", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> u8 { Self::TARGET.get(self.0) as u8 }
+        /// Set [`TARGET`](Self::TARGET); bits of `value` above its 2 bits are dropped ([`try_with_target`](Self::try_with_target) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: u8) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+        /// Set [`TARGET`](Self::TARGET), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_target(self, value: u8) -> Result<Self, FieldOverflow> { match Self::TARGET.try_set("PMEM_WINDOW", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+}
+/// PFIFO: Command submission (G80:GF100 layout): interrupts, the channel table, CACHE1 (the current channel's pusher and puller state). The document describes PFIFO's user-visible side (§2.8) but not its registers; they come from envytools rnndb fifo/g80_pfifo.xml
+///
+/// Source: envytools rnndb fifo/g80_pfifo.xml; behaviour nvidia-hardware-envytools §2.8.
+pub mod pfifo {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x2000;
+    /// `INTR`: PFIFO interrupt status; writing 1 to a bit acknowledges it
+    ///
+    /// Offset 0x2100; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x2100 INTR); causes nvidia-hardware-envytools §2.8.3, §2.8.4.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct INTR_G80_UNTIL_GF100(u32);
+    register!(INTR_G80_UNTIL_GF100: "INTR" in "PFIFO" (Absolute, false) at 0x2100, true true scalar, mask 0x4010_1001, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x2100 INTR); causes nvidia-hardware-envytools §2.8.3, §2.8.4");
+    impl INTR_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE_ERROR` (bits 0:0): the puller could not deliver a method (§2.8.4 CACHE_ERROR)
+        pub const CACHE_ERROR: FieldSpec = FieldSpec::rw("CACHE_ERROR", 0, 1);
+        /// `DMA_PUSHER` (bits 12:12): a DMA pusher error (§2.8.3 Errors); the kind is in CACHE1_DMA_STATE.ERROR
+        pub const DMA_PUSHER: FieldSpec = FieldSpec::rw("DMA_PUSHER", 12, 1);
+        /// `SEMAPHORE` (bits 20:20): a semaphore method failed (§2.8.4 SEMAPHORE error)
+        pub const SEMAPHORE: FieldSpec = FieldSpec::rw("SEMAPHORE", 20, 1);
+        /// `NOTIFY` (bits 30:30): NOTIFY_INTR method executed [G84-] (§2.8.4)
+        pub const NOTIFY: FieldSpec = FieldSpec::rw("NOTIFY", 30, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[inline]
+        pub const fn cache_error(self) -> bool { Self::CACHE_ERROR.get(self.0) != 0 }
+        /// Set [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache_error(self, value: bool) -> Self { Self(Self::CACHE_ERROR.set(self.0, value as u32)) }
+        /// [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[inline]
+        pub const fn dma_pusher(self) -> bool { Self::DMA_PUSHER.get(self.0) != 0 }
+        /// Set [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_pusher(self, value: bool) -> Self { Self(Self::DMA_PUSHER.set(self.0, value as u32)) }
+        /// [`SEMAPHORE`](Self::SEMAPHORE).
+        #[inline]
+        pub const fn semaphore(self) -> bool { Self::SEMAPHORE.get(self.0) != 0 }
+        /// Set [`SEMAPHORE`](Self::SEMAPHORE).
+        #[must_use]
+        #[inline]
+        pub const fn with_semaphore(self, value: bool) -> Self { Self(Self::SEMAPHORE.set(self.0, value as u32)) }
+        /// [`NOTIFY`](Self::NOTIFY).
+        #[inline]
+        pub const fn notify(self) -> bool { Self::NOTIFY.get(self.0) != 0 }
+        /// Set [`NOTIFY`](Self::NOTIFY).
+        #[must_use]
+        #[inline]
+        pub const fn with_notify(self, value: bool) -> Self { Self(Self::NOTIFY.set(self.0, value as u32)) }
+    }
+    /// `INTR_EN`: PFIFO interrupt enables, one per INTR bit
+    ///
+    /// Offset 0x2140; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x2140 INTR_EN).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct INTR_EN_G80_UNTIL_GF100(u32);
+    register!(INTR_EN_G80_UNTIL_GF100: "INTR_EN" in "PFIFO" (Absolute, false) at 0x2140, true true scalar, mask 0x4010_1001, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x2140 INTR_EN)");
+    impl INTR_EN_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE_ERROR` (bits 0:0): the puller could not deliver a method (§2.8.4 CACHE_ERROR)
+        pub const CACHE_ERROR: FieldSpec = FieldSpec::rw("CACHE_ERROR", 0, 1);
+        /// `DMA_PUSHER` (bits 12:12): a DMA pusher error (§2.8.3 Errors); the kind is in CACHE1_DMA_STATE.ERROR
+        pub const DMA_PUSHER: FieldSpec = FieldSpec::rw("DMA_PUSHER", 12, 1);
+        /// `SEMAPHORE` (bits 20:20): a semaphore method failed (§2.8.4 SEMAPHORE error)
+        pub const SEMAPHORE: FieldSpec = FieldSpec::rw("SEMAPHORE", 20, 1);
+        /// `NOTIFY` (bits 30:30): NOTIFY_INTR method executed [G84-] (§2.8.4)
+        pub const NOTIFY: FieldSpec = FieldSpec::rw("NOTIFY", 30, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[inline]
+        pub const fn cache_error(self) -> bool { Self::CACHE_ERROR.get(self.0) != 0 }
+        /// Set [`CACHE_ERROR`](Self::CACHE_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache_error(self, value: bool) -> Self { Self(Self::CACHE_ERROR.set(self.0, value as u32)) }
+        /// [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[inline]
+        pub const fn dma_pusher(self) -> bool { Self::DMA_PUSHER.get(self.0) != 0 }
+        /// Set [`DMA_PUSHER`](Self::DMA_PUSHER).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_pusher(self, value: bool) -> Self { Self(Self::DMA_PUSHER.set(self.0, value as u32)) }
+        /// [`SEMAPHORE`](Self::SEMAPHORE).
+        #[inline]
+        pub const fn semaphore(self) -> bool { Self::SEMAPHORE.get(self.0) != 0 }
+        /// Set [`SEMAPHORE`](Self::SEMAPHORE).
+        #[must_use]
+        #[inline]
+        pub const fn with_semaphore(self, value: bool) -> Self { Self(Self::SEMAPHORE.set(self.0, value as u32)) }
+        /// [`NOTIFY`](Self::NOTIFY).
+        #[inline]
+        pub const fn notify(self) -> bool { Self::NOTIFY.get(self.0) != 0 }
+        /// Set [`NOTIFY`](Self::NOTIFY).
+        #[must_use]
+        #[inline]
+        pub const fn with_notify(self, value: bool) -> Self { Self(Self::NOTIFY.set(self.0, value as u32)) }
+    }
+    /// `CHAN_TABLE`: Channel table, indexed by channel id (G84 layout): where the channel's RAMFC is and whether it runs
+    ///
+    /// Offset 0x2600, 128 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Chipsets: `G84:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x2600 CHAN_TABLE, G84 variant).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CHAN_TABLE_G84_UNTIL_GF100(u32);
+    register!(CHAN_TABLE_G84_UNTIL_GF100: "CHAN_TABLE" in "PFIFO" (Absolute, false) at 0x2600, true true array(128, 4), mask 0x83ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G84, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x2600 CHAN_TABLE, G84 variant)");
+    impl CHAN_TABLE_G84_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `RAMFC` (bits 23:0): VRAM address of the channel's RAMFC >> 8
+        pub const RAMFC: FieldSpec = FieldSpec::rw("RAMFC", 0, 24);
+        /// `TARGET` (bits 25:24): memory holding RAMFC: 0 VRAM
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
+        /// `ENABLE` (bits 31:31): the channel is enabled
+        pub const ENABLE: FieldSpec = FieldSpec::rw("ENABLE", 31, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RAMFC, Self::TARGET, Self::ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`RAMFC`](Self::RAMFC).
+        #[inline]
+        pub const fn ramfc(self) -> u32 { Self::RAMFC.get(self.0) }
+        /// Set [`RAMFC`](Self::RAMFC); bits of `value` above its 24 bits are dropped ([`try_with_ramfc`](Self::try_with_ramfc) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_ramfc(self, value: u32) -> Self { Self(Self::RAMFC.set(self.0, value)) }
+        /// Set [`RAMFC`](Self::RAMFC), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_ramfc(self, value: u32) -> Result<Self, FieldOverflow> { match Self::RAMFC.try_set("CHAN_TABLE", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> u8 { Self::TARGET.get(self.0) as u8 }
+        /// Set [`TARGET`](Self::TARGET); bits of `value` above its 2 bits are dropped ([`try_with_target`](Self::try_with_target) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: u8) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+        /// Set [`TARGET`](Self::TARGET), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_target(self, value: u8) -> Result<Self, FieldOverflow> { match Self::TARGET.try_set("CHAN_TABLE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`ENABLE`](Self::ENABLE).
+        #[inline]
+        pub const fn enable(self) -> bool { Self::ENABLE.get(self.0) != 0 }
+        /// Set [`ENABLE`](Self::ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_enable(self, value: bool) -> Self { Self(Self::ENABLE.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_PUSH0`: DMA pusher access: 0 stops the pusher
+    ///
+    /// Offset 0x3200; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3200 CACHE1_PUSH0).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_PUSH0_G80_UNTIL_GF100(u32);
+    register!(CACHE1_PUSH0_G80_UNTIL_GF100: "CACHE1_PUSH0" in "PFIFO" (Absolute, false) at 0x3200, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3200 CACHE1_PUSH0)");
+    impl CACHE1_PUSH0_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ACCESS` (bits 0:0): pusher enabled
+        pub const ACCESS: FieldSpec = FieldSpec::rw("ACCESS", 0, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ACCESS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ACCESS`](Self::ACCESS).
+        #[inline]
+        pub const fn access(self) -> bool { Self::ACCESS.get(self.0) != 0 }
+        /// Set [`ACCESS`](Self::ACCESS).
+        #[must_use]
+        #[inline]
+        pub const fn with_access(self, value: bool) -> Self { Self(Self::ACCESS.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_PUSH1`: The channel CACHE1 holds: its id and mode
+    ///
+    /// Offset 0x3204; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3204 CACHE1_PUSH1).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_PUSH1_G80_UNTIL_GF100(u32);
+    register!(CACHE1_PUSH1_G80_UNTIL_GF100: "CACHE1_PUSH1" in "PFIFO" (Absolute, false) at 0x3204, true true scalar, mask 0x0001_007f, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3204 CACHE1_PUSH1)");
+    impl CACHE1_PUSH1_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CHID` (bits 6:0): channel id
+        pub const CHID: FieldSpec = FieldSpec::rw("CHID", 0, 7);
+        /// `MODE` (bits 16:16): 1: DMA channel
+        pub const MODE: FieldSpec = FieldSpec::rw("MODE", 16, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CHID, Self::MODE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CHID`](Self::CHID).
+        #[inline]
+        pub const fn chid(self) -> u8 { Self::CHID.get(self.0) as u8 }
+        /// Set [`CHID`](Self::CHID); bits of `value` above its 7 bits are dropped ([`try_with_chid`](Self::try_with_chid) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_chid(self, value: u8) -> Self { Self(Self::CHID.set(self.0, value as u32)) }
+        /// Set [`CHID`](Self::CHID), or fail if `value` does not fit its 7 bits.
+        #[inline]
+        pub const fn try_with_chid(self, value: u8) -> Result<Self, FieldOverflow> { match Self::CHID.try_set("CACHE1_PUSH1", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`MODE`](Self::MODE).
+        #[inline]
+        pub const fn mode(self) -> bool { Self::MODE.get(self.0) != 0 }
+        /// Set [`MODE`](Self::MODE).
+        #[must_use]
+        #[inline]
+        pub const fn with_mode(self, value: bool) -> Self { Self(Self::MODE.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_DMA_STATE`: DMA pusher state of the channel in CACHE1: the command being fetched and the last error
+    ///
+    /// Offset 0x3228; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3228 CACHE1_DMA_STATE); error codes nvidia-hardware-envytools §2.8.3 (Errors).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_DMA_STATE_G80_UNTIL_GF100(u32);
+    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xfffc_fffc, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3228 CACHE1_DMA_STATE); error codes nvidia-hardware-envytools §2.8.3 (Errors)");
+    /// Enumerated field values of [`CACHE1_DMA_STATE_G80_UNTIL_GF100`].
+    pub mod cache1_dma_state_g80_until_gf100 {
+        /// Values of field `ERROR`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Error {
+            /// `NONE` = 0: no error
+            None = 0,
+            /// `CALL_SUBR_ACTIVE` = 1: call command while subroutine active
+            CallSubrActive = 1,
+            /// `INVALID_MTHD` = 2: attempt to submit a nonexistent special method
+            InvalidMthd = 2,
+            /// `RET_SUBR_INACTIVE` = 3: return command while subroutine inactive
+            RetSubrInactive = 3,
+            /// `INVALID_CMD` = 4: invalid command
+            InvalidCmd = 4,
+            /// `IB_EMPTY` = 5: attempt to submit zero-length IB entry
+            IbEmpty = 5,
+            /// `MEM_FAULT` = 6: failure to read from pushbuffer or IB
+            MemFault = 6,
+        }
+        impl Error {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::None),
+                    1 => Some(Self::CallSubrActive),
+                    2 => Some(Self::InvalidMthd),
+                    3 => Some(Self::RetSubrInactive),
+                    4 => Some(Self::InvalidCmd),
+                    5 => Some(Self::IbEmpty),
+                    6 => Some(Self::MemFault),
+                    _ => None,
+                }
+            }
+        }
+    }
+    impl CACHE1_DMA_STATE_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `METHOD` (bits 12:2): current method (dma_state.mthd)
+        pub const METHOD: FieldSpec = FieldSpec::rw("METHOD", 2, 11);
+        /// `SUBCHANNEL` (bits 15:13): current subchannel (dma_state.subc)
+        pub const SUBCHANNEL: FieldSpec = FieldSpec::rw("SUBCHANNEL", 13, 3);
+        /// `METHOD_COUNT` (bits 28:18): methods left in the command (dma_state.mcnt)
+        pub const METHOD_COUNT: FieldSpec = FieldSpec::rw("METHOD_COUNT", 18, 11);
+        /// `ERROR` (bits 31:29): last DMA_PUSHER error (§2.8.3)
+        pub const ERROR: FieldSpec = FieldSpec::rw("ERROR", 29, 3);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::METHOD, Self::SUBCHANNEL, Self::METHOD_COUNT, Self::ERROR];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`METHOD`](Self::METHOD).
+        #[inline]
+        pub const fn method(self) -> u16 { Self::METHOD.get(self.0) as u16 }
+        /// Set [`METHOD`](Self::METHOD); bits of `value` above its 11 bits are dropped ([`try_with_method`](Self::try_with_method) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_method(self, value: u16) -> Self { Self(Self::METHOD.set(self.0, value as u32)) }
+        /// Set [`METHOD`](Self::METHOD), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_method(self, value: u16) -> Result<Self, FieldOverflow> { match Self::METHOD.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`SUBCHANNEL`](Self::SUBCHANNEL).
+        #[inline]
+        pub const fn subchannel(self) -> u8 { Self::SUBCHANNEL.get(self.0) as u8 }
+        /// Set [`SUBCHANNEL`](Self::SUBCHANNEL); bits of `value` above its 3 bits are dropped ([`try_with_subchannel`](Self::try_with_subchannel) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_subchannel(self, value: u8) -> Self { Self(Self::SUBCHANNEL.set(self.0, value as u32)) }
+        /// Set [`SUBCHANNEL`](Self::SUBCHANNEL), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_subchannel(self, value: u8) -> Result<Self, FieldOverflow> { match Self::SUBCHANNEL.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`METHOD_COUNT`](Self::METHOD_COUNT).
+        #[inline]
+        pub const fn method_count(self) -> u16 { Self::METHOD_COUNT.get(self.0) as u16 }
+        /// Set [`METHOD_COUNT`](Self::METHOD_COUNT); bits of `value` above its 11 bits are dropped ([`try_with_method_count`](Self::try_with_method_count) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_method_count(self, value: u16) -> Self { Self(Self::METHOD_COUNT.set(self.0, value as u32)) }
+        /// Set [`METHOD_COUNT`](Self::METHOD_COUNT), or fail if `value` does not fit its 11 bits.
+        #[inline]
+        pub const fn try_with_method_count(self, value: u16) -> Result<Self, FieldOverflow> { match Self::METHOD_COUNT.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`ERROR`](Self::ERROR).
+        #[inline]
+        pub const fn error(self) -> Result<cache1_dma_state_g80_until_gf100::Error, InvalidEnumValue> {
+            let raw = Self::ERROR.get(self.0);
+            match cache1_dma_state_g80_until_gf100::Error::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "CACHE1_DMA_STATE", field: "ERROR", value: raw }),
+            }
+        }
+        /// Raw contents of [`ERROR`](Self::ERROR), documented or not.
+        #[inline]
+        pub const fn error_raw(self) -> u32 { Self::ERROR.get(self.0) }
+        /// Set [`ERROR`](Self::ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_error(self, value: cache1_dma_state_g80_until_gf100::Error) -> Self { Self(Self::ERROR.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_DMA_PUT`: dma_put of the channel in CACHE1
+    ///
+    /// Offset 0x3240; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3240 CACHE1_DMA_PUT).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_DMA_PUT_G80_UNTIL_GF100(u32);
+    register!(CACHE1_DMA_PUT_G80_UNTIL_GF100: "CACHE1_DMA_PUT" in "PFIFO" (Absolute, false) at 0x3240, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3240 CACHE1_DMA_PUT)");
+    impl CACHE1_DMA_PUT_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_DMA_PUT` (bits 31:0): The whole register.
+        pub const CACHE1_DMA_PUT: FieldSpec = FieldSpec::rw("CACHE1_DMA_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_DMA_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_DMA_PUT`](Self::CACHE1_DMA_PUT).
+        #[inline]
+        pub const fn cache1_dma_put(self) -> u32 { Self::CACHE1_DMA_PUT.get(self.0) }
+        /// Set [`CACHE1_DMA_PUT`](Self::CACHE1_DMA_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_dma_put(self, value: u32) -> Self { Self(Self::CACHE1_DMA_PUT.set(self.0, value)) }
+    }
+    /// `CACHE1_DMA_GET`: dma_get of the channel in CACHE1; DMA_PUSHER recovery skips the bad command by setting it to DMA_PUT
+    ///
+    /// Offset 0x3244; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3244 CACHE1_DMA_GET).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_DMA_GET_G80_UNTIL_GF100(u32);
+    register!(CACHE1_DMA_GET_G80_UNTIL_GF100: "CACHE1_DMA_GET" in "PFIFO" (Absolute, false) at 0x3244, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3244 CACHE1_DMA_GET)");
+    impl CACHE1_DMA_GET_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_DMA_GET` (bits 31:0): The whole register.
+        pub const CACHE1_DMA_GET: FieldSpec = FieldSpec::rw("CACHE1_DMA_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_DMA_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_DMA_GET`](Self::CACHE1_DMA_GET).
+        #[inline]
+        pub const fn cache1_dma_get(self) -> u32 { Self::CACHE1_DMA_GET.get(self.0) }
+        /// Set [`CACHE1_DMA_GET`](Self::CACHE1_DMA_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_dma_get(self, value: u32) -> Self { Self(Self::CACHE1_DMA_GET.set(self.0, value)) }
+    }
+    /// `CACHE1_REF`: reference counter of the channel in CACHE1 (§2.8.4 REF_CNT)
+    ///
+    /// Offset 0x3248; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3248 CACHE1_REF).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_REF_G80_UNTIL_GF100(u32);
+    register!(CACHE1_REF_G80_UNTIL_GF100: "CACHE1_REF" in "PFIFO" (Absolute, false) at 0x3248, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3248 CACHE1_REF)");
+    impl CACHE1_REF_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_REF` (bits 31:0): The whole register.
+        pub const CACHE1_REF: FieldSpec = FieldSpec::rw("CACHE1_REF", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_REF];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_REF`](Self::CACHE1_REF).
+        #[inline]
+        pub const fn cache1_ref(self) -> u32 { Self::CACHE1_REF.get(self.0) }
+        /// Set [`CACHE1_REF`](Self::CACHE1_REF).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_ref(self, value: u32) -> Self { Self(Self::CACHE1_REF.set(self.0, value)) }
+    }
+    /// `CACHE1_PULL0`: Puller access: 0 stops the puller
+    ///
+    /// Offset 0x3250; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3250 CACHE1_PULL0).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_PULL0_G80_UNTIL_GF100(u32);
+    register!(CACHE1_PULL0_G80_UNTIL_GF100: "CACHE1_PULL0" in "PFIFO" (Absolute, false) at 0x3250, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3250 CACHE1_PULL0)");
+    impl CACHE1_PULL0_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ACCESS` (bits 0:0): puller enabled
+        pub const ACCESS: FieldSpec = FieldSpec::rw("ACCESS", 0, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ACCESS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ACCESS`](Self::ACCESS).
+        #[inline]
+        pub const fn access(self) -> bool { Self::ACCESS.get(self.0) != 0 }
+        /// Set [`ACCESS`](Self::ACCESS).
+        #[must_use]
+        #[inline]
+        pub const fn with_access(self, value: bool) -> Self { Self(Self::ACCESS.set(self.0, value as u32)) }
+    }
+    /// `CACHE1_IB_PUT`: ib_put of the channel in CACHE1
+    ///
+    /// Offset 0x3330; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3330 CACHE1_IB_PUT).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_IB_PUT_G80_UNTIL_GF100(u32);
+    register!(CACHE1_IB_PUT_G80_UNTIL_GF100: "CACHE1_IB_PUT" in "PFIFO" (Absolute, false) at 0x3330, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3330 CACHE1_IB_PUT)");
+    impl CACHE1_IB_PUT_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_IB_PUT` (bits 31:0): The whole register.
+        pub const CACHE1_IB_PUT: FieldSpec = FieldSpec::rw("CACHE1_IB_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_IB_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_IB_PUT`](Self::CACHE1_IB_PUT).
+        #[inline]
+        pub const fn cache1_ib_put(self) -> u32 { Self::CACHE1_IB_PUT.get(self.0) }
+        /// Set [`CACHE1_IB_PUT`](Self::CACHE1_IB_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_ib_put(self, value: u32) -> Self { Self(Self::CACHE1_IB_PUT.set(self.0, value)) }
+    }
+    /// `CACHE1_IB_GET`: ib_get of the channel in CACHE1
+    ///
+    /// Offset 0x3334; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3334 CACHE1_IB_GET).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE1_IB_GET_G80_UNTIL_GF100(u32);
+    register!(CACHE1_IB_GET_G80_UNTIL_GF100: "CACHE1_IB_GET" in "PFIFO" (Absolute, false) at 0x3334, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3334 CACHE1_IB_GET)");
+    impl CACHE1_IB_GET_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE1_IB_GET` (bits 31:0): The whole register.
+        pub const CACHE1_IB_GET: FieldSpec = FieldSpec::rw("CACHE1_IB_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE1_IB_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE1_IB_GET`](Self::CACHE1_IB_GET).
+        #[inline]
+        pub const fn cache1_ib_get(self) -> u32 { Self::CACHE1_IB_GET.get(self.0) }
+        /// Set [`CACHE1_IB_GET`](Self::CACHE1_IB_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache1_ib_get(self, value: u32) -> Self { Self(Self::CACHE1_IB_GET.set(self.0, value)) }
     }
 }
 /// PTIMER: Wall-clock timer. Base 0x9000 is envytools' PTIMER range; the document only gives the TIME_LOW/TIME_HIGH addresses (§2.10.11)
@@ -6048,6 +6683,19 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pmc::INTR::SPEC,
     pmc::ENABLE::SPEC,
     pmc::INTR_MASK_GT215_ONWARD::SPEC,
+    pbus::PMEM_WINDOW_G80_ONWARD::SPEC,
+    pfifo::INTR_G80_UNTIL_GF100::SPEC,
+    pfifo::INTR_EN_G80_UNTIL_GF100::SPEC,
+    pfifo::CHAN_TABLE_G84_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_PUSH0_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_PUSH1_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_DMA_STATE_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_DMA_PUT_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_DMA_GET_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_REF_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_PULL0_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_IB_PUT_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHE1_IB_GET_G80_UNTIL_GF100::SPEC,
     ptimer::TIME_LOW::SPEC,
     ptimer::TIME_HIGH::SPEC,
     pfifo_user::DMA_PUT::SPEC,

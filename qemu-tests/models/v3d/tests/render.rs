@@ -9,7 +9,7 @@ mod common;
 
 use baregpu_hal::RegisterIo;
 use baregpu_hal::register::Register;
-use baregpu_regs::vc4::v3d::{V3D_BPOA, V3D_BPOS, V3D_INTCTL, V3D_INTENA, V3D_RFC};
+use baregpu_regs::vc4::v3d::{V3D_BPOA, V3D_BPOS, V3D_CT0EA, V3D_INTCTL, V3D_INTENA, V3D_RFC};
 use cle_support::{PACINGS, map};
 use common::{END, I, M_R0, NOP, R0, TLB_COLOUR_ALL, ldi, mov, w};
 use gpu_device_model::{InProcess, InProcessOptions, Pacing, PlatformDevice};
@@ -54,10 +54,19 @@ const TRIANGLES: [[(i32, i32); 3]; 2] = [
 ];
 
 fn draw(gpu: &Gpu, shapes: &[[(i32, i32); 3]]) {
+    let (bin, render) = scene(gpu, shapes, [FLUSH_RECORD, INCREMENT_RECORD]);
+    cle_support::run_frame(gpu, &bin, &render);
+}
+
+const FLUSH_RECORD: u8 = cle_support::FLUSH;
+const INCREMENT_RECORD: u8 = cle_support::INCREMENT_SEMAPHORE;
+
+/// Write the shader, vertices and NV record of `shapes`; the binning list (ending in the two
+/// records `ending`) and the rendering list.
+fn scene(gpu: &Gpu, shapes: &[[(i32, i32); 3]], ending: [u8; 2]) -> (Vec<u8>, Vec<u8>) {
     use cle_support::{
-        AUTO_INIT, FLUSH, INCREMENT_SEMAPHORE, START_BINNING, bin_config, clip_window, config_bits,
-        list, nv_record, nv_state, prim_format, render_list, run_frame, triangles, vertex,
-        viewport_offset,
+        AUTO_INIT, START_BINNING, bin_config, clip_window, config_bits, list, nv_record, nv_state,
+        prim_format, render_list, triangles, vertex, viewport_offset,
     };
     gpu.write_memory(map::CODE.into(), &constant_colour(COLOUR)).unwrap();
     let mut vertices = Vec::new();
@@ -77,10 +86,10 @@ fn draw(gpu: &Gpu, shapes: &[[(i32, i32); 3]]) {
         viewport_offset(0, 0),
         nv_state(map::NV_RECORD),
         triangles(3 * shapes.len() as u32, 0),
-        vec![FLUSH],
-        vec![INCREMENT_SEMAPHORE],
+        vec![ending[0]],
+        vec![ending[1]],
     ]);
-    run_frame(gpu, &bin, &render_list(tx, ty, W as u16, H as u16, CLEAR));
+    (bin, render_list(tx, ty, W as u16, H as u16, CLEAR))
 }
 
 fn reference(triangles: &[[(i32, i32); 3]]) -> Vec<u32> {
@@ -112,6 +121,34 @@ fn triangles_shaded_by_a_qpu_program_match_the_reference_under_every_pacing() {
         assert_eq!(wrong, 0, "{pacing:?}: {wrong} pixels differ from the reference");
         // The colour exists only in the shader's load immediate: the QPUs ran it per batch.
         assert!(gpu.model().model().cle.stats().batches > 0);
+    }
+}
+
+/// §9 Table 38: Increment Semaphore counts "after tile lists are flushed". Linux (and this
+/// project's driver) end the binning list with Increment Semaphore then Flush; the rendering
+/// thread, waiting on the semaphore, must not walk tile lists the Flush has not closed. The
+/// binning list is given up to its increment first, its Flush only later.
+#[test]
+fn an_increment_before_the_flush_counts_only_once_the_tile_lists_are_flushed() {
+    let want = reference(&TRIANGLES);
+    for pacing in [Pacing::RunToIdle, Pacing::Seeded(7)] {
+        let gpu = gpu(pacing);
+        let (bin, render) = scene(&gpu, &TRIANGLES, [INCREMENT_RECORD, FLUSH_RECORD]);
+        gpu.write_memory(map::BIN_LIST.into(), &bin).unwrap();
+        gpu.write_memory(map::RENDER_LIST.into(), &render).unwrap();
+        let bin_end = map::BIN_LIST + bin.len() as u32;
+        cle_support::submit(&gpu, 0, map::BIN_LIST, bin_end - 1);
+        cle_support::submit(&gpu, 1, map::RENDER_LIST, map::RENDER_LIST + render.len() as u32);
+        for _ in 0..2000 {
+            gpu.poll();
+        }
+        assert_eq!(gpu.read32(V3D_RFC::OFFSET), 0, "{pacing:?}: no frame before the Flush");
+        assert_eq!(gpu.error_code(), 0, "{pacing:?}");
+        // The Flush: CT0EA extended past it.
+        gpu.write32(V3D_CT0EA::OFFSET, bin_end);
+        cle_support::wait(&gpu, "the frame", |g| g.read32(V3D_RFC::OFFSET) == 1);
+        assert_eq!(gpu.error_code(), 0, "{pacing:?}");
+        assert_eq!(cle_support::frame(&gpu, W, H), want, "{pacing:?}");
     }
 }
 

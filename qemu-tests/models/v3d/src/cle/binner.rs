@@ -129,6 +129,12 @@ impl Binner {
         self.job.is_some()
     }
 
+    /// Every tile list is closed and in memory: no binning configured since the last Flush
+    /// completed (or none at all), nothing in flight.
+    pub fn flushed(&self) -> bool {
+        self.config.is_none() && self.job.is_none()
+    }
+
     /// Triangles left in the list being binned (CT0PC).
     pub fn primitives_remaining(&self) -> u32 {
         match &self.job {

@@ -123,6 +123,10 @@ struct Thread {
     subs: bool,
     err: bool,
     semaphore: u8,
+    /// Increment Semaphore records parsed whose increment has not taken effect yet: §9 Table
+    /// 38 gives it "after tile lists are flushed or last tile written", so the binning
+    /// thread's waits for the binner's flush and the rendering thread's for its stores.
+    pending_increments: u8,
     flushes: u16,
     returns: u16,
     /// Inside a compressed primitive list (id 48): the previous triangle's indices.
@@ -493,7 +497,23 @@ impl Cle {
             self.rfc = self.rfc.wrapping_add(1);
             self.intctl |= bits::FRDONE;
         }
+        self.release_increments();
         Ok(())
+    }
+
+    /// Let pending semaphore increments count: the binning thread's once the binner has
+    /// flushed its tile lists (nothing binned since the last Flush), the rendering thread's
+    /// once every tile it asked for is stored.
+    fn release_increments(&mut self) {
+        for t in 0..2 {
+            let done = if t == 0 { self.binner.flushed() } else { !self.renderer.busy() };
+            let pending = std::mem::take(&mut self.threads[t].pending_increments);
+            if done {
+                self.threads[1 - t].semaphore += pending;
+            } else {
+                self.threads[t].pending_increments = pending;
+            }
+        }
     }
 
     fn kind(t: usize) -> ListKind {
@@ -639,9 +659,13 @@ impl Cle {
             START => self.binner.start()?,
             INCREMENT => {
                 // The other thread's semaphore: the rendering thread waits for the frame the
-                // binning thread flushed, and the reverse (§8).
-                let other = &mut self.threads[1 - t];
-                if other.semaphore == SEMAPHORE_MAX {
+                // binning thread flushed, and the reverse (§8). It counts once the work before
+                // it is out (`release_increments`): Linux ends its binning lists with Increment
+                // Semaphore then Flush, so the increment must not let the renderer into tile
+                // lists the Flush has not closed yet.
+                let pending = self.threads[t].pending_increments;
+                let other = &self.threads[1 - t];
+                if other.semaphore + pending >= SEMAPHORE_MAX {
                     return Err(CleError::new(
                         code::SEMAPHORE_OVERFLOW,
                         format!(
@@ -650,7 +674,7 @@ impl Cle {
                         ),
                     ));
                 }
-                other.semaphore += 1;
+                self.threads[t].pending_increments += 1;
             }
             WAIT => {
                 let th = &mut self.threads[t];
