@@ -27,14 +27,13 @@ mod dma;
 mod heap;
 mod logger;
 mod mailbox;
-#[cfg(target_arch = "x86_64")]
 mod memory;
 mod pci;
 
 #[cfg(target_arch = "aarch64")]
 use aarch64 as arch;
 #[cfg(target_arch = "aarch64")]
-use aarch64::{clock, memory};
+use aarch64::clock;
 use arch::exit::{Exit, exit};
 use cases::CaseError;
 use cmdline::Cmdline;

@@ -17,10 +17,9 @@
 
 pub mod clock;
 pub mod ecam;
-pub mod memory;
 
 use crate::cases::CaseError;
-use crate::{Kernel, logger, run_case};
+use crate::{Kernel, logger, memory, run_case};
 use core::arch::{asm, global_asm};
 
 // Entry at EL1 (QEMU `virt` without `virtualization=on`/`secure=on` starts an ELF there),

@@ -19,6 +19,7 @@
 
 // The transport function is found and set up per architecture (x86_64: configuration ports,
 // firmware-placed BARs, MSI-X; aarch64: ECAM, BARs assigned here, polled).
+pub(crate) mod function;
 #[cfg_attr(target_arch = "aarch64", path = "../aarch64/ivshmem.rs")]
 mod ivshmem;
 
@@ -131,7 +132,7 @@ static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 impl Mailbox {
     /// Wait for the model's header on an attached ivshmem function and install it as mailbox
     /// `device.index` (the interrupt path finds it there).
-    pub fn connect(device: ivshmem::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
+    pub fn connect(device: function::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
         let shared = device.shared;
         let seq = guest::connect(&shared, &KernelClock, READY_TIMEOUT).map_err(|e| match e {
             ConnectError::NotReady(magic) => MailboxError::NotReady(magic),
