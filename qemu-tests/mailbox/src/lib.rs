@@ -241,6 +241,8 @@ pub mod selftest {
     pub const BUFFER_SIZE: u32 = 0x800;
 }
 
+pub mod v3d_scenes;
+
 /// The project-defined PCI face of a device that is not PCI on real hardware (the VideoCore IV
 /// V3D sits on the BCM2835's system bus): the framework's `PlatformDevice` presents its
 /// register window as BAR0 of a PCI function with these IDs, so the same harness (QEMU's
@@ -300,6 +302,21 @@ pub mod evergreen_faults {
     pub const UCODE_WORD_BITS: u32 = 12;
     /// Bits 31:17 give N for [`SLOW`].
     pub const SLOW_TICKS_SHIFT: u32 = 17;
+}
+
+/// Fault switches of the emulated VideoCore IV V3D (`v3d-model`) for [`Op::Inject`]: the shared
+/// [`gpu_faults`] (`cp-stall` and `slow` reach both the QPUs and the control-list executor,
+/// `dma-fault` the next QPU read and the next list fetch) and the V3D's own.
+pub mod v3d_faults {
+    pub use super::gpu_faults::{ALL_ONES, CP_STALL, DMA_FAULT, SLOW};
+    /// The next QPU host interrupt (`V3D_DBQITC`) latches without reaching the interrupt line,
+    /// until the driver clears it.
+    pub const MISSED_IRQ: u32 = 1 << 5;
+    /// The binner is never given memory, whatever `V3D_BPOA`/`V3D_BPOS` give (OUTOMEM stays
+    /// raised).
+    pub const OUTOMEM_STORM: u32 = 1 << 6;
+    /// Bits 31:16 give N for [`SLOW`].
+    pub const SLOW_TICKS_SHIFT: u32 = 16;
 }
 
 /// Fault switches of the emulated GT215 (`gt215-model`) for [`Op::Inject`]: the shared

@@ -26,7 +26,9 @@ pub const USAGE: &str =
                                framework's default seed
   --fault LIST                 the model's injectable faults from the start, comma-separated
                                (r5xx: cp-stall, all-ones, me-ram-corrupt[=ENTRY], dma-fault,
-                               slow=TICKS); the guest's Inject requests change them later
+                               slow=TICKS; v3d: cp-stall, all-ones, dma-fault, slow=TICKS,
+                               missed-irq, outomem-storm); the guest's Inject requests change
+                               them later
   --fault-after-requests N     serve N requests, then enter the error state
   --die-after-requests N       serve N requests, then abort when the next one arrives
   --help                       this text";

@@ -49,6 +49,20 @@ pub const MODELS: &[ModelEntry] = &[
         create: || Box::new(evergreen_model::EvergreenModel::new(evergreen_model::Asic::Cayman)),
         faults: Some(evergreen_faults),
     },
+    ModelEntry {
+        name: "v3d",
+        about: "VideoCore IV V3D behind the project-defined PCI wrapper (1234:3d04): control \
+                lists, binner, renderer, QPUs, user programs (broadcom-videocore-iv-3d §3-§10)",
+        create: || {
+            Box::new(gpu_device_model::PlatformDevice::new(
+                v3d_model::V3d::new(),
+                gpu_mailbox::platform::DEVICE_V3D,
+            ))
+        },
+        faults: Some(|list| {
+            list.parse::<v3d_model::Faults>().map(|f| f.switches()).map_err(|e| e.to_string())
+        }),
+    },
 ];
 
 fn evergreen_faults(list: &str) -> Result<u32, String> {
@@ -87,7 +101,17 @@ mod tests {
                 | 3 << gpu_mailbox::evergreen_faults::SLOW_TICKS_SHIFT)
         );
         assert!(parse("melt").is_err());
+        let v3d = find("v3d").unwrap();
+        let identity = (v3d.create)().pci_identity();
+        assert_eq!((identity.vendor, identity.device), (0x1234, 0x3D04));
+        let parse = v3d.faults.unwrap();
+        assert_eq!(
+            parse("outomem-storm,missed-irq"),
+            Ok(v3d_model::faults::OUTOMEM_STORM | v3d_model::faults::MISSED_IRQ)
+        );
+        assert_eq!(parse("cp-stall"), Ok(gpu_mailbox::gpu_faults::CP_STALL));
+        assert!(parse("ucode-corrupt").is_err(), "the V3D has no microcode");
         assert!(find("nope").is_none());
-        assert_eq!(names(), "selftest, r5xx, evergreen-cypress, evergreen-cayman");
+        assert_eq!(names(), "selftest, r5xx, evergreen-cypress, evergreen-cayman, v3d");
     }
 }

@@ -415,6 +415,7 @@ fn r5xx_faults_from_the_command_line() {
         ("r5xx", "melt", "unknown fault `melt`"),
         ("evergreen-cayman", "ucode-corrupt=4096", "unknown fault `ucode-corrupt=4096`"),
         ("selftest", "cp-stall", "has no injectable faults"),
+        ("v3d", "ucode-corrupt", "unknown fault `ucode-corrupt`"),
     ] {
         let mut args = vec!["--model", model, "--fault", fault];
         args.extend(base);
@@ -471,5 +472,27 @@ fn evergreen_models_serve_a_ring_on_the_engine_thread() {
         q.disconnect();
         let mut server = server;
         assert!(server.wait().success(), "{model}");
+    }
+}
+
+/// The emulated V3D over the socket: the project-defined PCI identity, `V3D_IDENT0` ("V3D",
+/// technology version 2, §10 Table 79) through BAR0, and `--fault all-ones` from the command
+/// line making every register read all-ones, as a V3D that fell off the bus (its bad fault
+/// lists: `r5xx_faults_from_the_command_line`).
+#[test]
+fn v3d_model_answers_and_takes_its_faults_from_the_command_line() {
+    const V3D_IDENT0: usize = 0x000;
+    for (name, extra, ident0) in
+        [("v3d", &[][..], 0x0244_3356), ("v3d-ones", &["--fault", "all-ones"][..], u32::MAX)]
+    {
+        let mut args = vec!["--model", "v3d"];
+        args.extend(extra);
+        let mut server = Server::start_with(name, &args);
+        let (mut q, _ram) = server.connect();
+        assert_eq!(q.request(Op::ConfigRead, 0, 0, 0).unwrap(), (Status::Ok, 0x3D04_1234));
+        assert_eq!(q.request(Op::ConfigWrite, 0, 4, 0b110).unwrap(), (Status::Ok, 0));
+        assert_eq!(rd(&mut q, V3D_IDENT0), ident0, "{name}");
+        q.disconnect();
+        assert!(server.wait().success(), "{name}");
     }
 }

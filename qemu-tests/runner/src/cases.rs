@@ -54,6 +54,12 @@ pub enum Outcome {
         /// What differs.
         reason: String,
     },
+    /// A frame the kernel rendered differs from the runner's reference rasterisation (or
+    /// could not be read from guest RAM).
+    FrameMismatch {
+        /// Which frame, how many pixels, where the PNGs are.
+        reason: String,
+    },
     /// The case could not be started (missing program, build failure, file errors).
     Setup {
         /// What went wrong.
@@ -75,6 +81,7 @@ impl fmt::Display for Outcome {
             Outcome::TimedOut { after } => {
                 write!(f, "timed out after {} s; killed QEMU and the model", after.as_secs())
             }
+            Outcome::FrameMismatch { reason } => write!(f, "rendered frame wrong: {reason}"),
             Outcome::Setup { reason } => write!(f, "could not start: {reason}"),
         }
     }
@@ -84,6 +91,10 @@ impl fmt::Display for Outcome {
 pub enum Expect {
     /// The image reports success.
     Pass,
+    /// The image reports success and logs exactly these frames (scenes of
+    /// `gpu_mailbox::v3d_scenes`, in order), each equal to the runner's reference
+    /// (`frames`): a render case cannot pass without its picture check.
+    Frames(&'static [&'static str]),
     /// A negative test: the runner must report this kind of failure (cleanly, in time).
     Fail(fn(&Outcome) -> bool),
 }
@@ -200,6 +211,45 @@ const fn evergreen(
         expect: Expect::Pass,
         timeout: Duration::from_secs(90),
         demo,
+    }
+}
+
+/// The emulated VideoCore IV V3D under model-server's default engine pacing.
+const V3D: &[Model] = &[Model::new("v3d", &[])];
+
+/// A V3D case: the test kernel's case of the same name beside the emulated V3D. A render
+/// case's frame is read from guest RAM, saved as `frame.png` and compared with the runner's
+/// own rasterisation (`frames`).
+const fn v3d(
+    name: &'static str,
+    summary: &'static str,
+    frames: &'static [&'static str],
+    demo: bool,
+) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::X86 { kernel_case: name, models: V3D, qemu_override: None },
+        expect: if frames.is_empty() { Expect::Pass } else { Expect::Frames(frames) },
+        timeout: Duration::from_secs(120),
+        demo,
+    }
+}
+
+/// The same V3D case on aarch64 `virt` (the kernel's `v3d-*` code there, with the name
+/// `aarch64-<...>`): the driver's aarch64 build, barriers and MMIO paths against the model.
+const fn aarch64_v3d(
+    name: &'static str,
+    summary: &'static str,
+    frames: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::Aarch64 { kernel_case: name, models: V3D },
+        expect: if frames.is_empty() { Expect::Pass } else { Expect::Frames(frames) },
+        timeout: Duration::from_secs(120),
+        demo: false,
     }
 }
 
@@ -421,6 +471,55 @@ pub static CASES: &[Case] = &[
         "Cayman: vector add and SAXPY: checksums and first elements",
         true,
     ),
+    v3d(
+        "v3d-probe",
+        "V3D_IDENT0/1/2 decoded (3 slices x 4 QPUs, 12 KiB VPM); all-ones is DeviceGone for \
+         probe and init after reads only; IDENT0 zero (powered off) is NotV3d",
+        &[],
+        false,
+    ),
+    v3d(
+        "v3d-triangle",
+        "one triangle through the constant-colour fragment shader over four tiles: frame.png \
+         compared pixel by pixel with the runner's rasterisation",
+        &["triangle"],
+        false,
+    ),
+    v3d(
+        "v3d-scene",
+        "four overlapping triangles of both windings with interpolated colours (the \
+         varying-colour shader): frame.png compared with the runner's rasterisation",
+        &["scene"],
+        true,
+    ),
+    v3d(
+        "v3d-vector-add",
+        "VECTOR_ADD through the user-program queue (TMU loads, VPM DMA store) equals the CPU's sum",
+        &[],
+        false,
+    ),
+    v3d(
+        "v3d-saxpy",
+        "SAXPY over 768 floats on twelve QPUs queued in one submission, bit for bit the CPU's",
+        &[],
+        false,
+    ),
+    v3d(
+        "v3d-faults",
+        "all-ones: DeviceGone, no doorbell; stuck CLE: bounded wait times out; OUTOMEM storm: \
+         OverflowPoolExhausted; each recovered by reset (lost fence, frame renders); list fetch \
+         fault: ControlListError, platform reset, fresh bring-up; slow CLE completes",
+        &[],
+        false,
+    ),
+    v3d(
+        "v3d-irq",
+        "opt-in interrupts by MSI-X: a frame's FRDONE and a QPU host interrupt acknowledged by \
+         handle_interrupts; missed-irq: no MSI-X, the fence completes by polling, the latched \
+         bit found by a polled handler",
+        &[],
+        false,
+    ),
     Case {
         name: "multi-gpu-probe",
         summary: "an R520 and a Cypress in one guest, each beside its own model: both found by \
@@ -522,6 +621,36 @@ pub static CASES: &[Case] = &[
         timeout: Duration::from_secs(30),
         demo: false,
     },
+    aarch64_v3d(
+        "aarch64-v3d-probe",
+        "aarch64: v3d-probe's checks (IDENT decoded, all-ones DeviceGone, NotV3d)",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-triangle",
+        "aarch64: v3d-triangle: one triangle over four tiles, frame.png compared with the runner's rasterisation",
+        &["triangle"],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-scene",
+        "aarch64: v3d-scene: four interpolated triangles, frame.png compared with the runner's rasterisation",
+        &["scene"],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-user-program",
+        "aarch64: v3d-vector-add: VECTOR_ADD through the user-program queue equals the CPU's sum",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-saxpy",
+        "aarch64: v3d-saxpy: SAXPY on twelve QPUs, bit for bit the CPU's",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-faults",
+        "aarch64: v3d-faults: all-ones, stuck CLE, OUTOMEM storm, list fetch fault, slow CLE, each recovered",
+        &[],
+    ),
     Case {
         name: "aarch64-negative-panic",
         summary: "aarch64: a panic is a failure reported with its location",

@@ -10,10 +10,12 @@
 //! ```
 //!
 //! Each case keeps its files under `target/qemu-tests/<case>/`: `log.txt` (the decoded defmt
-//! log), `serial.bin`, `qemu.log`, `model.log`, and for the Pi `framebuffer.png`.
+//! log), `serial.bin`, `qemu.log`, `model.log`, and its pictures (printed as `picture: PATH`): the
+//! V3D render cases' `frame.png`, the Pi's `framebuffer.png`.
 
 mod cases;
 mod defmt_log;
+mod frames;
 mod images;
 mod process;
 mod raspi;
@@ -74,7 +76,7 @@ fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
         let outcome = cases::run(case, &images);
         let elapsed = start.elapsed();
         let passed = match (&case.expect, &outcome) {
-            (Expect::Pass, Outcome::Passed { .. }) => true,
+            (Expect::Pass | Expect::Frames(_), Outcome::Passed { .. }) => true,
             (Expect::Fail(check), outcome) => check(outcome),
             _ => false,
         };
@@ -92,6 +94,12 @@ fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
         if !passed {
             for pacing in model_pacing(case) {
                 println!("    {pacing}");
+            }
+        }
+        if passed {
+            for picture in pictures(&output_dir().join(case.name)) {
+                let picture = picture.canonicalize().unwrap_or(picture);
+                println!("    picture: {}", picture.display());
             }
         }
         if show_logs && passed {
@@ -117,6 +125,18 @@ fn run_cases(selected: &[&'static Case], show_logs: bool) -> ExitCode {
     let failed = reports.len() - passed;
     println!("{passed} passed, {failed} failed");
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// The PNGs a case left in its folder (the V3D frames, the Pi's screendump), sorted.
+fn pictures(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    found.sort();
+    found
 }
 
 fn print_performance(reports: &[Report], suite: Duration) {

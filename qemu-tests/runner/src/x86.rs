@@ -4,7 +4,7 @@
 //! plumbing (RAM file, model servers, one `ivshmem-doorbell` per model, exit statuses, log
 //! decoding) is the same for both machines.
 
-use crate::cases::{Bench, Case, Model, Outcome};
+use crate::cases::{Bench, Case, Expect, Model, Outcome};
 use crate::defmt_log::Decoder;
 use crate::images::Images;
 use crate::process::{Supervised, describe, find_program};
@@ -97,6 +97,14 @@ impl Boot<'_> {
         match self {
             Boot::Virt { .. } => "virt",
             _ => "q35",
+        }
+    }
+
+    /// Where guest RAM sits, for reading it from the RAM file (as the model server does).
+    fn ram_layout(&self) -> gpu_device_model::RamLayout {
+        match self {
+            Boot::Virt { .. } => gpu_device_model::RamLayout::virt(RAM_BYTES),
+            _ => gpu_device_model::RamLayout::q35(RAM_BYTES),
         }
     }
 }
@@ -230,8 +238,19 @@ pub fn run(
     };
     let log = decode_log(kernel, dir);
     match outcome {
+        // The guest RAM file is still there (`scratch` lives to the end of this function).
         Outcome::Passed { boot_to_exit, .. } => {
-            Outcome::Passed { boot_to_exit, bench: parse_bench(&log) }
+            match crate::frames::check(&log, &scratch.ram, boot.ram_layout(), dir) {
+                Ok(scenes) => match case.expect {
+                    Expect::Frames(want) if scenes != want => Outcome::FrameMismatch {
+                        reason: format!(
+                            "the kernel logged frames {scenes:?}, the case expects {want:?}"
+                        ),
+                    },
+                    _ => Outcome::Passed { boot_to_exit, bench: parse_bench(&log) },
+                },
+                Err(reason) => Outcome::FrameMismatch { reason },
+            }
         }
         Outcome::KernelFailed { .. } => Outcome::KernelFailed { reason: last_errors(&log) },
         other => other,

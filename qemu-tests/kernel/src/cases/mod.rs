@@ -12,6 +12,7 @@ mod multi_gpu;
 #[cfg(target_arch = "x86_64")]
 mod r5xx;
 mod selftest;
+mod v3d;
 
 use crate::Kernel;
 #[cfg(target_arch = "x86_64")]
@@ -115,6 +116,12 @@ type Case = fn(&Kernel) -> Result<(), CaseError>;
 const CASES: &[(&str, Case)] = &[
     ("aarch64-boot", aarch64::boot),
     ("aarch64-selftest", aarch64::selftest),
+    ("aarch64-v3d-probe", v3d::probe),
+    ("aarch64-v3d-triangle", v3d::triangle),
+    ("aarch64-v3d-scene", v3d::scene),
+    ("aarch64-v3d-user-program", v3d::vector_add),
+    ("aarch64-v3d-saxpy", v3d::saxpy),
+    ("aarch64-v3d-faults", v3d::faults),
     ("aarch64-fail-panic", fail_panic),
     ("aarch64-fail-exception", aarch64::fail_exception),
 ];
@@ -151,6 +158,13 @@ const CASES: &[(&str, Case)] = &[
     ("evergreen-faults", evergreen::faults),
     ("evergreen-compute", evergreen::compute),
     ("evergreen-demo", evergreen::demo),
+    ("v3d-probe", v3d::probe),
+    ("v3d-triangle", v3d::triangle),
+    ("v3d-scene", v3d::scene),
+    ("v3d-vector-add", v3d::vector_add),
+    ("v3d-saxpy", v3d::saxpy),
+    ("v3d-faults", v3d::faults),
+    ("v3d-irq", v3d::irq),
     ("multi-gpu-probe", multi_gpu::probe),
     ("multi-gpu-schedule", multi_gpu::schedule),
     ("multi-gpu-one-dies", multi_gpu::one_dies),

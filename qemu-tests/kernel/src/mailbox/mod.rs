@@ -32,7 +32,7 @@ pub use ivshmem::{IvshmemError, attach};
 use crate::arch::irq::without_interrupts;
 use crate::clock::KernelClock;
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
-use baregpu_hal::time::TimedOut;
+use baregpu_hal::time::{TimedOut, poll_until};
 use baregpu_hal::{MmioRegion, RegisterIo};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
@@ -65,6 +65,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long to wait for the model's header. The model writes it before it listens, so QEMU
 /// cannot start before it is there; the bound covers a model that initialises lazily.
 const READY_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often the first request's doorbell is rung again until the model answers (see
+/// [`Mailbox::connect`]).
+const FIRST_CONTACT_RETRY: Duration = Duration::from_millis(10);
 /// Failed accesses logged individually.
 const LOGGED_FAILURES: u32 = 16;
 
@@ -148,6 +151,11 @@ impl Mailbox {
             seq.wrapping_add(1)
         );
         let slot = MAILBOXES.get(device.index).ok_or(MailboxError::NoSlot)?;
+        if let Some(installed) = slot.get() {
+            // Attached before in this case: its sequence numbers go on.
+            return Ok(installed);
+        }
+        let seq = first_contact(&shared, &device.registers, seq)?;
         Ok(slot.call_once(|| Mailbox {
             index: device.index,
             registers: device.registers,
@@ -287,6 +295,34 @@ impl Mailbox {
     pub fn failures(&self) -> u32 {
         self.failures.load(Ordering::Relaxed)
     }
+}
+
+/// The first request, a read of the device's ID (no side effects), with its doorbell rung
+/// again every [`FIRST_CONTACT_RETRY`] until the model answers, for up to [`READY_TIMEOUT`];
+/// returns its sequence number. QEMU learns the model's doorbell eventfds from the ivshmem
+/// server on its main loop, after the guest may already run (aarch64 `virt` with `-kernel`
+/// enters the kernel within milliseconds, with no firmware before it), and drops a doorbell for
+/// a peer it does not know yet. Ringing again is harmless: the model serves a sequence number
+/// once.
+fn first_contact(
+    shared: &MmioRegion,
+    registers: &MmioRegion,
+    last: u32,
+) -> Result<u32, MailboxError> {
+    let seq = last.wrapping_add(1);
+    let ping = Request { op: Op::ConfigRead, bar: 0, address: 0, value: 0 };
+    let mut rings = 0u32;
+    let waited = poll_until(&KernelClock, READY_TIMEOUT, || {
+        rings += 1;
+        match guest::exchange(shared, registers, &KernelClock, FIRST_CONTACT_RETRY, seq, ping) {
+            Err(ExchangeError::TimedOut(_)) => None,
+            Ok(_) | Err(ExchangeError::Status(_)) => Some(()),
+        }
+    });
+    if rings > 1 {
+        defmt::info!("mailbox: the model answered the first request after {=u32} doorbells", rings);
+    }
+    waited.map(|()| seq).map_err(MailboxError::TimedOut)
 }
 
 /// One BAR of the emulated device as a [`RegisterIo`]: each access is one mailbox round trip.

@@ -20,12 +20,9 @@ use gpu_device_model::faults::{BadFault, CommonFaults, parse_fault_list};
 use gpu_mailbox::gpu_faults as sw;
 use std::str::FromStr;
 
-/// `Op::Inject` bit of [`Faults::missed_irq`] (above the shared bits 4:0).
-pub const MISSED_IRQ: u32 = 1 << 5;
-/// `Op::Inject` bit of [`Faults::outomem_storm`].
-pub const OUTOMEM_STORM: u32 = 1 << 6;
-/// Bits 31:16 give N for the shared `SLOW` switch.
-pub const SLOW_TICKS_SHIFT: u32 = 16;
+/// The `Op::Inject` bits of [`Faults::missed_irq`] and [`Faults::outomem_storm`] (above the
+/// shared bits 4:0) and where N of `slow` goes: the mailbox contract, which the guest uses too.
+pub use gpu_mailbox::v3d_faults::{MISSED_IRQ, OUTOMEM_STORM, SLOW_TICKS_SHIFT};
 /// Largest `slow` setting.
 pub const MAX_SLOW_TICKS: u16 = u16::MAX;
 
