@@ -238,6 +238,23 @@ mod tests {
     }
 
     #[test]
+    fn frames_are_read_at_the_machines_guest_physical_addresses() {
+        let path = std::env::temp_dir().join(format!("runner-frame-{}", std::process::id()));
+        let mut ram = vec![0u8; 1 << 16];
+        ram[0x1000..0x1008].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        std::fs::write(&path, &ram).unwrap();
+        let at = |address| FrameLine { scene: "t".into(), address, width: 2, height: 1 };
+        let want = vec![0x0403_0201, 0x0807_0605];
+        let q35 = read(&path, RamLayout::q35(1 << 16), &at(0x1000)).unwrap();
+        assert_eq!(q35.words, want);
+        // Arm virt: file offset 0 is guest-physical 0x4000_0000.
+        let virt = read(&path, RamLayout::virt(1 << 16), &at(0x4000_1000)).unwrap();
+        assert_eq!(virt.words, want);
+        assert!(read(&path, RamLayout::virt(1 << 16), &at(0x1000)).is_err(), "below virt's RAM");
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
     fn shared_edges_are_drawn_once_and_both_windings_drawn() {
         // A square of two triangles (one clockwise) sharing a diagonal: every pixel of the
         // 8x8 frame is covered exactly once (counted through a colour per triangle).
