@@ -24,9 +24,10 @@ use core::arch::{asm, global_asm};
 
 // Entry at EL1 (QEMU `virt` without `virtualization=on`/`secure=on` starts an ELF there),
 // MMU and caches off. SCTLR_EL1: RES1 bits 29,28,23,22,20,11 + I (bit 12); M, C, A clear.
-// CPACR_EL1.FPEN = 0b11: FP/SIMD usable (the target's code uses NEON registers).
-// The stack is `__stack_top` (linker-aarch64.ld); `.bss` is zeroed before Rust runs.
-global_asm!(
+// Then the EL1 start-up the Raspberry Pi image uses too (`el1.s`: FP/SIMD, vectors, the stack
+// `__stack_top` of linker-aarch64.ld, `.bss` zeroed).
+global_asm!(concat!(
+    include_str!("../../../rpi/src/el1.s"),
     r#"
     .section .text.boot, "ax"
     .global _start
@@ -38,42 +39,14 @@ _start:
     movz    x2, #0x30d0, lsl #16
     movk    x2, #0x1800
     msr     sctlr_el1, x2
-    mov     x2, #(3 << 20)
-    msr     cpacr_el1, x2
-    adrp    x2, aarch64_vectors
-    add     x2, x2, :lo12:aarch64_vectors
-    msr     vbar_el1, x2
-    isb
-    adrp    x2, __stack_top
-    add     x2, x2, :lo12:__stack_top
-    mov     sp, x2
-    adrp    x2, __bss_start
-    add     x2, x2, :lo12:__bss_start
-    adrp    x3, __bss_end
-    add     x3, x3, :lo12:__bss_end
-1:  cmp     x2, x3
-    b.hs    2f
-    stp     xzr, xzr, [x2], #16
-    b       1b
-2:  bl      kmain_aarch64
+    el1_start aarch64_vectors
+    bl      kmain_aarch64
 90: wfe
     b       90b
 
-    .section .text.vectors, "ax"
-    .balign 2048
-aarch64_vectors:
-    .set i, 0
-    .rept 16
-    .balign 128
-    mov     x0, #i
-    mrs     x1, esr_el1
-    mrs     x2, elr_el1
-    mrs     x3, far_el1
-    b       aarch64_exception
-    .set i, i + 1
-    .endr
+    el1_vectors aarch64_vectors, aarch64_exception
     "#
-);
+));
 
 /// Entered by `_start` at EL1 with the stack set and `.bss` zeroed.
 #[unsafe(no_mangle)]
