@@ -79,6 +79,7 @@ error_types! {
         // The drivers' `TestError`s (and `DeviceGone`, `FenceError`) are these, re-exported.
         baregpu_gpu::TestError<baregpu_radeon_r5xx::SubmitError>,
         baregpu_gpu::TestError<baregpu_radeon_evergreen::SubmitError>,
+        baregpu_gpu::TestError<baregpu_nvidia_tesla::SubmitError>,
     ],
     "firmware-loader" + defmt => [
         baregpu_firmware::FirmwareError,
@@ -112,6 +113,17 @@ error_types! {
         baregpu_videocore_v3d::SubmitError,
         baregpu_videocore_v3d::WaitError,
         baregpu_videocore_v3d::InitError,
+    ],
+    "drivers/nvidia-tesla" + defmt => [
+        baregpu_nvidia_tesla::ProbeError,
+        baregpu_nvidia_tesla::PciProbeError,
+        baregpu_nvidia_tesla::MemoryError,
+        baregpu_nvidia_tesla::InitError,
+        baregpu_nvidia_tesla::ChannelError,
+        baregpu_nvidia_tesla::FifoError,
+        baregpu_nvidia_tesla::SubmitError,
+        baregpu_nvidia_tesla::QueueError,
+        baregpu_nvidia_tesla::FalconError,
     ],
     "drivers/ati-ctm" + defmt => [
         baregpu_ati_ctm::command::CtmError,
@@ -174,6 +186,7 @@ readme_doctests! {
     R5xxReadme => "../../drivers/radeon-r5xx/README.md",
     EvergreenReadme => "../../drivers/radeon-evergreen/README.md",
     VideoCoreV3dReadme => "../../drivers/videocore-v3d/README.md",
+    NvidiaTeslaReadme => "../../drivers/nvidia-tesla/README.md",
     AtiCtmReadme => "../../drivers/ati-ctm/README.md",
     DppAsmReadme => "../../drivers/dpp-asm/README.md",
     EvergreenAsmReadme => "../../drivers/evergreen-asm/README.md",

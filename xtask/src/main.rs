@@ -40,6 +40,7 @@ const NO_STD_CRATES: &[&str] = &[
     "baregpu-radeon-r5xx",
     "baregpu-radeon-evergreen",
     "baregpu-videocore-v3d",
+    "baregpu-nvidia-tesla",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
@@ -63,6 +64,7 @@ const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-radeon-r5xx",
     "baregpu-radeon-evergreen",
     "baregpu-videocore-v3d",
+    "baregpu-nvidia-tesla",
     "baregpu-ati-ctm",
     "baregpu-dpp-asm",
     "baregpu-evergreen-asm",
@@ -192,6 +194,7 @@ const DEFMT_CRATES: &[(&str, &str)] = &[
     ("baregpu-radeon-r5xx", "defmt,ctm"),
     ("baregpu-radeon-evergreen", "defmt"),
     ("baregpu-videocore-v3d", "defmt"),
+    ("baregpu-nvidia-tesla", "defmt"),
     ("baregpu-ati-ctm", "defmt"),
     ("baregpu-dpp-asm", "defmt"),
     ("baregpu-evergreen-asm", "defmt"),
@@ -738,6 +741,7 @@ const THREADED_PACING: &str = "threaded:1000";
 const PACED_PACKAGES: &[&str] = &[
     "drivers/radeon-r5xx",
     "drivers/radeon-evergreen",
+    "drivers/nvidia-tesla",
     "examples/ctm-compute",
     "examples/gpu-scheduler",
 ];

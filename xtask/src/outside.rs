@@ -9,8 +9,9 @@
 //!
 //! - the kernel is built for both bare-metal targets: it brings up both drivers' types over
 //!   `baregpu-platform` (PCI ports or ECAM, the arch's clock, `BumpDma`, a driver in a
-//!   `static` behind a lock for the interrupt handler, an Evergreen `Dispatch`), and on
-//!   aarch64 the VideoCore IV V3D at the Raspberry Pi 3's register base;
+//!   `static` behind a lock for the interrupt handler, an Evergreen `Dispatch`, an nVidia
+//!   Tesla with one IB-mode channel), and on aarch64 the VideoCore IV V3D at the Raspberry Pi
+//!   3's register base;
 //! - `cargo test --all-features` runs the packaged tests of every crate (what `cargo test
 //!   --all-features` on a downloaded crate runs), so a test that needs an unpublished crate
 //!   fails here.
@@ -19,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The kernel's `src/main.rs`.
-const KERNEL_MAIN: &str = r#"//! A hobby kernel's first hour: both Radeon drivers over baregpu-platform, and the V3D on a
-//! Raspberry Pi 3 (built, not run).
+const KERNEL_MAIN: &str = r#"//! A hobby kernel's first hour: both Radeon drivers and the nVidia Tesla driver over
+//! baregpu-platform, and the V3D on a Raspberry Pi 3 (built, not run).
 #![no_std]
 #![no_main]
 
@@ -67,6 +68,8 @@ static EVERGREEN: spin::Mutex<Option<Evergreen<'static, MmioRegion, KernelClock,
     spin::Mutex::new(None);
 
 static V3D: spin::Mutex<Option<baregpu_videocore_v3d::V3d<'static, MmioRegion, KernelClock>>> =
+    spin::Mutex::new(None);
+static TESLA: spin::Mutex<Option<baregpu_nvidia_tesla::Tesla<MmioRegion, KernelClock>>> =
     spin::Mutex::new(None);
 
 static R520_CP: [u8; 2048] = [0; 2048];
@@ -124,6 +127,21 @@ fn bring_up(cfg: &impl ConfigRegionAccess, at: PciAddress) -> Option<()> {
     Some(())
 }
 
+/// An nVidia Tesla: PFIFO up, channel 1 in IB mode over an IB ring at bus address 0x180_0000,
+/// channel structures in the first MiB of VRAM past 16 MiB.
+fn bring_up_tesla(cfg: &impl ConfigRegionAccess, at: PciAddress) -> Option<()> {
+    use baregpu_nvidia_tesla::{ChannelId, IbRing, Tesla, TeslaConfig};
+    let probed = baregpu_nvidia_tesla::pci::probe(cfg, at).ok()?;
+    baregpu_nvidia_tesla::pci::enable(cfg, at).ok()?;
+    let config = TeslaConfig::new(16 << 20, 1 << 20);
+    let mut gpu = Tesla::init(registers(probed.gpu.registers), clock(), config).ok()?;
+    let id = ChannelId::new(1).ok()?;
+    gpu.create_channel(id, IbRing { address: 0x180_0000, entries: 512 }).ok()?;
+    gpu.enable_channel(id).ok()?;
+    *TESLA.lock() = Some(gpu);
+    Some(())
+}
+
 /// The MSI handler's work.
 pub fn gpu_interrupt() {
     if let Some(gpu) = R5XX.lock().as_mut() {
@@ -133,6 +151,9 @@ pub fn gpu_interrupt() {
         let _ = gpu.handle_interrupts();
     }
     if let Some(gpu) = V3D.lock().as_mut() {
+        let _ = gpu.handle_interrupts();
+    }
+    if let Some(gpu) = TESLA.lock().as_mut() {
         let _ = gpu.handle_interrupts();
     }
 }
@@ -147,6 +168,7 @@ fn halt() -> ! {
 extern "C" fn _start() -> ! {
     let cfg = config();
     let _ = bring_up(&cfg, PciAddress::new(0, 0, 2, 0));
+    let _ = bring_up_tesla(&cfg, PciAddress::new(0, 0, 3, 0));
     #[cfg(target_arch = "aarch64")]
     let _ = bring_up_v3d();
     gpu_interrupt();
@@ -172,6 +194,7 @@ baregpu-platform = { version = "0.1", features = ["x86_64", "aarch64"] }
 baregpu-radeon-r5xx = "0.1"
 baregpu-radeon-evergreen = "0.1"
 baregpu-videocore-v3d = "0.1"
+baregpu-nvidia-tesla = "0.1"
 spin = { version = "0.10", default-features = false, features = ["spin_mutex", "once"] }
 "#;
 

@@ -44,6 +44,8 @@ LABEL = "nvidia-hardware-envytools"
 TITLE = "nVidia Tesla / Fermi (G80 \u2026 GF100)"
 
 PTIMER_BASE = 0x9000
+# The BAR0 PMEM window (envytools rnndb nv_mmio.xml); the document has no chapter for it.
+PMEM_BASE = 0x700000
 
 # ---------------------------------------------------------------------------------------------
 # Text helpers
@@ -691,6 +693,23 @@ def extract(text: str) -> Database:
             "gives the TIME_LOW/TIME_HIGH addresses (\u00a72.10.11)",
             source=cite("2.10.11"),
             base=PTIMER_BASE,
+        ),
+        Block(
+            name="RAMFC",
+            description="A channel's RAMFC (G84+: a 0x100-byte object in memory that CHAN_TABLE "
+            "points at): the pusher and puller state PFIFO saves while the channel is not running "
+            "(\u00a72.8.1 'RAMFC: area of VRAM storing the above'). Word offsets from envytools rnndb "
+            "fifo/g80_pfifo.xml G80_RAMFC; no BAR0 instance: it is written through PMEM",
+            source=cite("2.8.1"),
+            relative=True,
+        ),
+        Block(
+            name="PMEM",
+            description="The 1 MiB BAR0 window onto VRAM (or system memory) at the address "
+            "PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel "
+            "structures are written before any VM exists",
+            source=cite("2.7.8"),
+            base=PMEM_BASE,
         ),
         Block(
             name="PFIFO_USER",

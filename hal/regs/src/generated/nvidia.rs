@@ -767,6 +767,8 @@ pub mod pmc {
         pub const RESET: Self = Self(0);
         /// `PFIFO` (bits 8:8): PFIFO interrupt line (envytools rnndb bus/pmc.xml)
         pub const PFIFO: FieldSpec = FieldSpec::ro("PFIFO", 8, 1);
+        /// `PGRAPH` (bits 12:12): PGRAPH interrupt line (envytools rnndb bus/pmc.xml)
+        pub const PGRAPH: FieldSpec = FieldSpec::ro("PGRAPH", 12, 1);
         /// `PDAEMON_GT215` (bits 18:18): PDAEMON interrupt line [GT215:GF100]
         pub const PDAEMON_GT215: FieldSpec = FieldSpec::ro("PDAEMON_GT215", 18, 1);
         /// `PCOPY_GT215` (bits 22:22): PCOPY interrupt line [GT215:GF100] (envytools rnndb bus/pmc.xml)
@@ -776,7 +778,7 @@ pub mod pmc {
         /// `PDISPLAY` (bits 26:26): PDISPLAY interrupt line [G80-]
         pub const PDISPLAY: FieldSpec = FieldSpec::ro("PDISPLAY", 26, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PDAEMON_GT215, Self::PCOPY_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PDAEMON_GT215, Self::PCOPY_GT215, Self::PDAEMON_GF100, Self::PDISPLAY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -786,6 +788,9 @@ pub mod pmc {
         /// [`PFIFO`](Self::PFIFO).
         #[inline]
         pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// [`PGRAPH`](Self::PGRAPH).
+        #[inline]
+        pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
         /// [`PDAEMON_GT215`](Self::PDAEMON_GT215).
         #[inline]
         pub const fn pdaemon_gt215(self) -> bool { Self::PDAEMON_GT215.get(self.0) != 0 }
@@ -811,11 +816,11 @@ pub mod pmc {
     impl ENABLE {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `PFIFO` (bits 8:8): PFIFO (envytools rnndb bus/pmc.xml)
+        /// `PFIFO` (bits 8:8): all of PFIFO (envytools rnndb bus/pmc.xml; Linux nouveau nv50.c toggles it to reset PFIFO)
         pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
         /// `PGRAPH` (bits 12:12): all of PGRAPH
         pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
-        /// `PCOPY_PDAEMON` (bits 13:13): PCOPY on GT215:GF100 (envytools rnndb bus/pmc.xml); PDAEMON on GF100+ (GT215:GF100 enable PDAEMON through reg 0x22210 instead)
+        /// `PCOPY_PDAEMON` (bits 13:13): PCOPY [GT215:GF100] (envytools rnndb bus/pmc.xml); PDAEMON [GF100-] (§2.5.2: 'v2+: 13'; GT215:GF100 PDAEMON uses reg 0x22210 instead)
         pub const PCOPY_PDAEMON: FieldSpec = FieldSpec::rw("PCOPY_PDAEMON", 13, 1);
         /// `PDISPLAY` (bits 30:30): all of PDISPLAY
         pub const PDISPLAY: FieldSpec = FieldSpec::rw("PDISPLAY", 30, 1);
@@ -865,27 +870,54 @@ pub mod pmc {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_MASK_GT215_ONWARD(u32);
-    register!(INTR_MASK_GT215_ONWARD: "INTR_MASK" in "PMC" (Absolute, false) at 0x640, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::GT215, end: None }]), source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x640 INTR_MASK_HOST, NVA3 = GT215 onward)");
+    register!(INTR_MASK_GT215_ONWARD: "INTR_MASK" in "PMC" (Absolute, false) at 0x640, true true scalar, mask 0x0044_1100, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::GT215, end: None }]), source "envytools hwdocs bus/pmc.rst (PMC MMIO register list: 0x640 INTR_MASK_HOST, NVA3 = GT215 onward)");
     impl INTR_MASK_GT215_ONWARD {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `INTR_MASK` (bits 31:0): The whole register.
-        pub const INTR_MASK: FieldSpec = FieldSpec::rw("INTR_MASK", 0, 32);
+        /// `PFIFO` (bits 8:8): pass the PFIFO line
+        pub const PFIFO: FieldSpec = FieldSpec::rw("PFIFO", 8, 1);
+        /// `PGRAPH` (bits 12:12): pass the PGRAPH line
+        pub const PGRAPH: FieldSpec = FieldSpec::rw("PGRAPH", 12, 1);
+        /// `PDAEMON_GT215` (bits 18:18): pass the PDAEMON line [GT215:GF100]
+        pub const PDAEMON_GT215: FieldSpec = FieldSpec::rw("PDAEMON_GT215", 18, 1);
+        /// `PCOPY_GT215` (bits 22:22): pass the PCOPY line [GT215:GF100]
+        pub const PCOPY_GT215: FieldSpec = FieldSpec::rw("PCOPY_GT215", 22, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_MASK];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PFIFO, Self::PGRAPH, Self::PDAEMON_GT215, Self::PCOPY_GT215];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`INTR_MASK`](Self::INTR_MASK).
+        /// [`PFIFO`](Self::PFIFO).
         #[inline]
-        pub const fn intr_mask(self) -> u32 { Self::INTR_MASK.get(self.0) }
-        /// Set [`INTR_MASK`](Self::INTR_MASK).
+        pub const fn pfifo(self) -> bool { Self::PFIFO.get(self.0) != 0 }
+        /// Set [`PFIFO`](Self::PFIFO).
         #[must_use]
         #[inline]
-        pub const fn with_intr_mask(self, value: u32) -> Self { Self(Self::INTR_MASK.set(self.0, value)) }
+        pub const fn with_pfifo(self, value: bool) -> Self { Self(Self::PFIFO.set(self.0, value as u32)) }
+        /// [`PGRAPH`](Self::PGRAPH).
+        #[inline]
+        pub const fn pgraph(self) -> bool { Self::PGRAPH.get(self.0) != 0 }
+        /// Set [`PGRAPH`](Self::PGRAPH).
+        #[must_use]
+        #[inline]
+        pub const fn with_pgraph(self, value: bool) -> Self { Self(Self::PGRAPH.set(self.0, value as u32)) }
+        /// [`PDAEMON_GT215`](Self::PDAEMON_GT215).
+        #[inline]
+        pub const fn pdaemon_gt215(self) -> bool { Self::PDAEMON_GT215.get(self.0) != 0 }
+        /// Set [`PDAEMON_GT215`](Self::PDAEMON_GT215).
+        #[must_use]
+        #[inline]
+        pub const fn with_pdaemon_gt215(self, value: bool) -> Self { Self(Self::PDAEMON_GT215.set(self.0, value as u32)) }
+        /// [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[inline]
+        pub const fn pcopy_gt215(self) -> bool { Self::PCOPY_GT215.get(self.0) != 0 }
+        /// Set [`PCOPY_GT215`](Self::PCOPY_GT215).
+        #[must_use]
+        #[inline]
+        pub const fn with_pcopy_gt215(self, value: bool) -> Self { Self(Self::PCOPY_GT215.set(self.0, value as u32)) }
     }
 }
 /// PBUS: Bus control (BAR0 0x001000:0x002000). The document has no PBUS chapter; its registers come from envytools rnndb bus/pbus.xml
@@ -898,22 +930,51 @@ pub mod pbus {
     use baregpu_hal::dma::BusAddress;
     /// Base address of the block; register offsets include it.
     pub const BASE: usize = 0x1000;
-    /// `PMEM_WINDOW`: Where BAR0's PMEM window (0x700000:0x800000) points: VRAM address = BASE << 16 (plus the offset inside the window)
+    /// `PMEM_WINDOW`: Where the BAR0 PMEM window (0x700000, 1 MiB) points: VRAM or system memory, in 64 KiB units
     ///
     /// Offset 0x1700; 32-bit, read/write.
     /// Chipsets: `G80-` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb bus/pbus.xml (0x1700); window BAR0 0x700000:0x800000 envytools rnndb nv_mmio.xml.
+    /// Source: envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct PMEM_WINDOW_G80_ONWARD(u32);
-    register!(PMEM_WINDOW_G80_ONWARD: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: None }]), source "envytools rnndb bus/pbus.xml (0x1700); window BAR0 0x700000:0x800000 envytools rnndb nv_mmio.xml");
+    register!(PMEM_WINDOW_G80_ONWARD: "PMEM_WINDOW" in "PBUS" (Absolute, false) at 0x1700, true true scalar, mask 0x03ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: None }]), source "envytools rnndb bus/pbus.xml (0x1700 PRAMIN window: address >> 16, target 25:24); targets nvidia-hardware-envytools §2.7.8");
+    /// Enumerated field values of [`PMEM_WINDOW_G80_ONWARD`].
+    pub mod pmem_window_g80_onward {
+        /// Values of field `TARGET`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Target {
+            /// `VRAM` = 0: VRAM
+            Vram = 0,
+            /// `SYSRAM_SNOOP` = 2: system memory, snooped
+            SysramSnoop = 2,
+            /// `SYSRAM_NOSNOOP` = 3: system memory, not snooped
+            SysramNosnoop = 3,
+        }
+        impl Target {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::Vram),
+                    2 => Some(Self::SysramSnoop),
+                    3 => Some(Self::SysramNosnoop),
+                    _ => None,
+                }
+            }
+        }
+    }
     impl PMEM_WINDOW_G80_ONWARD {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `BASE` (bits 23:0): VRAM address >> 16 of the window's first byte
+        /// `BASE` (bits 23:0): bits 16-39 of the window's address
         pub const BASE: FieldSpec = FieldSpec::rw("BASE", 0, 24);
-        /// `TARGET` (bits 25:24): memory the window reaches: 0 VRAM
+        /// `TARGET` (bits 25:24): memory the window shows (the §2.7.8 target specifier)
         pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::BASE, Self::TARGET];
@@ -935,14 +996,20 @@ pub mod pbus {
         pub const fn try_with_base(self, value: u32) -> Result<Self, FieldOverflow> { match Self::BASE.try_set("PMEM_WINDOW", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
         /// [`TARGET`](Self::TARGET).
         #[inline]
-        pub const fn target(self) -> u8 { Self::TARGET.get(self.0) as u8 }
-        /// Set [`TARGET`](Self::TARGET); bits of `value` above its 2 bits are dropped ([`try_with_target`](Self::try_with_target) rejects them instead).
+        pub const fn target(self) -> Result<pmem_window_g80_onward::Target, InvalidEnumValue> {
+            let raw = Self::TARGET.get(self.0);
+            match pmem_window_g80_onward::Target::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "PMEM_WINDOW", field: "TARGET", value: raw }),
+            }
+        }
+        /// Raw contents of [`TARGET`](Self::TARGET), documented or not.
+        #[inline]
+        pub const fn target_raw(self) -> u32 { Self::TARGET.get(self.0) }
+        /// Set [`TARGET`](Self::TARGET).
         #[must_use]
         #[inline]
-        pub const fn with_target(self, value: u8) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
-        /// Set [`TARGET`](Self::TARGET), or fail if `value` does not fit its 2 bits.
-        #[inline]
-        pub const fn try_with_target(self, value: u8) -> Result<Self, FieldOverflow> { match Self::TARGET.try_set("PMEM_WINDOW", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        pub const fn with_target(self, value: pmem_window_g80_onward::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
     }
 }
 /// PFIFO: Command submission (G80:GF100 layout): interrupts, the channel table, CACHE1 (the current channel's pusher and puller state). The document describes PFIFO's user-visible side (§2.8) but not its registers; they come from envytools rnndb fifo/g80_pfifo.xml
@@ -955,29 +1022,66 @@ pub mod pfifo {
     use baregpu_hal::dma::BusAddress;
     /// Base address of the block; register offsets include it.
     pub const BASE: usize = 0x2000;
-    /// `INTR`: PFIFO interrupt status; writing 1 to a bit acknowledges it
+    /// `UNK044`: Undocumented PFIFO setting; Linux nouveau nv50.c writes 0x01003fff at init (the RAMFC DMA_TIMESLICE value)
+    ///
+    /// Offset 0x2044; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: Linux nouveau nvkm/engine/fifo/nv50.c (0x002044 = 0x01003fff); envytools rnndb fifo/g80_pfifo.xml.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct UNK044_G80_UNTIL_GF100(u32);
+    register!(UNK044_G80_UNTIL_GF100: "UNK044" in "PFIFO" (Absolute, false) at 0x2044, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "Linux nouveau nvkm/engine/fifo/nv50.c (0x002044 = 0x01003fff); envytools rnndb fifo/g80_pfifo.xml");
+    impl UNK044_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `VALUE` (bits 31:0): the whole word
+        pub const VALUE: FieldSpec = FieldSpec::rw("VALUE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::VALUE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`VALUE`](Self::VALUE).
+        #[inline]
+        pub const fn value(self) -> u32 { Self::VALUE.get(self.0) }
+        /// Set [`VALUE`](Self::VALUE).
+        #[must_use]
+        #[inline]
+        pub const fn with_value(self, value: u32) -> Self { Self(Self::VALUE.set(self.0, value)) }
+    }
+    /// `INTR`: PFIFO interrupt status; writing 1 acknowledges a bit
     ///
     /// Offset 0x2100; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x2100 INTR); causes nvidia-hardware-envytools §2.8.3, §2.8.4.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (INTR 0x2100); error kinds nvidia-hardware-envytools §2.8.3, §2.8.4.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_G80_UNTIL_GF100(u32);
-    register!(INTR_G80_UNTIL_GF100: "INTR" in "PFIFO" (Absolute, false) at 0x2100, true true scalar, mask 0x4010_1001, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x2100 INTR); causes nvidia-hardware-envytools §2.8.3, §2.8.4");
+    register!(INTR_G80_UNTIL_GF100: "INTR" in "PFIFO" (Absolute, false) at 0x2100, true true scalar, mask 0x4010_1151, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (INTR 0x2100); error kinds nvidia-hardware-envytools §2.8.3, §2.8.4");
     impl INTR_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CACHE_ERROR` (bits 0:0): the puller could not deliver a method (§2.8.4 CACHE_ERROR)
+        /// `CACHE_ERROR` (bits 0:0): puller: no RAMHT match, invalid method
         pub const CACHE_ERROR: FieldSpec = FieldSpec::rw("CACHE_ERROR", 0, 1);
-        /// `DMA_PUSHER` (bits 12:12): a DMA pusher error (§2.8.3 Errors); the kind is in CACHE1_DMA_STATE.ERROR
+        /// `BAR_FAULT` (bits 4:4): BAR1/BAR3 VM fault
+        pub const BAR_FAULT: FieldSpec = FieldSpec::rw("BAR_FAULT", 4, 1);
+        /// `PEEPHOLE_FAULT` (bits 6:6): peephole VM fault
+        pub const PEEPHOLE_FAULT: FieldSpec = FieldSpec::rw("PEEPHOLE_FAULT", 6, 1);
+        /// `PIO_ERROR` (bits 8:8): PIO submission error
+        pub const PIO_ERROR: FieldSpec = FieldSpec::rw("PIO_ERROR", 8, 1);
+        /// `DMA_PUSHER` (bits 12:12): DMA pusher error (CACHE1_DMA_STATE.ERROR)
         pub const DMA_PUSHER: FieldSpec = FieldSpec::rw("DMA_PUSHER", 12, 1);
-        /// `SEMAPHORE` (bits 20:20): a semaphore method failed (§2.8.4 SEMAPHORE error)
+        /// `SEMAPHORE` (bits 20:20): semaphore method error (§2.8.4)
         pub const SEMAPHORE: FieldSpec = FieldSpec::rw("SEMAPHORE", 20, 1);
-        /// `NOTIFY` (bits 30:30): NOTIFY_INTR method executed [G84-] (§2.8.4)
+        /// `NOTIFY` (bits 30:30): NOTIFY_INTR method executed [G84-] (non-stall)
         pub const NOTIFY: FieldSpec = FieldSpec::rw("NOTIFY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::BAR_FAULT, Self::PEEPHOLE_FAULT, Self::PIO_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -991,6 +1095,27 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_cache_error(self, value: bool) -> Self { Self(Self::CACHE_ERROR.set(self.0, value as u32)) }
+        /// [`BAR_FAULT`](Self::BAR_FAULT).
+        #[inline]
+        pub const fn bar_fault(self) -> bool { Self::BAR_FAULT.get(self.0) != 0 }
+        /// Set [`BAR_FAULT`](Self::BAR_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_bar_fault(self, value: bool) -> Self { Self(Self::BAR_FAULT.set(self.0, value as u32)) }
+        /// [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[inline]
+        pub const fn peephole_fault(self) -> bool { Self::PEEPHOLE_FAULT.get(self.0) != 0 }
+        /// Set [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_peephole_fault(self, value: bool) -> Self { Self(Self::PEEPHOLE_FAULT.set(self.0, value as u32)) }
+        /// [`PIO_ERROR`](Self::PIO_ERROR).
+        #[inline]
+        pub const fn pio_error(self) -> bool { Self::PIO_ERROR.get(self.0) != 0 }
+        /// Set [`PIO_ERROR`](Self::PIO_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_pio_error(self, value: bool) -> Self { Self(Self::PIO_ERROR.set(self.0, value as u32)) }
         /// [`DMA_PUSHER`](Self::DMA_PUSHER).
         #[inline]
         pub const fn dma_pusher(self) -> bool { Self::DMA_PUSHER.get(self.0) != 0 }
@@ -1013,29 +1138,35 @@ pub mod pfifo {
         #[inline]
         pub const fn with_notify(self, value: bool) -> Self { Self(Self::NOTIFY.set(self.0, value as u32)) }
     }
-    /// `INTR_EN`: PFIFO interrupt enables, one per INTR bit
+    /// `INTR_EN`: PFIFO interrupt enables (bits as INTR)
     ///
     /// Offset 0x2140; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x2140 INTR_EN).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (INTR_EN 0x2140); Linux nouveau nv50.c enables all but bit 30 at init.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_EN_G80_UNTIL_GF100(u32);
-    register!(INTR_EN_G80_UNTIL_GF100: "INTR_EN" in "PFIFO" (Absolute, false) at 0x2140, true true scalar, mask 0x4010_1001, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x2140 INTR_EN)");
+    register!(INTR_EN_G80_UNTIL_GF100: "INTR_EN" in "PFIFO" (Absolute, false) at 0x2140, true true scalar, mask 0x4010_1151, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (INTR_EN 0x2140); Linux nouveau nv50.c enables all but bit 30 at init");
     impl INTR_EN_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `CACHE_ERROR` (bits 0:0): the puller could not deliver a method (§2.8.4 CACHE_ERROR)
+        /// `CACHE_ERROR` (bits 0:0): CACHE_ERROR
         pub const CACHE_ERROR: FieldSpec = FieldSpec::rw("CACHE_ERROR", 0, 1);
-        /// `DMA_PUSHER` (bits 12:12): a DMA pusher error (§2.8.3 Errors); the kind is in CACHE1_DMA_STATE.ERROR
+        /// `BAR_FAULT` (bits 4:4): BAR_FAULT
+        pub const BAR_FAULT: FieldSpec = FieldSpec::rw("BAR_FAULT", 4, 1);
+        /// `PEEPHOLE_FAULT` (bits 6:6): PEEPHOLE_FAULT
+        pub const PEEPHOLE_FAULT: FieldSpec = FieldSpec::rw("PEEPHOLE_FAULT", 6, 1);
+        /// `PIO_ERROR` (bits 8:8): PIO_ERROR
+        pub const PIO_ERROR: FieldSpec = FieldSpec::rw("PIO_ERROR", 8, 1);
+        /// `DMA_PUSHER` (bits 12:12): DMA_PUSHER
         pub const DMA_PUSHER: FieldSpec = FieldSpec::rw("DMA_PUSHER", 12, 1);
-        /// `SEMAPHORE` (bits 20:20): a semaphore method failed (§2.8.4 SEMAPHORE error)
+        /// `SEMAPHORE` (bits 20:20): SEMAPHORE
         pub const SEMAPHORE: FieldSpec = FieldSpec::rw("SEMAPHORE", 20, 1);
-        /// `NOTIFY` (bits 30:30): NOTIFY_INTR method executed [G84-] (§2.8.4)
+        /// `NOTIFY` (bits 30:30): NOTIFY [G84-]
         pub const NOTIFY: FieldSpec = FieldSpec::rw("NOTIFY", 30, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_ERROR, Self::BAR_FAULT, Self::PEEPHOLE_FAULT, Self::PIO_ERROR, Self::DMA_PUSHER, Self::SEMAPHORE, Self::NOTIFY];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -1049,6 +1180,27 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_cache_error(self, value: bool) -> Self { Self(Self::CACHE_ERROR.set(self.0, value as u32)) }
+        /// [`BAR_FAULT`](Self::BAR_FAULT).
+        #[inline]
+        pub const fn bar_fault(self) -> bool { Self::BAR_FAULT.get(self.0) != 0 }
+        /// Set [`BAR_FAULT`](Self::BAR_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_bar_fault(self, value: bool) -> Self { Self(Self::BAR_FAULT.set(self.0, value as u32)) }
+        /// [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[inline]
+        pub const fn peephole_fault(self) -> bool { Self::PEEPHOLE_FAULT.get(self.0) != 0 }
+        /// Set [`PEEPHOLE_FAULT`](Self::PEEPHOLE_FAULT).
+        #[must_use]
+        #[inline]
+        pub const fn with_peephole_fault(self, value: bool) -> Self { Self(Self::PEEPHOLE_FAULT.set(self.0, value as u32)) }
+        /// [`PIO_ERROR`](Self::PIO_ERROR).
+        #[inline]
+        pub const fn pio_error(self) -> bool { Self::PIO_ERROR.get(self.0) != 0 }
+        /// Set [`PIO_ERROR`](Self::PIO_ERROR).
+        #[must_use]
+        #[inline]
+        pub const fn with_pio_error(self, value: bool) -> Self { Self(Self::PIO_ERROR.set(self.0, value as u32)) }
         /// [`DMA_PUSHER`](Self::DMA_PUSHER).
         #[inline]
         pub const fn dma_pusher(self) -> bool { Self::DMA_PUSHER.get(self.0) != 0 }
@@ -1071,27 +1223,120 @@ pub mod pfifo {
         #[inline]
         pub const fn with_notify(self, value: bool) -> Self { Self(Self::NOTIFY.set(self.0, value as u32)) }
     }
-    /// `CHAN_TABLE`: Channel table, indexed by channel id (G84 layout): where the channel's RAMFC is and whether it runs
+    /// `CACHES`: Channel switching
+    ///
+    /// Offset 0x2500; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHES 0x2500: REASSIGN bit 0); Linux nouveau nv50.c sets it last at init.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHES_G80_UNTIL_GF100(u32);
+    register!(CACHES_G80_UNTIL_GF100: "CACHES" in "PFIFO" (Absolute, false) at 0x2500, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHES 0x2500: REASSIGN bit 0); Linux nouveau nv50.c sets it last at init");
+    impl CACHES_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `REASSIGN` (bits 0:0): allow channel switches
+        pub const REASSIGN: FieldSpec = FieldSpec::rw("REASSIGN", 0, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::REASSIGN];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`REASSIGN`](Self::REASSIGN).
+        #[inline]
+        pub const fn reassign(self) -> bool { Self::REASSIGN.get(self.0) != 0 }
+        /// Set [`REASSIGN`](Self::REASSIGN).
+        #[must_use]
+        #[inline]
+        pub const fn with_reassign(self, value: bool) -> Self { Self(Self::REASSIGN.set(self.0, value as u32)) }
+    }
+    /// `UNK50C`: Undocumented PFIFO setting; Linux nouveau nv50.c writes 0x6f3cfc34 at init
+    ///
+    /// Offset 0x250c; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: Linux nouveau nvkm/engine/fifo/nv50.c (0x00250c = 0x6f3cfc34).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct UNK50C_G80_UNTIL_GF100(u32);
+    register!(UNK50C_G80_UNTIL_GF100: "UNK50C" in "PFIFO" (Absolute, false) at 0x250c, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "Linux nouveau nvkm/engine/fifo/nv50.c (0x00250c = 0x6f3cfc34)");
+    impl UNK50C_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `VALUE` (bits 31:0): the whole word
+        pub const VALUE: FieldSpec = FieldSpec::rw("VALUE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::VALUE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`VALUE`](Self::VALUE).
+        #[inline]
+        pub const fn value(self) -> u32 { Self::VALUE.get(self.0) }
+        /// Set [`VALUE`](Self::VALUE).
+        #[must_use]
+        #[inline]
+        pub const fn with_value(self, value: u32) -> Self { Self(Self::VALUE.set(self.0, value)) }
+    }
+    /// `CHAN_TABLE`: Channel table, one entry per channel id: where the channel's RAMFC is, and whether it runs (G84+ layout)
     ///
     /// Offset 0x2600, 128 instances 0x4 bytes apart; 32-bit, read/write.
     /// Chipsets: `G84:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x2600 CHAN_TABLE, G84 variant).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CHAN_TABLE 0x2600, G84 layout); Linux nouveau nvkm/engine/fifo/g84.c.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CHAN_TABLE_G84_UNTIL_GF100(u32);
-    register!(CHAN_TABLE_G84_UNTIL_GF100: "CHAN_TABLE" in "PFIFO" (Absolute, false) at 0x2600, true true array(128, 4), mask 0x83ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G84, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x2600 CHAN_TABLE, G84 variant)");
+    register!(CHAN_TABLE_G84_UNTIL_GF100: "CHAN_TABLE" in "PFIFO" (Absolute, false) at 0x2600, true true array(128, 4), mask 0xc3ff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G84, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CHAN_TABLE 0x2600, G84 layout); Linux nouveau nvkm/engine/fifo/g84.c");
+    /// Enumerated field values of [`CHAN_TABLE_G84_UNTIL_GF100`].
+    pub mod chan_table_g84_until_gf100 {
+        /// Values of field `TARGET`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Target {
+            /// `VRAM` = 0: VRAM
+            Vram = 0,
+            /// `SYSRAM_SNOOP` = 2: system memory, snooped
+            SysramSnoop = 2,
+            /// `SYSRAM_NOSNOOP` = 3: system memory, not snooped
+            SysramNosnoop = 3,
+        }
+        impl Target {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::Vram),
+                    2 => Some(Self::SysramSnoop),
+                    3 => Some(Self::SysramNosnoop),
+                    _ => None,
+                }
+            }
+        }
+    }
     impl CHAN_TABLE_G84_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `RAMFC` (bits 23:0): VRAM address of the channel's RAMFC >> 8
+        /// `RAMFC` (bits 23:0): bits 8-31 of the RAMFC's address (RAMFC >> 8)
         pub const RAMFC: FieldSpec = FieldSpec::rw("RAMFC", 0, 24);
-        /// `TARGET` (bits 25:24): memory holding RAMFC: 0 VRAM
+        /// `TARGET` (bits 25:24): memory holding the RAMFC (the §2.7.8 target specifier)
         pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 24, 2);
-        /// `ENABLE` (bits 31:31): the channel is enabled
+        /// `PENDING` (bits 30:30): the channel has work
+        pub const PENDING: FieldSpec = FieldSpec::rw("PENDING", 30, 1);
+        /// `ENABLE` (bits 31:31): the channel may run
         pub const ENABLE: FieldSpec = FieldSpec::rw("ENABLE", 31, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::RAMFC, Self::TARGET, Self::ENABLE];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::RAMFC, Self::TARGET, Self::PENDING, Self::ENABLE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -1110,14 +1355,27 @@ pub mod pfifo {
         pub const fn try_with_ramfc(self, value: u32) -> Result<Self, FieldOverflow> { match Self::RAMFC.try_set("CHAN_TABLE", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
         /// [`TARGET`](Self::TARGET).
         #[inline]
-        pub const fn target(self) -> u8 { Self::TARGET.get(self.0) as u8 }
-        /// Set [`TARGET`](Self::TARGET); bits of `value` above its 2 bits are dropped ([`try_with_target`](Self::try_with_target) rejects them instead).
+        pub const fn target(self) -> Result<chan_table_g84_until_gf100::Target, InvalidEnumValue> {
+            let raw = Self::TARGET.get(self.0);
+            match chan_table_g84_until_gf100::Target::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "CHAN_TABLE", field: "TARGET", value: raw }),
+            }
+        }
+        /// Raw contents of [`TARGET`](Self::TARGET), documented or not.
+        #[inline]
+        pub const fn target_raw(self) -> u32 { Self::TARGET.get(self.0) }
+        /// Set [`TARGET`](Self::TARGET).
         #[must_use]
         #[inline]
-        pub const fn with_target(self, value: u8) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
-        /// Set [`TARGET`](Self::TARGET), or fail if `value` does not fit its 2 bits.
+        pub const fn with_target(self, value: chan_table_g84_until_gf100::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+        /// [`PENDING`](Self::PENDING).
         #[inline]
-        pub const fn try_with_target(self, value: u8) -> Result<Self, FieldOverflow> { match Self::TARGET.try_set("CHAN_TABLE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        pub const fn pending(self) -> bool { Self::PENDING.get(self.0) != 0 }
+        /// Set [`PENDING`](Self::PENDING).
+        #[must_use]
+        #[inline]
+        pub const fn with_pending(self, value: bool) -> Self { Self(Self::PENDING.set(self.0, value as u32)) }
         /// [`ENABLE`](Self::ENABLE).
         #[inline]
         pub const fn enable(self) -> bool { Self::ENABLE.get(self.0) != 0 }
@@ -1126,20 +1384,20 @@ pub mod pfifo {
         #[inline]
         pub const fn with_enable(self, value: bool) -> Self { Self(Self::ENABLE.set(self.0, value as u32)) }
     }
-    /// `CACHE1_PUSH0`: DMA pusher access: 0 stops the pusher
+    /// `CACHE1_PUSH0`: CACHE1 pusher access
     ///
     /// Offset 0x3200; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3200 CACHE1_PUSH0).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH0 0x3200); Linux nouveau nv50.c writes 1 at init.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_PUSH0_G80_UNTIL_GF100(u32);
-    register!(CACHE1_PUSH0_G80_UNTIL_GF100: "CACHE1_PUSH0" in "PFIFO" (Absolute, false) at 0x3200, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3200 CACHE1_PUSH0)");
+    register!(CACHE1_PUSH0_G80_UNTIL_GF100: "CACHE1_PUSH0" in "PFIFO" (Absolute, false) at 0x3200, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH0 0x3200); Linux nouveau nv50.c writes 1 at init");
     impl CACHE1_PUSH0_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `ACCESS` (bits 0:0): pusher enabled
+        /// `ACCESS` (bits 0:0): the pusher may fill CACHE1
         pub const ACCESS: FieldSpec = FieldSpec::rw("ACCESS", 0, 1);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::ACCESS];
@@ -1157,22 +1415,22 @@ pub mod pfifo {
         #[inline]
         pub const fn with_access(self, value: bool) -> Self { Self(Self::ACCESS.set(self.0, value as u32)) }
     }
-    /// `CACHE1_PUSH1`: The channel CACHE1 holds: its id and mode
+    /// `CACHE1_PUSH1`: The channel CACHE1 currently holds
     ///
     /// Offset 0x3204; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3204 CACHE1_PUSH1).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH1 0x3204: CHID 6:0, MODE bit 16).
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_PUSH1_G80_UNTIL_GF100(u32);
-    register!(CACHE1_PUSH1_G80_UNTIL_GF100: "CACHE1_PUSH1" in "PFIFO" (Absolute, false) at 0x3204, true true scalar, mask 0x0001_007f, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3204 CACHE1_PUSH1)");
+    register!(CACHE1_PUSH1_G80_UNTIL_GF100: "CACHE1_PUSH1" in "PFIFO" (Absolute, false) at 0x3204, true true scalar, mask 0x0001_007f, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_PUSH1 0x3204: CHID 6:0, MODE bit 16)");
     impl CACHE1_PUSH1_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// `CHID` (bits 6:0): channel id
         pub const CHID: FieldSpec = FieldSpec::rw("CHID", 0, 7);
-        /// `MODE` (bits 16:16): 1: DMA channel
+        /// `MODE` (bits 16:16): 1: DMA or IB channel, 0: PIO
         pub const MODE: FieldSpec = FieldSpec::rw("MODE", 16, 1);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::CHID, Self::MODE];
@@ -1200,25 +1458,25 @@ pub mod pfifo {
         #[inline]
         pub const fn with_mode(self, value: bool) -> Self { Self(Self::MODE.set(self.0, value as u32)) }
     }
-    /// `CACHE1_DMA_STATE`: DMA pusher state of the channel in CACHE1: the command being fetched and the last error
+    /// `CACHE1_DMA_STATE`: DMA pusher state of the current channel; ERROR_CODE holds the DMA_PUSHER error kind
     ///
     /// Offset 0x3228; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3228 CACHE1_DMA_STATE); error codes nvidia-hardware-envytools §2.8.3 (Errors).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29, here ERROR_CODE so its value enum is not named like an error type); error codes nvidia-hardware-envytools §2.8.3.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_DMA_STATE_G80_UNTIL_GF100(u32);
-    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xfffc_fffc, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3228 CACHE1_DMA_STATE); error codes nvidia-hardware-envytools §2.8.3 (Errors)");
+    register!(CACHE1_DMA_STATE_G80_UNTIL_GF100: "CACHE1_DMA_STATE" in "PFIFO" (Absolute, false) at 0x3228, true true scalar, mask 0xfffc_fffc, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_STATE 0x3228: ERROR 31:29, here ERROR_CODE so its value enum is not named like an error type); error codes nvidia-hardware-envytools §2.8.3");
     /// Enumerated field values of [`CACHE1_DMA_STATE_G80_UNTIL_GF100`].
     pub mod cache1_dma_state_g80_until_gf100 {
-        /// Values of field `ERROR`.
+        /// Values of field `ERROR_CODE`.
         ///
         /// Not every value is documented: reading an undocumented one is an error.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[cfg_attr(feature = "defmt", derive(defmt::Format))]
         #[repr(u8)]
-        pub enum Error {
+        pub enum ErrorCode {
             /// `NONE` = 0: no error
             None = 0,
             /// `CALL_SUBR_ACTIVE` = 1: call command while subroutine active
@@ -1234,7 +1492,7 @@ pub mod pfifo {
             /// `MEM_FAULT` = 6: failure to read from pushbuffer or IB
             MemFault = 6,
         }
-        impl Error {
+        impl ErrorCode {
             /// The value for raw field contents, if documented.
             #[inline]
             pub const fn from_raw(raw: u32) -> Option<Self> {
@@ -1260,10 +1518,10 @@ pub mod pfifo {
         pub const SUBCHANNEL: FieldSpec = FieldSpec::rw("SUBCHANNEL", 13, 3);
         /// `METHOD_COUNT` (bits 28:18): methods left in the command (dma_state.mcnt)
         pub const METHOD_COUNT: FieldSpec = FieldSpec::rw("METHOD_COUNT", 18, 11);
-        /// `ERROR` (bits 31:29): last DMA_PUSHER error (§2.8.3)
-        pub const ERROR: FieldSpec = FieldSpec::rw("ERROR", 29, 3);
+        /// `ERROR_CODE` (bits 31:29): DMA_PUSHER error kind (§2.8.3; rnndb ERROR)
+        pub const ERROR_CODE: FieldSpec = FieldSpec::rw("ERROR_CODE", 29, 3);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::METHOD, Self::SUBCHANNEL, Self::METHOD_COUNT, Self::ERROR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::METHOD, Self::SUBCHANNEL, Self::METHOD_COUNT, Self::ERROR_CODE];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
@@ -1300,22 +1558,22 @@ pub mod pfifo {
         /// Set [`METHOD_COUNT`](Self::METHOD_COUNT), or fail if `value` does not fit its 11 bits.
         #[inline]
         pub const fn try_with_method_count(self, value: u16) -> Result<Self, FieldOverflow> { match Self::METHOD_COUNT.try_set("CACHE1_DMA_STATE", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
-        /// [`ERROR`](Self::ERROR).
+        /// [`ERROR_CODE`](Self::ERROR_CODE).
         #[inline]
-        pub const fn error(self) -> Result<cache1_dma_state_g80_until_gf100::Error, InvalidEnumValue> {
-            let raw = Self::ERROR.get(self.0);
-            match cache1_dma_state_g80_until_gf100::Error::from_raw(raw) {
+        pub const fn error_code(self) -> Result<cache1_dma_state_g80_until_gf100::ErrorCode, InvalidEnumValue> {
+            let raw = Self::ERROR_CODE.get(self.0);
+            match cache1_dma_state_g80_until_gf100::ErrorCode::from_raw(raw) {
                 Some(v) => Ok(v),
-                None => Err(InvalidEnumValue { register: "CACHE1_DMA_STATE", field: "ERROR", value: raw }),
+                None => Err(InvalidEnumValue { register: "CACHE1_DMA_STATE", field: "ERROR_CODE", value: raw }),
             }
         }
-        /// Raw contents of [`ERROR`](Self::ERROR), documented or not.
+        /// Raw contents of [`ERROR_CODE`](Self::ERROR_CODE), documented or not.
         #[inline]
-        pub const fn error_raw(self) -> u32 { Self::ERROR.get(self.0) }
-        /// Set [`ERROR`](Self::ERROR).
+        pub const fn error_code_raw(self) -> u32 { Self::ERROR_CODE.get(self.0) }
+        /// Set [`ERROR_CODE`](Self::ERROR_CODE).
         #[must_use]
         #[inline]
-        pub const fn with_error(self, value: cache1_dma_state_g80_until_gf100::Error) -> Self { Self(Self::ERROR.set(self.0, value as u32)) }
+        pub const fn with_error_code(self, value: cache1_dma_state_g80_until_gf100::ErrorCode) -> Self { Self(Self::ERROR_CODE.set(self.0, value as u32)) }
     }
     /// `CACHE1_DMA_PUT`: dma_put of the channel in CACHE1
     ///
@@ -1348,16 +1606,16 @@ pub mod pfifo {
         #[inline]
         pub const fn with_cache1_dma_put(self, value: u32) -> Self { Self(Self::CACHE1_DMA_PUT.set(self.0, value)) }
     }
-    /// `CACHE1_DMA_GET`: dma_get of the channel in CACHE1; DMA_PUSHER recovery skips the bad command by setting it to DMA_PUT
+    /// `CACHE1_DMA_GET`: DMA pusher read address of the current channel (the pusher state's dma_get, §2.8.3)
     ///
     /// Offset 0x3244; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3244 CACHE1_DMA_GET).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_GET 0x3244); state nvidia-hardware-envytools §2.8.3.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_DMA_GET_G80_UNTIL_GF100(u32);
-    register!(CACHE1_DMA_GET_G80_UNTIL_GF100: "CACHE1_DMA_GET" in "PFIFO" (Absolute, false) at 0x3244, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3244 CACHE1_DMA_GET)");
+    register!(CACHE1_DMA_GET_G80_UNTIL_GF100: "CACHE1_DMA_GET" in "PFIFO" (Absolute, false) at 0x3244, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_DMA_GET 0x3244); state nvidia-hardware-envytools §2.8.3");
     impl CACHE1_DMA_GET_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
@@ -1410,20 +1668,20 @@ pub mod pfifo {
         #[inline]
         pub const fn with_cache1_ref(self, value: u32) -> Self { Self(Self::CACHE1_REF.set(self.0, value)) }
     }
-    /// `CACHE1_PULL0`: Puller access: 0 stops the puller
+    /// `CACHE1_PULL0`: CACHE1 puller access
     ///
     /// Offset 0x3250; 32-bit, read/write.
     /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
-    /// Source: envytools rnndb fifo/g80_pfifo.xml (0x3250 CACHE1_PULL0).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (CACHE1_PULL0 0x3250); Linux nouveau nv50.c writes 1 at init.
     #[allow(non_camel_case_types)]
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct CACHE1_PULL0_G80_UNTIL_GF100(u32);
-    register!(CACHE1_PULL0_G80_UNTIL_GF100: "CACHE1_PULL0" in "PFIFO" (Absolute, false) at 0x3250, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (0x3250 CACHE1_PULL0)");
+    register!(CACHE1_PULL0_G80_UNTIL_GF100: "CACHE1_PULL0" in "PFIFO" (Absolute, false) at 0x3250, true true scalar, mask 1, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (CACHE1_PULL0 0x3250); Linux nouveau nv50.c writes 1 at init");
     impl CACHE1_PULL0_G80_UNTIL_GF100 {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
-        /// `ACCESS` (bits 0:0): puller enabled
+        /// `ACCESS` (bits 0:0): the puller may run
         pub const ACCESS: FieldSpec = FieldSpec::rw("ACCESS", 0, 1);
         /// Fields, lowest bit first.
         pub const FIELDS: &'static [FieldSpec] = &[Self::ACCESS];
@@ -1440,6 +1698,149 @@ pub mod pfifo {
         #[must_use]
         #[inline]
         pub const fn with_access(self, value: bool) -> Self { Self(Self::ACCESS.set(self.0, value as u32)) }
+    }
+    /// `PLAYLIST_LEN`: Channels in the playlist; writing it makes PFIFO load the playlist PLAYLIST points at
+    ///
+    /// Offset 0x32ec; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (PLAYLIST_LEN 0x32ec); Linux nouveau nv50.c writes it after PLAYLIST.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PLAYLIST_LEN_G80_UNTIL_GF100(u32);
+    register!(PLAYLIST_LEN_G80_UNTIL_GF100: "PLAYLIST_LEN" in "PFIFO" (Absolute, false) at 0x32ec, true true scalar, mask 0xff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (PLAYLIST_LEN 0x32ec); Linux nouveau nv50.c writes it after PLAYLIST");
+    impl PLAYLIST_LEN_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `COUNT` (bits 7:0): number of channel ids in the playlist
+        pub const COUNT_FIELD: FieldSpec = FieldSpec::rw("COUNT", 0, 8);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::COUNT_FIELD];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`COUNT`](Self::COUNT_FIELD).
+        #[inline]
+        pub const fn count(self) -> u8 { Self::COUNT_FIELD.get(self.0) as u8 }
+        /// Set [`COUNT`](Self::COUNT_FIELD).
+        #[must_use]
+        #[inline]
+        pub const fn with_count(self, value: u8) -> Self { Self(Self::COUNT_FIELD.set(self.0, value as u32)) }
+    }
+    /// `PLAYLIST`: Where the playlist (one 32-bit channel id per entry) is
+    ///
+    /// Offset 0x32f4; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (PLAYLIST 0x32f4: address >> 12, target 29:28).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct PLAYLIST_G80_UNTIL_GF100(u32);
+    register!(PLAYLIST_G80_UNTIL_GF100: "PLAYLIST" in "PFIFO" (Absolute, false) at 0x32f4, true true scalar, mask 0x3fff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb fifo/g80_pfifo.xml (PLAYLIST 0x32f4: address >> 12, target 29:28)");
+    /// Enumerated field values of [`PLAYLIST_G80_UNTIL_GF100`].
+    pub mod playlist_g80_until_gf100 {
+        /// Values of field `TARGET`.
+        ///
+        /// Not every value is documented: reading an undocumented one is an error.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+        #[repr(u8)]
+        pub enum Target {
+            /// `VRAM` = 0: VRAM
+            Vram = 0,
+            /// `SYSRAM_SNOOP` = 2: system memory, snooped
+            SysramSnoop = 2,
+            /// `SYSRAM_NOSNOOP` = 3: system memory, not snooped
+            SysramNosnoop = 3,
+        }
+        impl Target {
+            /// The value for raw field contents, if documented.
+            #[inline]
+            pub const fn from_raw(raw: u32) -> Option<Self> {
+                match raw {
+                    0 => Some(Self::Vram),
+                    2 => Some(Self::SysramSnoop),
+                    3 => Some(Self::SysramNosnoop),
+                    _ => None,
+                }
+            }
+        }
+    }
+    impl PLAYLIST_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ADDR` (bits 27:0): bits 12-39 of the playlist's address
+        pub const ADDR: FieldSpec = FieldSpec::rw("ADDR", 0, 28);
+        /// `TARGET` (bits 29:28): memory holding the playlist (the §2.7.8 target specifier)
+        pub const TARGET: FieldSpec = FieldSpec::rw("TARGET", 28, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ADDR, Self::TARGET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ADDR`](Self::ADDR).
+        #[inline]
+        pub const fn addr(self) -> u32 { Self::ADDR.get(self.0) }
+        /// Set [`ADDR`](Self::ADDR); bits of `value` above its 28 bits are dropped ([`try_with_addr`](Self::try_with_addr) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_addr(self, value: u32) -> Self { Self(Self::ADDR.set(self.0, value)) }
+        /// Set [`ADDR`](Self::ADDR), or fail if `value` does not fit its 28 bits.
+        #[inline]
+        pub const fn try_with_addr(self, value: u32) -> Result<Self, FieldOverflow> { match Self::ADDR.try_set("PLAYLIST", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`TARGET`](Self::TARGET).
+        #[inline]
+        pub const fn target(self) -> Result<playlist_g80_until_gf100::Target, InvalidEnumValue> {
+            let raw = Self::TARGET.get(self.0);
+            match playlist_g80_until_gf100::Target::from_raw(raw) {
+                Some(v) => Ok(v),
+                None => Err(InvalidEnumValue { register: "PLAYLIST", field: "TARGET", value: raw }),
+            }
+        }
+        /// Raw contents of [`TARGET`](Self::TARGET), documented or not.
+        #[inline]
+        pub const fn target_raw(self) -> u32 { Self::TARGET.get(self.0) }
+        /// Set [`TARGET`](Self::TARGET).
+        #[must_use]
+        #[inline]
+        pub const fn with_target(self, value: playlist_g80_until_gf100::Target) -> Self { Self(Self::TARGET.set(self.0, value as u32)) }
+    }
+    /// `CHANNEL_UNLOAD`: Write a channel's instance address >> 12 to save its state to RAMFC; reads all-ones until done
+    ///
+    /// Offset 0x32fc; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: Linux nouveau nvkm/engine/fifo/nv50.c (0x0032fc = inst >> 12, polled until it is no longer 0xffffffff).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CHANNEL_UNLOAD_G80_UNTIL_GF100(u32);
+    register!(CHANNEL_UNLOAD_G80_UNTIL_GF100: "CHANNEL_UNLOAD" in "PFIFO" (Absolute, false) at 0x32fc, true true scalar, mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "Linux nouveau nvkm/engine/fifo/nv50.c (0x0032fc = inst >> 12, polled until it is no longer 0xffffffff)");
+    impl CHANNEL_UNLOAD_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `INSTANCE` (bits 31:0): bits 12-43 of the channel structure's address; all-ones while the unload runs
+        pub const INSTANCE: FieldSpec = FieldSpec::rw("INSTANCE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::INSTANCE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`INSTANCE`](Self::INSTANCE).
+        #[inline]
+        pub const fn instance(self) -> u32 { Self::INSTANCE.get(self.0) }
+        /// Set [`INSTANCE`](Self::INSTANCE).
+        #[must_use]
+        #[inline]
+        pub const fn with_instance(self, value: u32) -> Self { Self(Self::INSTANCE.set(self.0, value)) }
     }
     /// `CACHE1_IB_PUT`: ib_put of the channel in CACHE1
     ///
@@ -1573,6 +1974,639 @@ pub mod ptimer {
         #[must_use]
         #[inline]
         pub const fn with_time_high(self, value: u32) -> Self { Self(Self::TIME_HIGH.set(self.0, value)) }
+    }
+}
+/// RAMFC: A channel's RAMFC (G84+: a 0x100-byte object in memory that CHAN_TABLE points at): the pusher and puller state PFIFO saves while the channel is not running (§2.8.1 'RAMFC: area of VRAM storing the above'). Word offsets from envytools rnndb fifo/g80_pfifo.xml G80_RAMFC; no BAR0 instance: it is written through PMEM
+///
+/// Source: nvidia-hardware-envytools §2.8.1.
+///
+/// The block exists once per engine or channel: its registers are reached through an instance below, `io.at::<Instance>()` or `io.at_index::<Instances>(i)` (`baregpu_hal::RegisterIoExt`), never directly on the register window.
+pub mod ramfc {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// The RAMFC block as a type: the `Register::Base` of its registers.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Block {}
+    impl baregpu_hal::register::Base for Block { const NAME: &'static str = "RAMFC"; }
+    /// `IB_PUT`: ib_put (§2.8.3 pusher state)
+    ///
+    /// Offset 0x0 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x00); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_PUT(u32);
+    register!(IB_PUT: "IB_PUT" in "RAMFC" (Block, true) at 0, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x00); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_PUT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IB_PUT` (bits 31:0): The whole register.
+        pub const IB_PUT: FieldSpec = FieldSpec::rw("IB_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IB_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IB_PUT`](Self::IB_PUT).
+        #[inline]
+        pub const fn ib_put(self) -> u32 { Self::IB_PUT.get(self.0) }
+        /// Set [`IB_PUT`](Self::IB_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_put(self, value: u32) -> Self { Self(Self::IB_PUT.set(self.0, value)) }
+    }
+    /// `IB_GET`: ib_get
+    ///
+    /// Offset 0x4 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x04); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_GET(u32);
+    register!(IB_GET: "IB_GET" in "RAMFC" (Block, true) at 4, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x04); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_GET {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IB_GET` (bits 31:0): The whole register.
+        pub const IB_GET: FieldSpec = FieldSpec::rw("IB_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IB_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IB_GET`](Self::IB_GET).
+        #[inline]
+        pub const fn ib_get(self) -> u32 { Self::IB_GET.get(self.0) }
+        /// Set [`IB_GET`](Self::IB_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_get(self, value: u32) -> Self { Self(Self::IB_GET.set(self.0, value)) }
+    }
+    /// `DMA_PUT`: dma_put, low 32 bits (DMA mode: a byte offset in the pushbuffer DMA object)
+    ///
+    /// Offset 0x8 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x08); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_PUT(u32);
+    register!(DMA_PUT: "DMA_PUT" in "RAMFC" (Block, true) at 8, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x08); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_PUT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_PUT` (bits 31:0): The whole register.
+        pub const DMA_PUT: FieldSpec = FieldSpec::rw("DMA_PUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_PUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_PUT`](Self::DMA_PUT).
+        #[inline]
+        pub const fn dma_put(self) -> u32 { Self::DMA_PUT.get(self.0) }
+        /// Set [`DMA_PUT`](Self::DMA_PUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_put(self, value: u32) -> Self { Self(Self::DMA_PUT.set(self.0, value)) }
+    }
+    /// `DMA_PUT_HIGH`: dma_put bits 32-39
+    ///
+    /// Offset 0xc from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x0c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_PUT_HIGH(u32);
+    register!(DMA_PUT_HIGH: "DMA_PUT_HIGH" in "RAMFC" (Block, true) at 0xc, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x0c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_PUT_HIGH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_PUT_HIGH` (bits 31:0): The whole register.
+        pub const DMA_PUT_HIGH: FieldSpec = FieldSpec::rw("DMA_PUT_HIGH", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_PUT_HIGH];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_PUT_HIGH`](Self::DMA_PUT_HIGH).
+        #[inline]
+        pub const fn dma_put_high(self) -> u32 { Self::DMA_PUT_HIGH.get(self.0) }
+        /// Set [`DMA_PUT_HIGH`](Self::DMA_PUT_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_put_high(self, value: u32) -> Self { Self(Self::DMA_PUT_HIGH.set(self.0, value)) }
+    }
+    /// `DMA_GET`: dma_get, low 32 bits
+    ///
+    /// Offset 0x10 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x10); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_GET(u32);
+    register!(DMA_GET: "DMA_GET" in "RAMFC" (Block, true) at 0x10, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x10); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_GET {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_GET` (bits 31:0): The whole register.
+        pub const DMA_GET: FieldSpec = FieldSpec::rw("DMA_GET", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_GET];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_GET`](Self::DMA_GET).
+        #[inline]
+        pub const fn dma_get(self) -> u32 { Self::DMA_GET.get(self.0) }
+        /// Set [`DMA_GET`](Self::DMA_GET).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_get(self, value: u32) -> Self { Self(Self::DMA_GET.set(self.0, value)) }
+    }
+    /// `DMA_GET_HIGH`: dma_get bits 32-39
+    ///
+    /// Offset 0x14 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x14); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_GET_HIGH(u32);
+    register!(DMA_GET_HIGH: "DMA_GET_HIGH" in "RAMFC" (Block, true) at 0x14, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x14); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_GET_HIGH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_GET_HIGH` (bits 31:0): The whole register.
+        pub const DMA_GET_HIGH: FieldSpec = FieldSpec::rw("DMA_GET_HIGH", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_GET_HIGH];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_GET_HIGH`](Self::DMA_GET_HIGH).
+        #[inline]
+        pub const fn dma_get_high(self) -> u32 { Self::DMA_GET_HIGH.get(self.0) }
+        /// Set [`DMA_GET_HIGH`](Self::DMA_GET_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_get_high(self, value: u32) -> Self { Self(Self::DMA_GET_HIGH.set(self.0, value)) }
+    }
+    /// `DMA_FETCH`: DMA fetch control; Linux nouveau writes 0x003f6078 (fetch sizes, undocumented) with IB_ENABLE for IB mode
+    ///
+    /// Offset 0x3c from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x3c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_FETCH(u32);
+    register!(DMA_FETCH: "DMA_FETCH" in "RAMFC" (Block, true) at 0x3c, true true scalar, mask 0x7fff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x3c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_FETCH {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `SETTINGS` (bits 29:0): fetch settings (undocumented)
+        pub const SETTINGS: FieldSpec = FieldSpec::rw("SETTINGS", 0, 30);
+        /// `IB_ENABLE` (bits 30:30): IB mode (§2.8.3 pusher state ib_enable)
+        pub const IB_ENABLE: FieldSpec = FieldSpec::rw("IB_ENABLE", 30, 1);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::SETTINGS, Self::IB_ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`SETTINGS`](Self::SETTINGS).
+        #[inline]
+        pub const fn settings(self) -> u32 { Self::SETTINGS.get(self.0) }
+        /// Set [`SETTINGS`](Self::SETTINGS); bits of `value` above its 30 bits are dropped ([`try_with_settings`](Self::try_with_settings) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_settings(self, value: u32) -> Self { Self(Self::SETTINGS.set(self.0, value)) }
+        /// Set [`SETTINGS`](Self::SETTINGS), or fail if `value` does not fit its 30 bits.
+        #[inline]
+        pub const fn try_with_settings(self, value: u32) -> Result<Self, FieldOverflow> { match Self::SETTINGS.try_set("DMA_FETCH", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`IB_ENABLE`](Self::IB_ENABLE).
+        #[inline]
+        pub const fn ib_enable(self) -> bool { Self::IB_ENABLE.get(self.0) != 0 }
+        /// Set [`IB_ENABLE`](Self::IB_ENABLE).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_enable(self, value: bool) -> Self { Self(Self::IB_ENABLE.set(self.0, value as u32)) }
+    }
+    /// `DMA_TIMESLICE`: the channel's timeslice (Linux nouveau: 0x01003fff)
+    ///
+    /// Offset 0x44 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x44); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_TIMESLICE(u32);
+    register!(DMA_TIMESLICE: "DMA_TIMESLICE" in "RAMFC" (Block, true) at 0x44, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x44); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_TIMESLICE {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_TIMESLICE` (bits 31:0): The whole register.
+        pub const DMA_TIMESLICE: FieldSpec = FieldSpec::rw("DMA_TIMESLICE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_TIMESLICE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_TIMESLICE`](Self::DMA_TIMESLICE).
+        #[inline]
+        pub const fn dma_timeslice(self) -> u32 { Self::DMA_TIMESLICE.get(self.0) }
+        /// Set [`DMA_TIMESLICE`](Self::DMA_TIMESLICE).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_timeslice(self, value: u32) -> Self { Self(Self::DMA_TIMESLICE.set(self.0, value)) }
+    }
+    /// `DMA_INSTANCE`: the pushbuffer DMA object's selector (offset in the channel structure >> 4; §2.8.3 dma_pushbuffer)
+    ///
+    /// Offset 0x48 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x48); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_INSTANCE(u32);
+    register!(DMA_INSTANCE: "DMA_INSTANCE" in "RAMFC" (Block, true) at 0x48, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x48); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_INSTANCE {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_INSTANCE` (bits 31:0): The whole register.
+        pub const DMA_INSTANCE: FieldSpec = FieldSpec::rw("DMA_INSTANCE", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_INSTANCE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_INSTANCE`](Self::DMA_INSTANCE).
+        #[inline]
+        pub const fn dma_instance(self) -> u32 { Self::DMA_INSTANCE.get(self.0) }
+        /// Set [`DMA_INSTANCE`](Self::DMA_INSTANCE).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_instance(self, value: u32) -> Self { Self(Self::DMA_INSTANCE.set(self.0, value)) }
+    }
+    /// `DMA_LIMIT`: dma_limit (§2.8.3; Linux nouveau leaves it all-ones)
+    ///
+    /// Offset 0x4c from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x4c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DMA_LIMIT(u32);
+    register!(DMA_LIMIT: "DMA_LIMIT" in "RAMFC" (Block, true) at 0x4c, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x4c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl DMA_LIMIT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DMA_LIMIT` (bits 31:0): The whole register.
+        pub const DMA_LIMIT: FieldSpec = FieldSpec::rw("DMA_LIMIT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DMA_LIMIT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DMA_LIMIT`](Self::DMA_LIMIT).
+        #[inline]
+        pub const fn dma_limit(self) -> u32 { Self::DMA_LIMIT.get(self.0) }
+        /// Set [`DMA_LIMIT`](Self::DMA_LIMIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_dma_limit(self, value: u32) -> Self { Self(Self::DMA_LIMIT.set(self.0, value)) }
+    }
+    /// `IB_ADDRESS_LOW`: ib_address bits 0-31 (§2.8.3)
+    ///
+    /// Offset 0x50 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x50); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_ADDRESS_LOW(u32);
+    register!(IB_ADDRESS_LOW: "IB_ADDRESS_LOW" in "RAMFC" (Block, true) at 0x50, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x50); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_ADDRESS_LOW {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `IB_ADDRESS_LOW` (bits 31:0): The whole register.
+        pub const IB_ADDRESS_LOW: FieldSpec = FieldSpec::rw("IB_ADDRESS_LOW", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::IB_ADDRESS_LOW];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`IB_ADDRESS_LOW`](Self::IB_ADDRESS_LOW).
+        #[inline]
+        pub const fn ib_address_low(self) -> u32 { Self::IB_ADDRESS_LOW.get(self.0) }
+        /// Set [`IB_ADDRESS_LOW`](Self::IB_ADDRESS_LOW).
+        #[must_use]
+        #[inline]
+        pub const fn with_ib_address_low(self, value: u32) -> Self { Self(Self::IB_ADDRESS_LOW.set(self.0, value)) }
+    }
+    /// `IB_CONFIG`: ib_address bits 32-39 and ib_order (§2.8.3: 'The size has to be a power of two')
+    ///
+    /// Offset 0x54 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x54); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct IB_CONFIG(u32);
+    register!(IB_CONFIG: "IB_CONFIG" in "RAMFC" (Block, true) at 0x54, true true scalar, mask 0x001f_00ff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x54); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl IB_CONFIG {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ADDRESS_HIGH` (bits 7:0): ib_address bits 32-39
+        pub const ADDRESS_HIGH: FieldSpec = FieldSpec::rw("ADDRESS_HIGH", 0, 8);
+        /// `ORDER` (bits 20:16): log2 of the IB ring's entries
+        pub const ORDER: FieldSpec = FieldSpec::rw("ORDER", 16, 5);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ADDRESS_HIGH, Self::ORDER];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ADDRESS_HIGH`](Self::ADDRESS_HIGH).
+        #[inline]
+        pub const fn address_high(self) -> u8 { Self::ADDRESS_HIGH.get(self.0) as u8 }
+        /// Set [`ADDRESS_HIGH`](Self::ADDRESS_HIGH).
+        #[must_use]
+        #[inline]
+        pub const fn with_address_high(self, value: u8) -> Self { Self(Self::ADDRESS_HIGH.set(self.0, value as u32)) }
+        /// [`ORDER`](Self::ORDER).
+        #[inline]
+        pub const fn order(self) -> u8 { Self::ORDER.get(self.0) as u8 }
+        /// Set [`ORDER`](Self::ORDER); bits of `value` above its 5 bits are dropped ([`try_with_order`](Self::try_with_order) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_order(self, value: u8) -> Self { Self(Self::ORDER.set(self.0, value as u32)) }
+        /// Set [`ORDER`](Self::ORDER), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_order(self, value: u8) -> Result<Self, FieldOverflow> { match Self::ORDER.try_set("IB_CONFIG", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `ACQUIRE_TIMEOUT`: semaphore acquire timeout (§2.8.4 'There's also apparently a timeout'; Linux nouveau: 0x7fffffff)
+    ///
+    /// Offset 0x60 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x60); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct ACQUIRE_TIMEOUT(u32);
+    register!(ACQUIRE_TIMEOUT: "ACQUIRE_TIMEOUT" in "RAMFC" (Block, true) at 0x60, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x60); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl ACQUIRE_TIMEOUT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `ACQUIRE_TIMEOUT` (bits 31:0): The whole register.
+        pub const ACQUIRE_TIMEOUT: FieldSpec = FieldSpec::rw("ACQUIRE_TIMEOUT", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::ACQUIRE_TIMEOUT];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`ACQUIRE_TIMEOUT`](Self::ACQUIRE_TIMEOUT).
+        #[inline]
+        pub const fn acquire_timeout(self) -> u32 { Self::ACQUIRE_TIMEOUT.get(self.0) }
+        /// Set [`ACQUIRE_TIMEOUT`](Self::ACQUIRE_TIMEOUT).
+        #[must_use]
+        #[inline]
+        pub const fn with_acquire_timeout(self, value: u32) -> Self { Self(Self::ACQUIRE_TIMEOUT.set(self.0, value)) }
+    }
+    /// `SLI`: SLI conditional commands (§2.8.3 sli_enable, sli_mask; Linux nouveau: 0x30000fff)
+    ///
+    /// Offset 0x7c from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x7c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct SLI(u32);
+    register!(SLI: "SLI" in "RAMFC" (Block, true) at 0x7c, true true scalar, mask 0x3000_0fff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x7c); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl SLI {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `MASK` (bits 11:0): sli_mask
+        pub const MASK: FieldSpec = FieldSpec::rw("MASK", 0, 12);
+        /// `ENABLE` (bits 29:28): sli enables (nouveau sets both bits)
+        pub const ENABLE: FieldSpec = FieldSpec::rw("ENABLE", 28, 2);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::MASK, Self::ENABLE];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`MASK`](Self::MASK).
+        #[inline]
+        pub const fn mask(self) -> u16 { Self::MASK.get(self.0) as u16 }
+        /// Set [`MASK`](Self::MASK); bits of `value` above its 12 bits are dropped ([`try_with_mask`](Self::try_with_mask) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_mask(self, value: u16) -> Self { Self(Self::MASK.set(self.0, value as u32)) }
+        /// Set [`MASK`](Self::MASK), or fail if `value` does not fit its 12 bits.
+        #[inline]
+        pub const fn try_with_mask(self, value: u16) -> Result<Self, FieldOverflow> { match Self::MASK.try_set("SLI", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`ENABLE`](Self::ENABLE).
+        #[inline]
+        pub const fn enable(self) -> u8 { Self::ENABLE.get(self.0) as u8 }
+        /// Set [`ENABLE`](Self::ENABLE); bits of `value` above its 2 bits are dropped ([`try_with_enable`](Self::try_with_enable) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_enable(self, value: u8) -> Self { Self(Self::ENABLE.set(self.0, value as u32)) }
+        /// Set [`ENABLE`](Self::ENABLE), or fail if `value` does not fit its 2 bits.
+        #[inline]
+        pub const fn try_with_enable(self, value: u8) -> Result<Self, FieldOverflow> { match Self::ENABLE.try_set("SLI", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `RAMHT`: the channel's RAMHT: offset in the channel structure >> 4, search mode, size
+    ///
+    /// Offset 0x80 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x80); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct RAMHT(u32);
+    register!(RAMHT: "RAMHT" in "RAMFC" (Block, true) at 0x80, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x80); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl RAMHT {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `OFFSET` (bits 23:0): RAMHT offset in the channel structure >> 4
+        pub const OFFSET_FIELD: FieldSpec = FieldSpec::rw("OFFSET", 0, 24);
+        /// `SEARCH` (bits 26:24): search mode (Linux nouveau: 4; undocumented)
+        pub const SEARCH: FieldSpec = FieldSpec::rw("SEARCH", 24, 3);
+        /// `BITS` (bits 31:27): log2(entries) - 9
+        pub const BITS: FieldSpec = FieldSpec::rw("BITS", 27, 5);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::OFFSET_FIELD, Self::SEARCH, Self::BITS];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`OFFSET`](Self::OFFSET_FIELD).
+        #[inline]
+        pub const fn offset(self) -> u32 { Self::OFFSET_FIELD.get(self.0) }
+        /// Set [`OFFSET`](Self::OFFSET_FIELD); bits of `value` above its 24 bits are dropped ([`try_with_offset`](Self::try_with_offset) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_offset(self, value: u32) -> Self { Self(Self::OFFSET_FIELD.set(self.0, value)) }
+        /// Set [`OFFSET`](Self::OFFSET_FIELD), or fail if `value` does not fit its 24 bits.
+        #[inline]
+        pub const fn try_with_offset(self, value: u32) -> Result<Self, FieldOverflow> { match Self::OFFSET_FIELD.try_set("RAMHT", self.0, value) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`SEARCH`](Self::SEARCH).
+        #[inline]
+        pub const fn search(self) -> u8 { Self::SEARCH.get(self.0) as u8 }
+        /// Set [`SEARCH`](Self::SEARCH); bits of `value` above its 3 bits are dropped ([`try_with_search`](Self::try_with_search) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_search(self, value: u8) -> Self { Self(Self::SEARCH.set(self.0, value as u32)) }
+        /// Set [`SEARCH`](Self::SEARCH), or fail if `value` does not fit its 3 bits.
+        #[inline]
+        pub const fn try_with_search(self, value: u8) -> Result<Self, FieldOverflow> { match Self::SEARCH.try_set("RAMHT", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+        /// [`BITS`](Self::BITS).
+        #[inline]
+        pub const fn bits(self) -> u8 { Self::BITS.get(self.0) as u8 }
+        /// Set [`BITS`](Self::BITS); bits of `value` above its 5 bits are dropped ([`try_with_bits`](Self::try_with_bits) rejects them instead).
+        #[must_use]
+        #[inline]
+        pub const fn with_bits(self, value: u8) -> Self { Self(Self::BITS.set(self.0, value as u32)) }
+        /// Set [`BITS`](Self::BITS), or fail if `value` does not fit its 5 bits.
+        #[inline]
+        pub const fn try_with_bits(self, value: u8) -> Result<Self, FieldOverflow> { match Self::BITS.try_set("RAMHT", self.0, value as u32) { Ok(raw) => Ok(Self(raw)), Err(e) => Err(e) } }
+    }
+    /// `CACHE_INST`: the channel's CACHE save area >> 10 [G84-]
+    ///
+    /// Offset 0x88 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x88); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CACHE_INST(u32);
+    register!(CACHE_INST: "CACHE_INST" in "RAMFC" (Block, true) at 0x88, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x88); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl CACHE_INST {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CACHE_INST` (bits 31:0): The whole register.
+        pub const CACHE_INST: FieldSpec = FieldSpec::rw("CACHE_INST", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CACHE_INST];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CACHE_INST`](Self::CACHE_INST).
+        #[inline]
+        pub const fn cache_inst(self) -> u32 { Self::CACHE_INST.get(self.0) }
+        /// Set [`CACHE_INST`](Self::CACHE_INST).
+        #[must_use]
+        #[inline]
+        pub const fn with_cache_inst(self, value: u32) -> Self { Self(Self::CACHE_INST.set(self.0, value)) }
+    }
+    /// `CHAN_INST`: the channel structure's address >> 12 [G84-]
+    ///
+    /// Offset 0x98 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x98); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct CHAN_INST(u32);
+    register!(CHAN_INST: "CHAN_INST" in "RAMFC" (Block, true) at 0x98, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x98); values Linux nouveau nvkm/engine/fifo/nv50.c, g84.c");
+    impl CHAN_INST {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `CHAN_INST` (bits 31:0): The whole register.
+        pub const CHAN_INST: FieldSpec = FieldSpec::rw("CHAN_INST", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::CHAN_INST];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`CHAN_INST`](Self::CHAN_INST).
+        #[inline]
+        pub const fn chan_inst(self) -> u32 { Self::CHAN_INST.get(self.0) }
+        /// Set [`CHAN_INST`](Self::CHAN_INST).
+        #[must_use]
+        #[inline]
+        pub const fn with_chan_inst(self, value: u32) -> Self { Self(Self::CHAN_INST.set(self.0, value)) }
+    }
+}
+/// PMEM: The 1 MiB BAR0 window onto VRAM (or system memory) at the address PBUS.PMEM_WINDOW selects (envytools rnndb nv_mmio.xml, bus/pbus.xml): how channel structures are written before any VM exists
+///
+/// Source: nvidia-hardware-envytools §2.7.8.
+pub mod pmem {
+    #![allow(unused_imports)]
+    use super::{Chipset, Family};
+    use baregpu_hal::register::{Absolute, AddressFieldError, FieldOverflow, FieldSpec, InvalidEnumValue, UnknownChipset};
+    use baregpu_hal::dma::BusAddress;
+    /// Base address of the block; register offsets include it.
+    pub const BASE: usize = 0x700000;
+    /// `DATA`: One word of the memory PBUS.PMEM_WINDOW selects (word i at window address 4 * i)
+    ///
+    /// Offset 0x700000, 262144 instances 0x4 bytes apart; 32-bit, read/write.
+    /// Chipsets: `G80:GF100` (`Register::CHIPSETS`).
+    /// Source: envytools rnndb nv_mmio.xml (PMEM 0x700000:0x800000); Linux nouveau nv50 instmem writes instance memory through it.
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct DATA_G80_UNTIL_GF100(u32);
+    register!(DATA_G80_UNTIL_GF100: "DATA" in "PMEM" (Absolute, false) at 0x700000, true true array(262144, 4), mask 0xffff_ffff, reset 0, chipsets baregpu_hal::register::Chipsets::Ranges(&[baregpu_hal::register::ChipRange { first: Chipset::G80, end: Some(Chipset::GF100) }]), source "envytools rnndb nv_mmio.xml (PMEM 0x700000:0x800000); Linux nouveau nv50 instmem writes instance memory through it");
+    impl DATA_G80_UNTIL_GF100 {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `DATA` (bits 31:0): The whole register.
+        pub const DATA: FieldSpec = FieldSpec::rw("DATA", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::DATA];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`DATA`](Self::DATA).
+        #[inline]
+        pub const fn data(self) -> u32 { Self::DATA.get(self.0) }
+        /// Set [`DATA`](Self::DATA).
+        #[must_use]
+        #[inline]
+        pub const fn with_data(self, value: u32) -> Self { Self(Self::DATA.set(self.0, value)) }
     }
 }
 /// PFIFO_USER: Channel control area (USER): one per channel; its offsets count from the channel's area (instances: the G80 areas in BAR0)
@@ -2061,26 +3095,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_SET(u32);
-    register!(INTR_SET: "INTR_SET" in "FALCON" (Block, true) at 0, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_SET: "INTR_SET" in "FALCON" (Block, true) at 0, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_SET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0;
-        /// `INTR_SET` (bits 31:0): The whole register.
-        pub const INTR_SET: FieldSpec = FieldSpec::wo("INTR_SET", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_SET];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_SET`](Self::INTR_SET).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_set(self, value: u32) -> Self { Self(Self::INTR_SET.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR_CLEAR`: A mask of currently pending interrupts. Write to SET to manually trigger an interrupt. Write to CLEAR to ack an interrupt. Attempts to SET or CLEAR level-triggered interrupts are ignored.
     ///
@@ -2090,26 +3160,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_CLEAR(u32);
-    register!(INTR_CLEAR: "INTR_CLEAR" in "FALCON" (Block, true) at 4, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_CLEAR: "INTR_CLEAR" in "FALCON" (Block, true) at 4, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_CLEAR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x100;
-        /// `INTR_CLEAR` (bits 31:0): The whole register.
-        pub const INTR_CLEAR: FieldSpec = FieldSpec::wo("INTR_CLEAR", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_CLEAR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_CLEAR`](Self::INTR_CLEAR).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_clear(self, value: u32) -> Self { Self(Self::INTR_CLEAR.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR`: A mask of currently pending interrupts. Write to SET to manually trigger an interrupt. Write to CLEAR to ack an interrupt. Attempts to SET or CLEAR level-triggered interrupts are ignored.
     ///
@@ -2125,19 +3231,49 @@ pub mod falcon {
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x200;
-        /// `INTR` (bits 31:0): The whole register.
-        pub const INTR: FieldSpec = FieldSpec::ro("INTR", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::ro("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::ro("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::ro("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::ro("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::ro("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::ro("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::ro("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`INTR`](Self::INTR).
+        /// [`PERIODIC`](Self::PERIODIC).
         #[inline]
-        pub const fn intr(self) -> u32 { Self::INTR.get(self.0) }
+        pub const fn periodic(self) -> bool { Self::PERIODIC.get(self.0) != 0 }
+        /// [`WATCHDOG`](Self::WATCHDOG).
+        #[inline]
+        pub const fn watchdog(self) -> bool { Self::WATCHDOG.get(self.0) != 0 }
+        /// [`FIFO`](Self::FIFO).
+        #[inline]
+        pub const fn fifo(self) -> bool { Self::FIFO.get(self.0) != 0 }
+        /// [`CHSW`](Self::CHSW).
+        #[inline]
+        pub const fn chsw(self) -> bool { Self::CHSW.get(self.0) != 0 }
+        /// [`EXIT`](Self::EXIT).
+        #[inline]
+        pub const fn exit(self) -> bool { Self::EXIT.get(self.0) != 0 }
+        /// [`SCRATCH0`](Self::SCRATCH0).
+        #[inline]
+        pub const fn scratch0(self) -> bool { Self::SCRATCH0.get(self.0) != 0 }
+        /// [`SCRATCH1`](Self::SCRATCH1).
+        #[inline]
+        pub const fn scratch1(self) -> bool { Self::SCRATCH1.get(self.0) != 0 }
     }
     /// `INTR_MODE`: Bits 0-15 are modes for the corresponding interrupt lines. 0 is edge trigered, 1 is level triggered.
     ///
@@ -2183,26 +3319,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_EN_SET(u32);
-    register!(INTR_EN_SET: "INTR_EN_SET" in "FALCON" (Block, true) at 0x10, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_EN_SET: "INTR_EN_SET" in "FALCON" (Block, true) at 0x10, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_EN_SET {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x400;
-        /// `INTR_EN_SET` (bits 31:0): The whole register.
-        pub const INTR_EN_SET: FieldSpec = FieldSpec::wo("INTR_EN_SET", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_EN_SET];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_EN_SET`](Self::INTR_EN_SET).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_en_set(self, value: u32) -> Self { Self(Self::INTR_EN_SET.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR_EN_CLEAR`: A mask of enabled interrupts. If a bit is set to 0 here, the interrupt handler isn't run if a given interrupt happens [but the INTR bit is still set and it'll run once INTR_EN bit is set again]. (Table 18 name: INTR_EN_CLR.)
     ///
@@ -2212,26 +3384,62 @@ pub mod falcon {
     #[derive(Clone, Copy, PartialEq, Eq, Hash)]
     #[repr(transparent)]
     pub struct INTR_EN_CLEAR(u32);
-    register!(INTR_EN_CLEAR: "INTR_EN_CLEAR" in "FALCON" (Block, true) at 0x14, false true scalar, mask 0xffff_ffff, reset 0, source "nvidia-hardware-envytools §2.10.8");
+    register!(INTR_EN_CLEAR: "INTR_EN_CLEAR" in "FALCON" (Block, true) at 0x14, false true scalar, mask 0xdf, reset 0, source "nvidia-hardware-envytools §2.10.8");
     impl INTR_EN_CLEAR {
         /// Value after reset (documented defaults; unknown bits are 0).
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x500;
-        /// `INTR_EN_CLEAR` (bits 31:0): The whole register.
-        pub const INTR_EN_CLEAR: FieldSpec = FieldSpec::wo("INTR_EN_CLEAR", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::wo("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::wo("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::wo("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::wo("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::wo("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::wo("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::wo("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_EN_CLEAR];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// Set [`INTR_EN_CLEAR`](Self::INTR_EN_CLEAR).
+        /// Set [`PERIODIC`](Self::PERIODIC).
         #[must_use]
         #[inline]
-        pub const fn with_intr_en_clear(self, value: u32) -> Self { Self(Self::INTR_EN_CLEAR.set(self.0, value)) }
+        pub const fn with_periodic(self, value: bool) -> Self { Self(Self::PERIODIC.set(self.0, value as u32)) }
+        /// Set [`WATCHDOG`](Self::WATCHDOG).
+        #[must_use]
+        #[inline]
+        pub const fn with_watchdog(self, value: bool) -> Self { Self(Self::WATCHDOG.set(self.0, value as u32)) }
+        /// Set [`FIFO`](Self::FIFO).
+        #[must_use]
+        #[inline]
+        pub const fn with_fifo(self, value: bool) -> Self { Self(Self::FIFO.set(self.0, value as u32)) }
+        /// Set [`CHSW`](Self::CHSW).
+        #[must_use]
+        #[inline]
+        pub const fn with_chsw(self, value: bool) -> Self { Self(Self::CHSW.set(self.0, value as u32)) }
+        /// Set [`EXIT`](Self::EXIT).
+        #[must_use]
+        #[inline]
+        pub const fn with_exit(self, value: bool) -> Self { Self(Self::EXIT.set(self.0, value as u32)) }
+        /// Set [`SCRATCH0`](Self::SCRATCH0).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch0(self, value: bool) -> Self { Self(Self::SCRATCH0.set(self.0, value as u32)) }
+        /// Set [`SCRATCH1`](Self::SCRATCH1).
+        #[must_use]
+        #[inline]
+        pub const fn with_scratch1(self, value: bool) -> Self { Self(Self::SCRATCH1.set(self.0, value as u32)) }
     }
     /// `INTR_EN`: A mask of enabled interrupts. If a bit is set to 0 here, the interrupt handler isn't run if a given interrupt happens [but the INTR bit is still set and it'll run once INTR_EN bit is set again].
     ///
@@ -2247,19 +3455,49 @@ pub mod falcon {
         pub const RESET: Self = Self(0);
         /// Address of the register in the falcon I[] space.
         pub const IO_ADDRESS: u32 = 0x600;
-        /// `INTR_EN` (bits 31:0): The whole register.
-        pub const INTR_EN: FieldSpec = FieldSpec::ro("INTR_EN", 0, 32);
+        /// `PERIODIC` (bits 0:0): periodic timer
+        pub const PERIODIC: FieldSpec = FieldSpec::ro("PERIODIC", 0, 1);
+        /// `WATCHDOG` (bits 1:1): watchdog timer
+        pub const WATCHDOG: FieldSpec = FieldSpec::ro("WATCHDOG", 1, 1);
+        /// `FIFO` (bits 2:2): FIFO data available
+        pub const FIFO: FieldSpec = FieldSpec::ro("FIFO", 2, 1);
+        /// `CHSW` (bits 3:3): PFIFO channel switch
+        pub const CHSW: FieldSpec = FieldSpec::ro("CHSW", 3, 1);
+        /// `EXIT` (bits 4:4): processor stopped
+        pub const EXIT: FieldSpec = FieldSpec::ro("EXIT", 4, 1);
+        /// `SCRATCH0` (bits 6:6): scratch line 0 [unused by hw, user-defined: the microcode's SWGEN0]
+        pub const SCRATCH0: FieldSpec = FieldSpec::ro("SCRATCH0", 6, 1);
+        /// `SCRATCH1` (bits 7:7): scratch line 1 [unused by hw, user-defined: the microcode's SWGEN1]
+        pub const SCRATCH1: FieldSpec = FieldSpec::ro("SCRATCH1", 7, 1);
         /// Fields, lowest bit first.
-        pub const FIELDS: &'static [FieldSpec] = &[Self::INTR_EN];
+        pub const FIELDS: &'static [FieldSpec] = &[Self::PERIODIC, Self::WATCHDOG, Self::FIFO, Self::CHSW, Self::EXIT, Self::SCRATCH0, Self::SCRATCH1];
         /// The register holding `raw`.
         #[inline]
         pub const fn from_raw(raw: u32) -> Self { Self(raw) }
         /// The raw value.
         #[inline]
         pub const fn raw(self) -> u32 { self.0 }
-        /// [`INTR_EN`](Self::INTR_EN).
+        /// [`PERIODIC`](Self::PERIODIC).
         #[inline]
-        pub const fn intr_en(self) -> u32 { Self::INTR_EN.get(self.0) }
+        pub const fn periodic(self) -> bool { Self::PERIODIC.get(self.0) != 0 }
+        /// [`WATCHDOG`](Self::WATCHDOG).
+        #[inline]
+        pub const fn watchdog(self) -> bool { Self::WATCHDOG.get(self.0) != 0 }
+        /// [`FIFO`](Self::FIFO).
+        #[inline]
+        pub const fn fifo(self) -> bool { Self::FIFO.get(self.0) != 0 }
+        /// [`CHSW`](Self::CHSW).
+        #[inline]
+        pub const fn chsw(self) -> bool { Self::CHSW.get(self.0) != 0 }
+        /// [`EXIT`](Self::EXIT).
+        #[inline]
+        pub const fn exit(self) -> bool { Self::EXIT.get(self.0) != 0 }
+        /// [`SCRATCH0`](Self::SCRATCH0).
+        #[inline]
+        pub const fn scratch0(self) -> bool { Self::SCRATCH0.get(self.0) != 0 }
+        /// [`SCRATCH1`](Self::SCRATCH1).
+        #[inline]
+        pub const fn scratch1(self) -> bool { Self::SCRATCH1.get(self.0) != 0 }
     }
     /// `INTR_ROUTING`: interrupt routing (Table 18 name: INTR_DISPATCH.)
     ///
@@ -6684,8 +7922,11 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pmc::ENABLE::SPEC,
     pmc::INTR_MASK_GT215_ONWARD::SPEC,
     pbus::PMEM_WINDOW_G80_ONWARD::SPEC,
+    pfifo::UNK044_G80_UNTIL_GF100::SPEC,
     pfifo::INTR_G80_UNTIL_GF100::SPEC,
     pfifo::INTR_EN_G80_UNTIL_GF100::SPEC,
+    pfifo::CACHES_G80_UNTIL_GF100::SPEC,
+    pfifo::UNK50C_G80_UNTIL_GF100::SPEC,
     pfifo::CHAN_TABLE_G84_UNTIL_GF100::SPEC,
     pfifo::CACHE1_PUSH0_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_PUSH1_G80_UNTIL_GF100::SPEC,
@@ -6694,10 +7935,31 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     pfifo::CACHE1_DMA_GET_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_REF_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_PULL0_G80_UNTIL_GF100::SPEC,
+    pfifo::PLAYLIST_LEN_G80_UNTIL_GF100::SPEC,
+    pfifo::PLAYLIST_G80_UNTIL_GF100::SPEC,
+    pfifo::CHANNEL_UNLOAD_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_IB_PUT_G80_UNTIL_GF100::SPEC,
     pfifo::CACHE1_IB_GET_G80_UNTIL_GF100::SPEC,
     ptimer::TIME_LOW::SPEC,
     ptimer::TIME_HIGH::SPEC,
+    ramfc::IB_PUT::SPEC,
+    ramfc::IB_GET::SPEC,
+    ramfc::DMA_PUT::SPEC,
+    ramfc::DMA_PUT_HIGH::SPEC,
+    ramfc::DMA_GET::SPEC,
+    ramfc::DMA_GET_HIGH::SPEC,
+    ramfc::DMA_FETCH::SPEC,
+    ramfc::DMA_TIMESLICE::SPEC,
+    ramfc::DMA_INSTANCE::SPEC,
+    ramfc::DMA_LIMIT::SPEC,
+    ramfc::IB_ADDRESS_LOW::SPEC,
+    ramfc::IB_CONFIG::SPEC,
+    ramfc::ACQUIRE_TIMEOUT::SPEC,
+    ramfc::SLI::SPEC,
+    ramfc::RAMHT::SPEC,
+    ramfc::CACHE_INST::SPEC,
+    ramfc::CHAN_INST::SPEC,
+    pmem::DATA_G80_UNTIL_GF100::SPEC,
     pfifo_user::DMA_PUT::SPEC,
     pfifo_user::DMA_GET::SPEC,
     pfifo_user::REF::SPEC,

@@ -305,7 +305,7 @@ impl Pfifo {
         let v = S::METHOD.set(0, c.mthd >> 2);
         let v = S::SUBCHANNEL.set(v, c.subc);
         let v = S::METHOD_COUNT.set(v, c.mcnt.min(0x7ff));
-        S::ERROR.set(v, error)
+        S::ERROR_CODE.set(v, error)
     }
 
     /// A BAR0 read of PFIFO's `offset`.
@@ -378,7 +378,7 @@ impl Pfifo {
                 // Recovery (§2.8.3): clearing the state lets the channel go on; its command
                 // decoding starts afresh at DMA_GET.
                 let c = &mut self.channels[cur];
-                if p::CACHE1_DMA_STATE_G80_UNTIL_GF100::ERROR.get(value) == 0 {
+                if p::CACHE1_DMA_STATE_G80_UNTIL_GF100::ERROR_CODE.get(value) == 0 {
                     *c = Channel { engines: c.engines, ..Channel::default() };
                 }
             }

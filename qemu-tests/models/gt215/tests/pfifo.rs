@@ -361,7 +361,7 @@ fn run_dma(words: &[u32], ib: bool) -> (InProcess<Gt215>, u64) {
 }
 
 fn pusher_error_of(gpu: &InProcess<Gt215>) -> u32 {
-    p::CACHE1_DMA_STATE_G80_UNTIL_GF100::ERROR.get(gpu.read32(DMA_STATE))
+    p::CACHE1_DMA_STATE_G80_UNTIL_GF100::ERROR_CODE.get(gpu.read32(DMA_STATE))
 }
 
 #[test]

@@ -1,0 +1,219 @@
+//! End to end against the emulated GT215 (`gt215-model`, in process, written from the
+//! documents independently of this driver): probe, PFIFO bring-up, fences on two IB-mode
+//! channels with the main pushbuffer wrapping, a cross-channel semaphore wait, a pusher fault
+//! and the queue's reset, the falcon mailbox on PDAEMON and PCOPY, and the copy engine (this
+//! project's falcon firmware) copying a buffer through PFIFO. Each runs under more than one
+//! engine pacing: the results must not depend on when the engines run.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use baregpu_falcon_asm::programs::{self, methods};
+use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
+use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue};
+use baregpu_nvidia_tesla::hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
+use baregpu_nvidia_tesla::hal::time::poll_until;
+use baregpu_nvidia_tesla::regs::Chipset;
+use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
+use baregpu_nvidia_tesla::{
+    ChannelId, Engine, FencePoint, FifoError, InitError, Queue, QueueConfig, Tesla, TeslaConfig,
+    pci,
+};
+use gpu_device_model::{InProcess, InProcessOptions, ModelClock, Pacing};
+use gt215_model::{Faults, Gt215};
+
+type Gpu = Tesla<&'static InProcess<Gt215>, ModelClock<'static, Gt215>>;
+
+/// The pacings a result must not depend on.
+const PACINGS: [Pacing; 2] = [Pacing::RunToIdle, Pacing::Seeded(7)];
+/// Pacings for a firmware that never halts (the copy engine polls its FIFO forever): run-to-idle
+/// would run it to its work bound on every register access.
+const SEEDED: [Pacing; 2] = [Pacing::Seeded(3), Pacing::Seeded(0xDEAD_BEEF)];
+
+fn model(pacing: Pacing, faults: Faults) -> &'static InProcess<Gt215> {
+    let options = InProcessOptions { pacing: Some(pacing), ..InProcessOptions::default() };
+    Box::leak(Box::new(InProcess::with_options(Gt215::with_faults(faults), options).unwrap()))
+}
+
+fn bring_up(m: &'static InProcess<Gt215>) -> Gpu {
+    // 1 MiB of the model's VRAM at 1 MiB for channel structures.
+    Tesla::init(m, ModelClock::new(m), TeslaConfig::new(1 << 20, 1 << 20)).unwrap()
+}
+
+fn alloc(m: &'static InProcess<Gt215>, bytes: usize, align: usize) -> &'static DmaRegion {
+    Box::leak(Box::new(m.allocate(DmaLayout::new(bytes, align).unwrap()).unwrap()))
+}
+
+/// A queue on `channel` with a 4 KiB main pushbuffer (so 300 fences wrap it), a 512-entry IB
+/// ring and its fence memory, all in the model's guest memory.
+fn queue(
+    m: &'static InProcess<Gt215>,
+    gpu: &'static RefCell<Gpu>,
+    channel: u8,
+) -> Queue<'static, &'static InProcess<Gt215>, ModelClock<'static, Gt215>> {
+    let (main, ib, fences) = (alloc(m, 4096, 4096), alloc(m, 4096, 4096), alloc(m, 32, 16));
+    let id = ChannelId::new(channel).unwrap();
+    Queue::new(gpu, id, main, ib, fences, QueueConfig::default()).unwrap()
+}
+
+fn falcon_image(image: &programs::Image, code: &mut [u8; 0x400]) -> usize {
+    code[..image.code().len()].copy_from_slice(image.code());
+    // Code goes up in whole 0x100-byte pages (§2.10.7): the last one padded with zeros.
+    image.code().len().div_ceil(0x100) * 0x100
+}
+
+#[test]
+fn the_emulated_gt240_probes_as_a_gt215_and_comes_up() {
+    let m = model(Pacing::RunToIdle, Faults::default());
+    let probed = pci::probe(m, m.pci_address()).unwrap();
+    assert_eq!(probed.gpu.chip, Chipset::GT215);
+    assert!(probed.vram_aperture.is_some() && probed.ramin_aperture.is_some());
+    let gpu = bring_up(m);
+    assert_eq!(gpu.identity().chipset, Chipset::GT215);
+    gpu.check_alive().unwrap();
+}
+
+#[test]
+fn a_device_that_reads_all_ones_is_refused_at_bring_up() {
+    let m = model(Pacing::RunToIdle, Faults { registers_all_ones: true, ..Faults::default() });
+    let e = Tesla::init(m, ModelClock::new(m), TeslaConfig::new(1 << 20, 1 << 20)).err();
+    assert!(matches!(e, Some(InitError::DeviceGone(_))), "{e:?}");
+}
+
+#[test]
+fn fences_signal_in_order_across_a_wrapping_pushbuffer_and_another_channel_waits_for_them() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+        let mut a = queue(m, gpu, 1);
+        let mut b = queue(m, gpu, 2);
+        let mut fences = Vec::new();
+        for _ in 0..300 {
+            fences.push(a.submit_fence().unwrap());
+        }
+        let last = *fences.last().unwrap();
+        a.wait(&last, Duration::from_secs(10)).unwrap();
+        assert!(fences.iter().all(|f| a.fence_status(f) == FenceStatus::Signalled));
+        assert_eq!(a.ref_count(), last.seq() as u32, "REF_CNT follows the fences ({pacing:?})");
+        assert_eq!(a.stats().doorbells, 301, "one IB_PUT per batch (and the setup batch)");
+
+        // B waits (acquire >=) for A's next fence, which A has not reached: B stalls.
+        let next = FencePoint { value: last.seq() as u32 + 1, ..a.fence_point(&last) };
+        let fb = b.submit(5 + 9, |s| {
+            s.wait_for(next)?;
+            s.fence()
+        });
+        let fb = fb.unwrap();
+        let stalled = b.wait(&fb, Duration::from_millis(5)).unwrap_err();
+        assert!(matches!(stalled, FenceError::Timeout { .. }), "{stalled:?}");
+        let fa = a.submit_fence().unwrap();
+        a.wait(&fa, Duration::from_secs(10)).unwrap();
+        b.wait(&fb, Duration::from_secs(10)).unwrap();
+    }
+}
+
+#[test]
+fn a_pusher_fault_is_a_typed_error_on_its_channel_and_the_queue_reset_recovers_it() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+        let mut q = queue(m, gpu, 3);
+        let ok = q.submit_fence().unwrap();
+        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        // Method 0x0004 is no puller method (§2.8.4's list): INVALID_MTHD (§2.8.3 errors).
+        q.submit(2, |s| s.writer().methods(0, 0x0004, &[0])).unwrap();
+        let lost = q.submit_fence().unwrap();
+        let clock = ModelClock::new(m);
+        let fault = poll_until(&clock, Duration::from_secs(10), || {
+            gpu.borrow_mut().handle_interrupts().unwrap().faults().next()
+        })
+        .unwrap();
+        assert!(matches!(fault, FifoError::DmaPusher { channel: 3, .. }), "{fault:?} ({pacing:?})");
+        assert_eq!(q.fault(), Some(fault));
+        let report = q.reset().unwrap();
+        assert_eq!(report.lost.map(|l| l.contains(lost.seq())), Some(true));
+        assert_eq!(q.fault(), None);
+        let after = q.submit_fence().unwrap();
+        q.wait(&after, Duration::from_secs(10)).unwrap();
+    }
+}
+
+#[test]
+fn the_mailbox_echo_answers_on_pdaemon_and_pcopy() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu = bring_up(m);
+        let mut code = [0u8; 0x400];
+        let image = programs::mailbox_echo();
+        let len = falcon_image(&image, &mut code);
+        let fw = FalconImage::new(&code[..len], 0, image.data(), image.entry).unwrap();
+
+        let daemon = gpu.falcon::<Pdaemon>().unwrap();
+        daemon.enable().unwrap();
+        daemon.boot(&fw).unwrap();
+        daemon.write_mailbox(41);
+        daemon.wait_halted(Duration::from_secs(10)).unwrap();
+        assert_eq!(daemon.read_mailbox().unwrap(), 42, "{pacing:?}");
+
+        let copy = gpu.falcon::<Pcopy0>().unwrap();
+        copy.enable().unwrap();
+        copy.enable_interrupts().unwrap();
+        let report = copy.boot(&fw).unwrap();
+        assert_eq!(report.load_writes, 1 + 1 + 64, "CODE_INDEX, one CODE_VIRT, 64 words");
+        copy.write_mailbox(99);
+        copy.wait_halted(Duration::from_secs(10)).unwrap();
+        assert_eq!(copy.read_mailbox().unwrap(), 100);
+        assert!(copy.handle_interrupts().unwrap().exit);
+    }
+}
+
+#[test]
+fn the_copy_engine_firmware_copies_a_buffer_through_pfifo_and_releases_its_semaphore() {
+    for pacing in SEEDED {
+        let m = model(pacing, Faults::default());
+        let gpu = bring_up(m);
+        let mut code = [0u8; 0x400];
+        let image = programs::copy_engine();
+        let len = falcon_image(&image, &mut code);
+        let fw = FalconImage::new(&code[..len], 0, image.data(), image.entry).unwrap();
+        let copy = gpu.falcon::<Pcopy0>().unwrap();
+        copy.enable().unwrap();
+        copy.boot(&fw).unwrap();
+
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(gpu)));
+        let (src, dst, sem) = (alloc(m, 4096, 256), alloc(m, 4096, 256), alloc(m, 16, 16));
+        let expected: Vec<u32> = (0..1024u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+        src.write_slice(0, &expected).unwrap();
+        let mut q = queue(m, gpu, 1);
+        // The copy object: class 0x85b5 (nouveau's GT212_DMA), PCOPY's engine in RAMHT.
+        gpu.borrow_mut().add_engine_object(q.channel(), 0xc0b5, Engine::Copy, 0x85b5).unwrap();
+        let (s, d, a) = (src.bus_address().0, dst.bus_address().0, sem.bus_address().0);
+        let args = [
+            (s >> 32) as u32,
+            s as u32,
+            (d >> 32) as u32,
+            d as u32,
+            4096,
+            (a >> 32) as u32,
+            a as u32,
+            77,
+            methods::LAUNCH_RELEASE_SEMAPHORE,
+        ];
+        let fence = q
+            .submit(2 + 10 + 9, |sub| {
+                sub.writer().bind_object(1, 0xc0b5)?;
+                sub.writer().methods(1, methods::SRC_ADDRESS_HIGH as u16, &args)?;
+                sub.fence()
+            })
+            .unwrap();
+        q.wait(&fence, Duration::from_secs(10)).unwrap();
+        let clock = ModelClock::new(m);
+        poll_until(&clock, Duration::from_secs(10), || {
+            (sem.read_u32(0).ok() == Some(77)).then_some(())
+        })
+        .unwrap();
+        let mut copied = vec![0u32; 1024];
+        dst.read_slice(0, &mut copied).unwrap();
+        assert_eq!(copied, expected, "{pacing:?}");
+    }
+}
