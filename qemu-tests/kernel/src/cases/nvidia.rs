@@ -66,7 +66,7 @@ fn alloc(kernel: &Kernel, bytes: usize, align: usize) -> Result<Buffer, CaseErro
 /// (10de:0ca3, BAR0 and the BAR1/BAR3 apertures) and enabled.
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, MailboxIo), CaseError> {
     let ivshmem =
-        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
+        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
     let mailbox = Mailbox::connect(ivshmem)?;
     mailbox.reset()?;
     let platform = Platform { mailbox: Some(mailbox.config()) };
