@@ -3,7 +3,7 @@
 //! chip by probing): registers through the mailbox `RegisterIo`, DMA in guest RAM, the real
 //! PFP/ME/RLC images, kernels from `baregpu-evergreen-asm`.
 
-use super::{CaseError, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -61,11 +61,7 @@ pub(super) fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, Case
 const UNKNOWN_CHIP: CaseError = CaseError::Check("a chip the Evergreen cases know");
 
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, Chipset), CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let probed = check("probe", pci::probe(&platform, virtual_function()))?;
     defmt::info!(
         "evergreen: {=str} ({=str}) {=u16:04x}:{=u16:04x}, registers in BAR{=usize} ({=u64} KiB)",

@@ -107,6 +107,18 @@ pub fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Res
     })
 }
 
+/// The first mailbox attached (`ivshmem.relocate` from the command line) and its device
+/// reset, with the platform that reaches the device's configuration space through it.
+pub fn attach_reset(
+    kernel: &Kernel,
+) -> Result<(&'static crate::mailbox::Mailbox, crate::pci::Platform), CaseError> {
+    let ivshmem = crate::mailbox::attach(kernel.cmdline.flag("ivshmem.relocate"))
+        .map_err(CaseError::Ivshmem)?;
+    let mailbox = crate::mailbox::Mailbox::connect(ivshmem)?;
+    mailbox.reset()?;
+    Ok((mailbox, crate::pci::Platform { mailbox: Some(mailbox.config()) }))
+}
+
 /// Switch the model's injected faults (`Op::Inject`, the model's `*_faults` switches).
 pub fn inject(mailbox: &crate::mailbox::Mailbox, switches: u32) -> Result<(), CaseError> {
     mailbox.request(gpu_mailbox::Op::Inject, 0, 0, switches)?;

@@ -2,12 +2,11 @@
 //! GT215 (`qemu-tests/models/gt215`): registers through the mailbox `RegisterIo`, pushbuffers,
 //! IB rings and fence memory in guest RAM, falcon programs from `baregpu-falcon-asm`.
 
-use super::{CaseError, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
-use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
-use crate::pci::Platform;
+use crate::mailbox::{Mailbox, MailboxIo, virtual_function};
 use baregpu_falcon_asm::programs::{self, methods};
 use baregpu_hal::RegisterIoExt;
 use baregpu_hal::io::BlockIo;
@@ -65,11 +64,7 @@ fn alloc(kernel: &Kernel, bytes: usize, align: usize) -> Result<Buffer, CaseErro
 /// Mailbox attached, device reset, the GT215's PCI function probed by the driver's table
 /// (10de:0ca3, BAR0 and the BAR1/BAR3 apertures) and enabled.
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, MailboxIo), CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let probed = check("pci probe", pci::probe(&platform, virtual_function()))?;
     defmt::info!(
         "nvidia: {=str} {=u16:04x}:{=u16:04x}, registers in BAR{=usize}, VRAM aperture {}, RAMIN aperture {}",

@@ -2,7 +2,7 @@
 //! harness, exactly as it would drive a real card: probed on the (virtual) PCI bus, registers
 //! through the mailbox `RegisterIo`, DMA in guest RAM, the real `radeon/R520_cp.bin`.
 
-use super::{CaseError, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -39,11 +39,7 @@ const IRQ_TIMEOUT: Duration = Duration::from_millis(200);
 /// The emulated R520: mailbox attached, device reset, probed and enabled on the virtual
 /// segment with the driver's own PCI code.
 pub(super) fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let probed = pci::probe(&platform, virtual_function()).map_err(|e| {
         defmt::error!("r5xx: probe failed: {}", Debug2Format(&e));
         CaseError::Check("r5xx: probe")

@@ -3,11 +3,10 @@
 // The interrupt case is x86_64-only; its helpers are unused on aarch64.
 #![cfg_attr(target_arch = "aarch64", allow(dead_code, unused_imports))]
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, attach_reset, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::{self, KernelClock};
 use crate::mailbox::{self, Mailbox, MailboxError, MailboxIo, virtual_function};
-use crate::pci::Platform;
 use baregpu_hal::RegisterIo;
 use baregpu_hal::barrier::{dma_rmb, dma_wmb};
 use baregpu_hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
@@ -35,11 +34,7 @@ const NO_IRQ_WINDOW: Duration = Duration::from_millis(20);
 /// Attach the mailbox, reset the device, probe it on the virtual segment like a driver would
 /// probe a real GPU, check the datasheet identity, enable memory decoding and bus mastering.
 fn device(kernel: &Kernel) -> Result<Device, CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let f = pci::probe(&platform, virtual_function()).map_err(CaseError::Pci)?;
     defmt::info!(
         "selftest: probed {=u16:04x}:{=u16:04x} class {=u32:06x} rev {=u8} on segment {=u16}",

@@ -11,13 +11,12 @@
 //! needs MSI-X and is x86_64's only.
 #![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
-use super::{CaseError, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::arch::irq::without_interrupts;
 use crate::clock::KernelClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
-use crate::pci::Platform;
 use baregpu_hal::RegisterIoExt;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
 use baregpu_hal::pci;
@@ -63,11 +62,7 @@ fn alloc(kernel: &Kernel, bytes: usize) -> Result<Buffer, CaseError> {
 /// Mailbox attached, device reset, the V3D's PCI function found by its project-defined IDs
 /// and its register BAR enabled.
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, MailboxIo), CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let function = pci::probe(&platform, virtual_function()).map_err(CaseError::Pci)?;
     expect_eq("pci: vendor (project-defined)", function.vendor, platform::VENDOR)?;
     expect_eq("pci: device (V3D)", function.device, platform::DEVICE_V3D)?;
