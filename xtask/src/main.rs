@@ -529,6 +529,13 @@ const IMAGE_PACKAGES: &[ImagePackage] = &[
         target_dir: "../../target/kernel",
         features: &[],
     },
+    // The same kernel for aarch64 (QEMU `virt`, the `aarch64-*` cases).
+    ImagePackage {
+        dir: "qemu-tests/kernel",
+        target: Some("aarch64-unknown-none"),
+        target_dir: "../../target/kernel",
+        features: &[],
+    },
     ImagePackage {
         dir: "qemu-tests/rpi",
         target: Some("aarch64-unknown-none"),
@@ -941,10 +948,14 @@ fn test_job() -> ExitCode {
                 );
                 tally.check(&format!("rustfmt-{}", image.dir), ok);
             }
-            let name = match image.features {
+            let mut name = match image.features {
                 [] => image.dir.to_string(),
                 features => format!("{} --features {}", image.dir, features.join(",")),
             };
+            // The kernel is checked for each of its targets.
+            if let (Some(target), "qemu-tests/kernel") = (image.target, image.dir) {
+                name = format!("{name} --target {target}");
+            }
             let ok = run(&format!("cargo clippy ({name})"), &mut image_clippy(image));
             tally.check(&format!("clippy-{name}"), ok);
         }

@@ -63,6 +63,15 @@ pub const MODELS: &[ModelEntry] = &[
             list.parse::<v3d_model::Faults>().map(|f| f.switches()).map_err(|e| e.to_string())
         }),
     },
+    ModelEntry {
+        name: "gt215",
+        about: "nVidia GeForce GT 240, GT215 (10de:0ca3): PMC, PTIMER, PFIFO with DMA and IB \
+                pushers, the falcons PCOPY and PDAEMON (nvidia-hardware-envytools §2.4-§2.10)",
+        create: || Box::new(gt215_model::Gt215::new()),
+        faults: Some(|list| {
+            list.parse::<gt215_model::Faults>().map(|f| f.switches()).map_err(|e| e.to_string())
+        }),
+    },
 ];
 
 fn evergreen_faults(list: &str) -> Result<u32, String> {
@@ -111,7 +120,19 @@ mod tests {
         );
         assert_eq!(parse("cp-stall"), Ok(gpu_mailbox::gpu_faults::CP_STALL));
         assert!(parse("ucode-corrupt").is_err(), "the V3D has no microcode");
+        let gt215 = find("gt215").unwrap();
+        let identity = (gt215.create)().pci_identity();
+        assert_eq!((identity.vendor, identity.device), (0x10de, 0x0ca3));
+        let parse = gt215.faults.unwrap();
+        assert_eq!(
+            parse("cp-stall,slow=5"),
+            Ok(gpu_mailbox::gt215_faults::CP_STALL
+                | gpu_mailbox::gt215_faults::SLOW
+                | 5 << gpu_mailbox::gt215_faults::SLOW_TICKS_SHIFT)
+        );
+        assert_eq!(parse("device-gone"), Ok(gpu_mailbox::gt215_faults::ALL_ONES));
+        assert!(parse("outomem-storm").is_err(), "a V3D fault, not a GT215 one");
         assert!(find("nope").is_none());
-        assert_eq!(names(), "selftest, r5xx, evergreen-cypress, evergreen-cayman, v3d");
+        assert_eq!(names(), "selftest, r5xx, evergreen-cypress, evergreen-cayman, v3d, gt215");
     }
 }

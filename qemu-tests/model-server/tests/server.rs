@@ -496,3 +496,42 @@ fn v3d_model_answers_and_takes_its_faults_from_the_command_line() {
         assert!(server.wait().success(), "{name}");
     }
 }
+
+/// The emulated GT215 over the socket: nVidia's PCI identity, `PMC.BOOT_0` naming GT215
+/// (nvidia-hardware-envytools §2.2.3: GPU id 0xa3 in bits 28:20), PTIMER advancing on the
+/// engine thread while the guest only reads it, and `--fault all-ones` from the command line
+/// making every register read all-ones, as a GPU that fell off the bus.
+#[test]
+fn gt215_model_answers_and_takes_its_faults_from_the_command_line() {
+    // envytools rnndb bus/pmc.xml and bus/ptimer.xml.
+    const BOOT_0: usize = 0x0;
+    const TIME_LOW: usize = 0x9400;
+    for (name, extra, gpu_id) in
+        [("gt215", &[][..], Some(0xa3)), ("gt215-ones", &["--fault", "all-ones"][..], None)]
+    {
+        let mut args = vec!["--model", "gt215", "--pacing", "threaded:50"];
+        args.extend(extra);
+        let mut server = Server::start_with(name, &args);
+        let (mut q, _ram) = server.connect();
+        assert_eq!(q.request(Op::ConfigRead, 0, 0, 0).unwrap(), (Status::Ok, 0x0CA3_10DE));
+        assert_eq!(q.request(Op::ConfigWrite, 0, 4, 0b110).unwrap(), (Status::Ok, 0));
+        let boot = rd(&mut q, BOOT_0);
+        match gpu_id {
+            Some(id) => {
+                assert_eq!(boot >> 20 & 0x1ff, id, "{name}: BOOT_0 {boot:#x}");
+                let first = rd(&mut q, TIME_LOW);
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while rd(&mut q, TIME_LOW) == first {
+                    assert!(Instant::now() < deadline, "{name}: PTIMER never advanced");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            None => {
+                assert_eq!(boot, u32::MAX, "{name}");
+                assert_eq!(rd(&mut q, TIME_LOW), u32::MAX, "{name}");
+            }
+        }
+        q.disconnect();
+        assert!(server.wait().success(), "{name}");
+    }
+}

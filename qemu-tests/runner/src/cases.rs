@@ -131,6 +131,14 @@ pub enum Kind {
         /// Environment overrides for the runner itself (negative tests).
         qemu_override: Option<&'static str>,
     },
+    /// The test kernel built for aarch64 on QEMU `virt` with `case=<kernel_case>`, beside the
+    /// named device models (the same plumbing as [`Kind::X86`]).
+    Aarch64 {
+        /// Kernel test case name.
+        kernel_case: &'static str,
+        /// Device models to run, each behind its own ivshmem function.
+        models: &'static [Model],
+    },
     /// The Raspberry Pi 3 image: framebuffer test pattern checked through a QMP screendump.
     RaspiFramebuffer,
     /// The Raspberry Pi SD-card image (`target/rpi/sdcard.img`), read back: its partition
@@ -223,6 +231,38 @@ const fn v3d(
         summary,
         kind: Kind::X86 { kernel_case: name, models: V3D, qemu_override: None },
         expect: if frames.is_empty() { Expect::Pass } else { Expect::Frames(frames) },
+        timeout: Duration::from_secs(120),
+        demo,
+    }
+}
+
+/// The same V3D case on aarch64 `virt` (the kernel's `v3d-*` code there, with the name
+/// `aarch64-<...>`): the driver's aarch64 build, barriers and MMIO paths against the model.
+const fn aarch64_v3d(
+    name: &'static str,
+    summary: &'static str,
+    frames: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::Aarch64 { kernel_case: name, models: V3D },
+        expect: if frames.is_empty() { Expect::Pass } else { Expect::Frames(frames) },
+        timeout: Duration::from_secs(120),
+        demo: false,
+    }
+}
+
+/// The emulated GT215 alone.
+const GT215: &[Model] = &[Model::new("gt215", &[])];
+
+/// An nVidia Tesla case: the test kernel's case of the same name beside the emulated GT215.
+const fn gt215(name: &'static str, summary: &'static str, demo: bool) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::X86 { kernel_case: name, models: GT215, qemu_override: None },
+        expect: Expect::Pass,
         timeout: Duration::from_secs(120),
         demo,
     }
@@ -495,6 +535,68 @@ pub static CASES: &[Case] = &[
         &[],
         false,
     ),
+    gt215(
+        "nvidia-gt215-probe",
+        "PCI 10de:0ca3 with BAR1/BAR3 apertures; PMC.BOOT_0 decoded as GT215 and logged; G84, \
+         G98 and MCP89 ids refused naming what they lack; all-ones: init is DeviceGone",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-channels",
+        "PFIFO init, two IB-mode channels with their own RAMFC/RAMHT each running a fence; \
+         channel 2 disabled and unloaded while channel 1 runs on; destroyed, then created again \
+         and running",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-ib",
+        "5,000 fences (30,000 methods) through a wrapping 4 KiB IB-mode pushbuffer, in order, \
+         REF_CNT the last, one IB_PUT per batch",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-dma",
+        "a DMA-mode channel: 10,000 REF_CNT methods through a 4 KiB pushbuffer wrapped by \
+         jumps, back-pressure on DMA_GET; all executed in order, no PFIFO error",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-semaphores",
+        "across two channels: an acquire >= stalls until the other releases; an acquire equal \
+         the other way round likewise",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-pfifo-errors",
+        "DMA mode: invalid method, invalid command, return without call, call inside a \
+         subroutine, jump past the object: each FifoError::DmaPusher with its kind, skipped, \
+         the channel runs on",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-falcon",
+        "the mailbox echo uploaded, booted and answered on PDAEMON and PCOPY, PCOPY's exit \
+         interrupt; the DMEM checksum on PDAEMON equal to the CPU's",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-copy",
+        "the copy-engine firmware on PCOPY copies 4 KiB given through PFIFO, releases its \
+         semaphore; the destination equals the source",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-faults",
+        "invalid method and dma-fault: typed DmaPusher errors, queue reset recovers; cp-stall: \
+         bounded timeout, then recovery; slow=8 completes; a falcon that never halts is \
+         NotHalted; all-ones: submit is DeviceGone",
+        false,
+    ),
+    gt215(
+        "nvidia-gt215-demo",
+        "GT215: chipset from BOOT_0, PDAEMON mailbox round trip, a checksummed PCOPY copy",
+        true,
+    ),
     Case {
         name: "multi-gpu-probe",
         summary: "an R520 and a Cypress in one guest, each beside its own model: both found by \
@@ -581,6 +683,72 @@ pub static CASES: &[Case] = &[
         demo: false,
     },
     Case {
+        name: "aarch64-boot",
+        summary: "aarch64 virt: MMU off, heap, DMA allocator, generic timer, ECAM scan finds the ivshmem function, BARs assigned, mailbox answers",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-boot", models: SELFTEST },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-selftest",
+        summary: "aarch64 virt: the self-test device's registers and DMA through the polled mailbox",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-selftest", models: SELFTEST },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    aarch64_v3d(
+        "aarch64-v3d-probe",
+        "aarch64: v3d-probe's checks (IDENT decoded, all-ones DeviceGone, NotV3d)",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-triangle",
+        "aarch64: v3d-triangle: one triangle over four tiles, frame.png compared with the runner's rasterisation",
+        &["triangle"],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-scene",
+        "aarch64: v3d-scene: four interpolated triangles, frame.png compared with the runner's rasterisation",
+        &["scene"],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-user-program",
+        "aarch64: v3d-vector-add: VECTOR_ADD through the user-program queue equals the CPU's sum",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-saxpy",
+        "aarch64: v3d-saxpy: SAXPY on twelve QPUs, bit for bit the CPU's",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-faults",
+        "aarch64: v3d-faults: all-ones, stuck CLE, OUTOMEM storm, list fetch fault, slow CLE, each recovered",
+        &[],
+    ),
+    Case {
+        name: "aarch64-negative-panic",
+        summary: "aarch64: a panic is a failure reported with its location",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-fail-panic", models: &[] },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("panic at") && reason.contains(".rs:")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-negative-exception",
+        summary: "aarch64: an unaligned load with the MMU off is an alignment fault, reported",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-fail-exception", models: &[] },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("exception: synchronous")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
         name: "negative-kernel-panic",
         summary: "a panic in the test kernel is a failure reported with its location",
         kind: Kind::X86 { kernel_case: "fail-panic", models: &[], qemu_override: None },
@@ -645,6 +813,13 @@ pub fn run(case: &Case, images: &Images) -> Outcome {
             };
             let boot = crate::x86::Boot::Pvh { kernel, case: kernel_case };
             crate::x86::run(case, boot, models, *qemu_override, images, &dir)
+        }
+        Kind::Aarch64 { kernel_case, models } => {
+            let Some(kernel) = &images.kernel_aarch64 else {
+                return Outcome::Setup { reason: "the aarch64 test kernel was not built".into() };
+            };
+            let boot = crate::x86::Boot::Virt { kernel, case: kernel_case };
+            crate::x86::run(case, boot, models, None, images, &dir)
         }
         Kind::BootloaderR5xx => {
             let Some(image) = &images.bootloader_r5xx else {

@@ -3,7 +3,7 @@
 //! chip by probing): registers through the mailbox `RegisterIo`, DMA in guest RAM, the real
 //! PFP/ME/RLC images, kernels from `baregpu-evergreen-asm`.
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -45,13 +45,6 @@ const STALL_WINDOW: Duration = Duration::from_millis(30);
 /// Bound on an interrupt's arrival (model -> QEMU -> MSI-X -> LAPIC).
 const IRQ_TIMEOUT: Duration = Duration::from_millis(300);
 
-fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
-    r.map_err(|e| {
-        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
-        CaseError::Check(what)
-    })
-}
-
 /// The chip's firmware set, parsed (the images are the unmodified Debian files).
 pub(super) fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, CaseError> {
     let (pfp, me, rlc) = match chip {
@@ -69,11 +62,7 @@ pub(super) fn firmware(chip: Chipset) -> Result<EvergreenFirmware<'static>, Case
 const UNKNOWN_CHIP: CaseError = CaseError::Check("a chip the Evergreen cases know");
 
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, Chipset), CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let probed = check("probe", pci::probe(&platform, virtual_function()))?;
     defmt::info!(
         "evergreen: {=str} ({=str}) {=u16:04x}:{=u16:04x}, registers in BAR{=usize} ({=u64} KiB)",
@@ -117,11 +106,6 @@ fn count_lines(lines: u32) {
 /// The handler while bring-up's interrupt test runs: nothing to do (the driver polls the IH
 /// ring), the mailbox acknowledges the line.
 fn bring_up_interrupt_test(_lines: u32) {}
-
-fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
-    mailbox.request(Op::Inject, 0, 0, switches)?;
-    Ok(())
-}
 
 fn bus(r: &DmaRegion, offset: usize) -> BusAddress {
     BusAddress(r.bus_address().0 + offset as u64)

@@ -1,15 +1,25 @@
 //! Test cases, selected by `case=<name>` on the kernel command line.
 
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
 mod boot;
+#[cfg(target_arch = "x86_64")]
 mod ctm;
+#[cfg(target_arch = "x86_64")]
 mod evergreen;
+#[cfg(target_arch = "x86_64")]
 mod multi_gpu;
+#[cfg(target_arch = "x86_64")]
 mod r5xx;
+#[cfg(target_arch = "x86_64")]
+mod nvidia;
 mod selftest;
 mod v3d;
 
 use crate::Kernel;
+#[cfg(target_arch = "x86_64")]
 use crate::arch::lapic::LapicError;
+#[cfg(target_arch = "x86_64")]
 use crate::bootinfo::BootInfoError;
 use crate::mailbox::{IvshmemError, MailboxError};
 use crate::memory::MemoryError;
@@ -25,10 +35,12 @@ pub enum CaseError {
     /// `case=` names no known case.
     UnknownCase,
     /// The PVH start info is unusable.
+    #[cfg(target_arch = "x86_64")]
     BootInfo(BootInfoError),
     /// No room for heap or DMA pool.
     Memory(MemoryError),
     /// The local APIC cannot be used.
+    #[cfg(target_arch = "x86_64")]
     Lapic(LapicError),
     /// The ivshmem transport is missing or broken.
     Ivshmem(IvshmemError),
@@ -39,6 +51,7 @@ pub enum CaseError {
     /// DMA allocation failed.
     Dma(DmaError),
     /// A bounded wait expired.
+    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     TimedOut {
         /// What was waited for.
         what: &'static str,
@@ -86,6 +99,32 @@ pub fn expect_eq(
     }
 }
 
+/// `r`'s value, or its error logged as `FAILED: what: …` and the case failed as `what`.
+pub fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
+    r.map_err(|e| {
+        defmt::error!("FAILED: {=str}: {}", what, defmt::Debug2Format(&e));
+        CaseError::Check(what)
+    })
+}
+
+/// The first mailbox attached (`ivshmem.relocate` from the command line) and its device
+/// reset, with the platform that reaches the device's configuration space through it.
+pub fn attach_reset(
+    kernel: &Kernel,
+) -> Result<(&'static crate::mailbox::Mailbox, crate::pci::Platform), CaseError> {
+    let ivshmem = crate::mailbox::attach(kernel.cmdline.flag("ivshmem.relocate"))
+        .map_err(CaseError::Ivshmem)?;
+    let mailbox = crate::mailbox::Mailbox::connect(ivshmem)?;
+    mailbox.reset()?;
+    Ok((mailbox, crate::pci::Platform { mailbox: Some(mailbox.config()) }))
+}
+
+/// Switch the model's injected faults (`Op::Inject`, the model's `*_faults` switches).
+pub fn inject(mailbox: &crate::mailbox::Mailbox, switches: u32) -> Result<(), CaseError> {
+    mailbox.request(gpu_mailbox::Op::Inject, 0, 0, switches)?;
+    Ok(())
+}
+
 /// Check a condition, logging the outcome.
 pub fn expect(what: &'static str, condition: bool) -> Result<(), CaseError> {
     if condition {
@@ -101,6 +140,22 @@ pub fn expect(what: &'static str, condition: bool) -> Result<(), CaseError> {
 type Case = fn(&Kernel) -> Result<(), CaseError>;
 
 /// Every case by name.
+#[cfg(target_arch = "aarch64")]
+const CASES: &[(&str, Case)] = &[
+    ("aarch64-boot", aarch64::boot),
+    ("aarch64-selftest", aarch64::selftest),
+    ("aarch64-v3d-probe", v3d::probe),
+    ("aarch64-v3d-triangle", v3d::triangle),
+    ("aarch64-v3d-scene", v3d::scene),
+    ("aarch64-v3d-user-program", v3d::vector_add),
+    ("aarch64-v3d-saxpy", v3d::saxpy),
+    ("aarch64-v3d-faults", v3d::faults),
+    ("aarch64-fail-panic", fail_panic),
+    ("aarch64-fail-exception", aarch64::fail_exception),
+];
+
+/// Every case by name.
+#[cfg(target_arch = "x86_64")]
 const CASES: &[(&str, Case)] = &[
     ("boot", boot::run),
     ("selftest-registers", selftest::registers),
@@ -138,6 +193,16 @@ const CASES: &[(&str, Case)] = &[
     ("v3d-saxpy", v3d::saxpy),
     ("v3d-faults", v3d::faults),
     ("v3d-irq", v3d::irq),
+    ("nvidia-gt215-probe", nvidia::probe),
+    ("nvidia-gt215-channels", nvidia::channels),
+    ("nvidia-gt215-ib", nvidia::ib),
+    ("nvidia-gt215-dma", nvidia::dma),
+    ("nvidia-gt215-semaphores", nvidia::semaphores),
+    ("nvidia-gt215-pfifo-errors", nvidia::pfifo_errors),
+    ("nvidia-gt215-falcon", nvidia::falcon),
+    ("nvidia-gt215-copy", nvidia::copy),
+    ("nvidia-gt215-faults", nvidia::faults),
+    ("nvidia-gt215-demo", nvidia::demo),
     ("multi-gpu-probe", multi_gpu::probe),
     ("multi-gpu-schedule", multi_gpu::schedule),
     ("multi-gpu-one-dies", multi_gpu::one_dies),
@@ -151,6 +216,7 @@ fn fail_panic(_: &Kernel) -> Result<(), CaseError> {
 }
 
 /// `fail-exception`: must end with a logged page fault and exit status 35.
+#[cfg(target_arch = "x86_64")]
 fn fail_exception(_: &Kernel) -> Result<(), CaseError> {
     /// Canonical but outside the 4 GiB identity map.
     const UNMAPPED: usize = 0x0000_4000_0000_0000;

@@ -7,7 +7,7 @@
 //! `on_interrupt`, which acknowledges the device and records completions), the main loop
 //! steps the scheduler with interrupts off and spins with them on.
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, check, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -24,7 +24,6 @@ use baregpu_radeon_r5xx::{Interrupts, R5xx, RingConfig as R5xxRing};
 use baregpu_regs::evergreen::Chipset as EvergreenChip;
 use baregpu_regs::r5xx::Chipset as R5xxChip;
 use core::time::Duration;
-use defmt::Debug2Format;
 use gpu_scheduler::radeon::{CheckedWrite, FILL_BYTES};
 use gpu_scheduler::{
     Completion, Done, Engine, Event, JobError, JobId, Lane, LaneState, RefuseReason, Scheduler,
@@ -37,13 +36,6 @@ pub(super) type Cypress = Evergreen<'static, MailboxIo, TscClock, IdentityDma>;
 
 /// Bound on a fence or an interrupt (a few mailbox round trips on a loaded 2-core host).
 const TIMEOUT: Duration = Duration::from_millis(300);
-
-fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
-    r.map_err(|e| {
-        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
-        CaseError::Check(what)
-    })
-}
 
 /// The two emulated GPUs, found and enabled (not yet initialised).
 pub(super) struct Found {
@@ -69,7 +61,7 @@ fn log_found(index: usize, chip: &str, name: &str, function: &PciFunction) {
 pub(super) fn attach(kernel: &Kernel) -> Result<Found, CaseError> {
     let (mut r5xx, mut evergreen) = (None, None);
     for index in 0..MAX_MAILBOXES {
-        let ivshmem = mailbox::attach_nth(index, kernel.boot.flag("ivshmem.relocate"))
+        let ivshmem = mailbox::attach_nth(index, kernel.cmdline.flag("ivshmem.relocate"))
             .map_err(CaseError::Ivshmem)?;
         let mailbox = Mailbox::connect(ivshmem)?;
         mailbox.reset()?;

@@ -2,7 +2,7 @@
 //! harness, exactly as it would drive a real card: probed on the (virtual) PCI bus, registers
 //! through the mailbox `RegisterIo`, DMA in guest RAM, the real `radeon/R520_cp.bin`.
 
-use super::{CaseError, expect, expect_eq};
+use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
@@ -22,7 +22,7 @@ use baregpu_ring::r5xx::SUBMIT_ALIGN;
 use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use defmt::Debug2Format;
-use gpu_mailbox::{Op, r5xx_faults};
+use gpu_mailbox::r5xx_faults;
 
 /// `radeon/R520_cp.bin` from Debian's firmware-amd-graphics, unmodified (embedded by build.rs).
 pub(super) static FIRMWARE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/R520_cp.bin"));
@@ -40,11 +40,7 @@ const IRQ_TIMEOUT: Duration = Duration::from_millis(200);
 /// The emulated R520: mailbox attached, device reset, probed and enabled on the virtual
 /// segment with the driver's own PCI code.
 pub(super) fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
-    let ivshmem =
-        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
-    let mailbox = Mailbox::connect(ivshmem)?;
-    mailbox.reset()?;
-    let platform = Platform { mailbox: Some(mailbox.config()) };
+    let (mailbox, platform) = attach_reset(kernel)?;
     let probed = pci::probe(&platform, virtual_function()).map_err(|e| {
         defmt::error!("r5xx: probe failed: {}", Debug2Format(&e));
         CaseError::Check("r5xx: probe")
@@ -74,18 +70,6 @@ pub(super) fn init(
         defmt::error!("r5xx: init failed: {}", Debug2Format(&e));
         CaseError::Check("r5xx: init")
     })
-}
-
-fn check<T, E: core::fmt::Debug>(what: &'static str, r: Result<T, E>) -> Result<T, CaseError> {
-    r.map_err(|e| {
-        defmt::error!("FAILED: {=str}: {}", what, Debug2Format(&e));
-        CaseError::Check(what)
-    })
-}
-
-fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
-    mailbox.request(Op::Inject, 0, 0, switches)?;
-    Ok(())
 }
 
 /// A scratch-register value for packets.
