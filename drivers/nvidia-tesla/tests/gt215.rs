@@ -26,9 +26,6 @@ type Gpu = Tesla<&'static InProcess<Gt215>, ModelClock<'static, Gt215>>;
 
 /// The pacings a result must not depend on.
 const PACINGS: [Pacing; 2] = [Pacing::RunToIdle, Pacing::Seeded(7)];
-/// Pacings for a firmware that never halts (the copy engine polls its FIFO forever): run-to-idle
-/// would run it to its work bound on every register access.
-const SEEDED: [Pacing; 2] = [Pacing::Seeded(3), Pacing::Seeded(0xDEAD_BEEF)];
 
 fn model(pacing: Pacing, faults: Faults) -> &'static InProcess<Gt215> {
     let options = InProcessOptions { pacing: Some(pacing), ..InProcessOptions::default() };
@@ -169,7 +166,7 @@ fn the_mailbox_echo_answers_on_pdaemon_and_pcopy() {
 
 #[test]
 fn the_copy_engine_firmware_copies_a_buffer_through_pfifo_and_releases_its_semaphore() {
-    for pacing in SEEDED {
+    for pacing in PACINGS {
         let m = model(pacing, Faults::default());
         let gpu = bring_up(m);
         let mut code = [0u8; 0x400];
@@ -215,5 +212,10 @@ fn the_copy_engine_firmware_copies_a_buffer_through_pfifo_and_releases_its_semap
         let mut copied = vec![0u32; 1024];
         dst.read_slice(0, &mut copied).unwrap();
         assert_eq!(copied, expected, "{pacing:?}");
+        // Its work done, the firmware sleeps on the empty FIFO: the model is idle.
+        let model = m.model();
+        let pcopy = model.falcon(gt215_model::falcon::Engine::Pcopy);
+        assert_eq!(pcopy.state(), gt215_model::falcon::State::Sleeping, "{pacing:?}");
+        assert!(!pcopy.busy(), "{pacing:?}");
     }
 }
