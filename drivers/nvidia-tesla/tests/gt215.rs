@@ -2,22 +2,26 @@
 //! documents independently of this driver): probe, PFIFO bring-up, fences on two IB-mode
 //! channels with the main pushbuffer wrapping, a cross-channel semaphore wait, a pusher fault
 //! and the queue's reset, the falcon mailbox on PDAEMON and PCOPY, and the copy engine (this
-//! project's falcon firmware) copying a buffer through PFIFO. Each runs under more than one
-//! engine pacing: the results must not depend on when the engines run.
+//! project's falcon firmware) copying a buffer through PFIFO; and the model's faults (a stalled
+//! pusher, a slow one, a device gone, a falcon that never halts, a DMA fault), each a typed
+//! error and, where the driver can, recovered. Each runs under more than one engine pacing:
+//! the results must not depend on when the engines run.
 
 use std::cell::RefCell;
 use std::time::Duration;
 
+use baregpu_falcon_asm::assemble;
 use baregpu_falcon_asm::programs::{self, methods};
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
-use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue};
+use baregpu_nvidia_tesla::gpu::{FenceError, FenceFailure, FenceStatus, GpuQueue};
 use baregpu_nvidia_tesla::hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
 use baregpu_nvidia_tesla::hal::time::poll_until;
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
+use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::{
-    ChannelId, Engine, FencePoint, FifoError, InitError, Queue, QueueConfig, Tesla, TeslaConfig,
-    pci,
+    ChannelId, Engine, FalconError, FencePoint, FifoError, InitError, Queue, QueueConfig,
+    QueueError, SubmitError, Tesla, TeslaConfig, pci,
 };
 use gpu_device_model::{InProcess, InProcessOptions, ModelClock, Pacing};
 use gt215_model::{Faults, Gt215};
@@ -217,5 +221,114 @@ fn the_copy_engine_firmware_copies_a_buffer_through_pfifo_and_releases_its_semap
         let pcopy = model.falcon(gt215_model::falcon::Engine::Pcopy);
         assert_eq!(pcopy.state(), gt215_model::falcon::State::Sleeping, "{pacing:?}");
         assert!(!pcopy.busy(), "{pacing:?}");
+    }
+}
+
+/// The channel's first fault, from the driver's interrupt handling (bounded).
+fn first_fault(m: &'static InProcess<Gt215>, gpu: &RefCell<Gpu>) -> FifoError {
+    poll_until(&ModelClock::new(m), Duration::from_secs(10), || {
+        gpu.borrow_mut().handle_interrupts().unwrap().faults().next()
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_stalled_pusher_is_a_bounded_timeout_and_the_queue_reset_recovers_the_channel() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+        let mut q = queue(m, gpu, 1);
+        let ok = q.submit_fence().unwrap();
+        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        m.model_mut().set_faults(Faults { cp_stall: true, ..Faults::default() });
+        let stuck = q.submit_fence().unwrap();
+        let e = q.wait(&stuck, Duration::from_millis(20)).unwrap_err();
+        assert!(matches!(e, FenceError::Timeout { progressed: false, .. }), "{e:?} ({pacing:?})");
+        // A reset while the pusher still stands fails its ring test (bounded, typed); once the
+        // pusher moves again a reset recovers the channel, the stuck work lost.
+        let e = q.reset().unwrap_err();
+        assert!(matches!(e, QueueError::Test(_)), "{e:?} ({pacing:?})");
+        m.model_mut().set_faults(Faults::default());
+        q.reset().unwrap();
+        let status = q.fence_status(&stuck);
+        assert_eq!(status, FenceStatus::Failed(FenceFailure::Lost), "{pacing:?}");
+        let after = q.submit_fence().unwrap();
+        q.wait(&after, Duration::from_secs(10)).unwrap();
+    }
+}
+
+#[test]
+fn a_slow_pusher_completes_every_fence_in_order() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults { slow: Some(50), ..Faults::default() });
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+        let mut q = queue(m, gpu, 2);
+        let fences: Vec<_> = (0..20).map(|_| q.submit_fence().unwrap()).collect();
+        let last = fences.last().unwrap();
+        q.wait(last, Duration::from_secs(30)).unwrap();
+        assert!(fences.iter().all(|f| q.fence_status(f) == FenceStatus::Signalled), "{pacing:?}");
+        assert_eq!(q.ref_count(), last.seq() as u32, "{pacing:?}");
+    }
+}
+
+#[test]
+fn a_device_gone_mid_run_is_a_typed_device_gone_everywhere() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+        let mut q = queue(m, gpu, 1);
+        let ok = q.submit_fence().unwrap();
+        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        m.model_mut().set_faults(Faults { registers_all_ones: true, ..Faults::default() });
+        assert!(gpu.borrow().check_alive().is_err(), "{pacing:?}");
+        let e = q.submit_fence().err();
+        assert!(matches!(e, Some(SubmitError::DeviceGone(_))), "{e:?} ({pacing:?})");
+        let daemon = gpu.borrow();
+        let e = daemon.falcon::<Pdaemon>().and_then(|f| f.enable()).err();
+        assert!(matches!(e, Some(FalconError::DeviceGone(_))), "{e:?} ({pacing:?})");
+    }
+}
+
+#[test]
+fn a_falcon_that_never_halts_is_a_typed_timeout_and_refuses_a_new_upload() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu = bring_up(m);
+        let mut code = [0u8; 0x100];
+        let len = assemble("spin:\n    bra spin\n", &mut code).unwrap();
+        assert!(len <= code.len());
+        let fw = FalconImage::new(&code, 0, &[], 0).unwrap();
+        let daemon = gpu.falcon::<Pdaemon>().unwrap();
+        daemon.boot(&fw).unwrap();
+        // A short bound: under run-to-idle every register access runs the spinning falcon to
+        // the model's yield point (`YIELD_EVERY` ticks of `INSNS_PER_TICK` instructions).
+        let e = daemon.wait_halted(Duration::from_micros(200)).unwrap_err();
+        assert!(matches!(e, FalconError::NotHalted(_)), "{e:?} ({pacing:?})");
+        assert!(!daemon.halted().unwrap());
+        let e = daemon.load(&fw).unwrap_err();
+        assert!(matches!(e, FalconError::Running), "{e:?} ({pacing:?})");
+    }
+}
+
+#[test]
+fn a_dma_fault_on_a_pushbuffer_fetch_is_a_typed_mem_fault_and_the_reset_recovers_it() {
+    for pacing in PACINGS {
+        let m = model(pacing, Faults::default());
+        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+        let mut q = queue(m, gpu, 4);
+        let ok = q.submit_fence().unwrap();
+        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        m.model_mut().set_faults(Faults { dma_fault_next_fetch: true, ..Faults::default() });
+        let lost = q.submit_fence().unwrap();
+        let fault = first_fault(m, gpu);
+        assert!(
+            matches!(fault, FifoError::DmaPusher { channel: 4, error: PusherErrorKind::MemFault }),
+            "{fault:?} ({pacing:?})"
+        );
+        assert_eq!(q.fault(), Some(fault));
+        let report = q.reset().unwrap();
+        assert_eq!(report.lost.map(|l| l.contains(lost.seq())), Some(true), "{pacing:?}");
+        let after = q.submit_fence().unwrap();
+        q.wait(&after, Duration::from_secs(10)).unwrap();
     }
 }
