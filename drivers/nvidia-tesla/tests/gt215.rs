@@ -89,11 +89,18 @@ fn fences_signal_in_order_across_a_wrapping_pushbuffer_and_another_channel_waits
         let mut a = queue(m, gpu, 1);
         let mut b = queue(m, gpu, 2);
         let mut fences = Vec::new();
+        let before = m.model().pfifo().stats();
         for _ in 0..300 {
             fences.push(a.submit_fence().unwrap());
         }
         let last = *fences.last().unwrap();
         a.wait(&last, Duration::from_secs(10)).unwrap();
+        // Counted by the model: one IB_PUT write per batch; one IB entry per batch, two for a
+        // batch that wraps the 4 KiB main pushbuffer (its words split at the end).
+        let after = m.model().pfifo().stats();
+        assert_eq!(after.ib_put_writes - before.ib_put_writes, 300, "{pacing:?}");
+        let entries = after.ib_entries - before.ib_entries;
+        assert!((300..=310).contains(&entries), "{entries} IB entries ({pacing:?})");
         assert!(fences.iter().all(|f| a.fence_status(f) == FenceStatus::Signalled));
         assert_eq!(a.ref_count(), last.seq() as u32, "REF_CNT follows the fences ({pacing:?})");
         assert_eq!(a.stats().doorbells, 301, "one IB_PUT per batch (and the setup batch)");

@@ -230,6 +230,8 @@ pub struct PfifoStats {
     pub words: u64,
     /// IB entries fetched.
     pub ib_entries: u64,
+    /// Host writes of a channel's `IB_PUT` the pusher took (the doorbell).
+    pub ib_put_writes: u64,
     /// Methods the puller executed or delivered.
     pub methods: u64,
     /// Most command words one tick decoded.
@@ -498,7 +500,9 @@ impl Pfifo {
             // ib_put counts entries in 0..2^ib_order (§2.8.3 "IB mode"): a value past the
             // end is refused, not wrapped.
             let order = ramfc::IbConfig::ORDER.get(self.field(vram, chid, ramfc::IB_CONFIG));
-            value < 1 << order && self.set_field(vram, chid, ramfc::IB_PUT, value)
+            let taken = value < 1 << order && self.set_field(vram, chid, ramfc::IB_PUT, value);
+            self.stats.ib_put_writes += u64::from(taken);
+            taken
         } else {
             false
         }
