@@ -11,57 +11,24 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use baregpu_falcon_asm::assemble;
-use baregpu_falcon_asm::programs::{self, methods};
+use baregpu_falcon_asm::programs;
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
 use baregpu_nvidia_tesla::gpu::{FenceError, FenceFailure, FenceStatus, GpuQueue};
-use baregpu_nvidia_tesla::hal::dma::{DmaAllocator, DmaLayout, DmaRegion};
 use baregpu_nvidia_tesla::hal::time::poll_until;
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
 use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::{
-    ChannelId, Engine, FalconError, FencePoint, FifoError, InitError, Queue, QueueConfig,
-    QueueError, SubmitError, Tesla, TeslaConfig, pci,
+    FalconError, FencePoint, FifoError, InitError, QueueError, SubmitError, Tesla, TeslaConfig, pci,
 };
-use gpu_device_model::{InProcess, InProcessOptions, ModelClock, Pacing};
+use gpu_device_model::{InProcess, ModelClock, Pacing};
 use gt215_model::{Faults, Gt215};
 
-type Gpu = Tesla<&'static InProcess<Gt215>, ModelClock<'static, Gt215>>;
+mod model;
+use model::*;
 
 /// The pacings a result must not depend on.
 const PACINGS: [Pacing; 2] = [Pacing::RunToIdle, Pacing::Seeded(7)];
-
-fn model(pacing: Pacing, faults: Faults) -> &'static InProcess<Gt215> {
-    let options = InProcessOptions { pacing: Some(pacing), ..InProcessOptions::default() };
-    Box::leak(Box::new(InProcess::with_options(Gt215::with_faults(faults), options).unwrap()))
-}
-
-fn bring_up(m: &'static InProcess<Gt215>) -> Gpu {
-    // 1 MiB of the model's VRAM at 1 MiB for channel structures.
-    Tesla::init(m, ModelClock::new(m), TeslaConfig::new(1 << 20, 1 << 20)).unwrap()
-}
-
-fn alloc(m: &'static InProcess<Gt215>, bytes: usize, align: usize) -> &'static DmaRegion {
-    Box::leak(Box::new(m.allocate(DmaLayout::new(bytes, align).unwrap()).unwrap()))
-}
-
-/// A queue on `channel` with a 4 KiB main pushbuffer (so 300 fences wrap it), a 512-entry IB
-/// ring and its fence memory, all in the model's guest memory.
-fn queue(
-    m: &'static InProcess<Gt215>,
-    gpu: &'static RefCell<Gpu>,
-    channel: u8,
-) -> Queue<'static, &'static InProcess<Gt215>, ModelClock<'static, Gt215>> {
-    let (main, ib, fences) = (alloc(m, 4096, 4096), alloc(m, 4096, 4096), alloc(m, 32, 16));
-    let id = ChannelId::new(channel).unwrap();
-    Queue::new(gpu, id, main, ib, fences, QueueConfig::default()).unwrap()
-}
-
-fn falcon_image(image: &programs::Image, code: &mut [u8; 0x400]) -> usize {
-    code[..image.code().len()].copy_from_slice(image.code());
-    // Code goes up in whole 0x100-byte pages (§2.10.7): the last one padded with zeros.
-    image.code().len().div_ceil(0x100) * 0x100
-}
 
 #[test]
 fn the_emulated_gt240_probes_as_a_gt215_and_comes_up() {
@@ -178,53 +145,16 @@ fn the_mailbox_echo_answers_on_pdaemon_and_pcopy() {
 #[test]
 fn the_copy_engine_firmware_copies_a_buffer_through_pfifo_and_releases_its_semaphore() {
     for pacing in PACINGS {
-        let m = model(pacing, Faults::default());
-        let gpu = bring_up(m);
-        let mut code = [0u8; 0x400];
-        let image = programs::copy_engine();
-        let len = falcon_image(&image, &mut code);
-        let fw = FalconImage::new(&code[..len], 0, image.data(), image.entry).unwrap();
-        let copy = gpu.falcon::<Pcopy0>().unwrap();
-        copy.enable().unwrap();
-        copy.boot(&fw).unwrap();
-
-        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(gpu)));
-        let (src, dst, sem) = (alloc(m, 4096, 256), alloc(m, 4096, 256), alloc(m, 16, 16));
+        let mut rig = CopyRig::new(pacing, 4096);
         let expected: Vec<u32> = (0..1024u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
-        src.write_slice(0, &expected).unwrap();
-        let mut q = queue(m, gpu, 1);
-        // The copy object: class 0x85b5 (nouveau's GT212_DMA), PCOPY's engine in RAMHT.
-        gpu.borrow_mut().add_engine_object(q.channel(), 0xc0b5, Engine::Copy, 0x85b5).unwrap();
-        let (s, d, a) = (src.bus_address().0, dst.bus_address().0, sem.bus_address().0);
-        let args = [
-            (s >> 32) as u32,
-            s as u32,
-            (d >> 32) as u32,
-            d as u32,
-            4096,
-            (a >> 32) as u32,
-            a as u32,
-            77,
-            methods::LAUNCH_RELEASE_SEMAPHORE,
-        ];
-        let fence = q
-            .submit(2 + 10 + 9, |sub| {
-                sub.writer().bind_object(1, 0xc0b5)?;
-                sub.writer().methods(1, methods::SRC_ADDRESS_HIGH as u16, &args)?;
-                sub.fence()
-            })
-            .unwrap();
-        q.wait(&fence, Duration::from_secs(10)).unwrap();
-        let clock = ModelClock::new(m);
-        poll_until(&clock, Duration::from_secs(10), || {
-            (sem.read_u32(0).ok() == Some(77)).then_some(())
-        })
-        .unwrap();
+        rig.src.write_slice(0, &expected).unwrap();
+        rig.copy(4096);
         let mut copied = vec![0u32; 1024];
-        dst.read_slice(0, &mut copied).unwrap();
+        rig.dst.read_slice(0, &mut copied).unwrap();
         assert_eq!(copied, expected, "{pacing:?}");
+        assert_eq!(rig.sem.read_u32(0).unwrap(), 1, "the semaphore released ({pacing:?})");
         // Its work done, the firmware sleeps on the empty FIFO: the model is idle.
-        let model = m.model();
+        let model = rig.m.model();
         let pcopy = model.falcon(gt215_model::falcon::Engine::Pcopy);
         assert_eq!(pcopy.state(), gt215_model::falcon::State::Sleeping, "{pacing:?}");
         assert!(!pcopy.busy(), "{pacing:?}");
