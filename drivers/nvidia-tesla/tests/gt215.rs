@@ -19,7 +19,8 @@ use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
 use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::{
-    FalconError, FencePoint, FifoError, InitError, QueueError, SubmitError, Tesla, TeslaConfig, pci,
+    FalconError, FencePoint, FifoError, InitError, Queue, QueueError, SubmitError, Tesla,
+    TeslaConfig, pci,
 };
 use gpu_device_model::{InProcess, ModelClock, Pacing};
 use gt215_model::{Faults, Gt215};
@@ -90,19 +91,11 @@ fn fences_signal_in_order_across_a_wrapping_pushbuffer_and_another_channel_waits
 #[test]
 fn a_pusher_fault_is_a_typed_error_on_its_channel_and_the_queue_reset_recovers_it() {
     for pacing in PACINGS {
-        let m = model(pacing, Faults::default());
-        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
-        let mut q = queue(m, gpu, 3);
-        let ok = q.submit_fence().unwrap();
-        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        let (m, gpu, mut q) = running_queue(pacing, 3);
         // Method 0x0004 is no puller method (§2.8.4's list): INVALID_MTHD (§2.8.3 errors).
         q.submit(2, |s| s.writer().methods(0, 0x0004, &[0])).unwrap();
         let lost = q.submit_fence().unwrap();
-        let clock = ModelClock::new(m);
-        let fault = poll_until(&clock, Duration::from_secs(10), || {
-            gpu.borrow_mut().handle_interrupts().unwrap().faults().next()
-        })
-        .unwrap();
+        let fault = first_fault(m, gpu);
         assert!(matches!(fault, FifoError::DmaPusher { channel: 3, .. }), "{fault:?} ({pacing:?})");
         assert_eq!(q.fault(), Some(fault));
         let report = q.reset().unwrap();
@@ -161,6 +154,21 @@ fn the_copy_engine_firmware_copies_a_buffer_through_pfifo_and_releases_its_semap
     }
 }
 
+type ModelQueue = Queue<'static, &'static InProcess<Gt215>, ModelClock<'static, Gt215>>;
+
+/// The model, the driver on it and a queue on `channel` that has completed one fence.
+fn running_queue(
+    pacing: Pacing,
+    channel: u8,
+) -> (&'static InProcess<Gt215>, &'static RefCell<Gpu>, ModelQueue) {
+    let m = model(pacing, Faults::default());
+    let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
+    let mut q = queue(m, gpu, channel);
+    let ok = q.submit_fence().unwrap();
+    q.wait(&ok, Duration::from_secs(10)).unwrap();
+    (m, gpu, q)
+}
+
 /// The channel's first fault, from the driver's interrupt handling (bounded).
 fn first_fault(m: &'static InProcess<Gt215>, gpu: &RefCell<Gpu>) -> FifoError {
     poll_until(&ModelClock::new(m), Duration::from_secs(10), || {
@@ -172,11 +180,7 @@ fn first_fault(m: &'static InProcess<Gt215>, gpu: &RefCell<Gpu>) -> FifoError {
 #[test]
 fn a_stalled_pusher_is_a_bounded_timeout_and_the_queue_reset_recovers_the_channel() {
     for pacing in PACINGS {
-        let m = model(pacing, Faults::default());
-        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
-        let mut q = queue(m, gpu, 1);
-        let ok = q.submit_fence().unwrap();
-        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        let (m, _, mut q) = running_queue(pacing, 1);
         m.model_mut().set_faults(Faults { cp_stall: true, ..Faults::default() });
         let stuck = q.submit_fence().unwrap();
         let e = q.wait(&stuck, Duration::from_millis(20)).unwrap_err();
@@ -211,11 +215,7 @@ fn a_slow_pusher_completes_every_fence_in_order() {
 #[test]
 fn a_device_gone_mid_run_is_a_typed_device_gone_everywhere() {
     for pacing in PACINGS {
-        let m = model(pacing, Faults::default());
-        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
-        let mut q = queue(m, gpu, 1);
-        let ok = q.submit_fence().unwrap();
-        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        let (m, gpu, mut q) = running_queue(pacing, 1);
         m.model_mut().set_faults(Faults { registers_all_ones: true, ..Faults::default() });
         assert!(gpu.borrow().check_alive().is_err(), "{pacing:?}");
         let e = q.submit_fence().err();
@@ -250,11 +250,7 @@ fn a_falcon_that_never_halts_is_a_typed_timeout_and_refuses_a_new_upload() {
 #[test]
 fn a_dma_fault_on_a_pushbuffer_fetch_is_a_typed_mem_fault_and_the_reset_recovers_it() {
     for pacing in PACINGS {
-        let m = model(pacing, Faults::default());
-        let gpu: &'static RefCell<Gpu> = Box::leak(Box::new(RefCell::new(bring_up(m))));
-        let mut q = queue(m, gpu, 4);
-        let ok = q.submit_fence().unwrap();
-        q.wait(&ok, Duration::from_secs(10)).unwrap();
+        let (m, gpu, mut q) = running_queue(pacing, 4);
         m.model_mut().set_faults(Faults { dma_fault_next_fetch: true, ..Faults::default() });
         let lost = q.submit_fence().unwrap();
         let fault = first_fault(m, gpu);
