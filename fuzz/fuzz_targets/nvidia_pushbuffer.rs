@@ -74,9 +74,7 @@ fuzz_target!(|bytes: &[u8]| {
         let (cached, put) = (ch.ib().cached_rptr() / 2, ch.ib().committed() / 2);
         let n = entries as u32;
         let reported = bar0.ib_get.get();
-        let get = if reported < n
-            && (reported + n - cached) % n <= (put + n - cached) % n
-        {
+        let get = if reported < n && (reported + n - cached) % n <= (put + n - cached) % n {
             reported
         } else {
             cached
@@ -118,7 +116,9 @@ fuzz_target!(|bytes: &[u8]| {
                         assert_eq!(bar0.ib_puts.borrow().len(), before + 1, "one IB_PUT per batch");
                     }
                     Err(
-                        IbSubmitError::Full { .. } | IbSubmitError::BadIbGet(_) | IbSubmitError::TooLarge { .. },
+                        IbSubmitError::Full { .. }
+                        | IbSubmitError::BadIbGet(_)
+                        | IbSubmitError::TooLarge { .. },
                     ) => assert_eq!(bar0.ib_puts.borrow().len(), before),
                     Err(e) => panic!("unexpected {e:?}"),
                 }
@@ -128,7 +128,8 @@ fuzz_target!(|bytes: &[u8]| {
         }
         for (i, e) in unread {
             let b = ch.ib().buffer();
-            let now = [b.read_u32(i as usize * 8).unwrap(), b.read_u32(i as usize * 8 + 4).unwrap()];
+            let now =
+                [b.read_u32(i as usize * 8).unwrap(), b.read_u32(i as usize * 8 + 4).unwrap()];
             assert_eq!(now, e, "unread IB entry {i} overwritten");
         }
         let committed = ch.ib().committed() / 2;

@@ -529,6 +529,13 @@ const IMAGE_PACKAGES: &[ImagePackage] = &[
         target_dir: "../../target/kernel",
         features: &[],
     },
+    // The same kernel for aarch64 (QEMU `virt`, the `aarch64-*` cases).
+    ImagePackage {
+        dir: "qemu-tests/kernel",
+        target: Some("aarch64-unknown-none"),
+        target_dir: "../../target/kernel",
+        features: &[],
+    },
     ImagePackage {
         dir: "qemu-tests/rpi",
         target: Some("aarch64-unknown-none"),
@@ -730,10 +737,12 @@ const THREADED_PACING: &str = "threaded:1000";
 
 /// The packages the pacing reruns test again (their tests drive the device models).
 /// The drivers' tests include the family-generic contract suite (`gpu-contract`, in their
-/// tests/contract.rs); the scheduler example runs over both in-process GPUs.
+/// tests/contract.rs; the V3D's over its in-process model); the scheduler example runs over
+/// both in-process GPUs.
 const PACED_PACKAGES: &[&str] = &[
     "drivers/radeon-r5xx",
     "drivers/radeon-evergreen",
+    "drivers/videocore-v3d",
     "drivers/nvidia-tesla",
     "examples/ctm-compute",
     "examples/gpu-scheduler",
@@ -859,9 +868,9 @@ fn test_job() -> ExitCode {
             ]),
         );
     });
-    // The R5xx and Evergreen drivers, the CTM workloads and the scheduler example against other
-    // engine interleavings: two more seeds and run-to-idle (the default seed ran above), and
-    // threaded, with the executables built above.
+    // The R5xx, Evergreen, V3D and Tesla drivers, the CTM workloads and the scheduler example
+    // against other engine interleavings: two more seeds and run-to-idle (the default seed ran
+    // above), and threaded, with the executables built above.
     tally.phase("pacing reruns", |tally| {
         let pacings = EXTRA_SEEDS.map(|s| format!("seeded:{s}"));
         for pacing in pacings.iter().map(String::as_str).chain(["run-to-idle", THREADED_PACING]) {
@@ -939,10 +948,14 @@ fn test_job() -> ExitCode {
                 );
                 tally.check(&format!("rustfmt-{}", image.dir), ok);
             }
-            let name = match image.features {
+            let mut name = match image.features {
                 [] => image.dir.to_string(),
                 features => format!("{} --features {}", image.dir, features.join(",")),
             };
+            // The kernel is checked for each of its targets.
+            if let (Some(target), "qemu-tests/kernel") = (image.target, image.dir) {
+                name = format!("{name} --target {target}");
+            }
             let ok = run(&format!("cargo clippy ({name})"), &mut image_clippy(image));
             tally.check(&format!("clippy-{name}"), ok);
         }

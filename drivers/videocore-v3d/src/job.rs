@@ -42,6 +42,11 @@ pub const TILE_STATE_BYTES_PER_TILE: usize = 48;
 /// 32-byte initial block (record 112's smallest), as Linux vc4 does, so tile `n`'s list
 /// starts at `n * 32` (Linux vc4_render_cl.c).
 pub const TILE_INITIAL_BLOCK_BYTES: usize = 32;
+/// The binner rounds the area of the initial blocks up to this many bytes and takes its
+/// further blocks after it; tile allocation memory smaller than the rounded area is refused
+/// (not in the document; the emulated V3D's binner does so, and Linux vc4 always gives the
+/// binner far more than the initial area).
+pub const TILE_INITIAL_AREA_ALIGN: usize = 256;
 /// Tile state data array and shader record alignment (Table 38 record 112, Table 46 via
 /// record 65).
 pub const RECORD_ALIGN: u64 = 16;
@@ -75,6 +80,14 @@ pub const BINNING_LIST_BYTES: usize = cl::TILE_BINNING_MODE_CONFIGURATION.bytes
     + cl::VERTEX_ARRAY_PRIMITIVES.bytes
     + cl::INCREMENT_SEMAPHORE.bytes
     + cl::FLUSH.bytes;
+
+/// Bytes a DMA buffer needs to hold a list of `list_bytes`: the list rounded up to whole
+/// dwords. A `DmaRegion` is written by dwords, so the bytes of a partial last dword cannot be
+/// stored: allocate list buffers with this (a buffer of exactly [`BINNING_LIST_BYTES`] is
+/// refused with [`JobError::BufferTooSmall`], where it used to lose the closing Flush).
+pub const fn list_buffer_bytes(list_bytes: usize) -> usize {
+    list_bytes.next_multiple_of(4)
+}
 
 /// Bytes of the rendering list for `tiles` tiles.
 pub const fn rendering_list_bytes(tiles: usize) -> usize {
@@ -205,9 +218,9 @@ pub struct RenderJob<'a> {
 /// fence signalled).
 #[derive(Debug, Clone, Copy)]
 pub struct JobMemory<'a> {
-    /// The binning list ([`BINNING_LIST_BYTES`]).
+    /// The binning list ([`list_buffer_bytes`] of [`BINNING_LIST_BYTES`]).
     pub binning_list: &'a DmaRegion,
-    /// The rendering list ([`rendering_list_bytes`]).
+    /// The rendering list ([`list_buffer_bytes`] of [`rendering_list_bytes`]).
     pub rendering_list: &'a DmaRegion,
     /// Tile allocation memory (at least [`TileLayout::tile_allocation_bytes`], not crossing a
     /// 256 MiB boundary).
@@ -253,10 +266,11 @@ impl TileLayout {
         self.tiles() * TILE_STATE_BYTES_PER_TILE
     }
 
-    /// Least tile allocation memory: one initial block per tile. The binner takes further
-    /// blocks from the rest of it, then from the overflow pool (OUTOMEM).
+    /// Least tile allocation memory: one initial block per tile, the area rounded up to
+    /// [`TILE_INITIAL_AREA_ALIGN`]. The binner takes further blocks from the rest of it, then
+    /// from the overflow pool (OUTOMEM).
     pub fn tile_allocation_bytes(&self) -> usize {
-        self.tiles() * TILE_INITIAL_BLOCK_BYTES
+        (self.tiles() * TILE_INITIAL_BLOCK_BYTES).next_multiple_of(TILE_INITIAL_AREA_ALIGN)
     }
 }
 
@@ -325,7 +339,8 @@ impl Relocate for JobAddresses {
     }
 }
 
-/// A byte sink over a DMA region: a control list written in place.
+/// A byte sink over a DMA region: a control list written in place, in the region's whole
+/// dwords (the bytes of a partial last dword cannot be stored, so they are not offered).
 #[derive(Debug)]
 pub struct RegionSink<'a> {
     region: &'a DmaRegion,
@@ -352,7 +367,7 @@ impl<'a> RegionSink<'a> {
 
 impl CommandSink<u8> for RegionSink<'_> {
     fn reserve(&mut self, units: usize) -> Result<(), NoSpace> {
-        let free = self.region.size() - self.len;
+        let free = (self.region.size() & !3) - self.len;
         if units > free {
             return Err(NoSpace { needed: units, free });
         }
@@ -465,8 +480,9 @@ pub fn build(job: &RenderJob<'_>, memory: &JobMemory<'_>) -> Result<BuiltJob, Jo
         return Err(JobError::TooManyVaryings { varyings: job.varyings });
     }
     let vertex_count = job.triangles.len() * 3;
-    need(JobBuffer::BinningList, memory.binning_list, BINNING_LIST_BYTES)?;
-    need(JobBuffer::RenderingList, memory.rendering_list, rendering_list_bytes(tiles.tiles()))?;
+    need(JobBuffer::BinningList, memory.binning_list, list_buffer_bytes(BINNING_LIST_BYTES))?;
+    let rendering = list_buffer_bytes(rendering_list_bytes(tiles.tiles()));
+    need(JobBuffer::RenderingList, memory.rendering_list, rendering)?;
     need(JobBuffer::TileAllocation, memory.tile_allocation, tiles.tile_allocation_bytes())?;
     need(JobBuffer::TileState, memory.tile_state, tiles.tile_state_bytes())?;
     need(JobBuffer::Vertices, memory.vertices, vertex_buffer_bytes(vertex_count, job.varyings))?;
@@ -688,9 +704,9 @@ pub struct UntrustedJob<'a> {
 /// change after validation).
 #[derive(Debug, Clone, Copy)]
 pub struct UntrustedMemory<'a> {
-    /// The binning list's copy (at least as long as the list).
+    /// The binning list's copy ([`list_buffer_bytes`] of the list's length).
     pub binning_list: &'a DmaRegion,
-    /// The rendering list ([`rendering_list_bytes`]).
+    /// The rendering list ([`list_buffer_bytes`] of [`rendering_list_bytes`]).
     pub rendering_list: &'a DmaRegion,
 }
 
@@ -717,8 +733,9 @@ pub fn build_untrusted(
         return Err(JobError::UnsupportedTileBlock { bytes: summary.initial_block_bytes });
     }
     let len = job.binning_list.len();
-    need(JobBuffer::BinningList, memory.binning_list, len)?;
-    need(JobBuffer::RenderingList, memory.rendering_list, rendering_list_bytes(tiles.tiles()))?;
+    need(JobBuffer::BinningList, memory.binning_list, list_buffer_bytes(len))?;
+    let rendering = list_buffer_bytes(rendering_list_bytes(tiles.tiles()));
+    need(JobBuffer::RenderingList, memory.rendering_list, rendering)?;
     let mut sink = RegionSink::new(memory.binning_list);
     sink.reserve(len).and_then(|()| sink.push_slice(job.binning_list)).map_err(|e| {
         JobError::BufferTooSmall { buffer: JobBuffer::BinningList, needed: e.needed, size: e.free }

@@ -229,11 +229,47 @@ fn job_errors_are_typed_and_checked_before_anything_is_written() {
 }
 
 #[test]
+fn a_list_buffer_without_whole_dwords_for_the_list_is_refused_not_cut_short() {
+    // A binning buffer of exactly the list's 77 bytes: its last dword is partial, so the
+    // closing Flush could not be stored (the list used to end without it and the binner never
+    // flushed its tile lists). Now refused up front with the size that holds it.
+    let mut bufs = Buffers::new();
+    bufs.binning = exact_region(BINNING_LIST_BYTES, BIN_BUS);
+    assert_ne!(BINNING_LIST_BYTES % 4, 0, "the list ends in a partial dword");
+    let tris = one_triangle();
+    let err = job::build(&triangle_job(&tris), &bufs.memory()).unwrap_err();
+    assert_eq!(
+        err,
+        JobError::BufferTooSmall {
+            buffer: JobBuffer::BinningList,
+            needed: job::list_buffer_bytes(BINNING_LIST_BYTES),
+            size: BINNING_LIST_BYTES,
+        }
+    );
+    bufs.binning = exact_region(job::list_buffer_bytes(BINNING_LIST_BYTES), BIN_BUS);
+    let built = job::build(&triangle_job(&tris), &bufs.memory()).unwrap();
+    let list = bytes(&bufs.binning, BINNING_LIST_BYTES);
+    assert_eq!(built.binning.end.0 - built.binning.start.0, BINNING_LIST_BYTES as u64);
+    assert_eq!(&list[BINNING_LIST_BYTES - 2..], [7, 4], "Increment Semaphore, then Flush");
+}
+
+#[test]
+fn the_list_sink_offers_only_whole_dwords() {
+    use baregpu_videocore_v3d::ring::stream::CommandSink;
+    let region = exact_region(6, BIN_BUS);
+    let mut sink = job::RegionSink::new(&region);
+    assert!(sink.reserve(5).is_err(), "byte 4 is in a partial dword");
+    sink.reserve(4).unwrap();
+    sink.push_slice(&[1, 2, 3, 4]).unwrap();
+    assert_eq!(bytes(&region, 4), [1, 2, 3, 4]);
+}
+
+#[test]
 fn tile_memory_is_sized_from_the_document() {
     let layout = TileLayout::of(1920, 1080).unwrap();
     assert_eq!((layout.tiles_x, layout.tiles_y), (30, 17));
     assert_eq!(layout.tile_state_bytes(), 30 * 17 * 48);
-    assert_eq!(layout.tile_allocation_bytes(), 30 * 17 * 32);
+    assert_eq!(layout.tile_allocation_bytes(), (30 * 17 * 32_usize).next_multiple_of(256));
     assert!(TileLayout::of(0, 10).is_err());
     assert!(TileLayout::of(64 * 255, 64 * 255).is_ok());
 }

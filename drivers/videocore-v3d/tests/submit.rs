@@ -213,7 +213,7 @@ fn program(n: u64) -> UserProgram {
 }
 
 #[test]
-fn user_programs_write_uniforms_then_length_then_code_and_complete_by_count() {
+fn user_programs_clear_the_caches_then_write_uniforms_length_code_and_complete_by_count() {
     let fake = FakeV3d::default();
     let mut v3d = up(&fake, None);
     let fence = v3d
@@ -224,7 +224,21 @@ fn user_programs_write_uniforms_then_length_then_code_and_complete_by_count() {
             s.fence()
         })
         .unwrap();
-    let mut expected = Vec::new();
+    // The caches do not snoop memory: cleared once before the programs read their code and
+    // uniforms (Tables 71-72).
+    let slices = v3d.identity().slice_mask();
+    let mut expected = vec![
+        (off::<V3D_L2CACTL>(), V3D_L2CACTL::RESET.with_l2cclr(true).raw()),
+        (
+            off::<V3D_SLCACTL>(),
+            V3D_SLCACTL::RESET
+                .with_iccs(slices)
+                .with_uccs(slices)
+                .with_t0ccs(slices)
+                .with_t1ccs(slices)
+                .raw(),
+        ),
+    ];
     for n in 0..3 {
         expected.push((off::<V3D_SRQUA>(), (UNIFORMS_BUS + n * 0x10) as u32));
         expected.push((off::<V3D_SRQUL>(), 4));
@@ -454,4 +468,44 @@ fn dropping_the_driver_resets_both_control_list_threads() {
     assert_eq!(fake.writes_to(off::<V3D_CT0CS>()), [V3D_CT0CS::CTRSTA.set(0, 1)]);
     assert_eq!(fake.writes_to(off::<V3D_CT1CS>()), [V3D_CT1CS::CTRSTA.set(0, 1)]);
     assert_eq!(fake.writes_to(off::<V3D_DBQITE>()), [0], "QPU interrupts off");
+}
+
+#[test]
+fn program_fences_signal_only_when_no_started_program_is_still_running() {
+    // With two programs running on two QPUs, one completion counted (QPURQCC 1 of QPURQCM 2,
+    // none queued) may be the second's: a program's fence signals once no program started
+    // before it can still be running.
+    let fake = FakeV3d::default();
+    let mut v3d = up(&fake, None);
+    let (first, second) = v3d
+        .submit(4, |s| {
+            s.program(&program(0))?;
+            let first = s.fence()?;
+            s.program(&program(1))?;
+            Ok((first, s.fence()?))
+        })
+        .unwrap();
+    let srqcs = |made, queued, done| {
+        V3D_SRQCS::QPURQCC.set(V3D_SRQCS::QPURQCM.set(V3D_SRQCS::QPURQL.set(0, queued), made), done)
+    };
+    // Both running, one completion: it may be the second's, so the first's fence waits too.
+    fake.set(off::<V3D_SRQCS>(), srqcs(2, 0, 1));
+    assert_eq!(v3d.fence_status(&first), FenceStatus::Pending);
+    assert_eq!(v3d.fence_status(&second), FenceStatus::Pending);
+    fake.set(off::<V3D_SRQCS>(), srqcs(2, 0, 2));
+    assert_eq!(v3d.wait(&second, MS), Ok(()));
+    assert_eq!(v3d.fence_status(&first), FenceStatus::Signalled);
+    // A third program queued behind a fourth that started is not running: with the only
+    // started one complete, the third's fence signals while the fourth still waits.
+    let (third, fourth) = v3d
+        .submit(4, |s| {
+            s.program(&program(2))?;
+            let third = s.fence()?;
+            s.program(&program(3))?;
+            Ok((third, s.fence()?))
+        })
+        .unwrap();
+    fake.set(off::<V3D_SRQCS>(), srqcs(4, 1, 3));
+    assert_eq!(v3d.fence_status(&third), FenceStatus::Signalled);
+    assert_eq!(v3d.fence_status(&fourth), FenceStatus::Pending);
 }

@@ -15,7 +15,8 @@ use baregpu_videocore_v3d::validate::{
     Buffer, Buffers as Described, ListError, ListRule, Options, Purposes, validate_binning_list,
 };
 use baregpu_videocore_v3d::{
-    BuildError, JobError, ListOrigin, SubmitError, UntrustedJob, UntrustedMemory, V3d, V3dConfig,
+    BuildError, JobBuffer, JobError, ListOrigin, SubmitError, UntrustedJob, UntrustedMemory, V3d,
+    V3dConfig,
 };
 use common::*;
 
@@ -207,4 +208,31 @@ fn a_hostile_untrusted_list_never_reaches_the_device() {
         assert_eq!(fake.log(), [], "no register written for {expected:?}");
         assert!(bytes(&copy.binning, 256).iter().all(|&b| b == 0), "nothing copied");
     }
+}
+
+#[test]
+fn a_copy_buffer_without_whole_dwords_for_the_list_is_refused_before_any_write() {
+    // The driver's own list is 77 bytes: a copy buffer of exactly 77 cannot store the partial
+    // last dword (the closing Flush); refused with the size that holds it.
+    let World { list, contents, mut copy, fake, .. } = world();
+    assert_ne!(list.len() % 4, 0);
+    copy.binning = exact_region(list.len(), COPY_BUS);
+    let described = contents.described();
+    let mut v3d = up(&fake);
+    let r = v3d.submit(2, |s| {
+        s.render_lists(untrusted(&list, &described, &copy, 130))?;
+        s.fence()
+    });
+    let needed = job::list_buffer_bytes(list.len());
+    assert_eq!(
+        r.unwrap_err(),
+        SubmitError::Build(BuildError::Job(JobError::BufferTooSmall {
+            buffer: JobBuffer::BinningList,
+            needed,
+            size: list.len(),
+        }))
+    );
+    assert!(fake.log().is_empty(), "no register written");
+    let whole = list.len() & !3;
+    assert_eq!(bytes(&copy.binning, whole), vec![0; whole], "no byte copied");
 }

@@ -70,24 +70,36 @@ pub trait GuestMemory: Send {
 /// between is the PCI hole and MMCONFIG. The `max-ram-below-4g` machine option changes this
 /// split and is not supported. (The legacy VGA window 0xA0000-0xBFFFF is RAM in the file, and
 /// is treated as RAM here.)
+///
+/// Arm `virt` (QEMU `hw/arm/virt.c`, `VIRT_MEM`): all RAM in one chunk from 0x4000_0000
+/// ([`virt`](Self::virt)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RamLayout {
+    /// Guest-physical address of file offset 0.
+    base: u64,
     below_4g: u64,
     above_4g: u64,
 }
 
 const FOUR_GIB: u64 = 1 << 32;
+/// Where Arm `virt` puts RAM (`VIRT_MEM`).
+pub const VIRT_RAM_BASE: u64 = 0x4000_0000;
 
 impl RamLayout {
     /// All RAM at bus address = file offset.
     pub const fn identity(size: u64) -> Self {
-        RamLayout { below_4g: size, above_4g: 0 }
+        RamLayout { base: 0, below_4g: size, above_4g: 0 }
+    }
+
+    /// QEMU Arm `virt` machine with `ram_size` bytes: one chunk at [`VIRT_RAM_BASE`].
+    pub const fn virt(ram_size: u64) -> Self {
+        RamLayout { base: VIRT_RAM_BASE, below_4g: ram_size, above_4g: 0 }
     }
 
     /// QEMU q35 machine with `ram_size` bytes.
     pub const fn q35(ram_size: u64) -> Self {
         if ram_size >= 0xB000_0000 {
-            RamLayout { below_4g: 0x8000_0000, above_4g: ram_size - 0x8000_0000 }
+            RamLayout { base: 0, below_4g: 0x8000_0000, above_4g: ram_size - 0x8000_0000 }
         } else {
             RamLayout::identity(ram_size)
         }
@@ -102,6 +114,11 @@ impl RamLayout {
     pub fn translate(&self, address: u64, len: usize) -> Result<u64, DmaFault> {
         let fault = DmaFault { address, len, kind: DmaFaultKind::OutsideRam };
         let end = address.checked_add(len as u64).ok_or(fault)?;
+        if self.base != 0 {
+            // One chunk at `base` (virt).
+            let offset = address.checked_sub(self.base).ok_or(fault)?;
+            return if end - self.base <= self.below_4g { Ok(offset) } else { Err(fault) };
+        }
         if end <= self.below_4g {
             Ok(address)
         } else if address >= FOUR_GIB && end - FOUR_GIB <= self.above_4g {
@@ -370,6 +387,20 @@ mod tests {
             fault,
             DmaFault { address: 0x9000_0000, len: 8, kind: DmaFaultKind::OutsideRam }
         );
+    }
+
+    #[test]
+    fn virt_layout_puts_file_offset_0_at_1_gib() {
+        let virt = RamLayout::virt(256 << 20);
+        assert_eq!(virt.size(), 256 << 20);
+        assert_eq!(virt.translate(0x4000_0000, 4), Ok(0));
+        assert_eq!(virt.translate(0x4FFF_FFFC, 4), Ok(0x0FFF_FFFC));
+        assert!(virt.translate(0x3FFF_FFFC, 4).is_err(), "below RAM (the flash and devices)");
+        assert!(virt.translate(0x3FFF_FFFE, 4).is_err(), "straddles the start");
+        assert!(virt.translate(0x4FFF_FFFE, 4).is_err(), "straddles the end");
+        assert!(virt.translate(0xF000_0000, 4).is_err());
+        assert!(virt.translate(0x1000, 4).is_err(), "the q35 identity does not apply");
+        assert!(virt.translate(u64::MAX - 1, 4).is_err(), "overflow is a fault, not a panic");
     }
 
     #[test]

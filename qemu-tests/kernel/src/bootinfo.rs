@@ -1,13 +1,13 @@
 //! The PVH `hvm_start_info` (Xen `arch-x86/hvm/start_info.h`): command line and memory map,
 //! copied into kernel memory at boot so nothing later depends on the firmware's copy.
 
+use crate::cmdline::{Cmdline, MAX_CMDLINE};
 use core::mem::size_of;
 use core::ptr;
 
 const HVM_START_MAGIC: u32 = 0x336E_C578;
 /// Memory-map entry type of usable RAM (E820 type 1).
 pub const MEMMAP_RAM: u32 = 1;
-const MAX_CMDLINE: usize = 256;
 const MAX_MEMMAP: usize = 32;
 
 #[repr(C)]
@@ -53,8 +53,8 @@ impl MemoryRange {
 
 /// What the kernel keeps from the start info.
 pub struct BootInfo {
-    cmdline: [u8; MAX_CMDLINE],
-    cmdline_len: usize,
+    /// The kernel command line (`-append`).
+    pub cmdline: Cmdline,
     memmap: [MemoryRange; MAX_MEMMAP],
     memmap_len: usize,
 }
@@ -88,22 +88,19 @@ impl BootInfo {
             return Err(BootInfoError::NoMemoryMap);
         }
         let mut boot = BootInfo {
-            cmdline: [0; MAX_CMDLINE],
-            cmdline_len: 0,
+            cmdline: Cmdline::new(),
             memmap: [MemoryRange { start: 0, size: 0, kind: 0 }; MAX_MEMMAP],
             memmap_len: 0,
         };
         if info.cmdline_paddr != 0 {
             let base = info.cmdline_paddr as usize as *const u8;
-            while boot.cmdline_len < MAX_CMDLINE {
+            for i in 0..MAX_CMDLINE {
                 // SAFETY: the NUL-terminated command line is mapped; reading stops at NUL or
                 // after MAX_CMDLINE bytes.
-                let byte = unsafe { ptr::read(base.add(boot.cmdline_len)) };
-                if byte == 0 {
+                let byte = unsafe { ptr::read(base.add(i)) };
+                if byte == 0 || !boot.cmdline.push(byte) {
                     break;
                 }
-                boot.cmdline[boot.cmdline_len] = byte;
-                boot.cmdline_len += 1;
             }
         }
         let entries = (info.memmap_entries as usize).min(MAX_MEMMAP);
@@ -116,23 +113,6 @@ impl BootInfo {
         boot.memmap_len = entries;
         const _: () = assert!(size_of::<HvmMemmapEntry>() == 24);
         Ok(boot)
-    }
-
-    /// The kernel command line (`-append`), empty if absent or not UTF-8.
-    pub fn cmdline(&self) -> &str {
-        core::str::from_utf8(&self.cmdline[..self.cmdline_len]).unwrap_or("")
-    }
-
-    /// Value of `key=value` on the command line.
-    pub fn arg(&self, key: &str) -> Option<&str> {
-        self.cmdline()
-            .split_ascii_whitespace()
-            .find_map(|word| word.strip_prefix(key).and_then(|rest| rest.strip_prefix('=')))
-    }
-
-    /// Whether the bare flag `key` is on the command line.
-    pub fn flag(&self, key: &str) -> bool {
-        self.cmdline().split_ascii_whitespace().any(|word| word == key)
     }
 
     /// The memory map.

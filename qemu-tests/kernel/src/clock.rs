@@ -49,6 +49,9 @@ pub fn now_us() -> u64 {
     now_ns() / 1000
 }
 
+/// The clock the shared code (mailbox, logger, cases) uses.
+pub use TscClock as KernelClock;
+
 /// The kernel's TSC clock as a [`baregpu_hal::time::Clock`] (a handle on the global).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TscClock;

@@ -4,10 +4,10 @@
 //! Allocations are rounded to [`GRANULE`] bytes (a cache line) and zeroed. The free list is a
 //! fixed array so allocating DMA memory never touches the heap.
 
+use crate::arch::irq::without_interrupts;
 use baregpu_hal::dma::{BusAddress, DmaAllocator, DmaError, DmaLayout, DmaRegion};
 use core::ptr::NonNull;
 use spin::Mutex;
-use x86_64::instructions::interrupts::without_interrupts;
 
 /// Allocation granule and minimum alignment.
 pub const GRANULE: u64 = 64;

@@ -1,15 +1,15 @@
 //! The defmt global logger: rzCOBS-encoded frames on COM1, timestamped in microseconds since
-//! boot (TSC; 0 until the clock is calibrated). Decode on the host with the kernel ELF, e.g.
+//! boot (the kernel clock; 0 until it is set up). Decode on the host with the kernel ELF, e.g.
 //! `defmt-print -e test-kernel < serial.bin`.
 //!
 //! A frame is written with interrupts disabled. A nested `acquire` (an exception raised while a
 //! frame is open, which then fails the case) does not deadlock: it terminates the open frame
 //! with a zero byte, which the decoder treats as the end of a corrupt frame, and starts anew.
 
+use crate::arch::irq as interrupts;
 use crate::arch::serial;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
-use x86_64::instructions::interrupts;
 
 #[defmt::global_logger]
 struct Logger;

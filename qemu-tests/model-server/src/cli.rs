@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// Usage text.
 pub const USAGE: &str =
     "usage: model-server --model NAME --socket PATH --guest-ram PATH --ram-size BYTES \
-[--pacing SPEC] [--fault LIST] [--fault-after-requests N | --die-after-requests N]
+[--machine q35|virt] [--pacing SPEC] [--fault LIST] [--fault-after-requests N | --die-after-requests N]
 
   --model NAME                 the device model to run (see below)
   --socket PATH                UNIX socket QEMU's ivshmem-doorbell chardev connects to
@@ -17,6 +17,8 @@ pub const USAGE: &str =
                                (and removed again if the server fails to start), sized if
                                empty; an existing file smaller than --ram-size is refused
   --ram-size BYTES             guest RAM size (QEMU -m), e.g. 536870912, 0x20000000, 512M, 2G
+  --machine q35|virt           where QEMU puts guest RAM: q35 (x86_64, the default) or the Arm
+                               virt machine (RAM from 0x40000000)
   --pacing SPEC                how the engines advance: run-to-idle, seeded:<u64> (0..=3 ticks
                                per request and per millisecond while busy, reproducible from
                                the seed) or threaded:<ticks-per-ms> (an engine thread on the
@@ -42,12 +44,34 @@ pub struct Args {
     pub guest_ram: PathBuf,
     /// `--ram-size` in bytes.
     pub ram_size: u64,
+    /// `--machine`.
+    pub machine: Machine,
     /// `--fault-after-requests` / `--die-after-requests`.
     pub injection: Injection,
     /// `--pacing` (`None`: the environment's, else the default).
     pub pacing: Option<Pacing>,
     /// `--fault`, as given (the model parses it).
     pub faults: Option<String>,
+}
+
+/// The QEMU machine whose guest RAM the server maps (its guest-physical layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Machine {
+    /// x86_64 `q35`.
+    #[default]
+    Q35,
+    /// Arm `virt`.
+    Virt,
+}
+
+impl Machine {
+    /// Guest RAM layout of this machine with `ram_size` bytes.
+    pub fn layout(self, ram_size: u64) -> gpu_device_model::RamLayout {
+        match self {
+            Machine::Q35 => gpu_device_model::RamLayout::q35(ram_size),
+            Machine::Virt => gpu_device_model::RamLayout::virt(ram_size),
+        }
+    }
 }
 
 /// What the command line asks for.
@@ -87,6 +111,8 @@ pub enum CliError {
     },
     /// A `--pacing` that does not parse.
     BadPacing(gpu_device_model::BadPacing),
+    /// A `--machine` other than `q35` or `virt`.
+    BadMachine(String),
 }
 
 impl fmt::Display for CliError {
@@ -106,6 +132,7 @@ impl fmt::Display for CliError {
                 write!(f, "{option}: `{value}` is not a number")
             }
             CliError::BadPacing(e) => write!(f, "--pacing: {e}"),
+            CliError::BadMachine(m) => write!(f, "--machine: `{m}` is neither q35 nor virt"),
         }
     }
 }
@@ -129,7 +156,7 @@ pub fn parse_size(option: &'static str, text: &str) -> Result<u64, CliError> {
 pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliError> {
     let mut args = args.into_iter();
     let (mut model, mut socket, mut guest_ram, mut ram_size) = (None, None, None, None);
-    let (mut injection, mut pacing, mut faults) = (None, None, None);
+    let (mut injection, mut pacing, mut faults, mut machine) = (None, None, None, None);
     fn set<T>(slot: &mut Option<T>, name: &'static str, value: T) -> Result<(), CliError> {
         if slot.replace(value).is_some() { Err(CliError::Repeated(name)) } else { Ok(()) }
     }
@@ -143,6 +170,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             "--socket" => "--socket",
             "--guest-ram" => "--guest-ram",
             "--ram-size" => "--ram-size",
+            "--machine" => "--machine",
             "--pacing" => "--pacing",
             "--fault" => "--fault",
             "--fault-after-requests" => "--fault-after-requests",
@@ -156,6 +184,14 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
             "--socket" => set(&mut socket, name, PathBuf::from(&value))?,
             "--guest-ram" => set(&mut guest_ram, name, PathBuf::from(&value))?,
             "--ram-size" => set(&mut ram_size, name, parse_size(name, &text()?)?)?,
+            "--machine" => {
+                let m = match text()?.as_str() {
+                    "q35" => Machine::Q35,
+                    "virt" => Machine::Virt,
+                    other => return Err(CliError::BadMachine(other.to_owned())),
+                };
+                set(&mut machine, name, m)?
+            }
             "--pacing" => set(&mut pacing, name, text()?.parse().map_err(CliError::BadPacing)?)?,
             "--fault" => set(&mut faults, name, text()?)?,
             "--fault-after-requests" => {
@@ -181,6 +217,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, CliErr
         socket: socket.ok_or(CliError::Missing("--socket"))?,
         guest_ram: guest_ram.ok_or(CliError::Missing("--guest-ram"))?,
         ram_size: ram_size.ok_or(CliError::Missing("--ram-size"))?,
+        machine: machine.unwrap_or_default(),
         injection: injection.unwrap_or_default(),
         pacing,
         faults,
@@ -215,6 +252,7 @@ mod tests {
                 socket: "/s".into(),
                 guest_ram: "/r".into(),
                 ram_size: 512 << 20,
+                machine: Machine::Q35,
                 injection: Injection::DieAfter(3),
                 pacing: None,
                 faults: None,
@@ -225,6 +263,11 @@ mod tests {
         let Ok(Command::Run(run)) = p(&args) else { panic!("{:?}", p(&args)) };
         assert_eq!(run.pacing, Some(Pacing::Threaded { ticks_per_ms: 200 }));
         assert_eq!(run.faults.as_deref(), Some("slow=40,cp-stall"));
+        let mut args = BASE.to_vec();
+        args.extend(["--machine", "virt"]);
+        let Ok(Command::Run(run)) = p(&args) else { panic!("{:?}", p(&args)) };
+        assert_eq!(run.machine, Machine::Virt);
+        assert_eq!(run.machine.layout(1 << 20).translate(0x4000_0000, 4), Ok(0));
         assert!(matches!(p(&BASE), Ok(Command::Run(Args { injection: Injection::None, .. }))));
         assert_eq!(p(&["--help"]), Ok(Command::Help));
     }
@@ -243,6 +286,9 @@ mod tests {
         let mut bad = BASE.to_vec();
         bad.extend(["--pacing", "fast"]);
         assert!(matches!(p(&bad), Err(CliError::BadPacing(_))));
+        let mut bad = BASE.to_vec();
+        bad.extend(["--machine", "raspi3b"]);
+        assert_eq!(p(&bad), Err(CliError::BadMachine("raspi3b".into())));
     }
 
     #[test]

@@ -61,8 +61,8 @@ fn serve(args: Args) -> Result<(), ServerError> {
         let switches = parse(list).map_err(fault)?;
         model.inject(switches);
     }
-    let memory =
-        SharedFileMemory::open_q35(&args.guest_ram, args.ram_size).map_err(ServerError::Memory)?;
+    let memory = SharedFileMemory::open(&args.guest_ram, args.machine.layout(args.ram_size))
+        .map_err(ServerError::Memory)?;
     // A RAM file this server created and then did not serve is removed: a failed start leaves
     // nothing behind (a file that was there before is left alone).
     let created = memory.created();

@@ -19,7 +19,8 @@ use core::arch::global_asm;
 // CNTHCTL_EL2.EL1PCTEN|EL1PCEN: EL1 may use the physical counter and timer.
 // SPSR 0x3C5: D, A, I, F masked, EL1h. 0x3C9: the same for EL2h.
 // SCR_EL3: RW (bit 10), RES1 bits 5:4, NS (bit 0).
-global_asm!(
+global_asm!(concat!(
+    include_str!("el1.s"),
     r#"
     .section .text.boot, "ax"
     .global _start
@@ -67,42 +68,14 @@ _start:
     eret
 
 10: // EL1
-    mov     x2, #(3 << 20)
-    msr     cpacr_el1, x2
-    adrp    x2, rpi_vectors
-    add     x2, x2, :lo12:rpi_vectors
-    msr     vbar_el1, x2
-    isb
-    adrp    x2, __stack_top
-    add     x2, x2, :lo12:__stack_top
-    mov     sp, x2
-    adrp    x2, __bss_start
-    add     x2, x2, :lo12:__bss_start
-    adrp    x3, __bss_end
-    add     x3, x3, :lo12:__bss_end
-11: cmp     x2, x3
-    b.hs    12f
-    stp     xzr, xzr, [x2], #16
-    b       11b
-12: mov     x0, x19
+    el1_start rpi_vectors
+    mov     x0, x19
     bl      rpi_main
 
 90: // parked (cores 1-3, or a return from rpi_main, which cannot happen)
     wfe
     b       90b
 
-    .section .text.vectors, "ax"
-    .balign 2048
-rpi_vectors:
-    .set i, 0
-    .rept 16
-    .balign 128
-    mov     x0, #i
-    mrs     x1, esr_el1
-    mrs     x2, elr_el1
-    mrs     x3, far_el1
-    b       rpi_exception
-    .set i, i + 1
-    .endr
+    el1_vectors rpi_vectors, rpi_exception
     "#
-);
+));

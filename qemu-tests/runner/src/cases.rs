@@ -131,6 +131,14 @@ pub enum Kind {
         /// Environment overrides for the runner itself (negative tests).
         qemu_override: Option<&'static str>,
     },
+    /// The test kernel built for aarch64 on QEMU `virt` with `case=<kernel_case>`, beside the
+    /// named device models (the same plumbing as [`Kind::X86`]).
+    Aarch64 {
+        /// Kernel test case name.
+        kernel_case: &'static str,
+        /// Device models to run, each behind its own ivshmem function.
+        models: &'static [Model],
+    },
     /// The Raspberry Pi 3 image: framebuffer test pattern checked through a QMP screendump.
     RaspiFramebuffer,
     /// The Raspberry Pi SD-card image (`target/rpi/sdcard.img`), read back: its partition
@@ -225,6 +233,23 @@ const fn v3d(
         expect: if frames.is_empty() { Expect::Pass } else { Expect::Frames(frames) },
         timeout: Duration::from_secs(120),
         demo,
+    }
+}
+
+/// The same V3D case on aarch64 `virt` (the kernel's `v3d-*` code there, with the name
+/// `aarch64-<...>`): the driver's aarch64 build, barriers and MMIO paths against the model.
+const fn aarch64_v3d(
+    name: &'static str,
+    summary: &'static str,
+    frames: &'static [&'static str],
+) -> Case {
+    Case {
+        name,
+        summary,
+        kind: Kind::Aarch64 { kernel_case: name, models: V3D },
+        expect: if frames.is_empty() { Expect::Pass } else { Expect::Frames(frames) },
+        timeout: Duration::from_secs(120),
+        demo: false,
     }
 }
 
@@ -581,6 +606,72 @@ pub static CASES: &[Case] = &[
         demo: false,
     },
     Case {
+        name: "aarch64-boot",
+        summary: "aarch64 virt: MMU off, heap, DMA allocator, generic timer, ECAM scan finds the ivshmem function, BARs assigned, mailbox answers",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-boot", models: SELFTEST },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-selftest",
+        summary: "aarch64 virt: the self-test device's registers and DMA through the polled mailbox",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-selftest", models: SELFTEST },
+        expect: Expect::Pass,
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    aarch64_v3d(
+        "aarch64-v3d-probe",
+        "aarch64: v3d-probe's checks (IDENT decoded, all-ones DeviceGone, NotV3d)",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-triangle",
+        "aarch64: v3d-triangle: one triangle over four tiles, frame.png compared with the runner's rasterisation",
+        &["triangle"],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-scene",
+        "aarch64: v3d-scene: four interpolated triangles, frame.png compared with the runner's rasterisation",
+        &["scene"],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-user-program",
+        "aarch64: v3d-vector-add: VECTOR_ADD through the user-program queue equals the CPU's sum",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-saxpy",
+        "aarch64: v3d-saxpy: SAXPY on twelve QPUs, bit for bit the CPU's",
+        &[],
+    ),
+    aarch64_v3d(
+        "aarch64-v3d-faults",
+        "aarch64: v3d-faults: all-ones, stuck CLE, OUTOMEM storm, list fetch fault, slow CLE, each recovered",
+        &[],
+    ),
+    Case {
+        name: "aarch64-negative-panic",
+        summary: "aarch64: a panic is a failure reported with its location",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-fail-panic", models: &[] },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("panic at") && reason.contains(".rs:")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
+        name: "aarch64-negative-exception",
+        summary: "aarch64: an unaligned load with the MMU off is an alignment fault, reported",
+        kind: Kind::Aarch64 { kernel_case: "aarch64-fail-exception", models: &[] },
+        expect: Expect::Fail(
+            |o| matches!(o, Outcome::KernelFailed { reason } if reason.contains("exception: synchronous")),
+        ),
+        timeout: Duration::from_secs(30),
+        demo: false,
+    },
+    Case {
         name: "negative-kernel-panic",
         summary: "a panic in the test kernel is a failure reported with its location",
         kind: Kind::X86 { kernel_case: "fail-panic", models: &[], qemu_override: None },
@@ -645,6 +736,13 @@ pub fn run(case: &Case, images: &Images) -> Outcome {
             };
             let boot = crate::x86::Boot::Pvh { kernel, case: kernel_case };
             crate::x86::run(case, boot, models, *qemu_override, images, &dir)
+        }
+        Kind::Aarch64 { kernel_case, models } => {
+            let Some(kernel) = &images.kernel_aarch64 else {
+                return Outcome::Setup { reason: "the aarch64 test kernel was not built".into() };
+            };
+            let boot = crate::x86::Boot::Virt { kernel, case: kernel_case };
+            crate::x86::run(case, boot, models, None, images, &dir)
         }
         Kind::BootloaderR5xx => {
             let Some(image) = &images.bootloader_r5xx else {

@@ -12,7 +12,7 @@
 //! float-to-colour pack does (`sat(round(f * 255))`, §3 "Pack/Unpack Bits").
 
 use crate::raspi::Picture;
-use gpu_device_model::{GuestMemory, SharedFileMemory};
+use gpu_device_model::{GuestMemory, RamLayout, SharedFileMemory};
 use gpu_mailbox::v3d_scenes::{self, Scene, Shading, Vertex};
 use std::path::Path;
 
@@ -76,9 +76,9 @@ impl Frame {
     }
 }
 
-/// Read `line`'s frame from the guest RAM file.
-pub fn read(ram: &Path, ram_bytes: u64, line: &FrameLine) -> Result<Frame, String> {
-    let memory = SharedFileMemory::open_q35(ram, ram_bytes)
+/// Read `line`'s frame from the guest RAM file, laid out as `layout` (the machine's).
+pub fn read(ram: &Path, layout: RamLayout, line: &FrameLine) -> Result<Frame, String> {
+    let memory = SharedFileMemory::open(ram, layout)
         .map_err(|e| format!("guest RAM {}: {e}", ram.display()))?;
     let mut bytes = vec![0u8; line.width * line.height * 4];
     memory
@@ -175,7 +175,7 @@ pub fn compare(got: &Frame, want: &Frame) -> (usize, Option<(usize, usize, u32, 
 pub fn check(
     log: &[String],
     ram: &Path,
-    ram_bytes: u64,
+    layout: RamLayout,
     dir: &Path,
 ) -> Result<Vec<String>, String> {
     let lines: Vec<FrameLine> = log.iter().filter_map(|l| parse_line(l)).collect();
@@ -188,7 +188,7 @@ pub fn check(
                 line.scene, line.width, line.height, scene.width, scene.height
             ));
         }
-        let frame = read(ram, ram_bytes, line)?;
+        let frame = read(ram, layout, line)?;
         let name =
             if i == 0 { "frame.png".to_string() } else { format!("frame-{}.png", line.scene) };
         let png = dir.join(&name);
@@ -235,6 +235,23 @@ mod tests {
         );
         assert_eq!(parse_line(&line.replace("rgba8888", "bgr565")), None, "only RGBA8888");
         assert_eq!(parse_line("INFO  v3d: frames rendered 3"), None);
+    }
+
+    #[test]
+    fn frames_are_read_at_the_machines_guest_physical_addresses() {
+        let path = std::env::temp_dir().join(format!("runner-frame-{}", std::process::id()));
+        let mut ram = vec![0u8; 1 << 16];
+        ram[0x1000..0x1008].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        std::fs::write(&path, &ram).unwrap();
+        let at = |address| FrameLine { scene: "t".into(), address, width: 2, height: 1 };
+        let want = vec![0x0403_0201, 0x0807_0605];
+        let q35 = read(&path, RamLayout::q35(1 << 16), &at(0x1000)).unwrap();
+        assert_eq!(q35.words, want);
+        // Arm virt: file offset 0 is guest-physical 0x4000_0000.
+        let virt = read(&path, RamLayout::virt(1 << 16), &at(0x4000_1000)).unwrap();
+        assert_eq!(virt.words, want);
+        assert!(read(&path, RamLayout::virt(1 << 16), &at(0x1000)).is_err(), "below virt's RAM");
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

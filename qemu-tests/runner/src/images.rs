@@ -1,5 +1,6 @@
-//! Building the test images once per run: the x86_64 test kernel (custom JSON target with
-//! build-std), the device-model server, and the Raspberry Pi `kernel8.img`.
+//! Building the test images once per run: the test kernel for x86_64 (custom JSON target with
+//! build-std) and for aarch64 (`aarch64-unknown-none`), the device-model server, and the
+//! Raspberry Pi `kernel8.img`.
 
 use crate::cases::{Case, Kind};
 use crate::repo_root;
@@ -10,6 +11,8 @@ use std::process::Command;
 pub struct Images {
     /// x86_64 test kernel ELF (also the defmt table for decoding).
     pub kernel: Option<PathBuf>,
+    /// aarch64 test kernel ELF (QEMU `virt`).
+    pub kernel_aarch64: Option<PathBuf>,
     /// `model-server` binary.
     pub model_server: Option<PathBuf>,
     /// Raspberry Pi flat image.
@@ -41,12 +44,16 @@ pub fn build(cases: &[&Case]) -> Result<Images, String> {
     let root = repo_root();
     let needs_x86 = cases.iter().any(|c| matches!(c.kind, Kind::X86 { .. }));
     let needs_bootloader = cases.iter().any(|c| matches!(c.kind, Kind::BootloaderR5xx));
+    let needs_aarch64 = cases.iter().any(|c| matches!(c.kind, Kind::Aarch64 { .. }));
     let needs_model = needs_bootloader
-        || cases.iter().any(|c| matches!(c.kind, Kind::X86 { models, .. } if !models.is_empty()));
+        || cases.iter().any(|c| {
+            matches!(c.kind, Kind::X86 { models, .. } | Kind::Aarch64 { models, .. } if !models.is_empty())
+        });
     let needs_raspi =
         cases.iter().any(|c| matches!(c.kind, Kind::RaspiFramebuffer | Kind::RaspiSdCard));
     let mut images = Images {
         kernel: None,
+        kernel_aarch64: None,
         model_server: None,
         kernel8: None,
         sdcard: None,
@@ -72,6 +79,22 @@ pub fn build(cases: &[&Case]) -> Result<Images, String> {
             ]),
         )?;
         images.kernel = Some(root.join("target/kernel/x86_64-target/release/test-kernel"));
+    }
+    if needs_aarch64 {
+        // The same crate; the prebuilt aarch64-unknown-none target needs no build-std.
+        run(
+            "the aarch64 test kernel",
+            cargo().current_dir(root.join("qemu-tests/kernel")).args([
+                "build",
+                "--release",
+                "--target",
+                "aarch64-unknown-none",
+                "--target-dir",
+                "../../target/kernel",
+            ]),
+        )?;
+        images.kernel_aarch64 =
+            Some(root.join("target/kernel/aarch64-unknown-none/release/test-kernel"));
     }
     if needs_model {
         run("the device-model server", cargo().args(["build", "--release", "-p", "model-server"]))?;

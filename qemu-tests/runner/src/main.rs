@@ -40,7 +40,7 @@ pub fn output_dir() -> PathBuf {
 /// one per model (`model.log`, or `model-<name>.log` in a multi-GPU case).
 fn model_pacing(case: &Case) -> Vec<String> {
     let models = match &case.kind {
-        Kind::X86 { models, .. } => models,
+        Kind::X86 { models, .. } | Kind::Aarch64 { models, .. } => models,
         Kind::BootloaderR5xx => cases::R5XX,
         Kind::RaspiFramebuffer | Kind::RaspiSdCard => return Vec::new(),
     };

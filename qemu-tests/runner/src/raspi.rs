@@ -568,6 +568,7 @@ mod tests {
         std::fs::write(&kernel8, [7; 3000]).unwrap();
         let mut images = Images {
             kernel: None,
+            kernel_aarch64: None,
             model_server: None,
             kernel8: Some(kernel8.clone()),
             sdcard: Some(Ok(SdCard { path: path.clone(), files: files.clone() })),

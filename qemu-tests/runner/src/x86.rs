@@ -1,6 +1,8 @@
-//! One x86_64 case: guest RAM as a shared file, the device-model server on an ivshmem socket,
-//! QEMU (TCG) booting the test kernel through PVH (or an example's BIOS disk image), supervised
-//! until one of them ends.
+//! One case with guest RAM as a shared file and the device-model servers on ivshmem sockets:
+//! QEMU (TCG) booting the x86_64 test kernel through PVH (or an example's BIOS disk image) on
+//! `q35`, or the aarch64 test kernel on `virt`, supervised until one of them ends. The
+//! plumbing (RAM file, model servers, one `ivshmem-doorbell` per model, exit statuses, log
+//! decoding) is the same for both machines.
 
 use crate::cases::{Bench, Case, Expect, Model, Outcome};
 use crate::defmt_log::Decoder;
@@ -13,9 +15,11 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// Guest RAM. Below q35's low-memory split (2 GiB), guest-physical address = file offset.
+/// Guest RAM. Below q35's low-memory split (2 GiB), guest-physical address = file offset; on
+/// `virt` file offset 0 is at 0x4000_0000 (the aarch64 kernel's memory plan assumes this size).
 const RAM_BYTES: u64 = 256 << 20;
 /// isa-debug-exit: the kernel writes 0x10 (success) or 0x11 (failure); QEMU exits (v << 1) | 1.
+/// The aarch64 kernel exits through semihosting `SYS_EXIT` with the same two statuses.
 const EXIT_SUCCESS: i32 = (0x10 << 1) | 1;
 const EXIT_FAILURE: i32 = (0x11 << 1) | 1;
 /// How long the model may take to start listening.
@@ -69,6 +73,40 @@ pub enum Boot<'a> {
         /// The raw disk image.
         image: &'a Path,
     },
+    /// The aarch64 test kernel on `virt` (`-kernel`, semihosting for the command line and the
+    /// exit status) with `case=<case>`; its PL011 log is defmt.
+    Virt {
+        /// The aarch64 test kernel ELF (also the defmt table).
+        kernel: &'a Path,
+        /// The kernel's case name.
+        case: &'a str,
+    },
+}
+
+impl Boot<'_> {
+    /// The test kernel whose defmt table decodes the log, if the log is defmt.
+    fn defmt_table(&self) -> Option<&Path> {
+        match *self {
+            Boot::Pvh { kernel, .. } | Boot::Virt { kernel, .. } => Some(kernel),
+            Boot::Disk { .. } => None,
+        }
+    }
+
+    /// model-server's `--machine`: where guest RAM sits.
+    fn machine(&self) -> &'static str {
+        match self {
+            Boot::Virt { .. } => "virt",
+            _ => "q35",
+        }
+    }
+
+    /// Where guest RAM sits, for reading it from the RAM file (as the model server does).
+    fn ram_layout(&self) -> gpu_device_model::RamLayout {
+        match self {
+            Boot::Virt { .. } => gpu_device_model::RamLayout::virt(RAM_BYTES),
+            _ => gpu_device_model::RamLayout::q35(RAM_BYTES),
+        }
+    }
 }
 
 /// Run one x86 case.
@@ -83,6 +121,9 @@ pub fn run(
     let qemu = match qemu_override {
         // A negative test points the lookup at a program that does not exist.
         Some(path) => find_program_at(path),
+        None if matches!(boot, Boot::Virt { .. }) => {
+            find_program("qemu-system-aarch64", "QEMU_SYSTEM_AARCH64")
+        }
         None => find_program("qemu-system-x86_64", "QEMU_SYSTEM_X86_64"),
     };
     let qemu = match qemu {
@@ -109,14 +150,23 @@ pub fn run(
             return Outcome::Setup { reason: "the model server was not built".into() };
         };
         let log = model_log(dir, models, i);
-        match start_model(server, model, &scratch.sockets[i], &scratch.ram, &log) {
+        let socket = &scratch.sockets[i];
+        match start_model(server, model, boot.machine(), socket, &scratch.ram, &log) {
             Ok(process) => running.push(RunningModel { model: *model, process }),
             Err(outcome) => return outcome,
         }
     }
 
     let mut cmd = Command::new(&qemu);
-    cmd.args(["-accel", "tcg", "-machine", "q35,memory-backend=mem", "-cpu", "max", "-m", "256M"])
+    match boot {
+        // Cortex-A53: an ARMv8.0 core like the Raspberry Pi 3's, 40 physical address bits
+        // (enough for virt's high ECAM at 0x40_1000_0000).
+        Boot::Virt { .. } => {
+            cmd.args(["-machine", "virt,memory-backend=mem", "-cpu", "cortex-a53"])
+        }
+        _ => cmd.args(["-machine", "q35,memory-backend=mem", "-cpu", "max"]),
+    };
+    cmd.args(["-accel", "tcg", "-m", "256M"])
         .arg("-object")
         .arg(format!(
             "memory-backend-file,id=mem,size={RAM_BYTES},mem-path={},share=on",
@@ -124,9 +174,22 @@ pub fn run(
         ))
         .args(["-nodefaults", "-display", "none", "-no-reboot", "-monitor", "none"])
         .arg("-serial")
-        .arg(format!("file:{}", dir.join("serial.bin").display()))
-        .args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+        .arg(format!("file:{}", dir.join("serial.bin").display()));
     match boot {
+        Boot::Virt { kernel, case } => {
+            // Semihosting passes `-kernel` + `-append` as the command line and takes the exit.
+            cmd.args(["-semihosting-config", "enable=on,target=native"])
+                .arg("-kernel")
+                .arg(kernel)
+                .arg("-append")
+                .arg(format!("case={case}"));
+        }
+        _ => {
+            cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+        }
+    }
+    match boot {
+        Boot::Virt { .. } => {}
         Boot::Pvh { kernel, case } => {
             cmd.arg("-kernel").arg(kernel).arg("-append").arg(format!("case={case}"));
         }
@@ -170,14 +233,14 @@ pub fn run(
         }
         m.process.kill();
     }
-    let Boot::Pvh { kernel, .. } = boot else {
+    let Some(kernel) = boot.defmt_table() else {
         return text_outcome(outcome, dir);
     };
     let log = decode_log(kernel, dir);
     match outcome {
         // The guest RAM file is still there (`scratch` lives to the end of this function).
         Outcome::Passed { boot_to_exit, .. } => {
-            match crate::frames::check(&log, &scratch.ram, RAM_BYTES, dir) {
+            match crate::frames::check(&log, &scratch.ram, boot.ram_layout(), dir) {
                 Ok(scenes) => match case.expect {
                     Expect::Frames(want) if scenes != want => Outcome::FrameMismatch {
                         reason: format!(
@@ -233,6 +296,7 @@ fn find_program_at(path: &str) -> Result<PathBuf, crate::process::MissingProgram
 fn start_model(
     server: &Path,
     model: &Model,
+    machine: &str,
     socket: &Path,
     ram: &Path,
     log: &Path,
@@ -246,6 +310,7 @@ fn start_model(
         .arg("--guest-ram")
         .arg(ram)
         .args(["--ram-size", &RAM_BYTES.to_string()])
+        .args(["--machine", machine])
         .args(model.args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

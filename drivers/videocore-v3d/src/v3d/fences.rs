@@ -1,8 +1,12 @@
 //! Completion: the V3D writes nothing back to memory, so the driver counts what finished
 //! from its 8-bit counters (frames rendered, `V3D_RFC`, Table 57; user programs completed,
 //! `V3D_SRQCS.QPURQCC`, Table 68), extended to 64 bits, and a fence signals once every
-//! render job and user program submitted before it is counted. Waits service the binner's
-//! out-of-memory condition from the overflow pool while they poll.
+//! render job and user program submitted before it is complete. Frames complete in order;
+//! user programs run at once on several QPUs and complete in any order, so a completion count
+//! says which programs are done only when it equals the count of programs started
+//! (`QPURQCM` requests made less `QPURQL` still queued, the same read): nothing is running
+//! then. Waits service the binner's out-of-memory condition from the overflow pool while
+//! they poll.
 
 use core::cell::Cell;
 use core::time::Duration;
@@ -57,8 +61,12 @@ pub(crate) struct Counters {
     pub(crate) binned: Extended,
     /// Frames rendered (`V3D_RFC`).
     pub(crate) rendered: Extended,
-    /// User programs completed (`V3D_SRQCS.QPURQCC`).
+    /// User programs completed (`V3D_SRQCS.QPURQCC`), in any order.
     pub(crate) programs_done: Extended,
+    /// User program requests the queue took (`V3D_SRQCS.QPURQCM`).
+    pub(crate) programs_made: Extended,
+    /// User programs known complete in queue order: every program up to this count.
+    pub(crate) programs_settled: Cell<u64>,
     /// Render jobs started.
     pub(crate) jobs: Cell<u64>,
     /// User programs queued.
@@ -71,6 +79,19 @@ impl Counters {
         self.binned.restart(self.jobs.get());
         self.rendered.restart(self.jobs.get());
         self.programs_done.restart(self.programs.get());
+        self.programs_made.restart(self.programs.get());
+        self.programs_settled.set(self.programs.get());
+    }
+
+    /// Record a `V3D_SRQCS` reading: completions, requests made, requests still queued.
+    fn observe_programs(&self, srq: V3D_SRQCS) {
+        let done = self.programs_done.observe(srq.qpurqcc());
+        let made = self.programs_made.observe(srq.qpurqcm());
+        let started = made.saturating_sub(u64::from(srq.qpurql()));
+        // Every started program complete: none is running, so all of the first `done` are.
+        if done >= started && done > self.programs_settled.get() {
+            self.programs_settled.set(done);
+        }
     }
 }
 
@@ -160,9 +181,9 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
             self.counters.rendered.observe(rfc.rmfct());
         }
         if srq.raw() != u32::MAX {
-            self.counters.programs_done.observe(srq.qpurqcc());
+            self.counters.observe_programs(srq);
         }
-        self.fences.retire(self.counters.rendered.get(), self.counters.programs_done.get())
+        self.fences.retire(self.counters.rendered.get(), self.counters.programs_settled.get())
     }
 
     /// Render jobs whose frame was fully stored (`V3D_RFC` extended).

@@ -226,7 +226,13 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
             .map_err(|e| e.into_submit(SubmitError::FencesFull))?;
         }
         debug_assert!(fences <= FENCE_SLOTS);
-        // Nothing was written so far; from here on every item reaches the device.
+        // Nothing was written so far; from here on every item reaches the device. The caches
+        // do not snoop memory: cleared once before any list, shader, program or uniform the
+        // CPU may have rewritten is fetched (a user program's uniforms share cache lines with
+        // the previous program's).
+        if renders > 0 || programs > 0 {
+            self.clear_caches();
+        }
         let items = self.staged.items;
         let len = self.staged.len;
         self.staged.clear();
@@ -262,13 +268,12 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
         )
     }
 
-    /// Start a render job (Linux vc4_gem.c's order): caches cleared, the previous job's
-    /// overflow memory withdrawn, then thread 0 (binning) and thread 1 (rendering) each
+    /// Start a render job (Linux vc4_gem.c's order, after the caches were cleared): the
+    /// previous job's overflow memory withdrawn, then thread 0 (binning) and thread 1 (rendering) each
     /// stopped (`CTnCS.CTRUN` written 1, Table 49: "Writing 1 stops the thread"), given
     /// its list's start (`CTnCA`) and then its end (`CTnEA`), which starts it (Table 50).
     /// Rendering waits for the binner's semaphore in the list itself.
     fn start_job(&mut self, built: &BuiltJob) {
-        self.clear_caches();
         self.withdraw_overflow();
         self.counters.jobs.set(self.counters.jobs.get() + 1);
         // Addresses were checked to fit 32 bits by the list writer's relocation.

@@ -164,6 +164,16 @@ pub fn region(bytes: usize, bus: u64) -> DmaRegion {
     unsafe { DmaRegion::from_raw_parts(cpu, BusAddress(bus), dwords * 4) }
 }
 
+/// A region of exactly `bytes` (not rounded to whole dwords: what an allocator that does not
+/// round hands out), backed by whole dwords.
+pub fn exact_region(bytes: usize, bus: u64) -> DmaRegion {
+    let dwords = bytes.div_ceil(4);
+    let mem: &'static mut [u32] = Box::leak(vec![0u32; dwords].into_boxed_slice());
+    let cpu = NonNull::from(mem).cast::<u8>();
+    // SAFETY: as in `region`; the region claims no more than the `dwords * 4` bytes leaked.
+    unsafe { DmaRegion::from_raw_parts(cpu, BusAddress(bus), bytes) }
+}
+
 /// The first `len` bytes of `r`.
 pub fn bytes(r: &DmaRegion, len: usize) -> Vec<u8> {
     let mut words = vec![0u32; r.size() / 4];

@@ -7,6 +7,9 @@ pub mod lapic;
 pub mod pic;
 pub mod serial;
 
+/// Interrupt masking as the shared code (logger, DMA pool, mailbox) uses it.
+pub use x86_64::instructions::interrupts as irq;
+
 /// Descriptor tables and interrupt controllers, interrupts left disabled.
 pub fn init() -> Result<(), lapic::LapicError> {
     x86_64::instructions::interrupts::disable();

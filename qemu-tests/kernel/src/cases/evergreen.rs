@@ -69,7 +69,7 @@ const UNKNOWN_CHIP: CaseError = CaseError::Check("a chip the Evergreen cases kno
 
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, Chipset), CaseError> {
     let ivshmem =
-        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
+        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
     let mailbox = Mailbox::connect(ivshmem)?;
     mailbox.reset()?;
     let platform = Platform { mailbox: Some(mailbox.config()) };

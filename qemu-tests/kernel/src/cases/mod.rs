@@ -1,15 +1,23 @@
 //! Test cases, selected by `case=<name>` on the kernel command line.
 
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
 mod boot;
+#[cfg(target_arch = "x86_64")]
 mod ctm;
+#[cfg(target_arch = "x86_64")]
 mod evergreen;
+#[cfg(target_arch = "x86_64")]
 mod multi_gpu;
+#[cfg(target_arch = "x86_64")]
 mod r5xx;
 mod selftest;
 mod v3d;
 
 use crate::Kernel;
+#[cfg(target_arch = "x86_64")]
 use crate::arch::lapic::LapicError;
+#[cfg(target_arch = "x86_64")]
 use crate::bootinfo::BootInfoError;
 use crate::mailbox::{IvshmemError, MailboxError};
 use crate::memory::MemoryError;
@@ -25,10 +33,12 @@ pub enum CaseError {
     /// `case=` names no known case.
     UnknownCase,
     /// The PVH start info is unusable.
+    #[cfg(target_arch = "x86_64")]
     BootInfo(BootInfoError),
     /// No room for heap or DMA pool.
     Memory(MemoryError),
     /// The local APIC cannot be used.
+    #[cfg(target_arch = "x86_64")]
     Lapic(LapicError),
     /// The ivshmem transport is missing or broken.
     Ivshmem(IvshmemError),
@@ -39,6 +49,7 @@ pub enum CaseError {
     /// DMA allocation failed.
     Dma(DmaError),
     /// A bounded wait expired.
+    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     TimedOut {
         /// What was waited for.
         what: &'static str,
@@ -101,6 +112,22 @@ pub fn expect(what: &'static str, condition: bool) -> Result<(), CaseError> {
 type Case = fn(&Kernel) -> Result<(), CaseError>;
 
 /// Every case by name.
+#[cfg(target_arch = "aarch64")]
+const CASES: &[(&str, Case)] = &[
+    ("aarch64-boot", aarch64::boot),
+    ("aarch64-selftest", aarch64::selftest),
+    ("aarch64-v3d-probe", v3d::probe),
+    ("aarch64-v3d-triangle", v3d::triangle),
+    ("aarch64-v3d-scene", v3d::scene),
+    ("aarch64-v3d-user-program", v3d::vector_add),
+    ("aarch64-v3d-saxpy", v3d::saxpy),
+    ("aarch64-v3d-faults", v3d::faults),
+    ("aarch64-fail-panic", fail_panic),
+    ("aarch64-fail-exception", aarch64::fail_exception),
+];
+
+/// Every case by name.
+#[cfg(target_arch = "x86_64")]
 const CASES: &[(&str, Case)] = &[
     ("boot", boot::run),
     ("selftest-registers", selftest::registers),
@@ -151,6 +178,7 @@ fn fail_panic(_: &Kernel) -> Result<(), CaseError> {
 }
 
 /// `fail-exception`: must end with a logged page fault and exit status 35.
+#[cfg(target_arch = "x86_64")]
 fn fail_exception(_: &Kernel) -> Result<(), CaseError> {
     /// Canonical but outside the 4 GiB identity map.
     const UNMAPPED: usize = 0x0000_4000_0000_0000;

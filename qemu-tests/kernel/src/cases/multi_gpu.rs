@@ -68,7 +68,7 @@ fn log_found(index: usize, chip: &str, name: &str, function: &PciFunction) {
 pub(super) fn attach(kernel: &Kernel) -> Result<Found, CaseError> {
     let (mut r5xx, mut evergreen) = (None, None);
     for index in 0..MAX_MAILBOXES {
-        let ivshmem = mailbox::attach_nth(index, kernel.boot.flag("ivshmem.relocate"))
+        let ivshmem = mailbox::attach_nth(index, kernel.cmdline.flag("ivshmem.relocate"))
             .map_err(CaseError::Ivshmem)?;
         let mailbox = Mailbox::connect(ivshmem)?;
         mailbox.reset()?;

@@ -40,7 +40,7 @@ const IRQ_TIMEOUT: Duration = Duration::from_millis(200);
 /// segment with the driver's own PCI code.
 pub(super) fn attach(kernel: &Kernel) -> Result<&'static Mailbox, CaseError> {
     let ivshmem =
-        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
+        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
     let mailbox = Mailbox::connect(ivshmem)?;
     mailbox.reset()?;
     let platform = Platform { mailbox: Some(mailbox.config()) };

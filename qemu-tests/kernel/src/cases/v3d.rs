@@ -6,10 +6,15 @@
 //! The render cases draw the scenes of `gpu_mailbox::v3d_scenes` and log where the frame is
 //! (`v3d: frame scene=… address=… width=… height=… format=rgba8888`); the runner reads it
 //! from the guest RAM file, saves `frame.png` and compares it with its own rasterisation.
+//!
+//! The same code runs on x86_64 (`v3d-*`) and on aarch64 `virt` (`aarch64-v3d-*`); `v3d-irq`
+//! needs MSI-X and is x86_64's only.
+#![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
 use super::{CaseError, expect, expect_eq};
 use crate::Kernel;
-use crate::clock::TscClock;
+use crate::arch::irq::without_interrupts;
+use crate::clock::KernelClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
@@ -33,10 +38,9 @@ use defmt::Debug2Format;
 use gpu_mailbox::v3d_faults::{self, MISSED_IRQ, OUTOMEM_STORM, SLOW_TICKS_SHIFT};
 use gpu_mailbox::v3d_scenes::{self, MAX_TRIANGLES, Scene, Shading};
 use gpu_mailbox::{Op, platform};
-use x86_64::instructions::interrupts::without_interrupts;
 
 /// The driver over the mailbox; `'p` is the overflow pool's lifetime.
-type Gpu<'p> = V3d<'p, MailboxIo, TscClock>;
+type Gpu<'p> = V3d<'p, MailboxIo, KernelClock>;
 /// DMA memory from the kernel's pool, given back on drop.
 type Buffer = DmaBuffer<'static, IdentityDma>;
 
@@ -72,7 +76,7 @@ fn inject(mailbox: &Mailbox, switches: u32) -> Result<(), CaseError> {
 /// and its register BAR enabled.
 fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, MailboxIo), CaseError> {
     let ivshmem =
-        mailbox::attach(kernel.boot.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
+        mailbox::attach(kernel.cmdline.flag("ivshmem.relocate")).map_err(CaseError::Ivshmem)?;
     let mailbox = Mailbox::connect(ivshmem)?;
     mailbox.reset()?;
     let platform = Platform { mailbox: Some(mailbox.config()) };
@@ -87,7 +91,7 @@ fn attach(kernel: &Kernel) -> Result<(&'static Mailbox, MailboxIo), CaseError> {
 }
 
 fn init<'p>(io: MailboxIo, pool: Option<OverflowPool<'p>>) -> Result<Gpu<'p>, CaseError> {
-    check("init", V3d::init(io, TscClock, pool, V3dConfig::default()))
+    check("init", V3d::init(io, KernelClock, pool, V3dConfig::default()))
 }
 
 fn log_identity(id: &Identity) {
@@ -131,7 +135,7 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
     defmt::info!("v3d: probe of an all-ones V3D: {}", Debug2Format(&gone));
     expect("all-ones: probe says DeviceGone", matches!(gone, Err(ProbeError::DeviceGone(_))))?;
     expect("... after at most three reads", mailbox.requests() - requests <= 3)?;
-    let failed = V3d::init(io, TscClock, None, V3dConfig::default()).err();
+    let failed = V3d::init(io, KernelClock, None, V3dConfig::default()).err();
     defmt::info!("v3d: init of an all-ones V3D: {}", Debug2Format(&failed));
     expect("all-ones: init says DeviceGone", matches!(failed, Some(InitError::DeviceGone(_))))?;
     inject(mailbox, 0)?;
@@ -585,7 +589,7 @@ fn with_gpu<T>(f: impl FnOnce(&mut Gpu<'static>) -> Result<T, CaseError>) -> Res
 /// Wait with interrupts on until `counter` passes `before`.
 fn irq_arrives(what: &'static str, counter: &AtomicU32, before: u32) -> Result<(), CaseError> {
     let arrived =
-        poll_until(&TscClock, WAIT, || (counter.load(Ordering::SeqCst) > before).then_some(()));
+        poll_until(&KernelClock, WAIT, || (counter.load(Ordering::SeqCst) > before).then_some(()));
     check(what, arrived)?;
     defmt::info!("ok: {=str}", what);
     Ok(())
@@ -607,7 +611,7 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
         mailbox::set_irq_handler(Some(on_interrupt));
         Ok::<_, CaseError>(())
     })?;
-    x86_64::instructions::interrupts::enable();
+    crate::arch::irq::enable();
 
     // A frame: FRDONE by MSI-X.
     let scene = &v3d_scenes::TRIANGLE;
@@ -643,8 +647,9 @@ pub fn irq(kernel: &Kernel) -> Result<(), CaseError> {
     with_gpu(|gpu| {
         check("missed interrupt: the fence completes by polling", gpu.wait(&fence, WAIT))
     })?;
-    let late =
-        poll_until(&TscClock, STALL_WINDOW, || (MSIX.load(Ordering::SeqCst) != msix).then_some(()));
+    let late = poll_until(&KernelClock, STALL_WINDOW, || {
+        (MSIX.load(Ordering::SeqCst) != msix).then_some(())
+    });
     expect("missed interrupt: no MSI-X arrives", late.is_err())?;
     expect_eq(
         "... and the handler saw no QPU interrupt",

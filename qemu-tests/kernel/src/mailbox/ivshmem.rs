@@ -10,27 +10,18 @@
 //! scanned buses decodes. Command-line flag `ivshmem.relocate` forces this path for BAR2 so it
 //! stays tested.
 
+use super::function::{self, Ivshmem};
 use crate::arch::{idt, lapic};
 use crate::pci::PortConfig;
 use baregpu_hal::MmioRegion;
-use baregpu_hal::pci::{self, ConfigRegionAccess, PciAddress, PciFunction};
+use baregpu_hal::pci::{self, PciFunction};
 use baregpu_platform::msi::Msix;
-use core::ptr::NonNull;
-use gpu_mailbox::{IVSHMEM_DEVICE, IVSHMEM_VENDOR, SHMEM_SIZE, VECTOR_IRQ, VECTORS};
+use gpu_mailbox::{SHMEM_SIZE, VECTOR_IRQ, VECTORS};
 
-/// Buses scanned for the ivshmem function (q35 without bridges uses bus 0 only; a few more
-/// cost ~1 ms each under TCG and cover a device behind a root port).
-const LAST_BUS: u8 = 3;
 /// First address of the 32-bit PCI MMIO window used for relocation (end of q35's ECAM).
 const WINDOW_START: u64 = 0xC000_0000;
 /// End of that window (the IOAPIC).
 const WINDOW_END: u64 = 0xFEC0_0000;
-
-const REG_COMMAND: u16 = 0x04;
-const REG_BAR0: u16 = 0x10;
-const COMMAND_MEMORY: u32 = 1 << 1;
-const COMMAND_BUS_MASTER: u32 = 1 << 2;
-const COMMAND_IO: u32 = 1 << 0;
 
 /// Why the ivshmem function cannot carry the mailbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, defmt::Format)]
@@ -65,27 +56,6 @@ pub enum IvshmemError {
     BadMsixTable,
 }
 
-/// The ivshmem function, enabled, with its register BAR and shared memory mapped.
-pub struct Ivshmem {
-    /// Which ivshmem function (0 = first in bus order); selects its IDT vector and mailbox slot.
-    pub index: usize,
-    /// BAR0: IVPOSITION, DOORBELL.
-    pub registers: MmioRegion,
-    /// BAR2: the shared memory holding the mailbox.
-    pub shared: MmioRegion,
-}
-
-fn cfg_read(address: PciAddress, offset: u16) -> u32 {
-    // SAFETY: offsets below 0x100 of an existing function's header are valid to read.
-    unsafe { PortConfig.read(address, offset) }
-}
-
-fn cfg_write(address: PciAddress, offset: u16, value: u32) {
-    // SAFETY: only the ivshmem function's command, BAR and MSI-X registers are written, in the
-    // order the PCI spec allows (decoding off while a BAR moves).
-    unsafe { PortConfig.write(address, offset, value) }
-}
-
 /// Find the first ivshmem function, place and enable it, route MSI-X vector [`VECTOR_IRQ`] to
 /// [`idt::MAILBOX_VECTORS`]`[0]` on this CPU.
 pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
@@ -96,32 +66,15 @@ pub fn attach(force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
 /// MSI-X vector goes to [`idt::MAILBOX_VECTORS`]`[index]`.
 pub fn attach_nth(index: usize, force_relocate: bool) -> Result<Ivshmem, IvshmemError> {
     let vector = *idt::MAILBOX_VECTORS.get(index).ok_or(IvshmemError::TooMany { index })?;
-    let mut found = None;
-    let mut seen = 0;
     let mut used = UsedRanges { ranges: [(0, 0); MAX_USED_RANGES], len: 0 };
-    pci::scan(&PortConfig, LAST_BUS, |f| {
-        if (f.vendor, f.device) == (IVSHMEM_VENDOR, IVSHMEM_DEVICE) {
-            if seen == index {
-                found = Some(f);
-            }
-            seen += 1;
-        }
+    let mut function = function::find_nth(index, |f| {
         for slot in 0..6 {
             if let Some((address, size)) = f.memory_bar(slot) {
                 used.add(address, size);
             }
         }
-    });
-    let mut function = found.ok_or(IvshmemError::NotFound { index })?;
-    defmt::info!(
-        "ivshmem {=usize}: found {=u16:04x}:{=u16:04x} at {=u8:02x}:{=u8:02x}.{=u8}",
-        index,
-        function.vendor,
-        function.device,
-        function.address.bus(),
-        function.address.device(),
-        function.address.function()
-    );
+    })
+    .ok_or(IvshmemError::NotFound { index })?;
 
     for slot in [0u8, 1, 2] {
         let (address, size) =
@@ -138,13 +91,12 @@ pub fn attach_nth(index: usize, force_relocate: bool) -> Result<Ivshmem, Ivshmem
             size,
             new
         );
-        move_bar(function.address, slot, new);
+        function::move_bar(function.address, slot, new);
         used.add(new, size);
         function = pci::probe(&PortConfig, function.address).map_err(IvshmemError::Probe)?;
     }
 
-    let command = cfg_read(function.address, REG_COMMAND) & 0xFFFF;
-    cfg_write(function.address, REG_COMMAND, command | COMMAND_MEMORY | COMMAND_BUS_MASTER);
+    function::enable(function.address);
 
     let (bar0, bar0_size) = function.memory_bar(0).ok_or(IvshmemError::MissingBar(0))?;
     let (bar2, bar2_size) = function.memory_bar(2).ok_or(IvshmemError::MissingBar(2))?;
@@ -206,23 +158,9 @@ impl UsedRanges {
 }
 
 fn map(address: u64, size: u64, slot: u8) -> Result<MmioRegion, IvshmemError> {
-    let ptr = NonNull::new(address as usize as *mut u32).ok_or(IvshmemError::MissingBar(slot))?;
     // SAFETY: the BAR lies below 4 GiB in the identity map (checked or moved in `attach`), in the
     // uncached 3..4 GiB window QEMU's PCI MMIO uses; only the mailbox accesses it.
-    Ok(unsafe { MmioRegion::new(ptr, size as usize) })
-}
-
-/// Program BAR `slot` (32- or 64-bit memory) to `new` with decoding off.
-fn move_bar(address: PciAddress, slot: u8, new: u64) {
-    let offset = REG_BAR0 + u16::from(slot) * 4;
-    let command = cfg_read(address, REG_COMMAND) & 0xFFFF;
-    cfg_write(address, REG_COMMAND, command & !(COMMAND_MEMORY | COMMAND_IO));
-    let low = cfg_read(address, offset);
-    cfg_write(address, offset, (new as u32 & !0xF) | (low & 0xF));
-    if (low >> 1) & 0b11 == 0b10 {
-        cfg_write(address, offset + 4, (new >> 32) as u32);
-    }
-    cfg_write(address, REG_COMMAND, command);
+    unsafe { function::map(address, size) }.ok_or(IvshmemError::MissingBar(slot))
 }
 
 /// Enable MSI-X with every entry masked except [`VECTOR_IRQ`], which targets this CPU's LAPIC

@@ -14,21 +14,31 @@
 //! status other than `Ok` makes a read return all-ones and drops a write; the event is logged.
 //! After a timeout the model is considered gone and later requests fail at once (otherwise
 //! every access of a test would wait the full timeout).
+// The aarch64 kernel polls: the interrupt path is unused there.
+#![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
+// The transport function is found and set up per architecture (x86_64: configuration ports,
+// firmware-placed BARs, MSI-X; aarch64: ECAM, BARs assigned here, polled).
+pub(crate) mod function;
+#[cfg_attr(target_arch = "aarch64", path = "../aarch64/ivshmem.rs")]
 mod ivshmem;
 
-pub use ivshmem::{IvshmemError, attach, attach_nth};
+#[cfg(target_arch = "x86_64")]
+pub use ivshmem::attach_nth;
+#[cfg(target_arch = "aarch64")]
+pub use ivshmem::count as ivshmem_count;
+pub use ivshmem::{IvshmemError, attach};
 
-use crate::clock::TscClock;
+use crate::arch::irq::without_interrupts;
+use crate::clock::KernelClock;
 use baregpu_hal::pci::{ConfigRegionAccess, PciAddress};
-use baregpu_hal::time::TimedOut;
+use baregpu_hal::time::{TimedOut, poll_until};
 use baregpu_hal::{MmioRegion, RegisterIo};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 use gpu_mailbox::guest::{self, ConnectError, ExchangeError, Request};
 use gpu_mailbox::{IVSHMEM_IVPOSITION, MAGIC, Op, Status, VERSION, header};
 use spin::{Mutex, Once};
-use x86_64::instructions::interrupts::without_interrupts;
 
 /// PCI segment on which the emulated device's configuration space appears.
 pub const VIRTUAL_SEGMENT: u16 = 1;
@@ -55,6 +65,9 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long to wait for the model's header. The model writes it before it listens, so QEMU
 /// cannot start before it is there; the bound covers a model that initialises lazily.
 const READY_TIMEOUT: Duration = Duration::from_secs(1);
+/// How often the first request's doorbell is rung again until the model answers (see
+/// [`Mailbox::connect`]).
+const FIRST_CONTACT_RETRY: Duration = Duration::from_millis(10);
 /// Failed accesses logged individually.
 const LOGGED_FAILURES: u32 = 16;
 
@@ -122,9 +135,9 @@ static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 impl Mailbox {
     /// Wait for the model's header on an attached ivshmem function and install it as mailbox
     /// `device.index` (the interrupt path finds it there).
-    pub fn connect(device: ivshmem::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
+    pub fn connect(device: function::Ivshmem) -> Result<&'static Mailbox, MailboxError> {
         let shared = device.shared;
-        let seq = guest::connect(&shared, &TscClock, READY_TIMEOUT).map_err(|e| match e {
+        let seq = guest::connect(&shared, &KernelClock, READY_TIMEOUT).map_err(|e| match e {
             ConnectError::NotReady(magic) => MailboxError::NotReady(magic),
             ConnectError::Version(version) => MailboxError::Version(version),
         })?;
@@ -138,6 +151,11 @@ impl Mailbox {
             seq.wrapping_add(1)
         );
         let slot = MAILBOXES.get(device.index).ok_or(MailboxError::NoSlot)?;
+        if let Some(installed) = slot.get() {
+            // Attached before in this case: its sequence numbers go on.
+            return Ok(installed);
+        }
+        let seq = first_contact(&shared, &device.registers, seq)?;
         Ok(slot.call_once(|| Mailbox {
             index: device.index,
             registers: device.registers,
@@ -188,14 +206,21 @@ impl Mailbox {
             *seq = next;
             self.requests.fetch_add(1, Ordering::Relaxed);
             let fields = Request { op, bar, address, value };
-            guest::exchange(&self.shared, &self.registers, &TscClock, REQUEST_TIMEOUT, next, fields)
-                .map_err(|e| match e {
-                    ExchangeError::TimedOut(timed_out) => {
-                        self.dead.store(true, Ordering::Relaxed);
-                        MailboxError::TimedOut(timed_out)
-                    }
-                    ExchangeError::Status(status) => MailboxError::Status(status),
-                })
+            guest::exchange(
+                &self.shared,
+                &self.registers,
+                &KernelClock,
+                REQUEST_TIMEOUT,
+                next,
+                fields,
+            )
+            .map_err(|e| match e {
+                ExchangeError::TimedOut(timed_out) => {
+                    self.dead.store(true, Ordering::Relaxed);
+                    MailboxError::TimedOut(timed_out)
+                }
+                ExchangeError::Status(status) => MailboxError::Status(status),
+            })
         })
     }
 
@@ -270,6 +295,34 @@ impl Mailbox {
     pub fn failures(&self) -> u32 {
         self.failures.load(Ordering::Relaxed)
     }
+}
+
+/// The first request, a read of the device's ID (no side effects), with its doorbell rung
+/// again every [`FIRST_CONTACT_RETRY`] until the model answers, for up to [`READY_TIMEOUT`];
+/// returns its sequence number. QEMU learns the model's doorbell eventfds from the ivshmem
+/// server on its main loop, after the guest may already run (aarch64 `virt` with `-kernel`
+/// enters the kernel within milliseconds, with no firmware before it), and drops a doorbell for
+/// a peer it does not know yet. Ringing again is harmless: the model serves a sequence number
+/// once.
+fn first_contact(
+    shared: &MmioRegion,
+    registers: &MmioRegion,
+    last: u32,
+) -> Result<u32, MailboxError> {
+    let seq = last.wrapping_add(1);
+    let ping = Request { op: Op::ConfigRead, bar: 0, address: 0, value: 0 };
+    let mut rings = 0u32;
+    let waited = poll_until(&KernelClock, READY_TIMEOUT, || {
+        rings += 1;
+        match guest::exchange(shared, registers, &KernelClock, FIRST_CONTACT_RETRY, seq, ping) {
+            Err(ExchangeError::TimedOut(_)) => None,
+            Ok(_) | Err(ExchangeError::Status(_)) => Some(()),
+        }
+    });
+    if rings > 1 {
+        defmt::info!("mailbox: the model answered the first request after {=u32} doorbells", rings);
+    }
+    waited.map(|()| seq).map_err(MailboxError::TimedOut)
 }
 
 /// One BAR of the emulated device as a [`RegisterIo`]: each access is one mailbox round trip.
