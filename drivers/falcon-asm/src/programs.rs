@@ -219,24 +219,42 @@ pub mod methods {
     pub const ERROR_MISALIGNED: u32 = 2;
 }
 
+/// IMEM address of the copy-engine firmware's FIFO interrupt handler (`$iv0`).
+pub const COPY_ENGINE_VECTOR: u32 = 4;
+
 /// The copy-engine firmware (see [`copy_engine`] for its interface).
 ///
 /// DMEM: `0x000`-`0x0ff` the xfer bounce buffer; `0x100`-`0x120` the method values (method
 /// `m` at `0x100 + m - 0x200`).
 pub const COPY_ENGINE: &str = concat!(
     "
+    bra init
+fifo_interrupt:              ; vector 0, at 4 (COPY_ENGINE_VECTOR)
+    bclr $flags, 0            ; p0: the sleep below falls through
+    bclr $flags, 0x14         ; is0: iret leaves ie0 off, the loop drains the FIFO
+    iret
+init:
     clear b32 $r0
     mov $r10, 0x1900         ; FIFO_DATA; FIFO_CMD +0x100; FIFO_OCCUPIED +0x300 (§2.10.10)
     mov $r11, 0x1d00         ; FIFO_ACK
     mov $r12, 0x1000         ; SCRATCH0; FIFO_ENABLE +0x200
     mov $r13, 0x2000         ; SCRATCH2; SCRATCH3 +0x100
+    mov $r1, 4
+    mov $iv0, $r1            ; fifo_interrupt
+    mov $r2, 0x400
+    iowr I[$r2], $r1         ; INTR_EN_SET: line 2 FIFO (level, §2.10.8)
     mov $r1, 2
     iowr I[$r12 + 0x200], $r1 ; FIFO_ENABLE: bit 1 FIFO access (envytools rnndb ACCESS_EN)
     mov $xtargets, $r0       ; port 0 for data loads and stores (§2.10.9)
 wait:
     iord $r1, I[$r10 + 0x300] ; FIFO_OCCUPIED: methods waiting
     cmpu b32 $r1, 0
-    bra e wait
+    bra ne take
+    bset $flags, 0            ; p0: sleep until the handler clears it
+    bset $flags, 0x10         ; ie0: a method that came meanwhile is taken before the sleep
+    sleep 0                  ; §2.10.6: until an unmasked interrupt; resumes here
+    bra wait
+take:
     iord $r2, I[$r10 + 0x100] ; FIFO_CMD: method >> 2 in bits 10:0 (rnndb), subchannel 13:11
     iord $r3, I[$r10 + 0]     ; FIFO_DATA
     mov $r1, 1
@@ -301,12 +319,16 @@ pub fn xfer_memcpy() -> Image {
 
 /// The copy-engine firmware for PCOPY as an [`Image`], entry 0.
 ///
-/// It never halts: it enables PFIFO access (`FIFO_ENABLE` bit 1), then polls the method FIFO
+/// It never halts: it enables PFIFO access (`FIFO_ENABLE` bit 1), then serves the method FIFO
 /// in its IO space (envytools rnndb `falcon.xml`; §2.10.14 is "Todo"): `FIFO_OCCUPIED`
 /// `I[0x1c00]` (methods waiting), `FIFO_CMD` `I[0x1a00]` (method >> 2 in bits 10:0, subchannel
 /// in 13:11), `FIFO_DATA` `I[0x1900]`, and acknowledges each by writing 1 to `FIFO_ACK`
-/// `I[0x1d00]`. It polls rather than sleeping on the `FIFO_DATA` interrupt (falcon interrupt
-/// line 2), which it leaves disabled. It handles the [`methods`]: on `LAUNCH` it copies with
+/// `I[0x1d00]`. With the FIFO empty it sleeps (§2.10.6 `sleep $p0`) until the FIFO interrupt
+/// (falcon line 2, level-triggered, §2.10.8), which it enables in `INTR_EN` and takes on vector
+/// 0 at [`COPY_ENGINE_VECTOR`]: the handler clears `$p0` and `is0`, so `iret` resumes at the
+/// `sleep`, which falls through, with `ie0` off until the FIFO is drained again. The line's
+/// routing is left at selector 0 (vector 0); a driver routes only its own lines to PMC. It
+/// handles the [`methods`]: on `LAUNCH` it copies with
 /// xfers on port 0 in aligned chunks (module docs), then, when asked, writes the 32-bit
 /// sequence value to the semaphore address with a 4-byte xfer. A refused launch leaves
 /// [`methods::ERROR_MISALIGNED`] in SCRATCH3.

@@ -44,12 +44,26 @@ struct Falcon {
     guest: HashMap<u64, u8>,
     xfers: Vec<Xfer>,
     pc: usize,
+    /// INTR_EN (§2.10.8).
+    intr_en: u32,
+    /// Return addresses of taken interrupts.
+    stack: Vec<usize>,
 }
 
 enum Stop {
     Exit,
     Budget,
+    /// `sleep` with no unmasked interrupt pending (§2.10.6).
+    Sleep,
 }
+
+/// `$flags` bits (§2.10.2): p0, ie0, is0.
+const P0: u32 = 1;
+const IE0: u32 = 1 << 16;
+const IS0: u32 = 1 << 20;
+/// Falcon interrupt line 2, FIFO data available (level, §2.10.8).
+const LINE_FIFO: u32 = 1 << 2;
+const INTR_EN_SET: u32 = 0x400;
 
 impl Falcon {
     fn new() -> Self {
@@ -66,6 +80,8 @@ impl Falcon {
             guest: HashMap::new(),
             xfers: Vec::new(),
             pc: 0,
+            intr_en: 0,
+            stack: Vec::new(),
         }
     }
 
@@ -102,6 +118,7 @@ impl Falcon {
                 self.scratch.insert(addr, value);
             }
             FIFO_ENABLE => self.fifo_enable = value,
+            INTR_EN_SET => self.intr_en |= value,
             FIFO_ACK => {
                 assert_eq!(value, 1, "FIFO_ACK takes 1");
                 self.fifo.pop_front().expect("FIFO_ACK with the FIFO empty");
@@ -148,9 +165,25 @@ impl Falcon {
         s
     }
 
-    /// Runs until `exit` or `steps` instructions.
+    fn flags(&mut self) -> &mut u32 {
+        &mut self.sr[usize::from(SpecialReg::FLAGS.index())]
+    }
+
+    /// The FIFO line, pending and enabled (every line is routed to vector 0 here).
+    fn fifo_interrupt(&self) -> bool {
+        !self.fifo.is_empty() && self.intr_en & LINE_FIFO != 0
+    }
+
+    /// Runs until `exit`, a `sleep` nothing wakes, or `steps` instructions; takes the FIFO
+    /// interrupt on vector 0 when `ie0` is set (§2.10.8 "Interrupt delivery").
     fn run(&mut self, code: &[u8], steps: usize) -> Stop {
         for _ in 0..steps {
+            if *self.flags() & IE0 != 0 && self.fifo_interrupt() {
+                self.stack.push(self.pc);
+                let f = self.flags();
+                *f = (*f & !(IE0 | IS0)) | IS0;
+                self.pc = self.sr[usize::from(SpecialReg::IV0.index())] as usize;
+            }
             let (i, len) = Instruction::decode(&code[self.pc..]).expect("decodes");
             assert!(i.size.is_none() || i.size == Some(Size::B32), "{i:?}: the programs use b32");
             let (r1, r2, r3) = (usize::from(i.r1), usize::from(i.r2), usize::from(i.r3));
@@ -190,6 +223,7 @@ impl Falcon {
                 }
                 Op::Iord_cx => self.r[r1] = self.io_read(self.r[r2] + imm * 4),
                 Op::Iowr_dx => self.io_write(self.r[r2] + imm * 4, self.r[r1]),
+                Op::Iowr_fa => self.io_write(self.r[r2], self.r[r1]),
                 Op::Ld_1x => {
                     let a = (self.r[r2] + imm * 4) as usize & !3;
                     self.r[r1] = u32::from_le_bytes(self.dmem[a..a + 4].try_into().unwrap());
@@ -202,6 +236,20 @@ impl Falcon {
                 Op::Xdld_fa => self.xfer(false, self.r[r2], self.r[r1]),
                 Op::Xdst_fa => self.xfer(true, self.r[r2], self.r[r1]),
                 Op::Xdwait_f8 => {} // xfers complete at once here
+                Op::BsetFlags_f4 => *self.flags() |= 1 << (imm & 0x1f),
+                Op::BclrFlags_f4 => *self.flags() &= !(1 << (imm & 0x1f)),
+                Op::Sleep_f4 => {
+                    assert_eq!(imm, 0, "the programs sleep on $p0");
+                    if *self.flags() & P0 != 0 {
+                        // Nothing deliverable now (checked above): sleeping until PFIFO.
+                        return Stop::Sleep;
+                    }
+                }
+                Op::Iret_f8 => {
+                    next = self.stack.pop().expect("iret without an interrupt");
+                    let f = self.flags();
+                    *f = (*f & !IE0) | u32::from(*f & IS0 != 0) << 16;
+                }
                 Op::Exit_f8 => return Stop::Exit,
                 other => panic!("{other:?} not interpreted"),
             }
@@ -337,17 +385,14 @@ impl CopyEngine {
         f.method(subc, methods::LAUNCH, launch);
     }
 
-    /// Runs until every queued method is taken and handled (the firmware never exits).
+    /// Runs until every queued method is taken and handled and the firmware sleeps on the
+    /// empty FIFO (it never exits, and never sleeps with a method waiting).
     fn drain(&mut self) {
-        for _ in 0..1000 {
-            assert!(matches!(self.f.run(&self.code, 1000), Stop::Budget), "the firmware exited");
-            if self.f.fifo.is_empty() {
-                // Finish the last method's work: back to polling the empty FIFO.
-                self.f.run(&self.code, 100_000);
-                return;
-            }
+        match self.f.run(&self.code, 10_000_000) {
+            Stop::Sleep => assert!(self.f.fifo.is_empty(), "asleep with methods waiting"),
+            Stop::Exit => panic!("the firmware exited"),
+            Stop::Budget => panic!("the firmware never went to sleep"),
         }
-        panic!("methods left in the FIFO");
     }
 
     fn semaphore(&self, addr: u64) -> u32 {

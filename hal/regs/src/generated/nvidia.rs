@@ -2404,6 +2404,36 @@ pub mod ramfc {
         #[inline]
         pub const fn with_acquire_timeout(self, value: u32) -> Self { Self(Self::ACQUIRE_TIMEOUT.set(self.0, value)) }
     }
+    /// `REF`: ref, the reference counter (§2.8.3 pusher state, shared with the puller; REF_CNT writes it)
+    ///
+    /// Offset 0x74 from the block instance's base; 32-bit, read/write.
+    /// Source: envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x74).
+    #[allow(non_camel_case_types)]
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    #[repr(transparent)]
+    pub struct REF(u32);
+    register!(REF: "REF" in "RAMFC" (Block, true) at 0x74, true true scalar, mask 0xffff_ffff, reset 0, source "envytools rnndb fifo/g80_pfifo.xml (G80_RAMFC 0x74)");
+    impl REF {
+        /// Value after reset (documented defaults; unknown bits are 0).
+        pub const RESET: Self = Self(0);
+        /// `REF` (bits 31:0): The whole register.
+        pub const REF: FieldSpec = FieldSpec::rw("REF", 0, 32);
+        /// Fields, lowest bit first.
+        pub const FIELDS: &'static [FieldSpec] = &[Self::REF];
+        /// The register holding `raw`.
+        #[inline]
+        pub const fn from_raw(raw: u32) -> Self { Self(raw) }
+        /// The raw value.
+        #[inline]
+        pub const fn raw(self) -> u32 { self.0 }
+        /// [`REF`](Self::REF).
+        #[inline]
+        pub const fn ref_field(self) -> u32 { Self::REF.get(self.0) }
+        /// Set [`REF`](Self::REF).
+        #[must_use]
+        #[inline]
+        pub const fn with_ref_field(self, value: u32) -> Self { Self(Self::REF.set(self.0, value)) }
+    }
     /// `SLI`: SLI conditional commands (§2.8.3 sli_enable, sli_mask; Linux nouveau: 0x30000fff)
     ///
     /// Offset 0x7c from the block instance's base; 32-bit, read/write.
@@ -7955,6 +7985,7 @@ pub const REGISTERS: &[baregpu_hal::register::RegisterSpec<Chipset>] = &[
     ramfc::IB_ADDRESS_LOW::SPEC,
     ramfc::IB_CONFIG::SPEC,
     ramfc::ACQUIRE_TIMEOUT::SPEC,
+    ramfc::REF::SPEC,
     ramfc::SLI::SPEC,
     ramfc::RAMHT::SPEC,
     ramfc::CACHE_INST::SPEC,

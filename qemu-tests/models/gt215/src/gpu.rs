@@ -192,7 +192,8 @@ impl Gt215 {
         })
     }
 
-    fn falcon_mut(&mut self, engine: Engine) -> &mut Falcon {
+    /// The falcon of `engine`, mutably (white-box: a test feeds its method FIFO directly).
+    pub fn falcon_mut(&mut self, engine: Engine) -> &mut Falcon {
         match engine {
             Engine::Pcopy => &mut self.pcopy,
             Engine::Pdaemon => &mut self.pdaemon,

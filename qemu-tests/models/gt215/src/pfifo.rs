@@ -40,36 +40,47 @@ pub const USER_STRIDE: u32 = 0x2000;
 /// Largest RAMHT the model accepts (entries).
 pub const MAX_RAMHT_ENTRIES: u32 = 4096;
 
-/// RAMFC word offsets (envytools rnndb fifo/g80_pfifo.xml G80_RAMFC).
+/// RAMFC word offsets, from the shared register database (`baregpu_regs::nvidia::ramfc`: the
+/// envytools rnndb fifo/g80_pfifo.xml G80_RAMFC words, each with its source; §2.8 lists the
+/// state RAMFC saves but not its layout).
 pub mod ramfc {
+    use baregpu_hal::register::Register;
+    use baregpu_regs::nvidia::ramfc as t;
+
+    const fn at<R: Register>() -> u64 {
+        R::OFFSET as u64
+    }
+
     /// ib_put.
-    pub const IB_PUT: u64 = 0x00;
+    pub const IB_PUT: u64 = at::<t::IB_PUT>();
     /// ib_get.
-    pub const IB_GET: u64 = 0x04;
+    pub const IB_GET: u64 = at::<t::IB_GET>();
     /// dma_put, low 32 bits.
-    pub const DMA_PUT: u64 = 0x08;
+    pub const DMA_PUT: u64 = at::<t::DMA_PUT>();
     /// dma_put bits 32-39.
-    pub const DMA_PUT_HIGH: u64 = 0x0c;
+    pub const DMA_PUT_HIGH: u64 = at::<t::DMA_PUT_HIGH>();
     /// dma_get, low 32 bits.
-    pub const DMA_GET: u64 = 0x10;
+    pub const DMA_GET: u64 = at::<t::DMA_GET>();
     /// dma_get bits 32-39.
-    pub const DMA_GET_HIGH: u64 = 0x14;
-    /// DMA fetch control: bit 30 IB_ENABLE.
-    pub const DMA_FETCH: u64 = 0x3c;
+    pub const DMA_GET_HIGH: u64 = at::<t::DMA_GET_HIGH>();
+    /// DMA fetch control ([`IB_ENABLE`]).
+    pub const DMA_FETCH: u64 = at::<t::DMA_FETCH>();
     /// The pushbuffer DMA object's selector (instance offset >> 4).
-    pub const DMA_INSTANCE: u64 = 0x48;
+    pub const DMA_INSTANCE: u64 = at::<t::DMA_INSTANCE>();
     /// IB address bits 0-31.
-    pub const IB_ADDRESS_LOW: u64 = 0x50;
-    /// IB address bits 32-39 (7:0) and log2 of the entry count (bits 16-20).
-    pub const IB_CONFIG: u64 = 0x54;
+    pub const IB_ADDRESS_LOW: u64 = at::<t::IB_ADDRESS_LOW>();
+    /// IB address bits 32-39 and log2 of the entry count.
+    pub const IB_CONFIG: u64 = at::<t::IB_CONFIG>();
     /// The reference counter.
-    pub const REF: u64 = 0x74;
+    pub const REF: u64 = at::<t::REF>();
     /// RAMHT: entries = 512 << bits 31:27; instance offset >> 4 in bits 23:0.
-    pub const RAMHT: u64 = 0x80;
+    pub const RAMHT: u64 = at::<t::RAMHT>();
     /// The channel structure (instance) address >> 12 [G84].
-    pub const CHAN_INST: u64 = 0x98;
-    /// DMA_FETCH bit 30: IB mode.
-    pub const IB_ENABLE: u32 = 1 << 30;
+    pub const CHAN_INST: u64 = at::<t::CHAN_INST>();
+    /// DMA_FETCH's IB mode bit.
+    pub const IB_ENABLE: u32 = t::DMA_FETCH::IB_ENABLE.set(0, 1);
+    /// IB_CONFIG's fields.
+    pub use t::IB_CONFIG as IbConfig;
 }
 
 /// Engine ids of the NV4:GF100 PFIFO (§2.8.1 table).
@@ -178,6 +189,26 @@ struct Channel {
     error: Option<ChannelError>,
 }
 
+impl Channel {
+    /// Forgets the pusher's state and the channel's error, keeping the puller's: the two
+    /// tables of §2.8.3 "Pusher state" (command decoding, subroutine, IB position and
+    /// `dma_mget`, the read/write shadows) and §2.8.4 "Puller state" (`engines`, the acquire,
+    /// `dma_semaphore`, `semaphore_offset`/`_off_val`, `semaphore_address`/`_sequence`; the
+    /// model's REF_CNT waiting for PCOPY is a puller method in progress).
+    fn clear_pusher_state(&mut self) {
+        *self = Self {
+            engines: self.engines,
+            sem_address: self.sem_address,
+            sem_sequence: self.sem_sequence,
+            dma_semaphore: self.dma_semaphore,
+            sem_offset: self.sem_offset,
+            acquire: self.acquire,
+            ref_pending: self.ref_pending,
+            ..Self::default()
+        };
+    }
+}
+
 /// An unpaged DMA object (§2.7.8 "DMA objects").
 #[derive(Debug, Clone, Copy)]
 struct DmaObj {
@@ -199,6 +230,8 @@ pub struct PfifoStats {
     pub words: u64,
     /// IB entries fetched.
     pub ib_entries: u64,
+    /// Host writes of a channel's `IB_PUT` the pusher took (the doorbell).
+    pub ib_put_writes: u64,
     /// Methods the puller executed or delivered.
     pub methods: u64,
     /// Most command words one tick decoded.
@@ -376,10 +409,11 @@ impl Pfifo {
             }
             _ if r == off::<p::CACHE1_DMA_STATE_G80_UNTIL_GF100>() => {
                 // Recovery (§2.8.3): clearing the state lets the channel go on; its command
-                // decoding starts afresh at DMA_GET.
-                let c = &mut self.channels[cur];
+                // decoding starts afresh at DMA_GET. Only the pusher's state goes: the
+                // puller's (bound engines, semaphore DMA object, address and sequence, an
+                // acquire in progress) survives.
                 if p::CACHE1_DMA_STATE_G80_UNTIL_GF100::ERROR_CODE.get(value) == 0 {
-                    *c = Channel { engines: c.engines, ..Channel::default() };
+                    self.channels[cur].clear_pusher_state();
                 }
             }
             _ if r == off::<p::CACHE1_DMA_GET_G80_UNTIL_GF100>() => {
@@ -465,8 +499,10 @@ impl Pfifo {
         } else if r == off::<u::IB_PUT>() && ib {
             // ib_put counts entries in 0..2^ib_order (§2.8.3 "IB mode"): a value past the
             // end is refused, not wrapped.
-            let order = self.field(vram, chid, ramfc::IB_CONFIG) >> 16 & 0x1f;
-            value < 1 << order && self.set_field(vram, chid, ramfc::IB_PUT, value)
+            let order = ramfc::IbConfig::ORDER.get(self.field(vram, chid, ramfc::IB_CONFIG));
+            let taken = value < 1 << order && self.set_field(vram, chid, ramfc::IB_PUT, value);
+            self.stats.ib_put_writes += u64::from(taken);
+            taken
         } else {
             false
         }
@@ -671,9 +707,9 @@ impl Pfifo {
         }
         // §2.8.3 pseudocode: read entry #ib_get, advance ib_get (wrapping at 2^ib_order).
         let config = self.field(env.vram, chid, ramfc::IB_CONFIG);
-        let order = config >> 16 & 0x1f;
+        let order = ramfc::IbConfig::ORDER.get(config);
         let ib_address = u64::from(self.field(env.vram, chid, ramfc::IB_ADDRESS_LOW))
-            | u64::from(config & 0xff) << 32;
+            | u64::from(ramfc::IbConfig::ADDRESS_HIGH.get(config)) << 32;
         let entry = ib_address + u64::from(ib_get) * 8;
         let low = self.fetch(env, chid, entry)?;
         let high = self.fetch(env, chid, entry + 4)?;

@@ -452,6 +452,65 @@ fn a_swgen_interrupt_wakes_a_sleeping_falcon_into_its_vector_and_iret_resumes() 
 }
 
 #[test]
+fn a_falcon_asleep_on_the_fifo_line_is_idle_until_a_method_arrives_then_wakes_into_its_vector() {
+    let gpu = gpu();
+    enable_all(&gpu);
+    let falcon = Falcon::new(&gpu, Engine::Pcopy);
+    let mut code = program(&[
+        &[0xf0, 0x07, 0x40],       // 00 f0/7 mov $r0, 0x40
+        &[0xfe, 0x00, 0x00],       // 03 fe/0 mov $iv0 ($sr0), $r0
+        &[0xf1, 0x07, 0x00, 0x02], // 06 f1/7 mov $r0, 0x200
+        &[0xfe, 0x04, 0x00],       // 0a fe/0 mov $sp, $r0
+        &[0xf1, 0x47, 0x00, 0x12], // 0d f1/7 mov $r4, 0x1200 (FIFO_ENABLE)
+        &[0xf0, 0x07, 0x02],       // 11 f0/7 mov $r0, 2 (ACCESS_EN)
+        &[0xd0, 0x40, 0x00],       // 14 dx/0 iowr I[$r4], $r0
+        &[0xf4, 0x31, 0x00],       // 17 f4/31 bset $flags, 0 ($p0)
+        &[0xf4, 0x31, 0x10],       // 1a f4/31 bset $flags, 0x10 (ie0)
+        &[0xf4, 0x28, 0x00],       // 1d f4/28 sleep $p0
+        &[0xf1, 0x47, 0x00, 0x20], // 20 f1/7 mov $r4, 0x2000 (SCRATCH2)
+        &[0xf0, 0x07, 0x55],       // 24 f0/7 mov $r0, 0x55
+        &[0xd0, 0x40, 0x00],       // 27 dx/0 iowr I[$r4], $r0
+        &[0xf8, 0x02],             // 2a f8/2 exit
+    ]);
+    code.resize(0x40, 0);
+    code.extend(program(&[
+        &[0xf1, 0x47, 0x00, 0x19], // 40 f1/7 mov $r4, 0x1900 (FIFO_DATA)
+        &[0xcf, 0x40, 0x00],       // 44 cx/f iord $r0, I[$r4 + 0]
+        &[0xf1, 0x47, 0x00, 0x11], // 47 f1/7 mov $r4, 0x1100 (SCRATCH1)
+        &[0xd0, 0x40, 0x00],       // 4b dx/0 iowr I[$r4], $r0
+        &[0xf1, 0x47, 0x00, 0x1d], // 4e f1/7 mov $r4, 0x1d00 (FIFO_ACK)
+        &[0xf0, 0x07, 0x01],       // 52 f0/7 mov $r0, 1
+        &[0xd0, 0x40, 0x00],       // 55 dx/0 iowr I[$r4], $r0: the level line drops
+        &[0xf4, 0x32, 0x00],       // 58 f4/32 bclr $flags, 0
+        &[0xf8, 0x01],             // 5b f8/1 iret
+    ]));
+    falcon.upload_code(0, 0, &code);
+    falcon.write(reg::INTR_EN_SET, 1 << 2); // line 2 FIFO, routed to vector 0
+    falcon.start(0);
+    for _ in 0..20 {
+        gpu.poll();
+    }
+    assert_eq!(gpu.model().falcon(Engine::Pcopy).state(), State::Sleeping);
+    // §2.10.8: SET on a level-triggered line (FIFO) is ignored, so nothing wakes it.
+    falcon.write(reg::INTR_SET, 1 << 2);
+    assert_eq!(falcon.read(reg::INTR) & 1 << 2, 0, "no FIFO data, no FIFO interrupt");
+    for _ in 0..5 {
+        assert_eq!(gpu.poll(), gpu_device_model::Activity::Idle, "asleep with nothing pending");
+    }
+    assert_eq!(
+        gpu.model().falcon(Engine::Pcopy).executed(),
+        10,
+        "nine instructions and the sleep, none while asleep"
+    );
+    assert!(gpu.model_mut().falcon_mut(Engine::Pcopy).push_method(0, 0x200, 0x1234));
+    assert_eq!(falcon.read(reg::INTR) & 1 << 2, 1 << 2, "FIFO data: the level line is up");
+    assert!(falcon.wait_halted(1000));
+    assert_eq!(falcon.read(reg::SCRATCH1), 0x1234, "the vector read the method's data");
+    assert_eq!(falcon.read(reg::SCRATCH2), 0x55, "sleep fell through after iret");
+    assert!(gpu.model().falcon(Engine::Pcopy).method_fifo_empty(), "acknowledged");
+}
+
+#[test]
 fn an_infinite_loop_runs_within_the_instruction_budget_and_pmc_enable_stops_pcopy() {
     let gpu = gpu();
     enable_all(&gpu);
