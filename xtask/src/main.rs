@@ -878,7 +878,53 @@ fn test_job() -> ExitCode {
         }
     });
 
-    // 3. The QEMU cases: test kernel and Pi image beside their emulated devices.
+    // 3. Library crates build for bare-metal targets, with defmt, and for the kernel target.
+    // (The built-in bare-metal targets are built by the MSRV build of `publish_checks`.)
+    tally.phase("no_std and defmt builds", |tally| {
+        let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
+        tally.check("no-std-build-x86_64-target.json", ok);
+        for (krate, features) in DEFMT_CRATES {
+            let ok = run(
+                &format!("{krate} with --features {features} for x86_64-unknown-none"),
+                &mut defmt_check(krate, features),
+            );
+            tally.check(&format!("defmt-build-{krate}"), ok);
+        }
+        for (i, t) in BARE_METAL_TARGETS.iter().enumerate() {
+            let crates = if i == 0 { PUBLISHED_CRATES } else { TARGET_DEPENDENT_CRATES };
+            let ok = run(
+                &format!("cargo doc -D warnings for {t} ({} crates)", crates.len()),
+                &mut doc_build(t, crates),
+            );
+            tally.check(&format!("doc-{t}"), ok);
+        }
+    });
+    publish_checks(&mut tally);
+
+    // 4. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
+    tally.phase("fuzz smoke", fuzz_smoke);
+    // Miri interprets on one core: the QEMU images (test kernels, Pi image and card, the
+    // bootloader example's disk-image tool, the model server) build beside it on the other.
+    tally.phase("Miri, beside the QEMU image builds", |tally| {
+        let log = repo_root().join("target/qemu-images.log");
+        let images = std::thread::spawn({
+            let log = log.clone();
+            move || -> std::io::Result<bool> {
+                let out = std::fs::File::create(&log)?;
+                let status = qemu_runner("images").stdout(out.try_clone()?).stderr(out).status()?;
+                Ok(status.success())
+            }
+        });
+        miri_tests(tally);
+        let built = images.join().is_ok_and(|r| matches!(r, Ok(true)));
+        if !built {
+            eprintln!("xtask: building the QEMU images failed: see {}", log.display());
+        }
+        tally.check("qemu-images", built);
+    });
+
+    // 5. The QEMU cases: test kernels and Pi image beside their emulated devices (images built
+    // above; the runner's own build is then a no-op).
     tally.phase("QEMU cases", |tally| {
         eprintln!("xtask: qemu-runner test");
         match qemu_runner("test").stdout(Stdio::piped()).stderr(Stdio::inherit()).output() {
@@ -902,33 +948,6 @@ fn test_job() -> ExitCode {
             }
         }
     });
-
-    // 4. Library crates build for bare-metal targets, with defmt, and for the kernel target.
-    // (The built-in bare-metal targets are built by the MSRV build of `publish_checks`.)
-    tally.phase("no_std and defmt builds", |tally| {
-        let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
-        tally.check("no-std-build-x86_64-target.json", ok);
-        for (krate, features) in DEFMT_CRATES {
-            let ok = run(
-                &format!("{krate} with --features {features} for x86_64-unknown-none"),
-                &mut defmt_check(krate, features),
-            );
-            tally.check(&format!("defmt-build-{krate}"), ok);
-        }
-        for (i, t) in BARE_METAL_TARGETS.iter().enumerate() {
-            let crates = if i == 0 { PUBLISHED_CRATES } else { TARGET_DEPENDENT_CRATES };
-            let ok = run(
-                &format!("cargo doc -D warnings for {t} ({} crates)", crates.len()),
-                &mut doc_build(t, crates),
-            );
-            tally.check(&format!("doc-{t}"), ok);
-        }
-    });
-    publish_checks(&mut tally);
-
-    // 5. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
-    tally.phase("fuzz smoke", fuzz_smoke);
-    tally.phase("Miri", miri_tests);
 
     // 6. Formatting and lints.
     tally.phase("clippy and rustfmt", |tally| {

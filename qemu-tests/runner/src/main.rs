@@ -168,6 +168,15 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("test") => run_cases(&CASES.iter().collect::<Vec<_>>(), false),
         Some("demo") => run_cases(&CASES.iter().filter(|c| c.demo).collect::<Vec<_>>(), true),
+        // Build what `test` needs and stop: `cargo xtask test` builds the images beside Miri,
+        // which leaves a core idle.
+        Some("images") => match images::build(&CASES.iter().collect::<Vec<_>>()) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("qemu-runner: cannot build the test images: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Some("list") => {
             for c in CASES {
                 println!("{:<28} {}", c.name, c.summary);
@@ -188,7 +197,7 @@ fn main() -> ExitCode {
             run_cases(&selected, false)
         }
         _ => {
-            eprintln!("usage: qemu-runner <test | demo | list | case NAME...>");
+            eprintln!("usage: qemu-runner <test | demo | images | list | case NAME...>");
             ExitCode::from(2)
         }
     }
