@@ -148,7 +148,8 @@ fn program(pages: usize) -> Vec<u8> {
 #[test]
 fn an_upload_writes_the_floor_and_reads_everything_back() {
     let pdaemon = Falcon::new(PDAEMON, 0x60, 0x6000);
-    let bar0 = Bar0(&[&pdaemon]);
+    let engines = [&pdaemon];
+    let bar0 = Bar0(&engines);
     let code = program(3);
     let data: Vec<u8> = (0..40u8).collect();
     let image = FalconImage::new(&code, 0x20, &data, 0x2000).unwrap();
@@ -174,7 +175,8 @@ fn an_upload_writes_the_floor_and_reads_everything_back() {
 fn each_engine_is_reached_through_its_instance() {
     let pdaemon = Falcon::new(PDAEMON, 0x60, 0x6000);
     let pcopy = Falcon::new(PCOPY, 0x10, 0x1000);
-    let bar0 = Bar0(&[&pdaemon, &pcopy]);
+    let engines = [&pdaemon, &pcopy];
+    let bar0 = Bar0(&engines);
     let code = program(1);
     let image = FalconImage::new(&code, 0, &[], 0).unwrap();
     FalconLoader::<_, Pcopy0>::new(&bar0).upload(&image).unwrap();
@@ -186,7 +188,8 @@ fn each_engine_is_reached_through_its_instance() {
 #[test]
 fn images_the_engine_cannot_hold_write_nothing() {
     let pcopy = Falcon::new(PCOPY, 2, 0x100);
-    let bar0 = Bar0(&[&pcopy]);
+    let engines = [&pcopy];
+    let bar0 = Bar0(&engines);
     let loader = FalconLoader::<_, Pcopy0>::new(&bar0);
     let code = program(3);
     let image = FalconImage::new(&code, 0, &[], 0).unwrap();
@@ -225,7 +228,8 @@ fn images_the_engine_cannot_hold_write_nothing() {
 fn a_word_that_reads_back_wrong_is_a_typed_error() {
     let pdaemon = Falcon::new(PDAEMON, 0x60, 0x6000);
     pdaemon.corrupt.set(Some(70));
-    let bar0 = Bar0(&[&pdaemon]);
+    let engines = [&pdaemon];
+    let bar0 = Bar0(&engines);
     let code = program(2);
     let image = FalconImage::new(&code, 0, &[], 0).unwrap();
     let expected = u32::from_le_bytes(code[280..284].try_into().unwrap());
@@ -244,7 +248,8 @@ fn a_word_that_reads_back_wrong_is_a_typed_error() {
 fn an_engine_that_reads_all_ones_is_gone_and_gets_no_write() {
     let gone = Falcon::new(PDAEMON, 0x60, 0x6000);
     let gone = Falcon { caps: u32::MAX, ..gone };
-    let bar0 = Bar0(&[&gone]);
+    let engines = [&gone];
+    let bar0 = Bar0(&engines);
     let code = program(1);
     let image = FalconImage::new(&code, 0, &[], 0).unwrap();
     assert_eq!(
