@@ -521,8 +521,9 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
 
 /// `nvidia-gt215-channels`: PFIFO brought up, two IB-mode channels created and enabled, each
 /// with its own RAMFC and RAMHT in VRAM, each running a fence; channel 2 disabled (off the
-/// playlist, unloaded) while channel 1 runs on, no PFIFO error; both destroyed with their
-/// queues; channel 2 created again runs a fence.
+/// playlist, unloaded) while channel 1 runs on, no PFIFO error, then enabled again and runs a
+/// fence (its state kept in RAMFC); both destroyed with their queues; channel 2 created again
+/// runs a fence.
 pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
@@ -563,6 +564,16 @@ pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
         let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
         expect("no PFIFO error", faults.faults().next().is_none())?;
         defmt::info!("nvidia: channel 2 disabled and unloaded, channel 1 ran on");
+
+        // Enabled again, channel 2 resumes from the state unloaded to its RAMFC (the
+        // semaphore binding its fences release through included).
+        check("enable channel 2 again", gpu.borrow_mut().enable_channel(ib))?;
+        expect("channel 2 enabled again", gpu.borrow().channel_state(ib) == Some(true))?;
+        let fb = check("fence on channel 2 after the round trip", b.submit_fence())?;
+        check("channel 2's fence after disable and enable", b.wait(&fb, WAIT))?;
+        let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
+        expect("no PFIFO error after the round trip", faults.faults().next().is_none())?;
+        defmt::info!("nvidia: channel 2 enabled again and ran its fence");
     }
     {
         let g = gpu.borrow();

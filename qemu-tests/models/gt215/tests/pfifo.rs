@@ -485,6 +485,33 @@ fn clearing_dma_state_after_a_pusher_error_keeps_the_puller_state_the_semaphore_
 }
 
 #[test]
+fn disabling_and_enabling_a_channel_keeps_its_state_the_semaphore_binding() {
+    let gpu = pfifo_gpu(Pacing::RunToIdle);
+    let (pb, sem) = (buffer(&gpu, 0x1000), buffer(&gpu, 0x1000));
+    let ch = Channel::dma(&gpu, 1, pb);
+    // Puller state (§2.8.4 table): DMA_SEMAPHORE, the address and sequence.
+    let words =
+        [incr(0, 0x60, 1), SEMA_HANDLE, incr(0, 0x10, 3), (sem >> 32) as u32, sem as u32, 9];
+    write_words(&gpu, pb, &words);
+    ch.dma_put(pb + 24);
+    settle(&gpu, 10);
+    // Disable (ENABLE off, same RAMFC: unloaded to it), then enable again.
+    let entry = 1 << 31 | (ch.ramfc >> 8) as u32;
+    gpu.write32(CHAN_TABLE + 4, entry & !(1 << 31));
+    settle(&gpu, 10);
+    gpu.write32(CHAN_TABLE + 4, entry);
+    // TRIGGER alone: a release (WRITE_LONG) through the binding made before the disable.
+    write_words(&gpu, pb + 24, &[incr(0, 0x1c, 1), 2, incr(0, 0x50, 1), 4]);
+    ch.dma_put(pb + 40);
+    settle(&gpu, 10);
+    assert_eq!(gpu.model().pfifo().channel_error(1), None, "no SEMAPHORE error");
+    assert_eq!(ch.reference(), 4, "the channel ran on");
+    let mut word = [0u8; 4];
+    gpu.read_memory(sem, &mut word).unwrap();
+    assert_eq!(u32::from_le_bytes(word), 9, "released at the address set before the disable");
+}
+
+#[test]
 fn semaphores_release_long_and_acquire_across_two_channels() {
     let gpu = pfifo_gpu(Pacing::Seeded(7));
     let sem = buffer(&gpu, 0x1000);
