@@ -693,6 +693,8 @@ pub struct IbChannel<M, I, IO> {
     queued_len: usize,
     /// Where the main words not yet queued start.
     run_start: u32,
+    /// Batches [`submit_blocking`](Self::submit_blocking) found the IB ring full for.
+    ib_waits: u64,
 }
 
 impl<M, I, IO> IbChannel<M, I, IO>
@@ -726,6 +728,7 @@ where
             queued: [empty; MAX_BATCH_ENTRIES],
             queued_len: 0,
             run_start: 0,
+            ib_waits: 0,
         })
     }
 
@@ -752,6 +755,12 @@ where
     /// Number of `IB_PUT` writes so far (one per [`submit`](Self::submit)).
     pub fn doorbells(&self) -> u64 {
         self.ib.commits()
+    }
+
+    /// Batches that had to wait for the pusher to read the IB ring (`IB_GET` read again
+    /// until their entries fit: back-pressure) in [`submit_blocking`](Self::submit_blocking).
+    pub fn ib_waits(&self) -> u64 {
+        self.ib_waits
     }
 
     /// Entries the IB ring holds at most (its size less one, §2.8.3: equal indices are empty).
@@ -850,7 +859,7 @@ where
         timeout: Duration,
     ) -> Result<usize, IbSubmitError> {
         match self.submit() {
-            Err(IbSubmitError::Full { .. }) => {}
+            Err(IbSubmitError::Full { .. }) => self.ib_waits += 1,
             other => return other,
         }
         let mut last = Ok(0);

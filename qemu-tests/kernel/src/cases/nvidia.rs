@@ -21,7 +21,7 @@ use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
 use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, REF, UserG80};
 use baregpu_regs::pushbuffer::PusherMode;
-use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, PushbufferError, PushbufferWriter};
+use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, IbSubmitError, PushbufferError, PushbufferWriter};
 use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
 use baregpu_nvidia_tesla::ring::stream::CommandSink;
 use baregpu_nvidia_tesla::{
@@ -43,6 +43,9 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Fences the IB case submits, six methods each (REF_CNT, a four-method semaphore release,
 /// NOTIFY_INTR): 30,000 methods through a 4 KiB main pushbuffer.
 const IB_FENCES: usize = 5000;
+/// `nvidia-gt215-ib`'s IB ring: 8 entries (7 usable), fewer than the fences its 4 KiB main
+/// pushbuffer holds.
+const IB_RING_BYTES: usize = 64;
 /// Methods the DMA-mode case writes, and its pushbuffer (1,024 words: 20,000 words wrap it
 /// about twenty times).
 const DMA_METHODS: u32 = 10_000;
@@ -98,10 +101,15 @@ struct QueueMemory {
 }
 
 impl QueueMemory {
+    /// A 4 KiB main pushbuffer and a 512-entry IB ring.
     fn new(kernel: &Kernel) -> Result<Self, CaseError> {
+        Self::with_ib_bytes(kernel, 4096)
+    }
+
+    fn with_ib_bytes(kernel: &Kernel, ib_bytes: usize) -> Result<Self, CaseError> {
         Ok(QueueMemory {
             main: alloc(kernel, 4096, 4096)?,
-            ib: alloc(kernel, 4096, 4096)?,
+            ib: alloc(kernel, ib_bytes, 4096)?,
             fences: alloc(kernel, 32, 16)?,
         })
     }
@@ -174,16 +182,40 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
 }
 
 /// `nvidia-gt215-ib`: thousands of fences on an IB-mode channel (30,000 methods through a
-/// 4 KiB main pushbuffer that wraps, back-pressure on its IB ring), every fence signalled in
-/// order, `REF_CNT` equal to the last, one `IB_PUT` write per batch.
+/// 4 KiB main pushbuffer that wraps, an 8-entry IB ring), every fence signalled in order,
+/// `REF_CNT` equal to the last, one `IB_PUT` write per batch. Back-pressure first: with the
+/// pusher stalled (`cp-stall`) the IB ring fills, the next batch waits for `IB_GET` (counted:
+/// exactly one wait) and times out, discarded; the stall lifted, the fences go on.
 pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
-    let (_mailbox, io) = attach(kernel)?;
+    let (mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
-    let mem = QueueMemory::new(kernel)?;
+    let mem = QueueMemory::with_ib_bytes(kernel, IB_RING_BYTES)?;
     let mut a = mem.queue(&gpu, 1)?;
     let mut first = None;
     let mut last = None;
-    for _ in 0..IB_FENCES {
+    // Back-pressure: with the pusher stalled, IB_GET stands still; the batches the IB ring
+    // holds go in, the next one waits for IB_GET (bounded) and fails with nothing written.
+    inject(mailbox, gt215_faults::CP_STALL)?;
+    let mut accepted = 0;
+    let stalled = loop {
+        match a.submit_fence() {
+            Ok(f) => {
+                first.get_or_insert(f);
+                last = Some(f);
+                accepted += 1;
+            }
+            Err(e) => break e,
+        }
+        expect("the IB ring fills", accepted < IB_RING_BYTES / 8)?;
+    };
+    expect(
+        "the full IB ring times out",
+        matches!(stalled, SubmitError::Ib(IbSubmitError::TimedOut(_))),
+    )?;
+    expect_eq("one batch waited for IB_GET", a.ib_waits(), 1u64)?;
+    inject(mailbox, 0)?;
+    defmt::info!("nvidia: {=usize} batches filled the stalled IB ring, the next waited", accepted);
+    for _ in accepted..IB_FENCES {
         let f = check("submit fence", a.submit_fence())?;
         first.get_or_insert(f);
         last = Some(f);
@@ -200,6 +232,9 @@ pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
         Debug2Format(&stats)
     );
     expect_eq("one IB_PUT per batch", stats.doorbells, IB_FENCES as u64 + 1)?;
+    expect_eq("the timed-out batch discarded", stats.discarded, 1u64)?;
+    // The IB ring holds fewer batches than the main pushbuffer: the flood waits too.
+    defmt::info!("nvidia: {=u64} batches waited for IB_GET", a.ib_waits());
 
     Ok(())
 }
