@@ -19,7 +19,9 @@ use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCo
 use baregpu_nvidia_tesla::queue::{FENCE_WORDS, UserIo};
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
-use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, REF, UserG80};
+use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, IB_PUT, REF, UserG80};
+use baregpu_regs::nvidia::packets::{IB_ENTRY, ib_entry};
+use baregpu_regs::packet::put_address;
 use baregpu_regs::pushbuffer::PusherMode;
 use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, IbSubmitError, PushbufferError, PushbufferWriter};
 use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
@@ -46,6 +48,8 @@ const IB_FENCES: usize = 5000;
 /// `nvidia-gt215-ib`'s IB ring: 8 entries (7 usable), fewer than the fences its 4 KiB main
 /// pushbuffer holds.
 const IB_RING_BYTES: usize = 64;
+/// The other cases' IB rings: 512 entries.
+const IB_RING_BYTES_DEFAULT: usize = 4096;
 /// Methods the DMA-mode case writes, and its pushbuffer (1,024 words: 20,000 words wrap it
 /// about twenty times).
 const DMA_METHODS: u32 = 10_000;
@@ -103,7 +107,7 @@ struct QueueMemory {
 impl QueueMemory {
     /// A 4 KiB main pushbuffer and a 512-entry IB ring.
     fn new(kernel: &Kernel) -> Result<Self, CaseError> {
-        Self::with_ib_bytes(kernel, 4096)
+        Self::with_ib_bytes(kernel, IB_RING_BYTES_DEFAULT)
     }
 
     fn with_ib_bytes(kernel: &Kernel, ib_bytes: usize) -> Result<Self, CaseError> {
@@ -687,9 +691,10 @@ fn dma_channel(gpu: &mut Gpu, buffer: &Buffer, channel: u8) -> Result<ChannelId,
 /// return with no subroutine (`RetSubrInactive`), a call inside a subroutine (a call to
 /// itself: `CallSubrActive`), a jump past the pushbuffer object (`MemFault`); each decoded by
 /// `handle_interrupts` into `FifoError::DmaPusher` naming the channel, the bad command
-/// skipped, and the channel then runs a `REF_CNT` method. (`IbEmpty` needs an IB entry of size
-/// 0, which the ring's IB writer never writes; `dma-fault` on IB mode is in
-/// `nvidia-gt215-faults`.)
+/// skipped, and the channel then runs a `REF_CNT` method. Then `IbEmpty` on an IB-mode queue:
+/// an IB entry of size 0 (which the ring's IB writer never writes) written raw from the entry
+/// table, decoded, recovered by the queue's reset and a fence run after it. (`dma-fault` on
+/// IB mode is in `nvidia-gt215-faults`.)
 pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let mut gpu = bring_up(io)?;
@@ -756,5 +761,26 @@ pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
         )?;
     }
     defmt::info!("nvidia: five DMA_PUSHER errors decoded, each channel run on after it");
+
+    // IB_EMPTY on an IB-mode queue: an entry of SIZE 0 (§2.8.3 "IB mode"), which the ring's
+    // IB writer refuses (`BadSegment`), written raw into the IB ring from the entry table at
+    // IB_PUT, then IB_PUT moved past it; recovered by the queue's reset.
+    let gpu = RefCell::new(gpu);
+    let mem = QueueMemory::new(kernel)?;
+    let mut q = mem.queue(&gpu, 6)?;
+    let ok = check("fence", q.submit_fence())?;
+    check("fence signals", q.wait(&ok, WAIT))?;
+    let base = check("USER block", UserG80::base_of(usize::from(q.channel().get())))?;
+    let ib_user: UserIo<MailboxIo> = BlockIo::new(*gpu.borrow().io().raw(), base);
+    let put = ib_user.read::<IB_PUT>().raw();
+    let mut entry = [0u32; IB_ENTRY.words];
+    check("entry address", put_address(IB_ENTRY.name, ib_entry::FIELDS, &mut entry, mem.main.bus_address()))?;
+    check("entry size 0", ib_entry::SIZE.put(IB_ENTRY.name, &mut entry, 0))?;
+    let entry_bytes = 4 * entry.len();
+    check("raw IB entry", mem.ib.write_slice(put as usize * entry_bytes, &entry))?;
+    let entries = (IB_RING_BYTES_DEFAULT / entry_bytes) as u32;
+    ib_user.write(IB_PUT::from_raw((put + 1) % entries));
+    pusher_error_and_recovery(&gpu, &mut q, PusherErrorKind::IbEmpty, "a zero-size IB entry")?;
+    defmt::info!("nvidia: IB_EMPTY decoded, the IB-mode channel recovered and ran a fence");
     Ok(())
 }
