@@ -437,7 +437,8 @@ fn pusher_error_and_recovery(
 /// (`dma-fault`) each a typed `DmaPusher` error, recovered by the queue's reset; a stalled
 /// pusher (`cp-stall`) times out within its bound and recovers; a slow pusher (`slow=8`)
 /// completes; a falcon that never halts (the copy engine's main loop) is a typed
-/// `NotHalted` timeout; a device reading all-ones refuses submissions as `DeviceGone`.
+/// `NotHalted` timeout, recovered by a reset through its `PMC.ENABLE` bit and the mailbox echo
+/// run after it; a device reading all-ones refuses submissions as `DeviceGone`.
 pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
@@ -485,6 +486,16 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
         let e = copy.wait_halted(Duration::from_millis(20));
         defmt::info!("nvidia: a falcon that never halts: {}", Debug2Format(&e));
         expect("never halts: NotHalted", matches!(e, Err(FalconError::NotHalted(_))))?;
+        // Recovery: PCOPY reset through its PMC.ENABLE bit, then the mailbox echo answers.
+        check("PCOPY reset", copy.reset())?;
+        expect("PCOPY stopped after the reset", check("PCOPY halted", copy.halted())?)?;
+        let echo = programs::mailbox_echo();
+        let mut code = [0u8; 0x400];
+        check("PCOPY boot after the reset", copy.boot(&falcon_image(&echo, echo.data(), &mut code)?))?;
+        copy.write_mailbox(5);
+        check("PCOPY halts after the reset", copy.wait_halted(WAIT))?;
+        expect_eq("PCOPY echo after the reset", check("PCOPY mailbox", copy.read_mailbox())?, 6u32)?;
+        defmt::info!("nvidia: PCOPY reset through PMC.ENABLE, the mailbox echo answered");
     }
 
     inject(mailbox, gt215_faults::ALL_ONES)?;
