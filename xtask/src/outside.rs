@@ -32,6 +32,7 @@ use baregpu_platform::dma::BumpDma;
 use baregpu_radeon_evergreen::compute::Dispatch;
 use baregpu_radeon_evergreen::{Evergreen, EvergreenFirmware, EvergreenUcode};
 use baregpu_radeon_r5xx::R5xx;
+use baregpu_radeon_r5xx::gpu::GpuQueue;
 use core::ptr::NonNull;
 use core::time::Duration;
 

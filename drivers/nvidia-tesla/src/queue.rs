@@ -390,17 +390,6 @@ impl<'q, IO: RegisterIo + Clone, C: Clock> Queue<'q, IO, C> {
         Err(failure)
     }
 
-    /// Read the fence semaphore, record it, return the completed-up-to mark.
-    pub fn poll_completed(&self) -> u64 {
-        self.timeline.observe(FenceSource::read_completed(self))
-    }
-
-    /// Wait for `fence`, at most `timeout`.
-    pub fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        let gpu = self.gpu.borrow();
-        wait::wait(self, &self.timeline, gpu.clock(), fence, timeout)
-    }
-
     /// The channel recovered (disabled, unloaded, RAMFC rewritten, enabled: see
     /// [`Tesla::recover_channel`]), its rings emptied, the semaphore object bound again and a
     /// ring test run; then the fences of the lost work fail.
@@ -536,12 +525,14 @@ impl<'q, IO: RegisterIo + Clone, C: Clock> GpuQueue for Queue<'q, IO, C> {
         &self.timeline
     }
 
+    /// Reads the fence semaphore (memory), no register access.
     fn poll_completed(&self) -> u64 {
-        Queue::poll_completed(self)
+        self.timeline.observe(FenceSource::read_completed(self))
     }
 
     fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        Queue::wait(self, fence, timeout)
+        let gpu = self.gpu.borrow();
+        wait::wait(self, &self.timeline, gpu.clock(), fence, timeout)
     }
 
     /// `PFIFO.INTR_EN.NOTIFY` (and PFIFO's PMC line let through): every fence's

@@ -9,7 +9,7 @@ use baregpu_nvidia_tesla::hal::dma::{BusAddress, DmaAllocator, DmaLayout, DmaReg
 use baregpu_nvidia_tesla::queue::Submission;
 use baregpu_nvidia_tesla::ring::nvidia::PushbufferError;
 use baregpu_nvidia_tesla::{ChannelId, Queue, QueueConfig, Tesla, TeslaConfig};
-use gpu_contract::Fixture;
+use gpu_contract::{Fixture, InProcessDevice};
 use gpu_device_model::{InProcess, ModelClock};
 use gt215_model::Gt215;
 
@@ -31,32 +31,16 @@ struct TeslaFixture {
     queue: Q,
 }
 
-fn set_faults(model: &Model, change: impl FnOnce(&mut gt215_model::Faults)) {
-    let mut m = model.model_mut();
-    let mut faults = m.faults();
-    change(&mut faults);
-    m.set_faults(faults);
-}
-
 impl Fixture for TeslaFixture {
     type Queue = Q;
 
     fn queue(&mut self) -> &mut Q {
         &mut self.queue
     }
-    fn set_stalled(&self, stalled: bool) {
-        set_faults(self.model, |f| f.cp_stall = stalled);
-    }
-    fn set_gone(&self, gone: bool) {
-        set_faults(self.model, |f| f.registers_all_ones = gone);
-    }
-    fn run_device(&self) {
-        self.model.poll();
-    }
-    fn take_interrupts(&self) -> u32 {
-        let delivered = self.model.take_interrupts();
-        self.model.ack_irq(u32::MAX);
-        delivered
+    type Model = Gt215;
+
+    fn device(&self) -> InProcessDevice<'_, Self::Model> {
+        InProcessDevice::new(self.model, |m| m.faults().switches())
     }
     /// A G84 semaphore release (§2.8.4): the 5 words of `SEMAPHORE_ADDRESS_HIGH..TRIGGER`.
     const MARKER_UNITS: usize = 5;

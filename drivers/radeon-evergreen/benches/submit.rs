@@ -9,6 +9,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -12,6 +12,7 @@
 //! #      dma: &impl hal::dma::DmaAllocator, dst: hal::dma::BusAddress,
 //! #      pfp: &[u8], me: &[u8], rlc: &[u8]) -> Result<(), Box<dyn core::error::Error>> {
 //! use core::time::Duration;
+//! use baregpu_radeon_evergreen::gpu::GpuQueue; // fences, waits (the shared interface)
 //! use baregpu_radeon_evergreen::{Evergreen, EvergreenFirmware, EvergreenUcode, RingConfig};
 //! use baregpu_radeon_evergreen::{FENCE_DWORDS, pci};
 //!
@@ -44,7 +45,7 @@
 //!   reservation, type-2 padding to 16 dwords, one doorbell; a failed closure leaves nothing.
 //! - Fences: `SURFACE_SYNC` (§9.6.7) then `EVENT_WRITE_EOP` (§9.6.2) writing the 64-bit
 //!   sequence of the shared timeline to memory, with an interrupt only once enabled;
-//!   [`Evergreen::wait`] is bounded, checks the device while it polls and tells a hung CP
+//!   [`GpuQueue::wait`](gpu::GpuQueue::wait) is bounded, checks the device while it polls and tells a hung CP
 //!   from a slow one; `WAIT_REG_MEM` (§9.6.8) for GPU-side waits.
 //! - Interrupts, opt-in ([`Evergreen::enable_interrupts`], [`Evergreen::handle_interrupts`]):
 //!   the IH ring, EOP vectors, overflow; a write pointer the IH could not have written is

@@ -5,6 +5,7 @@ mod common;
 
 use baregpu_radeon_evergreen::FENCE_DWORDS;
 use baregpu_radeon_evergreen::compute::{self, Dispatch};
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use baregpu_radeon_evergreen::hal::dma::BusAddress;
 use baregpu_radeon_evergreen::pm4::{CP_DMA_MAX_BYTES, PacketError};
 use common::*;

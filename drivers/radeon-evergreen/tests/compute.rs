@@ -8,6 +8,7 @@ use baregpu_evergreen_asm::abi::AbiError;
 use baregpu_evergreen_asm::{Chip, Node, assemble, examples};
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_radeon_evergreen::compute::{self, Dispatch, DispatchError, Kernel};
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use baregpu_regs::evergreen::Chipset;
 use common::*;
 

@@ -5,6 +5,7 @@
 
 mod common;
 
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use std::cell::Cell;
 
 use baregpu_hal::{Register, RegisterIo};

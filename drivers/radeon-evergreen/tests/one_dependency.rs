@@ -3,6 +3,7 @@
 //! assembler's kernels) is reached here through `baregpu_radeon_evergreen`'s re-exports only.
 //! The device side is the emulated Cypress and Cayman.
 
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use std::time::Duration;
 
 use baregpu_radeon_evergreen::hal::RegisterIoExt;

@@ -3,6 +3,7 @@
 
 mod common;
 
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use std::time::Duration;
 
 use baregpu_hal::dma::BusAddress;

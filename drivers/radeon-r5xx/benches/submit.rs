@@ -16,6 +16,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+use baregpu_radeon_r5xx::gpu::GpuQueue;
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -11,6 +11,7 @@
 //! #      dma: &impl baregpu_hal::dma::DmaAllocator, firmware: &[u8])
 //! #      -> Result<(), Box<dyn core::error::Error>> {
 //! use core::time::Duration;
+//! use baregpu_radeon_r5xx::gpu::GpuQueue; // fences, waits (the shared interface)
 //! use baregpu_radeon_r5xx::{R5xx, RingConfig, pci};
 //!
 //! let probed = pci::probe(cfg, addr)?;          // device table, register BAR
@@ -46,7 +47,7 @@
 //!   packets through the `CP_CSQ_APER_PRIMARY` aperture, respecting the queue's space
 //!   (`CP_CSQ_AVAIL.CSQ_CNT_PRIMARY`, free dwords; the reasoning is in [`PioSession`]'s module).
 //! - Fences (§5.9): sequence numbers written by a type-0 packet to a scratch register, written
-//!   back by the CP to the writeback page; [`R5xx::wait`] is bounded.
+//!   back by the CP to the writeback page; [`GpuQueue::wait`](gpu::GpuQueue::wait) is bounded.
 //! - Interrupts: `GEN_INT_CNTL`/`GEN_INT_STATUS` software and scratch interrupts
 //!   ([`R5xx::enable_interrupts`], [`R5xx::handle_interrupts`]).
 //! - Recovery: [`R5xx::reset`] (the §5.8 soft-reset sequence, ring restart, ring test);

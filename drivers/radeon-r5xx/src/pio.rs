@@ -209,7 +209,7 @@ impl<'a, 'd, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> PioSession<'a, 
     }
 
     /// A fence through the aperture, the same packet as on the ring (§5.9); wait for it with
-    /// [`R5xx::wait`] after [`finish`](Self::finish).
+    /// [`GpuQueue::wait`](baregpu_gpu::GpuQueue::wait) after [`finish`](Self::finish).
     pub fn fence(&mut self) -> Result<Fence, SubmitError> {
         self.write(|w, timeline| fences::emit(timeline, w))
     }

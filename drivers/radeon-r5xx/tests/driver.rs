@@ -3,6 +3,7 @@
 
 mod common;
 
+use baregpu_radeon_r5xx::gpu::GpuQueue;
 use std::time::Duration;
 
 use baregpu_firmware::FirmwareError;

@@ -2,6 +2,7 @@
 //! R5xx registers, the ring's packet writer and errors, the firmware types) is reached here
 //! through `baregpu_radeon_r5xx`'s re-exports only. The device side is the emulated R520.
 
+use baregpu_radeon_r5xx::gpu::GpuQueue;
 use std::time::Duration;
 
 use baregpu_radeon_r5xx::hal::RegisterIoExt;

@@ -3,6 +3,7 @@
 
 mod common;
 
+use baregpu_radeon_r5xx::gpu::GpuQueue;
 use baregpu_radeon_r5xx::{RingConfig, USER_SCRATCH};
 use baregpu_regs::r5xx::cp::SCRATCH_REG0;
 use common::*;

@@ -6,6 +6,7 @@
 
 mod common;
 
+use baregpu_videocore_v3d::gpu::GpuQueue;
 use core::cell::Cell;
 use std::rc::Rc;
 

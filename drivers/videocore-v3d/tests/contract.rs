@@ -14,7 +14,7 @@ use baregpu_videocore_v3d::hal::dma::DmaRegion;
 use baregpu_videocore_v3d::regs::v3d::{V3D_SQRSV0, V3D_SQRSV1};
 use baregpu_videocore_v3d::{BuildError, Submission, UserProgram};
 use emulated::*;
-use gpu_contract::Fixture;
+use gpu_contract::{Fixture, InProcessDevice};
 
 /// The marker program: 16 copies of uniform 0 into VPM row 0, one row stored to the address in
 /// uniform 1, the store waited for, the host interrupt, the end.
@@ -58,19 +58,10 @@ impl<'a> Fixture for V3dFixture<'a> {
     fn queue(&mut self) -> &mut Driver<'a> {
         &mut self.drv
     }
-    fn set_stalled(&self, stalled: bool) {
-        set_faults(self.gpu, |f| f.cp_stall = stalled);
-    }
-    fn set_gone(&self, gone: bool) {
-        set_faults(self.gpu, |f| f.registers_all_ones = gone);
-    }
-    fn run_device(&self) {
-        self.gpu.poll();
-    }
-    fn take_interrupts(&self) -> u32 {
-        let delivered = self.gpu.take_interrupts();
-        self.gpu.ack_irq(u32::MAX);
-        delivered
+    type Model = gpu_device_model::PlatformDevice<v3d_model::V3d>;
+
+    fn device(&self) -> InProcessDevice<'_, Self::Model> {
+        InProcessDevice::new(self.gpu, |m| m.model().faults().switches())
     }
     /// One user program request.
     const MARKER_UNITS: usize = 1;

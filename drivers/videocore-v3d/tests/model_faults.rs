@@ -4,6 +4,7 @@
 
 mod emulated;
 
+use baregpu_videocore_v3d::gpu::GpuQueue;
 use std::time::Duration;
 
 use baregpu_qpu_asm::programs::{self, VPM_STORE};
@@ -120,6 +121,31 @@ fn a_stalled_engine_times_out_without_progress_and_reset_fails_its_frame() {
     let again = submit(&frame, &mut v3d);
     v3d.wait(&again, TIMEOUT).expect("rendered after the reset");
     assert!(drawn(&frame) > 4000);
+}
+
+#[test]
+fn counters_cleared_by_a_platform_reset_lose_the_frame_in_flight_not_complete_it() {
+    let gpu = gpu();
+    let mut v3d = driver(&gpu, None);
+    let frame = frame_of(&gpu, 64 * 1024);
+    // Five frames rendered: `V3D_RFC` reads 5.
+    for _ in 0..5 {
+        let done = submit(&frame, &mut v3d);
+        v3d.wait(&done, TIMEOUT).expect("rendered");
+    }
+    set_faults(&gpu, |f| f.cp_stall = true);
+    let fence = submit(&frame, &mut v3d);
+    // The platform resets the V3D under the driver: its counters read 0 again, which is not
+    // 251 more frames (the driver started one).
+    gpu.reset();
+    assert_eq!(v3d.fence_status(&fence), FenceStatus::Pending, "the cleared counter is no frame");
+    let report = v3d.reset().expect("reset");
+    assert_eq!(report.completed, fence.seq() - 1);
+    assert_eq!(report.lost.map(|l| (l.first, l.last)), Some((fence.seq(), fence.seq())));
+    assert_eq!(v3d.fence_status(&fence), FenceStatus::Failed(FenceFailure::Lost));
+    set_faults(&gpu, |f| f.cp_stall = false);
+    let again = submit(&frame, &mut v3d);
+    v3d.wait(&again, TIMEOUT).expect("rendered after the reset");
 }
 
 #[test]

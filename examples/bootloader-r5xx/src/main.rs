@@ -31,6 +31,7 @@ use baregpu_platform::boot::{self, BootError};
 use baregpu_platform::clock::{CalibrationError, TscClock};
 use baregpu_platform::dma::BumpDma;
 use baregpu_platform::pci::PortConfig;
+use baregpu_radeon_r5xx::gpu::GpuQueue;
 use baregpu_radeon_r5xx::{InitError, R5xx, RingConfig, SubmitError, pci};
 use bootloader_api::config::{BootloaderConfig, Mapping};
 use bootloader_api::{BootInfo, entry_point};

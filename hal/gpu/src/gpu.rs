@@ -58,10 +58,23 @@ pub trait GpuQueue {
     /// back), record it on the timeline, and return the completed-up-to mark.
     fn poll_completed(&self) -> u64;
 
-    /// Where `fence` is, after [`poll_completed`](Self::poll_completed).
+    /// Where `fence` is (pending, signalled, or completed with an error by a reset), after
+    /// [`poll_completed`](Self::poll_completed).
     fn fence_status(&self, fence: &Fence) -> FenceStatus {
         self.poll_completed();
         self.timeline().status(fence)
+    }
+
+    /// Whether `fence` signalled (a fence a reset completed with an error did not).
+    fn signalled(&self, fence: &Fence) -> bool {
+        self.fence_status(fence) == FenceStatus::Signalled
+    }
+
+    /// The last sequence number the device signalled, after
+    /// [`poll_completed`](Self::poll_completed).
+    fn last_signalled(&self) -> u64 {
+        self.poll_completed();
+        self.timeline().last_signalled()
     }
 
     /// Wait for `fence` at most `timeout`, checking the device's health while polling (see

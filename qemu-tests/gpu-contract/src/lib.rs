@@ -4,17 +4,21 @@
 //! reset with work in flight, failing and overrunning submission closures (and a property test
 //! with closures failing at random points).
 //!
-//! A driver's test file implements [`Fixture`] (the driver, the model's fault switches, and a
+//! A driver's test file implements [`Fixture`] (the driver, its in-process model, and a
 //! marker the family can write from a submission and read back) and expands
 //! [`contract_suite!`]. The drivers' tests run under every pacing `cargo xtask test` uses
 //! (the default seed, two more seeds and run-to-idle), so the suite does too.
 #![forbid(unsafe_code)]
 
+mod in_process;
 pub mod layout;
+
+pub use in_process::InProcessDevice;
 
 use std::time::Duration;
 
 use baregpu_gpu::{FenceError, FenceFailure, FenceStatus, GpuQueue};
+use gpu_device_model::GpuModel;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 
@@ -25,14 +29,26 @@ pub trait Fixture {
 
     /// The driver.
     fn queue(&mut self) -> &mut Self::Queue;
+    /// The model the driver runs on.
+    type Model: GpuModel + 'static;
+    /// The driver's in-process model, with how to read its fault switches.
+    fn device(&self) -> InProcessDevice<'_, Self::Model>;
     /// Stall (or release) the command processor: it stops consuming the ring.
-    fn set_stalled(&self, stalled: bool);
+    fn set_stalled(&self, stalled: bool) {
+        self.device().set_stalled(stalled);
+    }
     /// Make every register read all-ones (or stop).
-    fn set_gone(&self, gone: bool);
+    fn set_gone(&self, gone: bool) {
+        self.device().set_gone(gone);
+    }
     /// Advance the model (the engines work) without the driver.
-    fn run_device(&self);
+    fn run_device(&self) {
+        self.device().run();
+    }
     /// Interrupts the model delivered since the last call; acknowledges the latched lines.
-    fn take_interrupts(&self) -> u32;
+    fn take_interrupts(&self) -> u32 {
+        self.device().take_interrupts()
+    }
     /// Units of one [`write_marker`](Self::write_marker).
     const MARKER_UNITS: usize;
     /// Write `value` to the family's marker location from a submission (a scratch register).

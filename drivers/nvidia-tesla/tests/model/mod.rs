@@ -2,6 +2,7 @@
 //! and the benchmarks share.
 #![allow(dead_code)]
 
+use baregpu_nvidia_tesla::gpu::GpuQueue;
 use std::cell::RefCell;
 use std::time::Duration;
 

@@ -2,8 +2,8 @@
 //! `evergreen_cp_resume`, `evergreen_cp_start`), the ring and IB tests, shutdown.
 
 use baregpu_firmware::amd::evergreen::{self, EvergreenFirmware, EvergreenUcode, UploadReport};
-use baregpu_gpu::Timeline;
 use baregpu_gpu::liveness::{Unfinished, poll_healthy};
+use baregpu_gpu::{GpuQueue, Timeline};
 use baregpu_hal::dma::{DmaAllocator, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};

@@ -3,10 +3,8 @@
 //! caller enabled interrupts; the shared bounded wait, which checks the device's health while
 //! it polls (not only at the deadline).
 
-use core::time::Duration;
-
-use baregpu_gpu::wait::{self, FenceSource};
-use baregpu_gpu::{Fence, FenceStatus, Timeline};
+use baregpu_gpu::Fence;
+use baregpu_gpu::wait::FenceSource;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
@@ -16,7 +14,7 @@ use baregpu_ring::stream::CommandSink;
 use super::Evergreen;
 use super::submit::Submission;
 use crate::consts::{COHER_TC_VC_SH, FENCE_DWORDS, WB_FENCE_OFFSET};
-use crate::error::{DeviceGone, FenceError};
+use crate::error::DeviceGone;
 use crate::pm4::{self, PacketError, opcode};
 
 impl<A: DmaAllocator + ?Sized> Submission<'_, '_, A> {
@@ -48,40 +46,6 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> Evergreen<'_, IO, C, A>
         let lo = wb.read_u32(WB_FENCE_OFFSET).unwrap_or(0) as u64;
         let hi = wb.read_u32(WB_FENCE_OFFSET + 4).unwrap_or(0) as u64;
         (hi << 32) | lo
-    }
-
-    /// The last sequence number the CP wrote back, recorded on the timeline.
-    pub fn last_signalled(&self) -> u64 {
-        self.poll_completed();
-        self.timeline.last_signalled()
-    }
-
-    /// Read the fence write-back, record it on the timeline, return the completed-up-to mark
-    /// (fences a reset completed with an error count as complete).
-    pub fn poll_completed(&self) -> u64 {
-        self.timeline.observe(self.fence_writeback())
-    }
-
-    /// The fence timeline (emitted, completed, lost).
-    pub fn timeline(&self) -> &Timeline {
-        &self.timeline
-    }
-
-    /// Where `fence` is: pending, signalled, or completed with an error by a reset.
-    pub fn fence_status(&self, fence: &Fence) -> FenceStatus {
-        wait::poll_status(self, &self.timeline, fence)
-    }
-
-    /// Whether `fence` has signalled (a fence a reset completed with an error has not).
-    pub fn signalled(&self, fence: &Fence) -> bool {
-        self.fence_status(fence) == FenceStatus::Signalled
-    }
-
-    /// Wait for `fence`, at most `timeout`, checking every few polls that the device still
-    /// answers. On a timeout, tells a slow CP (read pointer or fences moved) from a hung one;
-    /// [`FenceError::Failed`] if a reset discarded its work.
-    pub fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 }
 

@@ -3,6 +3,7 @@
 //! [`Evergreen::enable_interrupts`] turns both on (and tests them again), and fences submitted
 //! afterwards set `EVENT_WRITE_EOP`'s INT_SEL. The IH ring itself is [`crate::irq`].
 
+use baregpu_gpu::GpuQueue;
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::{Clock, Deadline, TimedOut};

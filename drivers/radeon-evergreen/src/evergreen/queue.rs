@@ -3,6 +3,7 @@
 
 use core::time::Duration;
 
+use baregpu_gpu::wait::{self, FenceSource};
 use baregpu_gpu::{DeviceGone, Fence, FenceError, GpuQueue, ResetReport, Stats, Timeline};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
@@ -39,15 +40,19 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> GpuQueue for Evergr
     }
 
     fn timeline(&self) -> &Timeline {
-        Evergreen::timeline(self)
+        &self.timeline
     }
 
+    /// Reads the fence write-back (DMA memory, §9.6.2), no register access.
     fn poll_completed(&self) -> u64 {
-        Evergreen::poll_completed(self)
+        self.timeline.observe(FenceSource::read_completed(self))
     }
 
+    /// Checks every few polls that the device still answers. On a timeout, tells a slow CP
+    /// (read pointer or fences moved) from a hung one; [`FenceError::Failed`] if a reset
+    /// discarded its work.
     fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        Evergreen::wait(self, fence, timeout)
+        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 
     fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), InitError> {

@@ -6,6 +6,7 @@
 use baregpu_evergreen_asm::{Chip, Node, assemble};
 use baregpu_hal::dma::{BusAddress, DmaRegion};
 use baregpu_radeon_evergreen::compute::{self, Dispatch, DispatchError, Kernel, MAX_RAT_DWORDS};
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use baregpu_regs::evergreen::Chipset;
 
 use super::{Buffer, Driver, FENCE_TIMEOUT, Gpu, Images, alloc, assert_clean, init};

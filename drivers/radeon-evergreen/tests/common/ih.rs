@@ -2,6 +2,7 @@
 //! fuzz target: the driver over a register interface that can plant the next `IH_RB_WPTR`
 //! read, and the check that the driver and the IH are in step afterwards.
 
+use baregpu_radeon_evergreen::gpu::GpuQueue;
 use std::cell::Cell;
 
 use baregpu_hal::{Register, RegisterIo, RegisterIoExt};

@@ -15,7 +15,7 @@ use baregpu_radeon_evergreen::regs::Chipset;
 use baregpu_radeon_evergreen::{Evergreen, RingConfig, Submission};
 use baregpu_radeon_evergreen::{EvergreenFirmware, EvergreenUcode};
 use evergreen_model::{Asic, EvergreenModel, Faults};
-use gpu_contract::Fixture;
+use gpu_contract::{Fixture, InProcessDevice};
 use gpu_device_model::{InProcess, Pacing};
 
 /// The emulated device.
@@ -169,21 +169,10 @@ impl<'a> Fixture for EvergreenFixture<'a> {
     fn queue(&mut self) -> &mut Driver<'a> {
         &mut self.drv
     }
-    fn set_stalled(&self, stalled: bool) {
-        set_faults(self.gpu, |f| f.cp_stall = stalled);
-    }
-    fn set_gone(&self, gone: bool) {
-        set_faults(self.gpu, |f| f.registers_all_ones = gone);
-    }
-    fn run_device(&self) {
-        self.gpu.poll();
-    }
-    fn take_interrupts(&self) -> u32 {
-        // As the platform's handler would: acknowledge the latched lines, so the next
-        // interrupt is delivered again.
-        let delivered = self.gpu.take_interrupts();
-        self.gpu.ack_irq(u32::MAX);
-        delivered
+    type Model = EvergreenModel;
+
+    fn device(&self) -> InProcessDevice<'_, Self::Model> {
+        InProcessDevice::new(self.gpu, |m| m.faults().switches())
     }
     /// `SET_CONFIG_REG` of a scratch register (§9.4.14): header, offset, value.
     const MARKER_UNITS: usize = 3;

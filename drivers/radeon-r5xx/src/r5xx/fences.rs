@@ -7,7 +7,7 @@ use baregpu_regs::r5xx::Family;
 use core::time::Duration;
 
 use baregpu_gpu::wait::{self, FenceSource};
-use baregpu_gpu::{Fence, FenceStatus, Timeline};
+use baregpu_gpu::{Fence, Timeline};
 use baregpu_hal::barrier::dma_rmb;
 use baregpu_hal::dma::DmaAllocator;
 use baregpu_hal::time::Clock;
@@ -48,19 +48,6 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
         value.unwrap_or(0)
     }
 
-    /// The last fence sequence number the CP wrote back (§5.9: `SCRATCH_ADDR + 4n`), read from
-    /// DMA memory (no register access), extended to 64 bits, recorded on the timeline.
-    pub fn last_signalled(&self) -> u64 {
-        self.poll_completed();
-        self.timeline.last_signalled()
-    }
-
-    /// Read the fence write-back, record it on the timeline, return the completed-up-to mark
-    /// (fences a reset completed with an error count as complete).
-    pub fn poll_completed(&self) -> u64 {
-        self.timeline.observe(self.read_completed())
-    }
-
     /// The value the CP last wrote back from `SCRATCH_REG<n>` (§5.9: `SCRATCH_ADDR + 4n`), read
     /// from the writeback page; `None` for `n` ≥ 8. Registers [`USER_SCRATCH`](crate::USER_SCRATCH)..
     /// are the caller's to use as markers.
@@ -73,33 +60,7 @@ impl<IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> R5xx<'_, IO, C, A> {
         self.timeline.last_emitted()
     }
 
-    /// The fence timeline (emitted, completed, lost).
-    pub fn timeline(&self) -> &Timeline {
-        &self.timeline
-    }
-
-    /// Where `fence` is: pending, signalled, or completed with an error by a reset.
-    pub fn fence_status(&self, fence: &Fence) -> FenceStatus {
-        wait::poll_status(self, &self.timeline, fence)
-    }
-
-    /// Whether the CP has passed `fence` (a fence a reset completed with an error did not).
-    pub fn signalled(&self, fence: &Fence) -> bool {
-        self.fence_status(fence) == FenceStatus::Signalled
-    }
-
-    /// Wait for `fence`, at most `timeout` (the caller's budget for the work before it).
-    ///
-    /// [`FenceError::Timeout`] carries the last signalled sequence number: the CP is hung or
-    /// stalled, call [`reset`](Self::reset). [`FenceError::Failed`] if a reset discarded its
-    /// work. [`FenceError::DeviceGone`] if the registers read all-ones (checked every
-    /// [`LIVENESS_CHECK_EVERY`](baregpu_gpu::liveness::LIVENESS_CHECK_EVERY) polls and at the
-    /// deadline).
-    pub fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
-    }
-
-    /// The fence wait behind [`wait`](Self::wait) with the caller's health check (device gone,
+    /// The fence wait behind [`GpuQueue::wait`](baregpu_gpu::GpuQueue::wait) with the caller's health check (device gone,
     /// an engine's fault), run every few polls and at the deadline.
     #[cfg_attr(not(feature = "ctm"), allow(dead_code))]
     pub(crate) fn wait_with<E: From<FenceError>>(

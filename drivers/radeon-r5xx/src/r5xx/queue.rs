@@ -3,6 +3,7 @@
 
 use core::time::Duration;
 
+use baregpu_gpu::wait::{self, FenceSource};
 use baregpu_gpu::{DeviceGone, Fence, FenceError, GpuQueue, ResetReport, Stats, Timeline};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::dma::DmaAllocator;
@@ -45,15 +46,21 @@ impl<'d, IO: RegisterIo, C: Clock, A: DmaAllocator + ?Sized> GpuQueue for R5xx<'
     }
 
     fn timeline(&self) -> &Timeline {
-        R5xx::timeline(self)
+        &self.timeline
     }
 
+    /// Reads the fence write-back (DMA memory, §5.9), no register access.
     fn poll_completed(&self) -> u64 {
-        R5xx::poll_completed(self)
+        self.timeline.observe(FenceSource::read_completed(self))
     }
 
+    /// [`FenceError::Timeout`] carries the last signalled sequence number: the CP is hung or
+    /// stalled, call [`reset`](Self::reset). [`FenceError::Failed`] if a reset discarded its
+    /// work. [`FenceError::DeviceGone`] if the registers read all-ones (checked every
+    /// [`LIVENESS_CHECK_EVERY`](baregpu_gpu::liveness::LIVENESS_CHECK_EVERY) polls and at the
+    /// deadline).
     fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        R5xx::wait(self, fence, timeout)
+        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 
     fn set_fence_interrupts(&mut self, enabled: bool) -> Result<(), ResetError> {

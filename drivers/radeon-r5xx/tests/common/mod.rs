@@ -9,7 +9,7 @@ use baregpu_radeon_r5xx::hal::RegisterIo;
 use baregpu_radeon_r5xx::regs::cp::SCRATCH_REG0;
 use baregpu_radeon_r5xx::ring::pm4::{NoSpace, Pm4Error};
 use baregpu_radeon_r5xx::{R5xx, RingConfig, Submission, SubmitError, USER_SCRATCH};
-use gpu_contract::Fixture;
+use gpu_contract::{Fixture, InProcessDevice};
 use gpu_device_model::{InProcess, InProcessOptions, Pacing};
 use r5xx_model::{Faults, R5xxModel};
 
@@ -147,21 +147,10 @@ impl<'a> Fixture for R5xxFixture<'a> {
     fn queue(&mut self) -> &mut Driver<'a> {
         &mut self.drv
     }
-    fn set_stalled(&self, stalled: bool) {
-        set_faults(self.gpu, |f| f.cp_stall = stalled);
-    }
-    fn set_gone(&self, gone: bool) {
-        set_faults(self.gpu, |f| f.registers_all_ones = gone);
-    }
-    fn run_device(&self) {
-        self.gpu.poll();
-    }
-    fn take_interrupts(&self) -> u32 {
-        // As the platform's handler would: acknowledge the latched lines, so the next
-        // interrupt is delivered again.
-        let delivered = self.gpu.take_interrupts();
-        self.gpu.ack_irq(u32::MAX);
-        delivered
+    type Model = R5xxModel;
+
+    fn device(&self) -> InProcessDevice<'_, Self::Model> {
+        InProcessDevice::new(self.gpu, |m| m.faults().switches())
     }
     /// A type-0 write of the user scratch register (written back, §5.9).
     const MARKER_UNITS: usize = 2;

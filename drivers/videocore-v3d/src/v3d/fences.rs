@@ -11,8 +11,8 @@
 use core::cell::Cell;
 use core::time::Duration;
 
+use baregpu_gpu::Fence;
 use baregpu_gpu::wait::{self, FenceSource};
-use baregpu_gpu::{Fence, FenceError, FenceStatus, Timeline};
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::vc4::v3d::{
@@ -36,10 +36,19 @@ pub(crate) struct Extended {
 }
 
 impl Extended {
-    fn observe(&self, raw: u8) -> u64 {
-        let delta = raw.wrapping_sub(self.last_raw.get());
+    /// Record a reading of the counter, which cannot pass `most` (the events the driver
+    /// started). A reading that would is no progress: the counter was cleared underneath the
+    /// driver (a platform or function reset of the V3D) and went back, which the wrapping
+    /// difference would count as up to 255 events; the reading becomes the new origin and the
+    /// work in flight stays pending (a reset then fails its fences). Not told apart: a clear
+    /// whose wrapped difference fits the work in flight (the counter was 255 with one frame
+    /// in flight).
+    fn observe(&self, raw: u8, most: u64) -> u64 {
+        let delta = u64::from(raw.wrapping_sub(self.last_raw.get()));
         self.last_raw.set(raw);
-        self.total.set(self.total.get() + u64::from(delta));
+        if self.total.get() + delta <= most {
+            self.total.set(self.total.get() + delta);
+        }
         self.total.get()
     }
 
@@ -85,8 +94,11 @@ impl Counters {
 
     /// Record a `V3D_SRQCS` reading: completions, requests made, requests still queued.
     fn observe_programs(&self, srq: V3D_SRQCS) {
-        let done = self.programs_done.observe(srq.qpurqcc());
-        let made = self.programs_made.observe(srq.qpurqcm());
+        let done = self.programs_done.observe(srq.qpurqcc(), self.programs.get());
+        // Requests made are not bounded by the programs queued (a request the queue refused
+        // may count): a cleared counter overcounts them, which only holds the programs
+        // pending until the reset that follows restarts the counters.
+        let made = self.programs_made.observe(srq.qpurqcm(), u64::MAX);
         let started = made.saturating_sub(u64::from(srq.qpurql()));
         // Every started program complete: none is running, so all of the first `done` are.
         if done >= started && done > self.programs_settled.get() {
@@ -174,11 +186,12 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
         let bfc = self.io.read::<V3D_BFC>();
         let rfc = self.io.read::<V3D_RFC>();
         let srq = self.io.read::<V3D_SRQCS>();
+        let jobs = self.counters.jobs.get();
         if bfc.raw() != u32::MAX {
-            self.counters.binned.observe(bfc.bmfct());
+            self.counters.binned.observe(bfc.bmfct(), jobs);
         }
         if rfc.raw() != u32::MAX {
-            self.counters.rendered.observe(rfc.rmfct());
+            self.counters.rendered.observe(rfc.rmfct(), jobs);
         }
         if srq.raw() != u32::MAX {
             self.counters.observe_programs(srq);
@@ -245,22 +258,6 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
         self.pool_exhausted.set(false);
     }
 
-    /// Read the completion counters, record them on the timeline, return the completed-up-to
-    /// mark.
-    pub fn poll_completed(&self) -> u64 {
-        self.timeline.observe(self.read_counters())
-    }
-
-    /// The fence timeline (emitted, completed, lost).
-    pub fn timeline(&self) -> &Timeline {
-        &self.timeline
-    }
-
-    /// Where `fence` is: pending, signalled, or completed with an error by a reset.
-    pub fn fence_status(&self, fence: &Fence) -> FenceStatus {
-        wait::poll_status(self, &self.timeline, fence)
-    }
-
     /// Wait for `fence`, at most `timeout`, refilling the binner from the overflow pool while
     /// it polls. Ends early with [`WaitError::OverflowPoolExhausted`] when the binner needs
     /// memory the pool does not have, [`WaitError::ControlListError`] when a control list
@@ -285,12 +282,6 @@ impl<IO: RegisterIo, C: Clock> V3d<'_, IO, C> {
             return Some(WaitError::ControlListError { thread: 1 });
         }
         None
-    }
-
-    /// Fence wait for the family-generic interface: a stall for overflow memory or a list
-    /// error shows as a timeout there.
-    pub(crate) fn wait_fence(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 }
 

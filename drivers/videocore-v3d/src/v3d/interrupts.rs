@@ -3,6 +3,7 @@
 //! `V3D_INTENA`, `V3D_INTDIS`, Tables 75-77) and the QPUs' host interrupts (`V3D_DBQITE`,
 //! `V3D_DBQITC`, Tables 73-74).
 
+use baregpu_gpu::GpuQueue;
 use baregpu_hal::time::Clock;
 use baregpu_hal::{RegisterIo, RegisterIoExt};
 use baregpu_regs::vc4::v3d::{V3D_DBQITC, V3D_DBQITE, V3D_INTCTL, V3D_INTDIS, V3D_INTENA};

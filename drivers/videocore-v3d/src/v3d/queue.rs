@@ -4,6 +4,7 @@
 
 use core::time::Duration;
 
+use baregpu_gpu::wait;
 use baregpu_gpu::{DeviceGone, Fence, FenceError, GpuQueue, ResetReport, Stats, Timeline};
 use baregpu_hal::RegisterIo;
 use baregpu_hal::time::Clock;
@@ -37,15 +38,18 @@ impl<IO: RegisterIo, C: Clock> GpuQueue for V3d<'_, IO, C> {
     }
 
     fn timeline(&self) -> &Timeline {
-        V3d::timeline(self)
+        &self.timeline
     }
 
+    /// Reads the completion counters (registers: the V3D writes nothing back to memory).
     fn poll_completed(&self) -> u64 {
-        V3d::poll_completed(self)
+        self.timeline.observe(self.read_counters())
     }
 
+    /// The shared wait: a stall for overflow memory or a control list error shows as a
+    /// timeout here; [`V3d::wait`] names them.
     fn wait(&self, fence: &Fence, timeout: Duration) -> Result<(), FenceError> {
-        self.wait_fence(fence, timeout)
+        wait::wait(self, &self.timeline, &self.clock, fence, timeout)
     }
 
     /// No interrupt test: the V3D has no way to raise an interrupt without running a job

@@ -11,6 +11,7 @@ use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
 use baregpu_evergreen_asm::{Chip, Node, assemble, examples};
 use baregpu_firmware::amd::evergreen::{EvergreenFirmware, EvergreenUcode, Image, LoadError};
+use baregpu_gpu::GpuQueue;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::poll_until;
 use baregpu_radeon_evergreen::compute::{self, Dispatch, Kernel as GpuKernel};

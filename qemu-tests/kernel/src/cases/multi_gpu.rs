@@ -14,6 +14,7 @@ use crate::dma::IdentityDma;
 use crate::mailbox::{self, MAX_MAILBOXES, Mailbox, MailboxIo};
 use crate::pci::Platform;
 use baregpu_gpu::{FenceFailure, FenceStatus};
+use baregpu_gpu::GpuQueue;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::pci::PciFunction;
 use baregpu_hal::time::{Clock, poll_until};

@@ -8,6 +8,7 @@ use crate::clock::TscClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
 use crate::pci::Platform;
+use baregpu_gpu::GpuQueue;
 use baregpu_hal::dma::{DmaBuffer, DmaLayout};
 use baregpu_hal::time::poll_until;
 use baregpu_radeon_r5xx::{

@@ -17,13 +17,14 @@ use crate::arch::irq::without_interrupts;
 use crate::clock::KernelClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
+use baregpu_videocore_v3d::gpu::GpuQueue;
 use baregpu_hal::RegisterIoExt;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
 use baregpu_hal::pci;
 use baregpu_hal::time::poll_until;
 use baregpu_qpu_asm::programs;
 use baregpu_videocore_v3d::job::{
-    BINNING_LIST_BYTES, TileLayout, rendering_list_bytes, vertex_buffer_bytes,
+    BINNING_LIST_BYTES, TileLayout, list_buffer_bytes, rendering_list_bytes, vertex_buffer_bytes,
 };
 use baregpu_videocore_v3d::regs::v3d::{V3D_IDENT0, V3D_IDENT1, V3D_IDENT2};
 use baregpu_videocore_v3d::{
@@ -187,8 +188,9 @@ impl JobBuffers {
         let tiles =
             check("tile layout", TileLayout::of(u32::from(scene.width), u32::from(scene.height)))?;
         Ok(JobBuffers {
-            binning: alloc(kernel, BINNING_LIST_BYTES)?,
-            rendering: alloc(kernel, rendering_list_bytes(tiles.tiles()))?,
+            // Lists are stored by whole dwords: the driver's sizes for their buffers.
+            binning: alloc(kernel, list_buffer_bytes(BINNING_LIST_BYTES))?,
+            rendering: alloc(kernel, list_buffer_bytes(rendering_list_bytes(tiles.tiles())))?,
             tile_allocation: alloc(kernel, tiles.tile_allocation_bytes() + TILE_POOL_BYTES)?,
             tile_state: alloc(kernel, tiles.tile_state_bytes())?,
             vertices: alloc(kernel, vertex_buffer_bytes(scene.triangles.len() * 3, 3))?,
@@ -463,7 +465,8 @@ fn recover(
 /// - an OUTOMEM storm: the binner takes every overflow block and the wait ends with
 ///   `OverflowPoolExhausted`;
 /// - a bus fault on a control-list fetch (`dma-fault`): `ControlListError` (CTERR); the
-///   device is in its error state until the platform's reset, then a fresh bring-up renders;
+///   device is in its error state until the platform's reset, which clears its counters under
+///   the driver; the driver's reset then reads the frame as lost, and a frame renders;
 /// - a slow executor (`slow=8`): the frame still completes.
 pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, io) = attach(kernel)?;
@@ -507,20 +510,17 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
 
     // A bus fault on the next control-list fetch: the thread stops with CTERR.
     inject(mailbox, v3d_faults::DMA_FAULT)?;
-    let (result, _, _faulted) = render_expecting(kernel, &mut gpu, scene, WAIT)?;
+    let (result, fence, _faulted) = render_expecting(kernel, &mut gpu, scene, WAIT)?;
     expect(
         "list fetch fault: the wait ends with the thread's ControlListError",
         matches!(result, Err(WaitError::ControlListError { .. })),
     )?;
     // The bus error put the whole device in its error state: the platform's reset (on a Pi,
     // powering the V3D's domain off and on through the firmware) clears the V3D's counters
-    // under the driver, so a fresh bring-up follows, not the driver's reset (which would read
-    // the cleared frame counter as a wrap and the lost frame as rendered).
-    drop(gpu);
+    // under the driver, which does not read the cleared frame counter as frames rendered:
+    // its reset reports the frame lost.
     mailbox.reset()?;
-    let pool = check("overflow pool", OverflowPool::new(&pool_memory, OVERFLOW_BLOCK_BYTES))?;
-    let mut gpu = init(io, Some(pool))?;
-    render(kernel, &mut gpu, scene)?;
+    recover(kernel, mailbox, &mut gpu, &fence)?;
 
     // A slow executor is slow, not hung.
     inject(mailbox, v3d_faults::SLOW | 8 << SLOW_TICKS_SHIFT)?;
