@@ -609,20 +609,14 @@ pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
 
         check("disable channel 2", gpu.borrow_mut().disable_channel(ib))?;
         expect("channel 2 disabled", gpu.borrow().channel_state(ib) == Some(false))?;
-        let fa = check("fence on channel 1", a.submit_fence())?;
-        check("channel 1 runs on", a.wait(&fa, WAIT))?;
-        let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
-        expect("no PFIFO error", faults.faults().next().is_none())?;
+        fence_without_fault(&gpu, &mut a, "channel 1 runs on")?;
         defmt::info!("nvidia: channel 2 disabled and unloaded, channel 1 ran on");
 
         // Enabled again, channel 2 resumes from the state unloaded to its RAMFC (the
         // semaphore binding its fences release through included).
         check("enable channel 2 again", gpu.borrow_mut().enable_channel(ib))?;
         expect("channel 2 enabled again", gpu.borrow().channel_state(ib) == Some(true))?;
-        let fb = check("fence on channel 2 after the round trip", b.submit_fence())?;
-        check("channel 2's fence after disable and enable", b.wait(&fb, WAIT))?;
-        let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
-        expect("no PFIFO error after the round trip", faults.faults().next().is_none())?;
+        fence_without_fault(&gpu, &mut b, "channel 2's fence after disable and enable")?;
         defmt::info!("nvidia: channel 2 enabled again and ran its fence");
     }
     {
@@ -638,6 +632,18 @@ pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
     check("the re-created channel runs", again.wait(&f, WAIT))?;
     defmt::info!("nvidia: channel 2 created again and ran its fence");
     Ok(())
+}
+
+/// A fence on `q` signals and PFIFO reported no error meanwhile.
+fn fence_without_fault(
+    gpu: &RefCell<Gpu>,
+    q: &mut GpuQueue<'_>,
+    what: &'static str,
+) -> Result<(), CaseError> {
+    let f = check(what, q.submit_fence())?;
+    check(what, q.wait(&f, WAIT))?;
+    let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
+    expect("no PFIFO error", faults.faults().next().is_none())
 }
 
 /// `nvidia-gt215-semaphores`: semaphore fences across two IB-mode channels: channel 2
