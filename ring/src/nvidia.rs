@@ -58,7 +58,8 @@ use baregpu_hal::register::{AddressFieldError, FieldOverflow};
 use baregpu_hal::time::{Clock, TimedOut, poll_until};
 use baregpu_regs::nvidia::packets::{self as pb, ib_entry};
 use baregpu_regs::nvidia::pfifo_user::{self, DMA_GET, DMA_MGET, DMA_PUT, IB_GET, IB_PUT};
-use baregpu_regs::pushbuffer::{Command, PusherMode, WordField, address_part, put_address};
+use baregpu_regs::packet::FieldKind;
+use baregpu_regs::pushbuffer::{Command, Modes, PusherMode, WordField, address_part, put_address};
 
 use crate::ring::{
     BadReadPointer, CommandProcessorRing, CommandRing, ReadPointer, RegisterRptr,
@@ -81,6 +82,90 @@ pub const MAX_SEGMENT_WORDS: usize = max_of(&ib_entry::SIZE);
 const fn max_of(field: &WordField) -> usize {
     (1usize << field.spec.width) - 1
 }
+
+/// A methods command's header, laid out once at compile time from its table entry (the
+/// command's value and its `METHOD`, `SUBCHANNEL` and `COUNT` fields), so that encoding a
+/// header is a few shifts and ORs instead of a walk through the fields per word. The tables
+/// stay the single description: the templates are built from their constants, and a test
+/// checks every header a template makes against the table-driven encoding.
+#[derive(Debug, Clone, Copy)]
+struct HeaderTemplate {
+    /// The command (its name, modes and fields for the table-driven path).
+    cmd: &'static Command<Family>,
+    value: u32,
+    ib_only: bool,
+    method_lsb: u32,
+    method_limit: u32,
+    subchannel_lsb: u32,
+    subchannel_limit: u32,
+    count_word: usize,
+    count_lsb: u32,
+    count_max: usize,
+}
+
+impl HeaderTemplate {
+    const fn new(
+        cmd: &'static Command<Family>,
+        method: WordField,
+        subchannel: WordField,
+        count: WordField,
+    ) -> Self {
+        // The fast path puts METHOD and SUBCHANNEL in word 0, METHOD as a byte address whose
+        // two low bits are not stored, and only IB-only or any-mode commands.
+        assert!(method.word == 0 && subchannel.word == 0 && count.word < 2);
+        assert!(matches!(method.kind, FieldKind::Address { address_lsb: 2 }));
+        assert!(matches!(cmd.modes, Modes::Both | Modes::Ib));
+        HeaderTemplate {
+            cmd,
+            value: cmd.value,
+            ib_only: matches!(cmd.modes, Modes::Ib),
+            method_lsb: method.spec.lsb,
+            method_limit: 1 << method.spec.width,
+            subchannel_lsb: subchannel.spec.lsb,
+            subchannel_limit: 1 << subchannel.spec.width,
+            count_word: count.word,
+            count_lsb: count.spec.lsb,
+            count_max: max_of(&count),
+        }
+    }
+
+    /// The header words for a pusher in `mode`, or `None` when the mode or a value does not
+    /// fit (the caller then takes the table-driven path for the precise error).
+    #[inline(always)]
+    fn encode(
+        &self,
+        mode: PusherMode,
+        subchannel: u8,
+        method: u16,
+        count: usize,
+    ) -> Option<[u32; 2]> {
+        let (m, sc) = (u32::from(method), u32::from(subchannel));
+        if (self.ib_only && mode != PusherMode::Ib)
+            || m & 3 != 0
+            || m >> 2 >= self.method_limit
+            || sc >= self.subchannel_limit
+            || count.wrapping_sub(1) >= self.count_max
+        {
+            return None;
+        }
+        let mut words = [self.value | (m >> 2) << self.method_lsb | sc << self.subchannel_lsb, 0];
+        words[self.count_word] |= (count as u32) << self.count_lsb;
+        Some(words)
+    }
+}
+
+const INCREASING: HeaderTemplate = {
+    use pb::increasing_methods as f;
+    HeaderTemplate::new(&pb::INCREASING_METHODS, f::METHOD, f::SUBCHANNEL, f::COUNT)
+};
+const NON_INCREASING: HeaderTemplate = {
+    use pb::non_increasing_methods as f;
+    HeaderTemplate::new(&pb::NON_INCREASING_METHODS, f::METHOD, f::SUBCHANNEL, f::COUNT)
+};
+const LONG_NON_INCREASING: HeaderTemplate = {
+    use pb::long_non_increasing_methods as f;
+    HeaderTemplate::new(&pb::LONG_NON_INCREASING_METHODS, f::METHOD, f::SUBCHANNEL, f::COUNT)
+};
 
 // The semaphore methods are consecutive, so one increasing header sets all four (§2.8.4).
 const _: () = assert!(pb::SEMAPHORE_ADDRESS_LOW.method == pb::SEMAPHORE_ADDRESS_HIGH.method + 4);
@@ -203,9 +288,27 @@ impl<S: CommandSink<u32>> PushbufferWriter<S> {
         }
     }
 
-    /// The words of a methods command `cmd` (one, or two for the long form) for `count` data
-    /// words to `method` on `subchannel`, from the table's fields.
+    /// The words of a methods command (one, or two for the long form) for `count` data words
+    /// to `method` on `subchannel`: from the template when everything fits, else the
+    /// table-driven encoding says why not.
+    #[inline(always)]
     fn method_header(
+        &self,
+        template: &HeaderTemplate,
+        subchannel: u8,
+        method: u16,
+        count: usize,
+    ) -> Result<[u32; 2], PushbufferError> {
+        match template.encode(self.mode, subchannel, method, count) {
+            Some(words) => Ok(words),
+            None => self.method_header_from_table(template.cmd, subchannel, method, count),
+        }
+    }
+
+    /// [`method_header`](Self::method_header) field by field from the table, with every
+    /// check and its typed error.
+    #[cold]
+    fn method_header_from_table(
         &self,
         cmd: &Command<Family>,
         subchannel: u8,
@@ -247,7 +350,7 @@ impl<S: CommandSink<u32>> PushbufferWriter<S> {
         method: u16,
         data: &[u32],
     ) -> Result<(), PushbufferError> {
-        let h = self.method_header(&pb::INCREASING_METHODS, subchannel, method, data.len())?;
+        let h = self.method_header(&INCREASING, subchannel, method, data.len())?;
         self.emit(&h[..1], data)
     }
 
@@ -258,7 +361,7 @@ impl<S: CommandSink<u32>> PushbufferWriter<S> {
         method: u16,
         data: &[u32],
     ) -> Result<(), PushbufferError> {
-        let h = self.method_header(&pb::NON_INCREASING_METHODS, subchannel, method, data.len())?;
+        let h = self.method_header(&NON_INCREASING, subchannel, method, data.len())?;
         self.emit(&h[..1], data)
     }
 
@@ -270,12 +373,12 @@ impl<S: CommandSink<u32>> PushbufferWriter<S> {
         method: u16,
         data: &[u32],
     ) -> Result<(), PushbufferError> {
-        let cmd = &pb::LONG_NON_INCREASING_METHODS;
-        let h = self.method_header(cmd, subchannel, method, data.len())?;
-        self.emit(&h[..cmd.words], data)
+        let h = self.method_header(&LONG_NON_INCREASING, subchannel, method, data.len())?;
+        self.emit(&h[..LONG_NON_INCREASING.cmd.words], data)
     }
 
     /// One puller method (§2.8.4) on subchannel 0 with its one-field parameter.
+    #[inline]
     fn puller_method(
         &mut self,
         method: &baregpu_regs::pushbuffer::Method<Family>,
@@ -693,6 +796,8 @@ pub struct IbChannel<M, I, IO> {
     queued_len: usize,
     /// Where the main words not yet queued start.
     run_start: u32,
+    /// Batches [`submit_blocking`](Self::submit_blocking) found the IB ring full for.
+    ib_waits: u64,
 }
 
 impl<M, I, IO> IbChannel<M, I, IO>
@@ -726,6 +831,7 @@ where
             queued: [empty; MAX_BATCH_ENTRIES],
             queued_len: 0,
             run_start: 0,
+            ib_waits: 0,
         })
     }
 
@@ -752,6 +858,12 @@ where
     /// Number of `IB_PUT` writes so far (one per [`submit`](Self::submit)).
     pub fn doorbells(&self) -> u64 {
         self.ib.commits()
+    }
+
+    /// Batches that had to wait for the pusher to read the IB ring (`IB_GET` read again
+    /// until their entries fit: back-pressure) in [`submit_blocking`](Self::submit_blocking).
+    pub fn ib_waits(&self) -> u64 {
+        self.ib_waits
     }
 
     /// Entries the IB ring holds at most (its size less one, §2.8.3: equal indices are empty).
@@ -850,7 +962,7 @@ where
         timeout: Duration,
     ) -> Result<usize, IbSubmitError> {
         match self.submit() {
-            Err(IbSubmitError::Full { .. }) => {}
+            Err(IbSubmitError::Full { .. }) => self.ib_waits += 1,
             other => return other,
         }
         let mut last = Ok(0);
@@ -873,5 +985,46 @@ where
             .refresh_rptr()
             .map(|units| units / ENTRY_WORDS as u32)
             .map_err(IbSubmitError::BadIbGet)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::SliceSink;
+
+    #[test]
+    fn header_templates_encode_exactly_what_the_tables_do() {
+        let mut out = [0u32; 0];
+        for mode in [PusherMode::Dma, PusherMode::Ib] {
+            let w = PushbufferWriter::new(SliceSink::new(&mut out), mode);
+            for t in [INCREASING, NON_INCREASING, LONG_NON_INCREASING] {
+                // Each template is laid out from its own command's fields, found by name.
+                let f = |name| t.cmd.field(name).unwrap().spec;
+                assert_eq!(t.value, t.cmd.value);
+                assert_eq!(
+                    (t.method_lsb, t.method_limit),
+                    (f("METHOD").lsb, 1 << f("METHOD").width)
+                );
+                let sc = f("SUBCHANNEL");
+                assert_eq!((t.subchannel_lsb, t.subchannel_limit), (sc.lsb, 1 << sc.width));
+                let count = t.cmd.field("COUNT").unwrap();
+                assert_eq!((t.count_word, t.count_lsb), (count.word, count.spec.lsb));
+                assert_eq!(t.count_max, max_of(count));
+                let max = t.count_max;
+                for subchannel in [0, 1, 7, 8, 255] {
+                    for method in [0u16, 4, 0x60, 0x1ffc, 0x2000, 2, 0xffff] {
+                        for count in [0, 1, 2, MAX_METHOD_COUNT, max, max + 1] {
+                            assert_eq!(
+                                w.method_header(&t, subchannel, method, count),
+                                w.method_header_from_table(t.cmd, subchannel, method, count),
+                                "{} {mode:?} subc {subchannel} method {method:#x} count {count}",
+                                t.cmd.name
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -415,8 +415,10 @@ fn waiting_on_a_stalled_pusher_is_bounded() {
         ch.submit_blocking(&clock, Duration::from_millis(10)),
         Err(IbSubmitError::TimedOut(_))
     ));
+    assert_eq!(ch.ib_waits(), 1, "the batch waited for IB_GET");
     bar0.ib_get.set(1);
     assert_eq!(ch.submit_blocking(&clock, Duration::from_millis(10)), Ok(1));
+    assert_eq!(ch.ib_waits(), 1, "room at once: no wait");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Falcon engine control for any falcon by its typed instance (`regs::falcon::Pcopy0`,
-//! `regs::falcon::Pdaemon`), nvidia-hardware-envytools §2.10: engine enable (`PMC.ENABLE`),
+//! `regs::falcon::Pdaemon`), nvidia-hardware-envytools §2.10: engine enable and reset
+//! (`PMC.ENABLE`),
 //! code and data upload through `baregpu_firmware::falcon::FalconLoader` (IMEM with
 //! `CODE_VIRT` pages and auto-increment, DMEM, read-back), the entry point (`UC_ENTRY`), start
 //! (`UC_CTRL.START`), halt detection (the `EXIT` interrupt line and `UC_CTRL.HALTED`, §2.10.6),
@@ -61,6 +62,12 @@ pub enum FalconError {
     Load(FalconLoadError),
     /// The program did not halt within the timeout.
     NotHalted(TimedOut),
+    /// The engine has no `PMC.ENABLE` bit to reset it through (PDAEMON on GT215:GF100,
+    /// §2.5.2).
+    NoResetBit {
+        /// The engine.
+        engine: &'static str,
+    },
     /// The device reads all-ones.
     DeviceGone(DeviceGone),
 }
@@ -80,6 +87,7 @@ impl fmt::Display for FalconError {
             FalconError::Running => f.write_str("the falcon is running"),
             FalconError::Load(_) => f.write_str("falcon upload failed"),
             FalconError::NotHalted(_) => f.write_str("the falcon program did not halt"),
+            FalconError::NoResetBit { engine } => write!(f, "{engine} has no PMC.ENABLE bit"),
             FalconError::DeviceGone(_) => f.write_str("device gone"),
         }
     }
@@ -139,6 +147,20 @@ impl<IO: RegisterIo, C: Clock, E: TeslaFalcon> Falcon<'_, IO, C, E> {
         if let Some(bit) = E::PMC_ENABLE {
             self.gpu.io().modify::<ENABLE>(|e| ENABLE::from_raw(bit.set(e.raw(), 1)));
         }
+        Ok(())
+    }
+
+    /// Reset the engine through its `PMC.ENABLE` bit: cleared (the engine held in reset loses
+    /// its state, §2.4.1 "Big Red Switches"), then set again, the other bits kept. The way out
+    /// for a program that never halts: afterwards the processor is stopped and its code must
+    /// be uploaded again. An engine without the bit is [`FalconError::NoResetBit`] and
+    /// nothing is written.
+    pub fn reset(&self) -> Result<(), FalconError> {
+        self.gpu.check_alive()?;
+        let bit = E::PMC_ENABLE.ok_or(FalconError::NoResetBit { engine: E::NAME })?;
+        let io = self.gpu.io();
+        io.modify::<ENABLE>(|e| ENABLE::from_raw(bit.set(e.raw(), 0)));
+        io.modify::<ENABLE>(|e| ENABLE::from_raw(bit.set(e.raw(), 1)));
         Ok(())
     }
 

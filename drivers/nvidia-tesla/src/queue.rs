@@ -329,6 +329,11 @@ impl<'q, IO: RegisterIo + Clone, C: Clock> Queue<'q, IO, C> {
         self.gpu.borrow().channel_fault(self.id)
     }
 
+    /// Batches that waited for the pusher to read the IB ring (back-pressure on `IB_GET`).
+    pub fn ib_waits(&self) -> u64 {
+        self.channel.ib_waits()
+    }
+
     /// The channel's reference counter (USER `REF`): the sequence of the last `REF_CNT` it
     /// executed.
     pub fn ref_count(&self) -> u32 {

@@ -227,7 +227,7 @@ fn a_device_gone_mid_run_is_a_typed_device_gone_everywhere() {
 }
 
 #[test]
-fn a_falcon_that_never_halts_is_a_typed_timeout_and_refuses_a_new_upload() {
+fn a_falcon_that_never_halts_is_a_typed_timeout_and_a_pmc_reset_recovers_it() {
     for pacing in PACINGS {
         let m = model(pacing, Faults::default());
         let gpu = bring_up(m);
@@ -235,16 +235,36 @@ fn a_falcon_that_never_halts_is_a_typed_timeout_and_refuses_a_new_upload() {
         let len = assemble("spin:\n    bra spin\n", &mut code).unwrap();
         assert!(len <= code.len());
         let fw = FalconImage::new(&code, 0, &[], 0).unwrap();
-        let daemon = gpu.falcon::<Pdaemon>().unwrap();
-        daemon.boot(&fw).unwrap();
+        let copy = gpu.falcon::<Pcopy0>().unwrap();
+        copy.enable().unwrap();
+        copy.boot(&fw).unwrap();
         // A short bound: under run-to-idle every register access runs the spinning falcon to
         // the model's yield point (`YIELD_EVERY` ticks of `INSNS_PER_TICK` instructions).
-        let e = daemon.wait_halted(Duration::from_micros(200)).unwrap_err();
+        let e = copy.wait_halted(Duration::from_micros(200)).unwrap_err();
         assert!(matches!(e, FalconError::NotHalted(_)), "{e:?} ({pacing:?})");
-        assert!(!daemon.halted().unwrap());
-        let e = daemon.load(&fw).unwrap_err();
+        assert!(!copy.halted().unwrap());
+        let e = copy.load(&fw).unwrap_err();
         assert!(matches!(e, FalconError::Running), "{e:?} ({pacing:?})");
+
+        // Recovery: reset through PMC.ENABLE, then the mailbox echo uploaded and answering.
+        copy.reset().unwrap();
+        assert!(copy.halted().unwrap(), "stopped after the reset ({pacing:?})");
+        let echo = programs::mailbox_echo();
+        let mut code = [0u8; 0x400];
+        let len = falcon_image(&echo, &mut code);
+        let fw = FalconImage::new(&code[..len], 0, echo.data(), echo.entry).unwrap();
+        copy.boot(&fw).unwrap();
+        copy.write_mailbox(7);
+        copy.wait_halted(Duration::from_secs(10)).unwrap();
+        assert_eq!(copy.read_mailbox().unwrap(), 8, "{pacing:?}");
     }
+}
+
+#[test]
+fn a_falcon_without_a_pmc_enable_bit_has_no_reset() {
+    let gpu = bring_up(model(PACINGS[0], Faults::default()));
+    let daemon = gpu.falcon::<Pdaemon>().unwrap();
+    assert_eq!(daemon.reset(), Err(FalconError::NoResetBit { engine: "PDAEMON" }));
 }
 
 #[test]

@@ -81,6 +81,7 @@ impl WordField {
 
     /// Set the field in `words` (which must hold its word) to `value`, or say why it does not
     /// fit; `owner` names the command, entry or method in the error.
+    #[inline]
     pub fn put(
         &self,
         owner: &'static str,
@@ -306,6 +307,7 @@ impl<F> fmt::Debug for Method<F> {
 
 /// The parameter word of `method` with one field set: `value` in `field` (an address part
 /// of a method's parameter goes through [`put_address`] instead).
+#[inline]
 pub fn method_param<F>(
     method: &Method<F>,
     field: &WordField,

@@ -544,14 +544,15 @@ pub static CASES: &[Case] = &[
     gt215(
         "nvidia-gt215-channels",
         "PFIFO init, two IB-mode channels with their own RAMFC/RAMHT each running a fence; \
-         channel 2 disabled and unloaded while channel 1 runs on; destroyed, then created again \
-         and running",
+         channel 2 disabled and unloaded while channel 1 runs on, enabled again running a fence; \
+         destroyed, then created again and running",
         false,
     ),
     gt215(
         "nvidia-gt215-ib",
-        "5,000 fences (30,000 methods) through a wrapping 4 KiB IB-mode pushbuffer, in order, \
-         REF_CNT the last, one IB_PUT per batch",
+        "5,000 fences (30,000 methods) through a wrapping 4 KiB IB-mode pushbuffer and an \
+         8-entry IB ring, in order, REF_CNT the last, one IB_PUT per batch; under cp-stall the \
+         IB ring fills and the next batch waits for IB_GET (counted) and times out",
         false,
     ),
     gt215(
@@ -570,7 +571,8 @@ pub static CASES: &[Case] = &[
         "nvidia-gt215-pfifo-errors",
         "DMA mode: invalid method, invalid command, return without call, call inside a \
          subroutine, jump past the object: each FifoError::DmaPusher with its kind, skipped, \
-         the channel runs on",
+         the channel runs on; IB mode: a raw zero-size IB entry is IbEmpty, the queue's reset \
+         recovers",
         false,
     ),
     gt215(
@@ -589,7 +591,7 @@ pub static CASES: &[Case] = &[
         "nvidia-gt215-faults",
         "invalid method and dma-fault: typed DmaPusher errors, queue reset recovers; cp-stall: \
          bounded timeout, then recovery; slow=8 completes; a falcon that never halts is \
-         NotHalted; all-ones: submit is DeviceGone",
+         NotHalted, reset through PMC.ENABLE it runs the mailbox echo; all-ones: submit is DeviceGone",
         false,
     ),
     gt215(

@@ -19,9 +19,11 @@ use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCo
 use baregpu_nvidia_tesla::queue::{FENCE_WORDS, UserIo};
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
-use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, REF, UserG80};
+use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, IB_PUT, REF, UserG80};
+use baregpu_regs::nvidia::packets::{IB_ENTRY, ib_entry};
+use baregpu_regs::packet::put_address;
 use baregpu_regs::pushbuffer::PusherMode;
-use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, PushbufferError, PushbufferWriter};
+use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, IbSubmitError, PushbufferError, PushbufferWriter};
 use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
 use baregpu_nvidia_tesla::ring::stream::CommandSink;
 use baregpu_nvidia_tesla::{
@@ -43,6 +45,11 @@ const WAIT: Duration = Duration::from_secs(10);
 /// Fences the IB case submits, six methods each (REF_CNT, a four-method semaphore release,
 /// NOTIFY_INTR): 30,000 methods through a 4 KiB main pushbuffer.
 const IB_FENCES: usize = 5000;
+/// `nvidia-gt215-ib`'s IB ring: 8 entries (7 usable), fewer than the fences its 4 KiB main
+/// pushbuffer holds.
+const IB_RING_BYTES: usize = 64;
+/// The other cases' IB rings: 512 entries.
+const IB_RING_BYTES_DEFAULT: usize = 4096;
 /// Methods the DMA-mode case writes, and its pushbuffer (1,024 words: 20,000 words wrap it
 /// about twenty times).
 const DMA_METHODS: u32 = 10_000;
@@ -98,10 +105,15 @@ struct QueueMemory {
 }
 
 impl QueueMemory {
+    /// A 4 KiB main pushbuffer and a 512-entry IB ring.
     fn new(kernel: &Kernel) -> Result<Self, CaseError> {
+        Self::with_ib_bytes(kernel, IB_RING_BYTES_DEFAULT)
+    }
+
+    fn with_ib_bytes(kernel: &Kernel, ib_bytes: usize) -> Result<Self, CaseError> {
         Ok(QueueMemory {
             main: alloc(kernel, 4096, 4096)?,
-            ib: alloc(kernel, 4096, 4096)?,
+            ib: alloc(kernel, ib_bytes, 4096)?,
             fences: alloc(kernel, 32, 16)?,
         })
     }
@@ -174,16 +186,40 @@ pub fn probe(kernel: &Kernel) -> Result<(), CaseError> {
 }
 
 /// `nvidia-gt215-ib`: thousands of fences on an IB-mode channel (30,000 methods through a
-/// 4 KiB main pushbuffer that wraps, back-pressure on its IB ring), every fence signalled in
-/// order, `REF_CNT` equal to the last, one `IB_PUT` write per batch.
+/// 4 KiB main pushbuffer that wraps, an 8-entry IB ring), every fence signalled in order,
+/// `REF_CNT` equal to the last, one `IB_PUT` write per batch. Back-pressure first: with the
+/// pusher stalled (`cp-stall`) the IB ring fills, the next batch waits for `IB_GET` (counted:
+/// exactly one wait) and times out, discarded; the stall lifted, the fences go on.
 pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
-    let (_mailbox, io) = attach(kernel)?;
+    let (mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
-    let mem = QueueMemory::new(kernel)?;
+    let mem = QueueMemory::with_ib_bytes(kernel, IB_RING_BYTES)?;
     let mut a = mem.queue(&gpu, 1)?;
     let mut first = None;
     let mut last = None;
-    for _ in 0..IB_FENCES {
+    // Back-pressure: with the pusher stalled, IB_GET stands still; the batches the IB ring
+    // holds go in, the next one waits for IB_GET (bounded) and fails with nothing written.
+    inject(mailbox, gt215_faults::CP_STALL)?;
+    let mut accepted = 0;
+    let stalled = loop {
+        match a.submit_fence() {
+            Ok(f) => {
+                first.get_or_insert(f);
+                last = Some(f);
+                accepted += 1;
+            }
+            Err(e) => break e,
+        }
+        expect("the IB ring fills", accepted < IB_RING_BYTES / 8)?;
+    };
+    expect(
+        "the full IB ring times out",
+        matches!(stalled, SubmitError::Ib(IbSubmitError::TimedOut(_))),
+    )?;
+    expect_eq("one batch waited for IB_GET", a.ib_waits(), 1u64)?;
+    inject(mailbox, 0)?;
+    defmt::info!("nvidia: {=usize} batches filled the stalled IB ring, the next waited", accepted);
+    for _ in accepted..IB_FENCES {
         let f = check("submit fence", a.submit_fence())?;
         first.get_or_insert(f);
         last = Some(f);
@@ -200,6 +236,9 @@ pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
         Debug2Format(&stats)
     );
     expect_eq("one IB_PUT per batch", stats.doorbells, IB_FENCES as u64 + 1)?;
+    expect_eq("the timed-out batch discarded", stats.discarded, 1u64)?;
+    // The IB ring holds fewer batches than the main pushbuffer: the flood waits too.
+    defmt::info!("nvidia: {=u64} batches waited for IB_GET", a.ib_waits());
 
     Ok(())
 }
@@ -398,7 +437,8 @@ fn pusher_error_and_recovery(
 /// (`dma-fault`) each a typed `DmaPusher` error, recovered by the queue's reset; a stalled
 /// pusher (`cp-stall`) times out within its bound and recovers; a slow pusher (`slow=8`)
 /// completes; a falcon that never halts (the copy engine's main loop) is a typed
-/// `NotHalted` timeout; a device reading all-ones refuses submissions as `DeviceGone`.
+/// `NotHalted` timeout, recovered by a reset through its `PMC.ENABLE` bit and the mailbox echo
+/// run after it; a device reading all-ones refuses submissions as `DeviceGone`.
 pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
     let (mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
@@ -446,6 +486,16 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
         let e = copy.wait_halted(Duration::from_millis(20));
         defmt::info!("nvidia: a falcon that never halts: {}", Debug2Format(&e));
         expect("never halts: NotHalted", matches!(e, Err(FalconError::NotHalted(_))))?;
+        // Recovery: PCOPY reset through its PMC.ENABLE bit, then the mailbox echo answers.
+        check("PCOPY reset", copy.reset())?;
+        expect("PCOPY stopped after the reset", check("PCOPY halted", copy.halted())?)?;
+        let echo = programs::mailbox_echo();
+        let mut code = [0u8; 0x400];
+        check("PCOPY boot after the reset", copy.boot(&falcon_image(&echo, echo.data(), &mut code)?))?;
+        copy.write_mailbox(5);
+        check("PCOPY halts after the reset", copy.wait_halted(WAIT))?;
+        expect_eq("PCOPY echo after the reset", check("PCOPY mailbox", copy.read_mailbox())?, 6u32)?;
+        defmt::info!("nvidia: PCOPY reset through PMC.ENABLE, the mailbox echo answered");
     }
 
     inject(mailbox, gt215_faults::ALL_ONES)?;
@@ -521,8 +571,9 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
 
 /// `nvidia-gt215-channels`: PFIFO brought up, two IB-mode channels created and enabled, each
 /// with its own RAMFC and RAMHT in VRAM, each running a fence; channel 2 disabled (off the
-/// playlist, unloaded) while channel 1 runs on, no PFIFO error; both destroyed with their
-/// queues; channel 2 created again runs a fence.
+/// playlist, unloaded) while channel 1 runs on, no PFIFO error, then enabled again and runs a
+/// fence (its state kept in RAMFC); both destroyed with their queues; channel 2 created again
+/// runs a fence.
 pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
@@ -558,11 +609,15 @@ pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
 
         check("disable channel 2", gpu.borrow_mut().disable_channel(ib))?;
         expect("channel 2 disabled", gpu.borrow().channel_state(ib) == Some(false))?;
-        let fa = check("fence on channel 1", a.submit_fence())?;
-        check("channel 1 runs on", a.wait(&fa, WAIT))?;
-        let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
-        expect("no PFIFO error", faults.faults().next().is_none())?;
+        fence_without_fault(&gpu, &mut a, "channel 1 runs on")?;
         defmt::info!("nvidia: channel 2 disabled and unloaded, channel 1 ran on");
+
+        // Enabled again, channel 2 resumes from the state unloaded to its RAMFC (the
+        // semaphore binding its fences release through included).
+        check("enable channel 2 again", gpu.borrow_mut().enable_channel(ib))?;
+        expect("channel 2 enabled again", gpu.borrow().channel_state(ib) == Some(true))?;
+        fence_without_fault(&gpu, &mut b, "channel 2's fence after disable and enable")?;
+        defmt::info!("nvidia: channel 2 enabled again and ran its fence");
     }
     {
         let g = gpu.borrow();
@@ -577,6 +632,18 @@ pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
     check("the re-created channel runs", again.wait(&f, WAIT))?;
     defmt::info!("nvidia: channel 2 created again and ran its fence");
     Ok(())
+}
+
+/// A fence on `q` signals and PFIFO reported no error meanwhile.
+fn fence_without_fault(
+    gpu: &RefCell<Gpu>,
+    q: &mut GpuQueue<'_>,
+    what: &'static str,
+) -> Result<(), CaseError> {
+    let f = check(what, q.submit_fence())?;
+    check(what, q.wait(&f, WAIT))?;
+    let faults = check("interrupts", gpu.borrow_mut().handle_interrupts())?;
+    expect("no PFIFO error", faults.faults().next().is_none())
 }
 
 /// `nvidia-gt215-semaphores`: semaphore fences across two IB-mode channels: channel 2
@@ -641,9 +708,10 @@ fn dma_channel(gpu: &mut Gpu, buffer: &Buffer, channel: u8) -> Result<ChannelId,
 /// return with no subroutine (`RetSubrInactive`), a call inside a subroutine (a call to
 /// itself: `CallSubrActive`), a jump past the pushbuffer object (`MemFault`); each decoded by
 /// `handle_interrupts` into `FifoError::DmaPusher` naming the channel, the bad command
-/// skipped, and the channel then runs a `REF_CNT` method. (`IbEmpty` needs an IB entry of size
-/// 0, which the ring's IB writer never writes; `dma-fault` on IB mode is in
-/// `nvidia-gt215-faults`.)
+/// skipped, and the channel then runs a `REF_CNT` method. Then `IbEmpty` on an IB-mode queue:
+/// an IB entry of size 0 (which the ring's IB writer never writes) written raw from the entry
+/// table, decoded, recovered by the queue's reset and a fence run after it. (`dma-fault` on
+/// IB mode is in `nvidia-gt215-faults`.)
 pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let mut gpu = bring_up(io)?;
@@ -710,5 +778,26 @@ pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
         )?;
     }
     defmt::info!("nvidia: five DMA_PUSHER errors decoded, each channel run on after it");
+
+    // IB_EMPTY on an IB-mode queue: an entry of SIZE 0 (§2.8.3 "IB mode"), which the ring's
+    // IB writer refuses (`BadSegment`), written raw into the IB ring from the entry table at
+    // IB_PUT, then IB_PUT moved past it; recovered by the queue's reset.
+    let gpu = RefCell::new(gpu);
+    let mem = QueueMemory::new(kernel)?;
+    let mut q = mem.queue(&gpu, 6)?;
+    let ok = check("fence", q.submit_fence())?;
+    check("fence signals", q.wait(&ok, WAIT))?;
+    let base = check("USER block", UserG80::base_of(usize::from(q.channel().get())))?;
+    let ib_user: UserIo<MailboxIo> = BlockIo::new(*gpu.borrow().io().raw(), base);
+    let put = ib_user.read::<IB_PUT>().raw();
+    let mut entry = [0u32; IB_ENTRY.words];
+    check("entry address", put_address(IB_ENTRY.name, ib_entry::FIELDS, &mut entry, mem.main.bus_address()))?;
+    check("entry size 0", ib_entry::SIZE.put(IB_ENTRY.name, &mut entry, 0))?;
+    let entry_bytes = 4 * entry.len();
+    check("raw IB entry", mem.ib.write_slice(put as usize * entry_bytes, &entry))?;
+    let entries = (IB_RING_BYTES_DEFAULT / entry_bytes) as u32;
+    ib_user.write(IB_PUT::from_raw((put + 1) % entries));
+    pusher_error_and_recovery(&gpu, &mut q, PusherErrorKind::IbEmpty, "a zero-size IB entry")?;
+    defmt::info!("nvidia: IB_EMPTY decoded, the IB-mode channel recovered and ran a fence");
     Ok(())
 }

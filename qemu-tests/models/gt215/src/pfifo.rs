@@ -395,12 +395,17 @@ impl Pfifo {
                 self.intr_en = value & p::INTR_EN_G80_UNTIL_GF100::WRITE_MASK;
             }
             _ if (table..table + 4 * CHANNELS as u32).contains(&r) => {
+                type T = p::CHAN_TABLE_G84_UNTIL_GF100;
                 let chid = ((r - table) / 4) as usize;
-                self.table[chid] = value & p::CHAN_TABLE_G84_UNTIL_GF100::WRITE_MASK;
-                if self.ramfc(chid).is_none() {
-                    // Disabled: the model forgets the channel's decoding state.
+                let value = value & T::WRITE_MASK;
+                // Disabling keeps the channel's state: the hardware unloads pusher, CACHE and
+                // puller state to RAMFC and reloads it when the channel runs again (§2.8
+                // "Overall operation"). An entry naming another RAMFC is another channel,
+                // whose state the driver has just written fresh.
+                if T::RAMFC.get(value) != T::RAMFC.get(self.table[chid]) {
                     self.channels[chid] = Channel::default();
                 }
+                self.table[chid] = value;
             }
             _ if r == off::<p::CACHE1_PUSH0_G80_UNTIL_GF100>() => self.push_access = value & 1 != 0,
             _ if r == off::<p::CACHE1_PULL0_G80_UNTIL_GF100>() => self.pull_access = value & 1 != 0,

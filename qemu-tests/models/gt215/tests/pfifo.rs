@@ -456,32 +456,57 @@ fn a_pusher_error_is_recovered_by_skipping_to_put_and_clearing_the_state() {
     assert_eq!(gpu.read32(USER + 0x2000 + USER_REF), 9);
 }
 
-#[test]
-fn clearing_dma_state_after_a_pusher_error_keeps_the_puller_state_the_semaphore_binding() {
+/// Channel 1 binds its semaphore (puller state, §2.8.4 table: DMA_SEMAPHORE, the address, the
+/// sequence 7: six words at the pushbuffer's start), then `between` does something to the
+/// channel and says where its pushbuffer goes on; there a TRIGGER alone must release
+/// (WRITE_LONG) through the binding made before, with no SEMAPHORE error.
+fn the_semaphore_binding_survives(
+    between: impl FnOnce(&InProcess<Gt215>, &Channel<'_>, u64) -> u64,
+) {
     let gpu = pfifo_gpu(Pacing::RunToIdle);
     let (pb, sem) = (buffer(&gpu, 0x1000), buffer(&gpu, 0x1000));
     let ch = Channel::dma(&gpu, 1, pb);
-    // Puller state (§2.8.4 table): DMA_SEMAPHORE, the address and sequence; then a bad word.
     let words =
         [incr(0, 0x60, 1), SEMA_HANDLE, incr(0, 0x10, 3), (sem >> 32) as u32, sem as u32, 7];
     write_words(&gpu, pb, &words);
-    write_words(&gpu, pb + 24, &[0x8000_0000]);
-    ch.dma_put(pb + 28);
-    settle(&gpu, 10);
-    assert_eq!(pusher_error_of(&gpu), pusher_error::INVALID_CMD);
-    // Recovery: GET = PUT, DMA_STATE = 0 (pusher state only, §2.8.3), acknowledge.
-    gpu.write32(CACHE1_DMA_GET, (pb + 28) as u32);
-    gpu.write32(DMA_STATE, 0);
-    gpu.write32(PFIFO_INTR, 1 << 12);
-    // TRIGGER alone: a release (WRITE_LONG) through the binding made before the error.
-    write_words(&gpu, pb + 28, &[incr(0, 0x1c, 1), 2, incr(0, 0x50, 1), 3]);
-    ch.dma_put(pb + 44);
+    let at = between(&gpu, &ch, pb);
+    write_words(&gpu, at, &[incr(0, 0x1c, 1), 2, incr(0, 0x50, 1), 3]);
+    ch.dma_put(at + 16);
     settle(&gpu, 10);
     assert_eq!(gpu.model().pfifo().channel_error(1), None, "no SEMAPHORE error");
     assert_eq!(ch.reference(), 3, "the channel ran on");
     let mut word = [0u8; 4];
     gpu.read_memory(sem, &mut word).unwrap();
-    assert_eq!(u32::from_le_bytes(word), 7, "released at the address set before the error");
+    assert_eq!(u32::from_le_bytes(word), 7, "released at the address set before");
+}
+
+#[test]
+fn clearing_dma_state_after_a_pusher_error_keeps_the_puller_state_the_semaphore_binding() {
+    the_semaphore_binding_survives(|gpu, ch, pb| {
+        write_words(gpu, pb + 24, &[0x8000_0000]);
+        ch.dma_put(pb + 28);
+        settle(gpu, 10);
+        assert_eq!(pusher_error_of(gpu), pusher_error::INVALID_CMD);
+        // Recovery: GET = PUT, DMA_STATE = 0 (pusher state only, §2.8.3), acknowledge.
+        gpu.write32(CACHE1_DMA_GET, (pb + 28) as u32);
+        gpu.write32(DMA_STATE, 0);
+        gpu.write32(PFIFO_INTR, 1 << 12);
+        pb + 28
+    });
+}
+
+#[test]
+fn disabling_and_enabling_a_channel_keeps_its_state_the_semaphore_binding() {
+    the_semaphore_binding_survives(|gpu, ch, pb| {
+        ch.dma_put(pb + 24);
+        settle(gpu, 10);
+        // Disable (ENABLE off, same RAMFC: unloaded to it, §2.8), then enable again.
+        let entry = 1 << 31 | (ch.ramfc >> 8) as u32;
+        gpu.write32(CHAN_TABLE + 4, entry & !(1 << 31));
+        settle(gpu, 10);
+        gpu.write32(CHAN_TABLE + 4, entry);
+        pb + 24
+    });
 }
 
 #[test]
