@@ -3,7 +3,7 @@
 //! chip by probing): registers through the mailbox `RegisterIo`, DMA in guest RAM, the real
 //! PFP/ME/RLC images, kernels from `baregpu-evergreen-asm`.
 
-use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, expect, expect_eq, inject};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;

@@ -10,9 +10,9 @@ mod evergreen;
 #[cfg(target_arch = "x86_64")]
 mod multi_gpu;
 #[cfg(target_arch = "x86_64")]
-mod r5xx;
-#[cfg(target_arch = "x86_64")]
 mod nvidia;
+#[cfg(target_arch = "x86_64")]
+mod r5xx;
 mod selftest;
 mod v3d;
 

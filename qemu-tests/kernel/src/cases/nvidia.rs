@@ -2,34 +2,36 @@
 //! GT215 (`qemu-tests/models/gt215`): registers through the mailbox `RegisterIo`, pushbuffers,
 //! IB rings and fence memory in guest RAM, falcon programs from `baregpu-falcon-asm`.
 
-use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, expect, expect_eq, inject};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{Mailbox, MailboxIo, virtual_function};
 use baregpu_falcon_asm::programs::{self, methods};
 use baregpu_hal::RegisterIoExt;
+use baregpu_hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::io::BlockIo;
 use baregpu_hal::register::InstanceArray;
-use baregpu_hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
 use baregpu_hal::time::poll_until;
 use baregpu_nvidia_tesla::firmware::falcon::FalconImage;
 use baregpu_nvidia_tesla::gpu::{FenceError, FenceStatus, GpuQueue as _};
-use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::queue::{FENCE_WORDS, UserIo};
 use baregpu_nvidia_tesla::regs::Chipset;
 use baregpu_nvidia_tesla::regs::falcon::{Pcopy0, Pdaemon};
+use baregpu_nvidia_tesla::regs::pfifo::cache1_dma_state_g80_until_gf100::ErrorCode as PusherErrorKind;
 use baregpu_nvidia_tesla::regs::pfifo_user::{DMA_GET, DMA_PUT, IB_PUT, REF, UserG80};
-use baregpu_regs::nvidia::packets::{IB_ENTRY, ib_entry};
-use baregpu_regs::packet::put_address;
-use baregpu_regs::pushbuffer::PusherMode;
-use baregpu_nvidia_tesla::ring::nvidia::{DmaRing, DmaSink, IbSubmitError, PushbufferError, PushbufferWriter};
+use baregpu_nvidia_tesla::ring::nvidia::{
+    DmaRing, DmaSink, IbSubmitError, PushbufferError, PushbufferWriter,
+};
 use baregpu_nvidia_tesla::ring::ring::{CommandRing, RegisterRptr};
 use baregpu_nvidia_tesla::ring::stream::CommandSink;
 use baregpu_nvidia_tesla::{
-    ChannelId, DmaPushbuffer, Engine, FalconError, FencePoint, FifoError, Identity, InitError, Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla,
-    TeslaConfig, pci,
+    ChannelId, DmaPushbuffer, Engine, FalconError, FencePoint, FifoError, Identity, InitError,
+    Missing, ProbeError, Queue, QueueConfig, SubmitError, Tesla, TeslaConfig, pci,
 };
+use baregpu_regs::nvidia::packets::{IB_ENTRY, ib_entry};
+use baregpu_regs::packet::put_address;
+use baregpu_regs::pushbuffer::PusherMode;
 use core::cell::RefCell;
 use core::time::Duration;
 use defmt::Debug2Format;
@@ -118,11 +120,7 @@ impl QueueMemory {
         })
     }
 
-    fn queue<'q>(
-        &'q self,
-        gpu: &'q RefCell<Gpu>,
-        channel: u8,
-    ) -> Result<GpuQueue<'q>, CaseError> {
+    fn queue<'q>(&'q self, gpu: &'q RefCell<Gpu>, channel: u8) -> Result<GpuQueue<'q>, CaseError> {
         let id = check("channel id", ChannelId::new(channel))?;
         let config = QueueConfig::default();
         check("queue", Queue::new(gpu, id, &self.main, &self.ib, &self.fences, config))
@@ -224,7 +222,8 @@ pub fn ib(kernel: &Kernel) -> Result<(), CaseError> {
         first.get_or_insert(f);
         last = Some(f);
     }
-    let (first, last) = (first.ok_or(CaseError::Check("fences"))?, last.ok_or(CaseError::Check("fences"))?);
+    let (first, last) =
+        (first.ok_or(CaseError::Check("fences"))?, last.ok_or(CaseError::Check("fences"))?);
     check("last fence", a.wait(&last, WAIT))?;
     expect("first fence signalled", a.fence_status(&first) == FenceStatus::Signalled)?;
     expect_eq("REF_CNT is the last fence", u64::from(a.ref_count()), last.seq())?;
@@ -424,7 +423,10 @@ fn pusher_error_and_recovery(
     let fault = check(what, fault)?;
     defmt::info!("nvidia: {=str}: {}", what, Debug2Format(&fault));
     let channel = q.channel().get();
-    expect(what, matches!(fault, FifoError::DmaPusher { channel: c, error } if c == channel && error == kind))?;
+    expect(
+        what,
+        matches!(fault, FifoError::DmaPusher { channel: c, error } if c == channel && error == kind),
+    )?;
     expect("the queue holds its fault", q.fault() == Some(fault))?;
     let report = check("queue reset", q.reset())?;
     defmt::info!("nvidia: reset: {}", Debug2Format(&report));
@@ -491,10 +493,17 @@ pub fn faults(kernel: &Kernel) -> Result<(), CaseError> {
         expect("PCOPY stopped after the reset", check("PCOPY halted", copy.halted())?)?;
         let echo = programs::mailbox_echo();
         let mut code = [0u8; 0x400];
-        check("PCOPY boot after the reset", copy.boot(&falcon_image(&echo, echo.data(), &mut code)?))?;
+        check(
+            "PCOPY boot after the reset",
+            copy.boot(&falcon_image(&echo, echo.data(), &mut code)?),
+        )?;
         copy.write_mailbox(5);
         check("PCOPY halts after the reset", copy.wait_halted(WAIT))?;
-        expect_eq("PCOPY echo after the reset", check("PCOPY mailbox", copy.read_mailbox())?, 6u32)?;
+        expect_eq(
+            "PCOPY echo after the reset",
+            check("PCOPY mailbox", copy.read_mailbox())?,
+            6u32,
+        )?;
         defmt::info!("nvidia: PCOPY reset through PMC.ENABLE, the mailbox echo answered");
     }
 
@@ -577,7 +586,10 @@ pub fn dma(kernel: &Kernel) -> Result<(), CaseError> {
 pub fn channels(kernel: &Kernel) -> Result<(), CaseError> {
     let (_mailbox, io) = attach(kernel)?;
     let gpu = RefCell::new(bring_up(io)?);
-    defmt::info!("nvidia: PFIFO up, {=u64} bytes of the channel VRAM free", gpu.borrow().vram_free());
+    defmt::info!(
+        "nvidia: PFIFO up, {=u64} bytes of the channel VRAM free",
+        gpu.borrow().vram_free()
+    );
     let (mem_a, mem_b) = (QueueMemory::new(kernel)?, QueueMemory::new(kernel)?);
     {
         let mut a = mem_a.queue(&gpu, 1)?;
@@ -749,7 +761,10 @@ pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
         }
         if kind == PusherErrorKind::InvalidCmd {
             check("room", ring.reserve(1).map_err(|_| "ring full"))?;
-            check("raw word", CommandSink::push(&mut ring, LONG_NON_INCREASING).map_err(|_| "no space"))?;
+            check(
+                "raw word",
+                CommandSink::push(&mut ring, LONG_NON_INCREASING).map_err(|_| "no space"),
+            )?;
         }
         ring.kick(&user);
         let fault = check(
@@ -791,7 +806,10 @@ pub fn pfifo_errors(kernel: &Kernel) -> Result<(), CaseError> {
     let ib_user: UserIo<MailboxIo> = BlockIo::new(*gpu.borrow().io().raw(), base);
     let put = ib_user.read::<IB_PUT>().raw();
     let mut entry = [0u32; IB_ENTRY.words];
-    check("entry address", put_address(IB_ENTRY.name, ib_entry::FIELDS, &mut entry, mem.main.bus_address()))?;
+    check(
+        "entry address",
+        put_address(IB_ENTRY.name, ib_entry::FIELDS, &mut entry, mem.main.bus_address()),
+    )?;
     check("entry size 0", ib_entry::SIZE.put(IB_ENTRY.name, &mut entry, 0))?;
     let entry_bytes = 4 * entry.len();
     check("raw IB entry", mem.ib.write_slice(put as usize * entry_bytes, &entry))?;

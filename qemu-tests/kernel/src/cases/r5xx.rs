@@ -2,7 +2,7 @@
 //! harness, exactly as it would drive a real card: probed on the (virtual) PCI bus, registers
 //! through the mailbox `RegisterIo`, DMA in guest RAM, the real `radeon/R520_cp.bin`.
 
-use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, expect, expect_eq, inject};
 use crate::Kernel;
 use crate::clock::TscClock;
 use crate::dma::IdentityDma;

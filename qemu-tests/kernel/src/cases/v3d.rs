@@ -11,18 +11,18 @@
 //! needs MSI-X and is x86_64's only.
 #![cfg_attr(target_arch = "aarch64", allow(dead_code))]
 
-use super::{CaseError, attach_reset, check, inject, expect, expect_eq};
+use super::{CaseError, attach_reset, check, expect, expect_eq, inject};
 use crate::Kernel;
 use crate::arch::irq::without_interrupts;
 use crate::clock::KernelClock;
 use crate::dma::IdentityDma;
 use crate::mailbox::{self, Mailbox, MailboxIo, virtual_function};
-use baregpu_videocore_v3d::gpu::GpuQueue;
 use baregpu_hal::RegisterIoExt;
 use baregpu_hal::dma::{BusAddress, DmaBuffer, DmaLayout};
 use baregpu_hal::pci;
 use baregpu_hal::time::poll_until;
 use baregpu_qpu_asm::programs;
+use baregpu_videocore_v3d::gpu::GpuQueue;
 use baregpu_videocore_v3d::job::{
     BINNING_LIST_BYTES, TileLayout, list_buffer_bytes, rendering_list_bytes, vertex_buffer_bytes,
 };
