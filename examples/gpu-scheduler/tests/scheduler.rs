@@ -264,16 +264,13 @@ fn jobs_on_an_r520_and_a_cypress_interleave_and_complete_by_interrupt() {
         );
         assert_eq!(refused, 0);
     }
-    // Interleaved: the first step (both windows empty, both queues full) alternates strictly;
-    // afterwards a GPU runs ahead only while the other's in-flight window is full, so never by
-    // more than the window.
+    // Interleaved: the first step (both windows empty, both queues full) alternates strictly.
+    // Afterwards a GPU runs ahead while the other's in-flight window is full, and a fast one
+    // may do so by more than the window (under threaded pacing the R520 finished nine jobs
+    // while the Cypress's window stayed full), so no bound on the run-ahead is asserted.
     let first: Vec<usize> = run.submitted[..16].to_vec();
     assert_eq!(first, [0, 1].repeat(8), "first step {:?}", run.submitted);
-    let mut counts = [0i64; 2];
-    for &lane in &run.submitted {
-        counts[lane] += 1;
-        assert!((counts[0] - counts[1]).abs() <= 8, "submissions {:?}", run.submitted);
-    }
+    assert_eq!(run.submitted.len(), 2 * JOBS as usize);
     // Every job done, in order per lane, by interrupt, its fence signalled.
     for (lane, engine) in [&lane_a as &dyn Engine<Job>, &lane_b].into_iter().enumerate() {
         let done = run.of(lane);
