@@ -6,8 +6,9 @@
 //! cargo xtask test   # run every test and check; ends with `N passed, N failed, K skipped`
 //! cargo xtask regen  # rewrite the generated register modules (hal/regs/src/generated) from
 //!                    # the databases after a database or generator change
-//! cargo xtask package  # the published crates: MSRV builds for both bare-metal targets and
-//!                      # `cargo package` with verification (also part of `test`)
+//! cargo xtask package  # the published crates: MSRV check for both bare-metal targets,
+//!                      # `cargo package`, and the packages built and tested as unpacked
+//!                      # outside the workspace (also part of `test`)
 //! ```
 //!
 //! Both expect `scripts/setup.sh` to have run (the README's commands do that first).
@@ -52,8 +53,9 @@ const NO_STD_CRATES: &[&str] = &[
 ];
 const BARE_METAL_TARGETS: &[&str] = &["x86_64-unknown-none", "aarch64-unknown-none"];
 
-/// The published library crates (`publish = true`): packaged and verified by `cargo package`,
-/// and built with the declared `rust-version` on the stable toolchain.
+/// The published library crates (`publish = true`): packaged by `cargo package`, and the
+/// packages built and tested outside the workspace with the declared `rust-version` on the
+/// stable toolchain (the outside-crate build).
 const PUBLISHED_CRATES: &[&str] = &[
     "baregpu-hal",
     "baregpu-platform",
@@ -82,13 +84,16 @@ fn declared_rust_version() -> Option<String> {
     })
 }
 
-/// `cargo package` with verification for every published crate, in one invocation so the
-/// crates' unpublished local dependencies resolve to each other (only the registry index and
-/// the third-party dependencies come from crates.io). Packages land in `target/package/`.
+/// `cargo package` for every published crate, in one invocation so the crates' unpublished
+/// local dependencies resolve to each other (only the registry index and the third-party
+/// dependencies come from crates.io). Packages land in `target/package/`. Without cargo's own
+/// verification (a build of each unpacked package with the nightly, one after another): the
+/// outside-crate build that follows unpacks every package and builds and tests it with the
+/// declared `rust-version`, which verifies more for less.
 fn package_crates() -> Command {
     let mut cmd = cargo();
     // --allow-dirty: a developer's uncommitted work is packaged and verified too (CI is clean).
-    cmd.args(["package", "--allow-dirty"]);
+    cmd.args(["package", "--allow-dirty", "--no-verify"]);
     for c in PUBLISHED_CRATES {
         cmd.args(["-p", c]);
     }
@@ -107,18 +112,19 @@ fn stable_cargo(version: &str) -> Command {
     cmd
 }
 
-/// Build the no_std crates (the published ones and `ctm-compute`) with the stable toolchain of
-/// the declared `rust-version` (`scripts/setup.sh` installs it) for both bare-metal targets in
-/// one invocation; every register family and `defmt` on ([`BARE_METAL_FEATURES`]). This is
-/// also the bare-metal build check for those targets: a second build with the nightly would
-/// compile the same crates again.
-fn msrv_build(version: &str) -> Command {
+/// Type-check the no_std crates with the stable toolchain of the declared `rust-version`
+/// (`scripts/setup.sh` installs it) for both bare-metal targets in one invocation, every
+/// feature on (each register and ring family, `defmt`, both platforms): the MSRV and no_std
+/// check of every feature combination users enable together. A check, not a build: code is
+/// generated for these targets by the outside-crate build (the packages, with this toolchain)
+/// and the QEMU images.
+fn msrv_check(version: &str) -> Command {
     let mut cmd = stable_cargo(version);
-    cmd.current_dir(repo_root()).arg("build");
+    cmd.current_dir(repo_root()).arg("check");
     for c in NO_STD_CRATES {
         cmd.args(["-p", c]);
     }
-    cmd.args(["--features", BARE_METAL_FEATURES, "--target-dir", "target/msrv"]);
+    cmd.args(["--all-features", "--target-dir", "target/msrv"]);
     for t in BARE_METAL_TARGETS {
         cmd.args(["--target", t]);
     }
@@ -180,34 +186,21 @@ fn doc_build(target: &str, crates: &[&str]) -> Command {
     cmd
 }
 
-/// Library crates with a `defmt` feature, each checked alone with it (so a feature that
-/// forgets to forward `defmt` to a dependency fails), and `api-check`, whose check with `defmt`
-/// finds any public error type that is not `defmt::Format`. Type checks: `cargo check` finds
-/// both without generating code for each crate's own feature set again.
-const DEFMT_CRATES: &[(&str, &str)] = &[
-    ("baregpu-hal", "defmt"),
-    ("baregpu-platform", "defmt,x86_64,bootloader_api"),
-    ("baregpu-regs", "defmt,r5xx,vc4,evergreen,nvidia"),
-    ("baregpu-ring", "defmt,r5xx,evergreen,vc4,nvidia"),
-    ("baregpu-gpu", "defmt"),
-    ("baregpu-firmware", "defmt,nvidia"),
-    ("baregpu-radeon-r5xx", "defmt,ctm"),
-    ("baregpu-radeon-evergreen", "defmt"),
-    ("baregpu-videocore-v3d", "defmt"),
-    ("baregpu-nvidia-tesla", "defmt"),
-    ("baregpu-ati-ctm", "defmt"),
-    ("baregpu-dpp-asm", "defmt"),
-    ("baregpu-evergreen-asm", "defmt"),
-    ("baregpu-falcon-asm", "defmt"),
-    ("baregpu-qpu-asm", "defmt"),
-    ("baregpu-vc4-validate", "defmt"),
-    ("api-check", "defmt"),
-];
-
-/// `cargo check -p <crate> --features <defmt...> --target x86_64-unknown-none`.
-fn defmt_check(krate: &str, features: &str) -> Command {
+/// `api-check` with `defmt`: every public error type of the listed crates must be
+/// `defmt::Format` (the check fails on one that is not). That each crate's own `defmt` feature
+/// forwards to its dependencies' is a manifest rule, kept by a test below
+/// (`defmt_features_forward_to_every_dependency_that_has_one`), not a build per crate.
+fn api_check_defmt() -> Command {
     let mut cmd = cargo();
-    cmd.args(["check", "-p", krate, "--features", features, "--target", "x86_64-unknown-none"]);
+    cmd.args([
+        "check",
+        "-p",
+        "api-check",
+        "--features",
+        "defmt",
+        "--target",
+        BARE_METAL_TARGETS[0],
+    ]);
     cmd
 }
 
@@ -878,18 +871,16 @@ fn test_job() -> ExitCode {
         }
     });
 
-    // 3. Library crates build for bare-metal targets, with defmt, and for the kernel target.
-    // (The built-in bare-metal targets are built by the MSRV build of `publish_checks`.)
-    tally.phase("no_std and defmt builds", |tally| {
-        let ok = run("no_std build for x86_64-target.json", &mut bare_metal_build(None));
-        tally.check("no-std-build-x86_64-target.json", ok);
-        for (krate, features) in DEFMT_CRATES {
-            let ok = run(
-                &format!("{krate} with --features {features} for x86_64-unknown-none"),
-                &mut defmt_check(krate, features),
-            );
-            tally.check(&format!("defmt-build-{krate}"), ok);
-        }
+    // 3. The public error types are `defmt::Format`, and the published crates' documentation
+    // builds. (The no_std crates are type-checked for both bare-metal targets by the MSRV
+    // check of `publish_checks`, built by the outside-crate build and the QEMU images, the
+    // kernel JSON target among them.)
+    tally.phase("defmt and doc builds", |tally| {
+        let ok = run(
+            &format!("api-check with --features defmt for {}", BARE_METAL_TARGETS[0]),
+            &mut api_check_defmt(),
+        );
+        tally.check("defmt-api-check", ok);
         for (i, t) in BARE_METAL_TARGETS.iter().enumerate() {
             let crates = if i == 0 { PUBLISHED_CRATES } else { TARGET_DEPENDENT_CRATES };
             let ok = run(
@@ -1016,18 +1007,21 @@ fn test_job() -> ExitCode {
 /// targets (the nightly pin is for the test kernel only), then packaged as crates.io would
 /// receive them and verified.
 fn publish_checks(tally: &mut Tally) {
-    tally.phase("MSRV builds", |tally| match declared_rust_version() {
+    tally.phase("MSRV check", |tally| match declared_rust_version() {
         Some(version) => {
             let ok = run(
-                &format!("no_std crates with Rust {version} for {}", BARE_METAL_TARGETS.join(", ")),
-                &mut msrv_build(&version),
+                &format!(
+                    "no_std crates with Rust {version} for {} (check)",
+                    BARE_METAL_TARGETS.join(", ")
+                ),
+                &mut msrv_check(&version),
             );
             tally.check(&format!("msrv-{version}"), ok);
         }
         None => tally.check("rust-version declared in Cargo.toml", false),
     });
     tally.phase("packaging", |tally| {
-        let ok = run("cargo package (published crates, verified)", &mut package_crates());
+        let ok = run("cargo package (published crates)", &mut package_crates());
         tally.check("cargo-package", ok);
     });
     tally.phase("outside-crate build", outside_build);
@@ -1137,6 +1131,55 @@ fn main() -> ExitCode {
 mod tests {
     use super::parse_libtest;
     use std::path::{Path, PathBuf};
+
+    /// Where a workspace crate's `defmt` feature does not forward to a dependency (a workspace
+    /// crate) that has one, in `cargo metadata` JSON: "crate -> dependency" per gap. Without
+    /// forwarding, the crate's `defmt::Format` derives compile only when something else
+    /// happens to enable the dependency's feature.
+    fn defmt_forwarding_gaps(metadata: &serde_json::Value) -> Vec<String> {
+        let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+        let has_defmt = |name: &str| {
+            packages.iter().any(|p| p["name"] == name && p["features"].get("defmt").is_some())
+        };
+        let mut gaps = Vec::new();
+        for p in &packages {
+            let Some(defmt) = p["features"]["defmt"].as_array() else { continue };
+            let enables = |entry: &str| defmt.iter().any(|f| f.as_str() == Some(entry));
+            for d in p["dependencies"].as_array().into_iter().flatten() {
+                let Some(package) = d["name"].as_str() else { continue };
+                // Normal dependencies only (`kind` null); dev- and build-dependencies are not
+                // part of what a user's build enables.
+                if !d["kind"].is_null() || !has_defmt(package) {
+                    continue;
+                }
+                let name = d["rename"].as_str().unwrap_or(package);
+                if !enables(&format!("{name}/defmt")) && !enables(&format!("{name}?/defmt")) {
+                    gaps.push(format!("{} -> {name}", p["name"].as_str().unwrap_or("?")));
+                }
+            }
+        }
+        gaps
+    }
+
+    #[test]
+    fn defmt_features_forward_to_every_dependency_that_has_one() {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(super::repo_root())
+            .args(["metadata", "--no-deps", "--format-version", "1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(defmt_forwarding_gaps(&metadata), Vec::<String>::new());
+        // The rule finds a gap: a crate whose `defmt` forgets its dependency's.
+        let gap = serde_json::json!({"packages": [
+            {"name": "a", "features": {"defmt": ["dep:defmt"]},
+             "dependencies": [{"name": "b", "kind": null}, {"name": "c", "kind": "dev"}]},
+            {"name": "b", "features": {"defmt": []}, "dependencies": []},
+            {"name": "c", "features": {"defmt": []}, "dependencies": []},
+        ]});
+        assert_eq!(defmt_forwarding_gaps(&gap), ["a -> b"]);
+    }
 
     #[test]
     fn runner_summary_is_found_at_the_end() {

@@ -7,9 +7,15 @@ use baregpu_platform::pci::Ecam;
 use core::cell::RefCell;
 use core::ptr::NonNull;
 
-/// A window of `buses` buses of 4 KiB function spaces, all-ones (no function).
+/// A window of `buses` buses of 4 KiB function spaces, none with a function: each space's
+/// ID dword reads all-ones, as an absent function's does (a scan reads nothing else of it).
+/// Zeroed memory and 256 ID dwords per bus, not 1 MiB filled dword by dword: 12 s under Miri.
 fn window(buses: usize) -> &'static mut [u32] {
-    Box::leak(vec![u32::MAX; buses << 18].into_boxed_slice())
+    let memory = Box::leak(vec![0u32; buses << 18].into_boxed_slice());
+    for id in memory.iter_mut().step_by(4096 / 4) {
+        *id = u32::MAX;
+    }
+    memory
 }
 
 /// Byte offset of a function's space in a window starting at bus `first`.
