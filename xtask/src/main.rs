@@ -287,6 +287,36 @@ fn main_job() -> ExitCode {
     }
 }
 
+/// [`qemu_runner`] as the test run starts it: with the workspace build's lint wrapper, so
+/// the runner is the one that build made (the runner drops the wrapper for its image builds).
+fn test_run_qemu_runner(what: &str) -> Command {
+    with_workspace_lints(qemu_runner(what)).unwrap_or_else(|| qemu_runner(what))
+}
+
+/// `cmd` under `nice -n 19`: it runs on the cores other work leaves idle (its children, the
+/// compilers, inherit the priority). As is where `nice` is missing.
+fn at_idle_priority(cmd: &Command) -> Command {
+    let has_nice = Command::new("nice").arg("true").status().is_ok_and(|s| s.success());
+    let mut wrapped = if has_nice {
+        let mut c = Command::new("nice");
+        c.args(["-n", "19"]).arg(cmd.get_program());
+        c
+    } else {
+        Command::new(cmd.get_program())
+    };
+    wrapped.args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => wrapped.env(key, v),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
+}
+
 /// `cargo run -p qemu-runner -- <what>`.
 fn qemu_runner(what: &str) -> Command {
     let mut cmd = cargo();
@@ -328,30 +358,33 @@ const FUZZ_TARGETS: &[&str] = &[
 /// run them longer).
 const FUZZ_SMOKE_SECONDS: u32 = 5;
 
-/// Build every fuzz target once (cargo-fuzz: libFuzzer, AddressSanitizer, debug assertions),
-/// then run each from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`], one target per
-/// core at a time; one check per target. Skipped, with a notice, when cargo-fuzz is not installed (`scripts/setup.sh`
-/// installs it).
-fn fuzz_smoke(tally: &mut Tally) {
+/// Build every fuzz target once (cargo-fuzz: libFuzzer, AddressSanitizer, debug assertions);
+/// the directory of the executables, or `None` when the build failed or cargo-fuzz is not
+/// installed (skipped with a notice: `scripts/setup.sh` installs it).
+fn fuzz_build(tally: &mut Tally) -> Option<PathBuf> {
     let installed = cargo().args(["fuzz", "--version"]).output().is_ok_and(|o| o.status.success());
     if !installed {
         eprintln!(
             "xtask: cargo-fuzz is not installed (scripts/setup.sh installs it): fuzz smoke skipped"
         );
-        return;
+        return None;
     }
     let fuzz = repo_root().join("fuzz");
-    let started = Instant::now();
     let built = run(
         "cargo fuzz build -a (all targets, once)",
         cargo().current_dir(&fuzz).args(["fuzz", "build", "--debug-assertions"]),
     );
     tally.check("fuzz-build", built);
-    if !built {
-        return;
-    }
-    let bin = fuzz.join("target/x86_64-unknown-linux-gnu/release");
+    built.then(|| fuzz.join("target/x86_64-unknown-linux-gnu/release"))
+}
+
+/// Run each fuzz target in `bin` from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`],
+/// `jobs` targets at a time (libFuzzer runs a target on one core); whether each passed, in
+/// [`FUZZ_TARGETS`] order. Takes no tally, so it can run beside Miri.
+fn fuzz_runs(bin: &Path, jobs: usize) -> Vec<bool> {
+    let fuzz = repo_root().join("fuzz");
     let scratch = repo_root().join("target/fuzz-smoke");
+    let started = Instant::now();
     let fuzz_one = |t: &str| {
         // New inputs go to a scratch corpus (the first directory): the seeds stay as checked in.
         let work = scratch.join(t);
@@ -370,9 +403,7 @@ fn fuzz_smoke(tally: &mut Tally) {
                 .stderr(Stdio::null()),
         )
     };
-    // libFuzzer runs one target on one core: one target per core at a time gives each its
-    // full FUZZ_SMOKE_SECONDS of a core, in a fraction of the wall time.
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get()).min(FUZZ_TARGETS.len());
+    let jobs = jobs.clamp(1, FUZZ_TARGETS.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<(usize, bool)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..jobs)
@@ -394,10 +425,8 @@ fn fuzz_smoke(tally: &mut Tally) {
     for (i, ok) in results {
         passed[i] = ok;
     }
-    for (t, ok) in FUZZ_TARGETS.iter().zip(passed) {
-        tally.check(&format!("fuzz-{t}"), ok);
-    }
-    eprintln!("xtask: fuzz smoke took {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!("xtask: fuzz runs took {:.1} s", started.elapsed().as_secs_f64());
+    passed
 }
 
 /// `cargo miri test` on the crates with `unsafe` (DMA regions, barriers, the device model's
@@ -747,17 +776,25 @@ struct TestBinary {
     package_dir: PathBuf,
 }
 
-/// Build every test target of the workspace once (`cargo test --workspace --no-run`) and list
-/// the executables. The pacing reruns run these again instead of `cargo test -p ...`, whose
-/// smaller package selection unifies features differently and rebuilt the register crate and
-/// everything above it.
+/// Build every target of the workspace once (`cargo test --workspace --no-run --all-targets`),
+/// linted as it compiles, and list the test executables. The pacing reruns run these again
+/// instead of `cargo test -p ...`, whose smaller package selection unifies features
+/// differently and rebuilt the register crate and everything above it.
+///
+/// The lints: clippy's driver is the workspace's rustc wrapper ([`with_workspace_lints`], what
+/// `cargo clippy` sets), so each workspace target is linted in the compile that builds it,
+/// and no second type-check of the workspace (and of every dependency, in check mode) is
+/// needed. Any warning fails the `clippy` check, as `cargo clippy -- -D warnings` would; the
+/// tests still run.
 fn build_workspace_tests(tally: &mut Tally) -> Vec<TestBinary> {
-    eprintln!("xtask: cargo test --workspace --no-run");
-    let out = cargo()
-        .args(["test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output();
+    eprintln!("xtask: cargo test --workspace --no-run --all-targets (linted by clippy's driver)");
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace", "--no-run", "--all-targets", "--message-format=json"]);
+    let Some(mut cmd) = with_workspace_lints(cmd) else {
+        tally.check("clippy-driver installed (rustup component clippy)", false);
+        return Vec::new();
+    };
+    let out = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).output();
     let out = match out {
         Ok(out) => out,
         Err(e) => {
@@ -766,9 +803,53 @@ fn build_workspace_tests(tally: &mut Tally) -> Vec<TestBinary> {
             return Vec::new();
         }
     };
-    let binaries = test_binaries(&String::from_utf8_lossy(&out.stdout));
+    let messages = String::from_utf8_lossy(&out.stdout);
+    let warnings = compiler_warnings(&messages);
     tally.check("workspace-test-build", out.status.success());
-    binaries
+    tally.check("clippy", warnings == 0 && out.status.success());
+    test_binaries(&messages)
+}
+
+/// `cmd` with clippy's driver as the rustc wrapper of workspace members (the driver beside
+/// the running toolchain's cargo, else `rustup which clippy-driver`); `None` when there is
+/// none. Every cargo command of the test run that compiles in the workspace's host target
+/// directory goes through here: the wrapper is part of the artifacts' identity, so a command
+/// without it would build the workspace again.
+fn with_workspace_lints(mut cmd: Command) -> Option<Command> {
+    let beside_cargo = std::env::var_os("CARGO")
+        .map(|cargo| Path::new(&cargo).with_file_name("clippy-driver"))
+        .filter(|p| p.is_file());
+    let driver = beside_cargo.or_else(|| {
+        let out = Command::new("rustup").args(["which", "clippy-driver"]).output().ok()?;
+        let path = String::from_utf8(out.stdout).ok()?;
+        out.status.success().then(|| PathBuf::from(path.trim()))
+    })?;
+    cmd.env(WORKSPACE_WRAPPER_ENV, driver);
+    Some(cmd)
+}
+
+/// Cargo's variable for a rustc wrapper applied to workspace members only.
+const WORKSPACE_WRAPPER_ENV: &str = "RUSTC_WORKSPACE_WRAPPER";
+
+/// The warnings and errors among cargo's JSON messages (`compiler-message`), each printed as
+/// rustc rendered it; the summaries ("N warnings emitted") have no code and no span and are
+/// not counted.
+fn compiler_warnings(messages: &str) -> usize {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-message")
+        .filter(|m| {
+            let d = &m["message"];
+            if let Some(rendered) = d["rendered"].as_str() {
+                eprint!("{rendered}");
+            }
+            let level = d["level"].as_str().unwrap_or("");
+            let located =
+                !d["code"].is_null() || d["spans"].as_array().is_some_and(|s| !s.is_empty());
+            (level == "warning" || level.starts_with("error")) && located
+        })
+        .count()
 }
 
 /// The test executables in cargo's JSON messages (`compiler-artifact`, test profile).
@@ -844,12 +925,34 @@ fn test_job() -> ExitCode {
     // 2. Host unit, integration and doc tests of the whole workspace, and the host-testable
     //    parts of the bare-metal images (own packages, outside the workspace).
     let binaries = tally.phase("workspace build", build_workspace_tests);
+    // The QEMU images (test kernels, Pi image and card, the bootloader example's disk-image
+    // tool, the model server) build in the background from here on, at the lowest CPU
+    // priority: on the cores the phases below leave idle (test runs, one-package builds,
+    // link steps). The QEMU cases wait for them; what is left then is its own phase row.
+    let images_log = repo_root().join("target/qemu-images.log");
+    let images = std::thread::spawn({
+        let log = images_log.clone();
+        move || -> std::io::Result<bool> {
+            let started = Instant::now();
+            let out = std::fs::File::create(&log)?;
+            let status = at_idle_priority(&test_run_qemu_runner("images"))
+                .stdout(out.try_clone()?)
+                .stderr(out)
+                .status()?;
+            eprintln!(
+                "xtask: the QEMU images built in the background in {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+            Ok(status.success())
+        }
+    });
     tally.phase("workspace tests", |tally| {
-        cargo_tests(
-            tally,
-            "cargo test --workspace",
-            cargo().args(["test", "--workspace", "--no-fail-fast"]),
-        );
+        let mut test = cargo();
+        test.args(["test", "--workspace", "--no-fail-fast"]);
+        match with_workspace_lints(test) {
+            Some(mut test) => cargo_tests(tally, "cargo test --workspace", &mut test),
+            None => tally.check("cargo test --workspace", false),
+        }
         cargo_tests(
             tally,
             "cargo test (qemu-tests/rpi, host)",
@@ -892,24 +995,23 @@ fn test_job() -> ExitCode {
     });
     publish_checks(&mut tally);
 
-    // 4. Hostile input: a short fuzz of every target, and Miri on the unsafe core.
-    tally.phase("fuzz smoke", fuzz_smoke);
-    // Miri interprets on one core: the QEMU images (test kernels, Pi image and card, the
-    // bootloader example's disk-image tool, the model server) build beside it on the other.
-    tally.phase("Miri, beside the QEMU image builds", |tally| {
-        let log = repo_root().join("target/qemu-images.log");
-        let images = std::thread::spawn({
-            let log = log.clone();
-            move || -> std::io::Result<bool> {
-                let out = std::fs::File::create(&log)?;
-                let status = qemu_runner("images").stdout(out.try_clone()?).stderr(out).status()?;
-                Ok(status.success())
-            }
-        });
+    // 4. Hostile input: a short fuzz of every target, and Miri on the unsafe core. Miri
+    // interprets on one core: the fuzz targets run beside it on the other, one at a time.
+    let fuzz_bin = tally.phase("fuzz build", fuzz_build);
+    tally.phase("Miri, beside the fuzz runs", |tally| {
+        let fuzzing = fuzz_bin.map(|bin| std::thread::spawn(move || fuzz_runs(&bin, 1)));
         miri_tests(tally);
+        if let Some(fuzzing) = fuzzing {
+            let passed = fuzzing.join().unwrap_or_default();
+            for (i, t) in FUZZ_TARGETS.iter().enumerate() {
+                tally.check(&format!("fuzz-{t}"), passed.get(i).copied().unwrap_or(false));
+            }
+        }
+    });
+    tally.phase("QEMU image builds (the rest)", |tally| {
         let built = images.join().is_ok_and(|r| matches!(r, Ok(true)));
         if !built {
-            eprintln!("xtask: building the QEMU images failed: see {}", log.display());
+            eprintln!("xtask: building the QEMU images failed: see {}", images_log.display());
         }
         tally.check("qemu-images", built);
     });
@@ -918,7 +1020,8 @@ fn test_job() -> ExitCode {
     // above; the runner's own build is then a no-op).
     tally.phase("QEMU cases", |tally| {
         eprintln!("xtask: qemu-runner test");
-        match qemu_runner("test").stdout(Stdio::piped()).stderr(Stdio::inherit()).output() {
+        match test_run_qemu_runner("test").stdout(Stdio::piped()).stderr(Stdio::inherit()).output()
+        {
             Ok(out) => {
                 let text = String::from_utf8_lossy(&out.stdout);
                 print!("{text}");
@@ -940,7 +1043,8 @@ fn test_job() -> ExitCode {
         }
     });
 
-    // 6. Formatting and lints.
+    // 6. Formatting, and the lints of the packages outside the workspace (the workspace is
+    // linted as it builds: `build_workspace_tests`).
     tally.phase("clippy and rustfmt", |tally| {
         let ok = run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]));
         tally.check("rustfmt", ok);
@@ -969,11 +1073,6 @@ fn test_job() -> ExitCode {
             let ok = run(&format!("cargo clippy ({name})"), &mut image_clippy(image));
             tally.check(&format!("clippy-{name}"), ok);
         }
-        let ok = run(
-            "cargo clippy",
-            cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]),
-        );
-        tally.check("clippy", ok);
     });
 
     println!();
@@ -1179,6 +1278,17 @@ mod tests {
             {"name": "c", "features": {"defmt": []}, "dependencies": []},
         ]});
         assert_eq!(defmt_forwarding_gaps(&gap), ["a -> b"]);
+    }
+
+    #[test]
+    fn lint_warnings_are_counted_from_cargos_messages_and_summaries_are_not() {
+        let lint = r#"{"reason":"compiler-message","message":{"level":"warning","code":{"code":"clippy::len_zero"},"spans":[{"line_start":1}],"rendered":"warning: len zero\n"}}"#;
+        let error = r#"{"reason":"compiler-message","message":{"level":"error","code":null,"spans":[{"line_start":2}],"rendered":"error: x\n"}}"#;
+        let summary = r#"{"reason":"compiler-message","message":{"level":"warning","code":null,"spans":[],"rendered":"warning: 1 warning emitted\n"}}"#;
+        let artifact = r#"{"reason":"compiler-artifact","profile":{"test":true}}"#;
+        let messages = [lint, error, summary, artifact, "Compiling x"].join("\n");
+        assert_eq!(super::compiler_warnings(&messages), 2);
+        assert_eq!(super::compiler_warnings(&[summary, artifact].join("\n")), 0);
     }
 
     #[test]

@@ -24,11 +24,18 @@ pub struct Images {
     pub bootloader_r5xx: Option<PathBuf>,
 }
 
+/// Cargo for the image builds. Without a rustc workspace wrapper the runner itself may run
+/// under (`cargo xtask test` builds the workspace with clippy's driver as one): the images
+/// are linted by their own clippy step, and the model server shares no artifacts with a
+/// linted build.
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cmd.current_dir(repo_root());
+    cmd.current_dir(repo_root()).env_remove(WORKSPACE_WRAPPER_ENV);
     cmd
 }
+
+/// Cargo's variable for a rustc wrapper applied to workspace members only.
+pub const WORKSPACE_WRAPPER_ENV: &str = "RUSTC_WORKSPACE_WRAPPER";
 
 fn run(what: &str, cmd: &mut Command) -> Result<(), String> {
     eprintln!("qemu-runner: building {what}");

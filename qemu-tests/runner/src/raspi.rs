@@ -140,6 +140,7 @@ pub fn build() -> Result<(PathBuf, Result<SdCard, String>), String> {
     eprintln!("qemu-runner: building the Raspberry Pi image");
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .current_dir(root.join("qemu-tests/rpi"))
+        .env_remove(crate::images::WORKSPACE_WRAPPER_ENV)
         .args([
             "build",
             "--release",
