@@ -293,13 +293,16 @@ fn test_run_qemu_runner(what: &str) -> Command {
     with_workspace_lints(qemu_runner(what)).unwrap_or_else(|| qemu_runner(what))
 }
 
-/// `cmd` under `nice -n 19`: it runs on the cores other work leaves idle (its children, the
-/// compilers, inherit the priority). As is where `nice` is missing.
+/// `cmd` in the idle scheduling class (`chrt --idle 0`, SCHED_IDLE): it runs only on cores
+/// nothing else wants, and a waking test or compiler preempts it at once (`nice -n 19` left
+/// that to the scheduler's slices and slowed the test runs by a third). Its children, the
+/// compilers, inherit the class. As is where `chrt` is missing.
 fn at_idle_priority(cmd: &Command) -> Command {
-    let has_nice = Command::new("nice").arg("true").status().is_ok_and(|s| s.success());
-    let mut wrapped = if has_nice {
-        let mut c = Command::new("nice");
-        c.args(["-n", "19"]).arg(cmd.get_program());
+    let has_chrt =
+        Command::new("chrt").args(["--idle", "0", "true"]).status().is_ok_and(|s| s.success());
+    let mut wrapped = if has_chrt {
+        let mut c = Command::new("chrt");
+        c.args(["--idle", "0"]).arg(cmd.get_program());
         c
     } else {
         Command::new(cmd.get_program())
@@ -378,10 +381,11 @@ fn fuzz_build(tally: &mut Tally) -> Option<PathBuf> {
     built.then(|| fuzz.join("target/x86_64-unknown-linux-gnu/release"))
 }
 
-/// Run each fuzz target in `bin` from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`],
-/// `jobs` targets at a time (libFuzzer runs a target on one core); whether each passed, in
+/// Run each fuzz target in `bin` from its checked-in seed corpus for [`FUZZ_SMOKE_SECONDS`]
+/// (libFuzzer runs a target on one core): `now` targets at a time, and `more` besides once
+/// `go` fires or its sender is dropped (the core Miri had); whether each passed, in
 /// [`FUZZ_TARGETS`] order. Takes no tally, so it can run beside Miri.
-fn fuzz_runs(bin: &Path, jobs: usize) -> Vec<bool> {
+fn fuzz_runs(bin: &Path, now: usize, more: usize, go: std::sync::mpsc::Receiver<()>) -> Vec<bool> {
     let fuzz = repo_root().join("fuzz");
     let scratch = repo_root().join("target/fuzz-smoke");
     let started = Instant::now();
@@ -403,21 +407,20 @@ fn fuzz_runs(bin: &Path, jobs: usize) -> Vec<bool> {
                 .stderr(Stdio::null()),
         )
     };
-    let jobs = jobs.clamp(1, FUZZ_TARGETS.len());
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(t) = FUZZ_TARGETS.get(i) else { break done };
+            done.push((i, fuzz_one(t)));
+        }
+    };
     let results: Vec<(usize, bool)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(t) = FUZZ_TARGETS.get(i) else { break done };
-                        done.push((i, fuzz_one(t)));
-                    }
-                })
-            })
-            .collect();
+        let mut workers: Vec<_> = (0..now.max(1)).map(|_| scope.spawn(work)).collect();
+        // Err: the sender is gone, which also means the core is free.
+        let _ = go.recv();
+        workers.extend((0..more).map(|_| scope.spawn(work)));
         workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
     });
     // A target whose worker died counts as failed.
@@ -926,9 +929,9 @@ fn test_job() -> ExitCode {
     //    parts of the bare-metal images (own packages, outside the workspace).
     let binaries = tally.phase("workspace build", build_workspace_tests);
     // The QEMU images (test kernels, Pi image and card, the bootloader example's disk-image
-    // tool, the model server) build in the background from here on, at the lowest CPU
-    // priority: on the cores the phases below leave idle (test runs, one-package builds,
-    // link steps). The QEMU cases wait for them; what is left then is its own phase row.
+    // tool, the model server) build in the background from here on, in the idle scheduling
+    // class: on the cores the phases below leave idle (test runs, one-package builds, link
+    // steps). The QEMU cases wait for them; what is left then is its own phase row.
     let images_log = repo_root().join("target/qemu-images.log");
     let images = std::thread::spawn({
         let log = images_log.clone();
@@ -999,8 +1002,13 @@ fn test_job() -> ExitCode {
     // interprets on one core: the fuzz targets run beside it on the other, one at a time.
     let fuzz_bin = tally.phase("fuzz build", fuzz_build);
     tally.phase("Miri, beside the fuzz runs", |tally| {
-        let fuzzing = fuzz_bin.map(|bin| std::thread::spawn(move || fuzz_runs(&bin, 1)));
+        // One target at a time beside Miri, then one per core.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (miri_done, go) = std::sync::mpsc::channel();
+        let fuzzing =
+            fuzz_bin.map(|bin| std::thread::spawn(move || fuzz_runs(&bin, 1, cores - 1, go)));
         miri_tests(tally);
+        let _ = miri_done.send(());
         if let Some(fuzzing) = fuzzing {
             let passed = fuzzing.join().unwrap_or_default();
             for (i, t) in FUZZ_TARGETS.iter().enumerate() {
