@@ -287,24 +287,6 @@ fn main_job() -> ExitCode {
     }
 }
 
-/// Build the QEMU runner as [`test_run_qemu_runner`] runs it (same package selection, same
-/// lint wrapper) and return its executable; `None`, after a failed check, when that fails.
-fn build_qemu_runner(tally: &mut Tally) -> Option<PathBuf> {
-    eprintln!("xtask: cargo build -p qemu-runner");
-    let mut cmd = cargo();
-    cmd.args(["build", "-p", "qemu-runner", "--message-format=json-render-diagnostics"]);
-    let out = with_workspace_lints(cmd)?.stdout(Stdio::piped()).stderr(Stdio::inherit()).output();
-    let runner = out.ok().filter(|o| o.status.success()).and_then(|o| {
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "qemu-runner")
-            .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-    });
-    tally.check("qemu-runner-build", runner.is_some());
-    runner
-}
-
 /// [`qemu_runner`] as the test run starts it: with the workspace build's lint wrapper, so
 /// the runner is the one that build made (the runner drops the wrapper for its image builds).
 fn test_run_qemu_runner(what: &str) -> Command {
@@ -945,24 +927,21 @@ fn test_job() -> ExitCode {
 
     // 2. Host unit, integration and doc tests of the whole workspace, and the host-testable
     //    parts of the bare-metal images (own packages, outside the workspace).
+    let binaries = tally.phase("workspace build", build_workspace_tests);
     // The QEMU images (test kernels, Pi image and card, the bootloader example's disk-image
     // tool, the model server) build in the background from here on, in the idle scheduling
-    // class: on the cores the phases below leave idle (the workspace build's serial tail, test
-    // runs, one-package builds, link steps). The runner that builds them is built first, as
-    // `cargo run -p qemu-runner` builds it (the QEMU cases then find it fresh), and run
-    // directly: `cargo run` would wait for the workspace build's lock on the target directory.
-    // The QEMU cases wait for the images; what is left then is its own phase row.
-    let runner = tally.phase("QEMU runner build", build_qemu_runner);
+    // class: on the cores the phases below leave idle (test runs, one-package builds, link
+    // steps). The QEMU cases wait for them; what is left then is its own phase row.
     let images_log = repo_root().join("target/qemu-images.log");
     let images = std::thread::spawn({
         let log = images_log.clone();
         move || -> std::io::Result<bool> {
-            let Some(runner) = runner else { return Ok(false) };
             let started = Instant::now();
             let out = std::fs::File::create(&log)?;
-            let mut build = Command::new(runner);
-            build.current_dir(repo_root()).arg("images");
-            let status = at_idle_priority(&build).stdout(out.try_clone()?).stderr(out).status()?;
+            let status = at_idle_priority(&test_run_qemu_runner("images"))
+                .stdout(out.try_clone()?)
+                .stderr(out)
+                .status()?;
             eprintln!(
                 "xtask: the QEMU images built in the background in {:.1} s",
                 started.elapsed().as_secs_f64()
@@ -970,7 +949,6 @@ fn test_job() -> ExitCode {
             Ok(status.success())
         }
     });
-    let binaries = tally.phase("workspace build", build_workspace_tests);
     tally.phase("workspace tests", |tally| {
         let mut test = cargo();
         test.args(["test", "--workspace", "--no-fail-fast"]);
