@@ -115,13 +115,16 @@ fn stable_cargo(version: &str) -> Command {
 /// Type-check the no_std crates with the stable toolchain of the declared `rust-version`
 /// (`scripts/setup.sh` installs it) for both bare-metal targets in one invocation, every
 /// feature on (each register and ring family, `defmt`, both platforms): the MSRV and no_std
-/// check of every feature combination users enable together. A check, not a build: code is
-/// generated for these targets by the outside-crate build (the packages, with this toolchain)
-/// and the QEMU images.
+/// check of every feature combination users enable together. `api-check` with them: with
+/// `defmt` on, it fails on a public error type that is not `defmt::Format`. That each
+/// crate's own `defmt` feature forwards to its dependencies' is a manifest rule, kept by an
+/// xtask test (`defmt_features_forward_to_every_dependency_that_has_one`), not a build per
+/// crate. A check, not a build: code is generated for these targets by the outside-crate
+/// build (the packages, with this toolchain) and the QEMU images.
 fn msrv_check(version: &str) -> Command {
     let mut cmd = stable_cargo(version);
     cmd.current_dir(repo_root()).arg("check");
-    for c in NO_STD_CRATES {
+    for c in NO_STD_CRATES.iter().chain(&["api-check"]) {
         cmd.args(["-p", c]);
     }
     cmd.args(["--all-features", "--target-dir", "target/msrv"]);
@@ -183,24 +186,6 @@ fn doc_build(target: &str, crates: &[&str]) -> Command {
         cmd.args(["-p", c]);
     }
     cmd.env("RUSTDOCFLAGS", "-D warnings --cfg docsrs");
-    cmd
-}
-
-/// `api-check` with `defmt`: every public error type of the listed crates must be
-/// `defmt::Format` (the check fails on one that is not). That each crate's own `defmt` feature
-/// forwards to its dependencies' is a manifest rule, kept by a test below
-/// (`defmt_features_forward_to_every_dependency_that_has_one`), not a build per crate.
-fn api_check_defmt() -> Command {
-    let mut cmd = cargo();
-    cmd.args([
-        "check",
-        "-p",
-        "api-check",
-        "--features",
-        "defmt",
-        "--target",
-        BARE_METAL_TARGETS[0],
-    ]);
     cmd
 }
 
@@ -977,16 +962,10 @@ fn test_job() -> ExitCode {
         }
     });
 
-    // 3. The public error types are `defmt::Format`, and the published crates' documentation
-    // builds. (The no_std crates are type-checked for both bare-metal targets by the MSRV
-    // check of `publish_checks`, built by the outside-crate build and the QEMU images, the
-    // kernel JSON target among them.)
-    tally.phase("defmt and doc builds", |tally| {
-        let ok = run(
-            &format!("api-check with --features defmt for {}", BARE_METAL_TARGETS[0]),
-            &mut api_check_defmt(),
-        );
-        tally.check("defmt-api-check", ok);
+    // 3. The published crates' documentation builds. (The no_std crates are type-checked for
+    // both bare-metal targets, `defmt` on, by the MSRV check of `publish_checks`, built by the
+    // outside-crate build and the QEMU images, the kernel JSON target among them.)
+    tally.phase("doc builds", |tally| {
         for (i, t) in BARE_METAL_TARGETS.iter().enumerate() {
             let crates = if i == 0 { PUBLISHED_CRATES } else { TARGET_DEPENDENT_CRATES };
             let ok = run(
@@ -1118,7 +1097,7 @@ fn publish_checks(tally: &mut Tally) {
         Some(version) => {
             let ok = run(
                 &format!(
-                    "no_std crates with Rust {version} for {} (check)",
+                    "no_std crates and api-check with Rust {version} for {} (check)",
                     BARE_METAL_TARGETS.join(", ")
                 ),
                 &mut msrv_check(&version),
@@ -1160,19 +1139,20 @@ fn outside_build(tally: &mut Tally) {
             return;
         }
     };
+    // Both targets in one invocation: their builds share the cores and the host's proc-macros.
+    let mut kernel = stable_cargo(&version);
+    kernel.current_dir(&dir).args(["build", "-p", "outside-kernel"]);
     for t in BARE_METAL_TARGETS {
-        let ok = run(
-            &format!("outside kernel with Rust {version} for {t} (target/outside)"),
-            stable_cargo(&version).current_dir(&dir).args([
-                "build",
-                "-p",
-                "outside-kernel",
-                "--target",
-                t,
-            ]),
-        );
-        tally.check(&format!("outside-kernel-{t}"), ok);
+        kernel.args(["--target", t]);
     }
+    let ok = run(
+        &format!(
+            "outside kernel with Rust {version} for {} (target/outside)",
+            BARE_METAL_TARGETS.join(", ")
+        ),
+        &mut kernel,
+    );
+    tally.check("outside-kernel", ok);
     // The packaged library unit tests, integration tests and doctests (tests that drive an
     // unpublished crate, such as a device model, live in `tests/` files excluded from the
     // package), in one invocation so the builds share both cores.
