@@ -279,9 +279,10 @@ fn test_run_qemu_runner(what: &str) -> Command {
 }
 
 /// `cmd` in the idle scheduling class (`chrt --idle 0`, SCHED_IDLE): it runs only on cores
-/// nothing else wants, and a waking test or compiler preempts it at once (`nice -n 19` left
-/// that to the scheduler's slices and slowed the test runs by a third). Its children, the
-/// compilers, inherit the class. As is where `chrt` is missing.
+/// nothing else wants, and a waking test or compiler preempts it. Its children, the
+/// compilers, inherit the class. What runs beside it still slows (shared caches and memory:
+/// the test runs take about a third longer), less than the whole run gains. As is where
+/// `chrt` is missing.
 fn at_idle_priority(cmd: &Command) -> Command {
     let has_chrt =
         Command::new("chrt").args(["--idle", "0", "true"]).status().is_ok_and(|s| s.success());
