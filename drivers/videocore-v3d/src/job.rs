@@ -274,6 +274,37 @@ impl TileLayout {
     }
 }
 
+/// The least bytes each buffer of a job ([`JobMemory`]) takes: what [`build`] checks the
+/// buffers against, for the caller to allocate them by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct JobBufferSizes {
+    /// [`list_buffer_bytes`] of [`BINNING_LIST_BYTES`].
+    pub binning_list: usize,
+    /// [`list_buffer_bytes`] of [`rendering_list_bytes`].
+    pub rendering_list: usize,
+    /// [`TileLayout::tile_allocation_bytes`] (more gives the binner room before OUTOMEM).
+    pub tile_allocation: usize,
+    /// [`TileLayout::tile_state_bytes`].
+    pub tile_state: usize,
+    /// [`vertex_buffer_bytes`].
+    pub vertices: usize,
+}
+
+impl JobBufferSizes {
+    /// The sizes for a frame of `tiles` and `vertices` vertices of `varyings` varyings each
+    /// (three vertices per triangle).
+    pub fn of(tiles: TileLayout, vertices: usize, varyings: usize) -> JobBufferSizes {
+        JobBufferSizes {
+            binning_list: list_buffer_bytes(BINNING_LIST_BYTES),
+            rendering_list: list_buffer_bytes(rendering_list_bytes(tiles.tiles())),
+            tile_allocation: tiles.tile_allocation_bytes(),
+            tile_state: tiles.tile_state_bytes(),
+            vertices: vertex_buffer_bytes(vertices, varyings),
+        }
+    }
+}
+
 /// Bytes the shader record and `vertices` vertices with `varyings` varyings take.
 pub const fn vertex_buffer_bytes(vertices: usize, varyings: usize) -> usize {
     SHADER_RECORD_BYTES + vertices * (VERTEX_HEADER_WORDS + varyings) * 4
@@ -480,12 +511,12 @@ pub fn build(job: &RenderJob<'_>, memory: &JobMemory<'_>) -> Result<BuiltJob, Jo
         return Err(JobError::TooManyVaryings { varyings: job.varyings });
     }
     let vertex_count = job.triangles.len() * 3;
-    need(JobBuffer::BinningList, memory.binning_list, list_buffer_bytes(BINNING_LIST_BYTES))?;
-    let rendering = list_buffer_bytes(rendering_list_bytes(tiles.tiles()));
-    need(JobBuffer::RenderingList, memory.rendering_list, rendering)?;
-    need(JobBuffer::TileAllocation, memory.tile_allocation, tiles.tile_allocation_bytes())?;
-    need(JobBuffer::TileState, memory.tile_state, tiles.tile_state_bytes())?;
-    need(JobBuffer::Vertices, memory.vertices, vertex_buffer_bytes(vertex_count, job.varyings))?;
+    let sizes = JobBufferSizes::of(tiles, vertex_count, job.varyings);
+    need(JobBuffer::BinningList, memory.binning_list, sizes.binning_list)?;
+    need(JobBuffer::RenderingList, memory.rendering_list, sizes.rendering_list)?;
+    need(JobBuffer::TileAllocation, memory.tile_allocation, sizes.tile_allocation)?;
+    need(JobBuffer::TileState, memory.tile_state, sizes.tile_state)?;
+    need(JobBuffer::Vertices, memory.vertices, sizes.vertices)?;
     aligned(JobBuffer::TileState, memory.tile_state, RECORD_ALIGN)?;
     aligned(JobBuffer::Vertices, memory.vertices, RECORD_ALIGN)?;
     let (ta, ta_size) = region(memory.tile_allocation);

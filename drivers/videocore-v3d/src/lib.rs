@@ -83,8 +83,8 @@ pub use error::{
 };
 pub use identity::{Identity, TileBufferSize};
 pub use job::{
-    BuiltJob, ColorFormat, FragmentShader, Framebuffer, JobMemory, ListRange, NvVertex, RenderJob,
-    TileLayout, UntrustedJob, UntrustedMemory,
+    BuiltJob, ColorFormat, FragmentShader, Framebuffer, JobBufferSizes, JobMemory, ListRange,
+    NvVertex, RenderJob, TileLayout, UntrustedJob, UntrustedMemory,
 };
 pub use pool::OverflowPool;
 pub use program::{SRQ_DEPTH, UserProgram};

@@ -38,12 +38,10 @@ use baregpu_hal::dma::{DmaAllocator, DmaError, DmaLayout, DmaRegion};
 use baregpu_platform::dma::{BumpDma, PoolError};
 use baregpu_qpu_asm::programs;
 use baregpu_qpu_asm::{AsmError, BuildError as QpuBuildError};
-use baregpu_videocore_v3d::job::{
-    BINNING_LIST_BYTES, list_buffer_bytes, rendering_list_bytes, vertex_buffer_bytes,
-};
 use baregpu_videocore_v3d::{
-    ColorFormat, FragmentShader, Framebuffer, InitError, JobError, JobMemory, NvVertex,
-    OverflowPool, RenderJob, SubmitError, TileLayout, UserProgram, V3d, V3dConfig, WaitError,
+    ColorFormat, FragmentShader, Framebuffer, InitError, JobBufferSizes, JobError, JobMemory,
+    NvVertex, OverflowPool, RenderJob, SubmitError, TileLayout, UserProgram, V3d, V3dConfig,
+    WaitError,
 };
 
 use crate::framebuffer::{Framebuffer as FirmwareFramebuffer, Rgb};
@@ -247,11 +245,12 @@ pub fn render_scene(
     let (x0, x1, x2) = (w as f32 / 4.0, w as f32 / 2.0, w as f32 * 3.0 / 4.0);
     let (y0, y1) = (h as f32 / 4.0, h as f32 * 3.0 / 4.0);
     let triangle = [NvVertex::at(x0, y1), NvVertex::at(x2, y1), NvVertex::at(x1, y0)];
-    let binning_list = take(dma, list_buffer_bytes(BINNING_LIST_BYTES), 16)?;
-    let rendering_list = take(dma, list_buffer_bytes(rendering_list_bytes(layout.tiles())), 16)?;
-    let tile_allocation = take(dma, layout.tile_allocation_bytes(), 4096)?;
-    let tile_state = take(dma, layout.tile_state_bytes(), 16)?;
-    let vertices = take(dma, vertex_buffer_bytes(3, 0), 16)?;
+    let sizes = JobBufferSizes::of(layout, triangle.len(), 0);
+    let binning_list = take(dma, sizes.binning_list, 16)?;
+    let rendering_list = take(dma, sizes.rendering_list, 16)?;
+    let tile_allocation = take(dma, sizes.tile_allocation, 4096)?;
+    let tile_state = take(dma, sizes.tile_state, 16)?;
+    let vertices = take(dma, sizes.vertices, 16)?;
     let memory = JobMemory {
         binning_list: &binning_list,
         rendering_list: &rendering_list,

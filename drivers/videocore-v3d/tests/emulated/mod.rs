@@ -10,7 +10,7 @@ use std::time::Duration;
 use baregpu_qpu_asm::programs;
 use baregpu_videocore_v3d::hal::RegisterIo;
 use baregpu_videocore_v3d::hal::dma::{DmaBuffer, DmaLayout, DmaRegion};
-use baregpu_videocore_v3d::job::{self, TileLayout};
+use baregpu_videocore_v3d::job::{JobBufferSizes, TileLayout};
 use baregpu_videocore_v3d::{
     ColorFormat, FragmentShader, Framebuffer, JobMemory, NvVertex, OverflowPool, RenderJob,
     UserProgram, V3d, V3dConfig,
@@ -115,12 +115,13 @@ impl<'a> JobBuffers<'a> {
         tile_alloc: usize,
     ) -> Self {
         let tiles = TileLayout::of(w, h).expect("tiles");
+        let sizes = JobBufferSizes::of(tiles, triangles * 3, varyings);
         JobBuffers {
-            binning: alloc(gpu, job::list_buffer_bytes(job::BINNING_LIST_BYTES)),
-            rendering: alloc(gpu, job::list_buffer_bytes(job::rendering_list_bytes(tiles.tiles()))),
-            tile_allocation: alloc(gpu, tile_alloc.max(tiles.tile_allocation_bytes())),
-            tile_state: alloc(gpu, tiles.tile_state_bytes()),
-            vertices: alloc(gpu, job::vertex_buffer_bytes(triangles * 3, varyings)),
+            binning: alloc(gpu, sizes.binning_list),
+            rendering: alloc(gpu, sizes.rendering_list),
+            tile_allocation: alloc(gpu, tile_alloc.max(sizes.tile_allocation)),
+            tile_state: alloc(gpu, sizes.tile_state),
+            vertices: alloc(gpu, sizes.vertices),
         }
     }
 

@@ -23,9 +23,7 @@ use baregpu_hal::pci;
 use baregpu_hal::time::poll_until;
 use baregpu_qpu_asm::programs;
 use baregpu_videocore_v3d::gpu::GpuQueue;
-use baregpu_videocore_v3d::job::{
-    BINNING_LIST_BYTES, TileLayout, list_buffer_bytes, rendering_list_bytes, vertex_buffer_bytes,
-};
+use baregpu_videocore_v3d::job::{JobBufferSizes, TileLayout};
 use baregpu_videocore_v3d::regs::v3d::{V3D_IDENT0, V3D_IDENT1, V3D_IDENT2};
 use baregpu_videocore_v3d::{
     Bar, ColorFormat, FenceError, FenceFailure, FenceStatus, FragmentShader, Framebuffer, Identity,
@@ -187,13 +185,14 @@ impl JobBuffers {
     fn for_scene(kernel: &Kernel, scene: &Scene) -> Result<JobBuffers, CaseError> {
         let tiles =
             check("tile layout", TileLayout::of(u32::from(scene.width), u32::from(scene.height)))?;
+        // The driver's sizes for the buffers (lists are stored by whole dwords).
+        let sizes = JobBufferSizes::of(tiles, scene.triangles.len() * 3, 3);
         Ok(JobBuffers {
-            // Lists are stored by whole dwords: the driver's sizes for their buffers.
-            binning: alloc(kernel, list_buffer_bytes(BINNING_LIST_BYTES))?,
-            rendering: alloc(kernel, list_buffer_bytes(rendering_list_bytes(tiles.tiles())))?,
-            tile_allocation: alloc(kernel, tiles.tile_allocation_bytes() + TILE_POOL_BYTES)?,
-            tile_state: alloc(kernel, tiles.tile_state_bytes())?,
-            vertices: alloc(kernel, vertex_buffer_bytes(scene.triangles.len() * 3, 3))?,
+            binning: alloc(kernel, sizes.binning_list)?,
+            rendering: alloc(kernel, sizes.rendering_list)?,
+            tile_allocation: alloc(kernel, sizes.tile_allocation + TILE_POOL_BYTES)?,
+            tile_state: alloc(kernel, sizes.tile_state)?,
+            vertices: alloc(kernel, sizes.vertices)?,
             framebuffer: alloc(kernel, usize::from(scene.width) * usize::from(scene.height) * 4)?,
         })
     }
