@@ -824,21 +824,23 @@ const WORKSPACE_WRAPPER_ENV: &str = "RUSTC_WORKSPACE_WRAPPER";
 /// rustc rendered it; the summaries ("N warnings emitted") have no code and no span and are
 /// not counted.
 fn compiler_warnings(messages: &str) -> usize {
-    messages
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-message")
-        .filter(|m| {
-            let d = &m["message"];
-            if let Some(rendered) = d["rendered"].as_str() {
-                eprint!("{rendered}");
-            }
-            let level = d["level"].as_str().unwrap_or("");
-            let located =
-                !d["code"].is_null() || d["spans"].as_array().is_some_and(|s| !s.is_empty());
-            (level == "warning" || level.starts_with("error")) && located
-        })
-        .count()
+    let mut counted = 0;
+    for line in messages.lines() {
+        let Ok(m) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if m["reason"] != "compiler-message" {
+            continue;
+        }
+        let d = &m["message"];
+        if let Some(rendered) = d["rendered"].as_str() {
+            eprint!("{rendered}");
+        }
+        let level = d["level"].as_str().unwrap_or("");
+        let located = !d["code"].is_null() || d["spans"].as_array().is_some_and(|s| !s.is_empty());
+        if (level == "warning" || level.starts_with("error")) && located {
+            counted += 1;
+        }
+    }
+    counted
 }
 
 /// The test executables in cargo's JSON messages (`compiler-artifact`, test profile).
